@@ -1,0 +1,69 @@
+"""Pieces shared by every record: tiers, provenance of generated items, timestamps."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+OFFLINE = "offline"
+
+
+def now_utc() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+def content_hash(value: Any) -> str:
+    """A stable hash of a JSON-serialisable value (canonical JSON, sorted keys)."""
+    blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class Tier(StrEnum):
+    """How far a generated item has been verified."""
+
+    unreviewed = "unreviewed"
+    silver = "silver"
+    gold = "gold"
+    rejected = "rejected"
+
+
+class Record(BaseModel):
+    """Base for records: unknown fields are errors, so a typo in an input file is reported."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Provenance(Record):
+    """Who or what produced an item, and from which inputs."""
+
+    producer: str = Field(description="Model name, 'offline' for the offline provider, or 'human:<name>'.")
+    provider: str = Field(
+        default=OFFLINE, description="Provider that served the model, or 'offline'/'human'."
+    )
+    task: str | None = Field(default=None, description="Name of the task (pipeline step) that produced it.")
+    prompt_version: str | None = Field(default=None, description="Version of the prompt template used.")
+    inputs: list[str] = Field(default_factory=list, description="Ids of the records the item was made from.")
+    seed: int | None = Field(default=None, description="Random seed of the step, when it has one.")
+    run_id: str | None = Field(default=None, description="Job or run that produced the item.")
+    created_at: datetime = Field(default_factory=now_utc, description="When it was produced.")
+
+    @property
+    def is_offline(self) -> bool:
+        """True when the offline provider produced the item."""
+        return self.provider == OFFLINE
+
+    @property
+    def is_human(self) -> bool:
+        """True when a person wrote the item."""
+        return self.provider == "human"
+
+    @classmethod
+    def human(cls, author: str, inputs: list[str] | None = None) -> Provenance:
+        """Provenance of an item written by a person."""
+        return cls(producer=f"human:{author}", provider="human", inputs=inputs or [])

@@ -1,0 +1,55 @@
+"""Opening a database: the URL from settings, SQLite pragmas, and the PostgreSQL driver."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+DATABASE_URL_ENV = "EVALCORE_DATABASE_URL"
+DEFAULT_SQLITE_PATH = Path("data") / "evalcore.db"
+
+
+def database_url(url: str | None = None) -> str:
+    """The store URL: the argument, else `EVALCORE_DATABASE_URL`, else a SQLite file under ./data/."""
+    chosen = url or os.environ.get(DATABASE_URL_ENV) or f"sqlite:///{DEFAULT_SQLITE_PATH.resolve()}"
+    if chosen.startswith(("postgresql://", "postgres://")):
+        # psycopg 3 is the driver we ship; plain URLs would make SQLAlchemy look for psycopg2.
+        chosen = "postgresql+psycopg://" + chosen.split("://", 1)[1]
+    return chosen
+
+
+def redact(url: str) -> str:
+    """The URL with any password replaced, for pages and logs."""
+    return sa.make_url(url).render_as_string(hide_password=True)
+
+
+def create_engine(url: str) -> sa.Engine:
+    """An engine for `url`; SQLite gets WAL, foreign keys, a busy timeout and real transactions."""
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return sa.create_engine(url, pool_pre_ping=True, future=True)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(url, connect_args={"timeout": 30}, future=True)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:
+        # Let SQLAlchemy own BEGIN/COMMIT so transactions (and DDL in migrations) are really atomic.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: sa.Connection) -> None:
+        # Writers take the lock up front: a deferred BEGIN that upgrades later can fail at once with BUSY.
+        immediate = conn.get_execution_options().get("evalcore_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine

@@ -1,0 +1,172 @@
+"""Ordered, named schema migrations, applied when a store opens and recorded in `schema_migrations`.
+
+Each migration receives alembic's `Operations` bound to the open transaction and describes its own DDL,
+so an old store is brought forward step by step. Never edit a released migration: append a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from alembic.migration import MigrationContext
+from alembic.operations import Operations
+
+from evalcore.models.common import now_utc
+from evalcore.store.schema import JSON, TS, schema_migrations
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One named step of the schema's history."""
+
+    name: str
+    apply: Callable[[Operations], None]
+
+
+def _project_id() -> sa.Column:
+    return sa.Column(
+        "project_id", sa.String(64), sa.ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+
+
+def _input_table(op: Operations, name: str, key: str) -> None:
+    op.create_table(
+        name,
+        _project_id(),
+        sa.Column(key, sa.String(200), primary_key=True),
+        *([sa.Column("kind", sa.String(16), nullable=False)] if name == "documents" else []),
+        *([sa.Column("title", sa.String(300), nullable=False)] if name == "documents" else []),
+        sa.Column("body", JSON, nullable=False),
+        sa.Column("content_hash", sa.String(64), nullable=False),
+        sa.Column("imported_at", TS, nullable=False),
+    )
+
+
+def m001_initial(op: Operations) -> None:
+    """Projects, their inputs, versioned items with revisions, turns, annotations, runs and run units."""
+    op.create_table(
+        "projects",
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column("title", sa.String(300), nullable=False),
+        sa.Column("source_path", sa.Text, nullable=True),
+        sa.Column("settings", JSON, nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+    )
+    op.create_table(
+        "system_cards",
+        _project_id(),
+        sa.Column("body", JSON, nullable=False),
+        sa.Column("content_hash", sa.String(64), nullable=False),
+        sa.Column("imported_at", TS, nullable=False),
+    )
+    _input_table(op, "documents", "id")
+    _input_table(op, "tools", "name")
+    _input_table(op, "procedures", "name")
+    op.create_table(
+        "items",
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column(
+            "project_id", sa.String(64), sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False
+        ),
+        sa.Column("kind", sa.String(32), nullable=False),
+        sa.Column("generator", sa.String(32), nullable=True),
+        sa.Column("spec_id", sa.String(64), nullable=True),
+        sa.Column("run_id", sa.String(64), nullable=True),
+        sa.Column("created_at", TS, nullable=False),
+    )
+    op.create_index("ix_items_project_id", "items", ["project_id"])
+    op.create_index("ix_items_project_kind", "items", ["project_id", "kind"])
+    op.create_table(
+        "revisions",
+        sa.Column("item_id", sa.String(64), sa.ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("body", JSON, nullable=True),
+        sa.Column("author", sa.String(200), nullable=False),
+        sa.Column("note", sa.Text, nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+    )
+    op.create_table(
+        "turns",
+        sa.Column("item_id", sa.String(64), sa.ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("idx", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("role", sa.String(16), nullable=False),
+        sa.Column("query_type", sa.String(32), nullable=True),
+        sa.Column("content", sa.Text, nullable=False),
+        sa.Column("body", JSON, nullable=False),
+    )
+    op.create_table(
+        "annotations",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("item_id", sa.String(64), nullable=False),
+        sa.Column("version", sa.Integer, nullable=False),
+        sa.Column("turn_index", sa.Integer, nullable=True),
+        sa.Column("label", sa.String(16), nullable=False),
+        sa.Column("reason", sa.String(64), nullable=True),
+        sa.Column("note", sa.Text, nullable=False),
+        sa.Column("edited_content", sa.Text, nullable=True),
+        sa.Column("author", sa.String(200), nullable=False),
+        sa.Column("role", sa.String(32), nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+        sa.ForeignKeyConstraint(
+            ["item_id", "version"], ["revisions.item_id", "revisions.version"], ondelete="CASCADE"
+        ),
+    )
+    op.create_index("ix_annotations_item", "annotations", ["item_id", "version"])
+    op.create_table(
+        "runs",
+        sa.Column("id", sa.String(64), primary_key=True),
+        sa.Column(
+            "project_id", sa.String(64), sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False
+        ),
+        sa.Column("kind", sa.String(64), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("body", JSON, nullable=False),
+        sa.Column("started_at", TS, nullable=False),
+        sa.Column("updated_at", TS, nullable=False),
+    )
+    op.create_index("ix_runs_project_id", "runs", ["project_id"])
+    op.create_table(
+        "run_units",
+        sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("unit_key", sa.String(200), primary_key=True),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("result", JSON, nullable=True),
+        sa.Column("error", sa.Text, nullable=True),
+        sa.Column("finished_at", TS, nullable=False),
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    Migration("001_initial", m001_initial),
+]
+
+
+def applied_migrations(conn: sa.Connection) -> list[str]:
+    """Names of the migrations already applied to the database behind `conn`."""
+    if not sa.inspect(conn).has_table("schema_migrations"):
+        return []
+    return list(conn.scalars(sa.select(schema_migrations.c.name).order_by(schema_migrations.c.name)))
+
+
+def migrate(conn: sa.Connection, migrations: list[Migration] | None = None) -> list[str]:
+    """Apply, inside the caller's transaction, every migration not yet recorded; return their names."""
+    steps = MIGRATIONS if migrations is None else migrations
+    if not sa.inspect(conn).has_table("schema_migrations"):
+        schema_migrations.create(conn)
+    done = set(applied_migrations(conn))
+    unknown = done - {m.name for m in MIGRATIONS}
+    if unknown:
+        raise RuntimeError(
+            f"the store was written by a newer evalcore (migrations {sorted(unknown)}); upgrade evalcore"
+        )
+    op = Operations(MigrationContext.configure(conn))
+    newly = []
+    for step in steps:
+        if step.name in done:
+            continue
+        step.apply(op)
+        conn.execute(sa.insert(schema_migrations).values(name=step.name, applied_at=now_utc()))
+        newly.append(step.name)
+    return newly
