@@ -1,0 +1,20 @@
+"""The evalcore dashboard: router and frame. Pages read and write only through evalcore."""
+
+import streamlit as st
+
+from pages._common import project_picker, store_or_stop
+
+st.set_page_config(page_title="evalcore", page_icon="🧪", layout="wide")
+
+store = store_or_stop()
+project_picker(store)
+
+navigation = st.navigation(
+    {
+        "Project": [
+            st.Page("pages/home.py", title="Home", icon="🏠", default=True),
+            st.Page("pages/settings.py", title="Settings", icon="⚙️"),
+        ],
+    }
+)
+navigation.run()

@@ -1,0 +1,45 @@
+"""Writing a project's records out: inputs as one JSON bundle, items of a kind as JSONL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from evalcore.store import Store
+
+PAGE = 500
+
+
+def iter_items(store: Store, project_id: str, kind: str) -> Iterator[dict[str, Any]]:
+    """The current content of every item of a kind, one page of rows at a time (never all in memory)."""
+    offset = 0
+    while True:
+        page = store.list_current(project_id, kind, limit=PAGE, offset=offset)
+        for rev in page:
+            yield {**(rev.body or {}), "_version": rev.version, "_saved_by": rev.author}
+        if len(page) < PAGE:
+            return
+        offset += PAGE
+
+
+def inputs_bundle(store: Store, project_id: str) -> dict[str, Any]:
+    """The project's inputs as one JSON-serialisable mapping."""
+    card = store.system_card(project_id)
+    return {
+        "project": project_id,
+        "system_card": card.model_dump(mode="json") if card else None,
+        "documents": [d.model_dump(mode="json") for d in store.documents(project_id)],
+        "tools": [t.model_dump(mode="json") for t in store.tools(project_id)],
+        "procedures": [p.model_dump(mode="json") for p in store.procedures(project_id)],
+    }
+
+
+def export_lines(store: Store, project_id: str, what: str) -> Iterator[str]:
+    """Lines of an export: JSONL of items of kind `what`, or one JSON document for `inputs`."""
+    store.project(project_id)
+    if what == "inputs":
+        yield json.dumps(inputs_bundle(store, project_id), indent=2, ensure_ascii=False)
+        return
+    for record in iter_items(store, project_id, what):
+        yield json.dumps(record, ensure_ascii=False, default=str)

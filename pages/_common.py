@@ -1,0 +1,63 @@
+"""What every page shares: the store (one per process), the current project, and small display helpers."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.store import Store, database_url
+
+PROJECT_KEY = "project_id"
+
+
+@st.cache_resource(show_spinner=False)
+def _open_store(url: str) -> Store:
+    return Store(url)
+
+
+def store_or_stop() -> Store:
+    """The process-wide store; if it cannot be opened, say why on the page and stop."""
+    try:
+        return _open_store(database_url())
+    except Exception as exc:
+        st.error(f"Cannot open the store: {exc}")
+        st.info("Set EVALCORE_DATABASE_URL to a reachable database, or unset it to use ./data/evalcore.db.")
+        st.stop()
+
+
+def project_picker(store: Store) -> str | None:
+    """The sidebar's project selector, shared by all pages; returns the chosen project id."""
+    projects = store.projects()
+    if not projects:
+        st.sidebar.info("No project yet: import one on Home.")
+        return None
+    ids = [p.id for p in projects]
+    titles = {p.id: p.title for p in projects}
+    if st.session_state.get(PROJECT_KEY) not in ids:
+        st.session_state[PROJECT_KEY] = ids[0]
+    return st.sidebar.selectbox(
+        "Project", ids, key=PROJECT_KEY, format_func=lambda pid: f"{titles[pid]} ({pid})"
+    )
+
+
+def current_project(store: Store) -> str | None:
+    """The project chosen in the sidebar, if any exists."""
+    pid = st.session_state.get(PROJECT_KEY)
+    ids = [p.id for p in store.projects()]
+    if pid in ids:
+        return pid
+    return ids[0] if ids else None
+
+
+def show_error(exc: EvalcoreError) -> None:
+    """An evalcore error on the page; validation problems as a table a user can scan."""
+    problems = getattr(exc, "problems", None)
+    if not problems:
+        st.error(str(exc))
+        return
+    st.error(f"{len(problems)} problem(s) found; nothing was imported. Fix them and import again.")
+    st.dataframe(
+        [{"file": p.file, "line": p.line, "field": p.field or "", "problem": p.message} for p in problems],
+        hide_index=True,
+        use_container_width=True,
+    )

@@ -1,0 +1,95 @@
+"""Home: the projects in the store, importing a project, and counts per stage."""
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.importers import import_project
+from evalcore.importers.archive import import_archive
+from evalcore.status import project_status
+from pages._common import current_project, show_error, store_or_stop
+
+store = store_or_stop()
+st.title("evalcore")
+st.caption(
+    "Turn a system description and its documents into test specs, synthesize conversations, "
+    "have people accept or reject them, run them against your assistant and read where it fails."
+)
+
+
+def _report_import(result) -> None:
+    changes = result.changes
+    if changes.total_written:
+        st.success(
+            f"Imported project '{result.project_id}': {changes.total_written} record(s) added or updated."
+        )
+    else:
+        st.info(f"Project '{result.project_id}' is already up to date: nothing changed.")
+
+
+with st.expander("Import a project", expanded=not store.projects()):
+    folder_tab, upload_tab = st.tabs(["From a folder", "Upload a .zip"])
+    with folder_tab, st.form("import_folder"):
+        folder = st.text_input(
+            "Project folder on this machine",
+            placeholder="data/sample",
+            help="A folder with system.yaml and documents/, policies/, tables/, tools/, procedures/.",
+        )
+        if st.form_submit_button("Import folder", type="primary"):
+            if not folder.strip():
+                st.warning("Type the path of a project folder first.")
+            else:
+                try:
+                    _report_import(import_project(store, folder.strip()))
+                except EvalcoreError as exc:
+                    show_error(exc)
+    with upload_tab, st.form("import_upload"):
+        upload = st.file_uploader("Zipped project folder", type=["zip"])
+        if st.form_submit_button("Import upload", type="primary") and upload is not None:
+            try:
+                _report_import(import_archive(store, upload.getvalue(), upload.name))
+            except EvalcoreError as exc:
+                show_error(exc)
+
+project_id = current_project(store)
+if project_id is None:
+    st.info("The store has no project yet. Import one above: try the bundled sample, `data/sample`.")
+    st.stop()
+
+info = store.project(project_id)
+card = store.system_card(project_id)
+st.header(info.title)
+if card:
+    st.write(card.chatbot_info.description)
+    st.caption(f"Project id `{info.id}` · imported from `{info.source_path or 'an upload'}`")
+
+st.subheader("Counts per stage")
+rows = project_status(store, project_id)
+columns = st.columns(4)
+for i, row in enumerate(rows):
+    with columns[i % 4]:
+        st.metric(row.stage, row.count, help=row.detail or None)
+        if row.detail:
+            st.caption(row.detail)
+
+with st.expander("Documents, tools and procedures"):
+    st.dataframe(
+        [
+            {"id": d.id, "kind": d.kind.value, "title": d.title, "file": d.path}
+            for d in store.documents(project_id)
+        ],
+        hide_index=True,
+        use_container_width=True,
+    )
+    st.dataframe(
+        [{"tool": t.name, "description": t.description} for t in store.tools(project_id)],
+        hide_index=True,
+        use_container_width=True,
+    )
+    st.dataframe(
+        [
+            {"procedure": p.name, "intent": p.intent, "steps": len(p.steps)}
+            for p in store.procedures(project_id)
+        ],
+        hide_index=True,
+        use_container_width=True,
+    )

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything evalcore needs on a fresh Debian machine that has python3:
+#   a virtualenv in .venv with evalcore and its development tools;
+#   with --test, also Chromium + ChromeDriver (browser tests) and PostgreSQL (store tests), from Debian.
+# Safe to run again: it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_test=0
+[ "${1:-}" = "--test" ] && with_test=1
+
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+if [ "$with_test" = 1 ]; then
+  missing=()
+  command -v chromium >/dev/null || missing+=(chromium)
+  command -v chromedriver >/dev/null || missing+=(chromium-driver)
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]} from Debian"
+    apt_install "${missing[@]}"
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv || { apt_install python3-venv && python3 -m venv .venv; }
+fi
+.venv/bin/python -m pip install -q --upgrade pip uv
+.venv/bin/uv pip install --python .venv/bin/python -q -e ".[dev]"
+echo "setup: ready (.venv)"

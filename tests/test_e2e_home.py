@@ -1,0 +1,55 @@
+"""End to end: a real headless Chromium imports the sample project through the dashboard."""
+
+import pytest
+
+from evalcore.cli import SAMPLE_PROJECT
+from evalcore.store import Store
+from tests.browser import chromium, chromium_path, streamlit_server
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def browser():
+    if chromium_path() is None:
+        pytest.fail("Debian chromium and chromium-driver are needed: run scripts/setup.sh --test")
+    with chromium() as driver:
+        yield driver
+
+
+def test_import_the_sample_project_and_see_its_counts(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url = f"sqlite:///{tmp_path / 'e2e.db'}"
+    with streamlit_server(url) as base:
+        browser.get(base)
+        wait = WebDriverWait(browser, 60)
+        wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "body"), "The store has no project yet"))
+
+        field = wait.until(
+            ec.element_to_be_clickable(
+                (By.CSS_SELECTOR, "input[aria-label='Project folder on this machine']")
+            )
+        )
+        field.send_keys(str(SAMPLE_PROJECT), Keys.TAB)
+        button = browser.find_element(By.XPATH, "//button[.//p[text()='Import folder']]")
+        button.click()
+        wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "body"), "Counts per stage"))
+
+        store = Store(url)
+        project_id = store.projects()[0].id
+        documents = len(store.documents(project_id))
+        tools = len(store.tools(project_id))
+        metrics = {
+            m.find_element(By.CSS_SELECTOR, "[data-testid='stMetricLabel']").text: m.find_element(
+                By.CSS_SELECTOR, "[data-testid='stMetricValue']"
+            ).text
+            for m in browser.find_elements(By.CSS_SELECTOR, "[data-testid='stMetric']")
+        }
+        assert metrics["Documents"] == str(documents)
+        assert metrics["Tools"] == str(tools)
+        assert documents >= 12
+        browser.save_screenshot(str(tmp_path / "home.png"))
