@@ -4,16 +4,16 @@ import streamlit as st
 
 from pages._common import project_picker, store_or_stop
 
-st.set_page_config(page_title="evalcore", page_icon="🧪", layout="wide")
+st.set_page_config(page_title="evalcore", page_icon=":material/science:", layout="wide")
 
 store = store_or_stop()
 project_picker(store)
 
 navigation = st.navigation(
     {
-        "Project": [
-            st.Page("pages/home.py", title="Home", icon="🏠", default=True),
-            st.Page("pages/settings.py", title="Settings", icon="⚙️"),
+        "Workbench": [
+            st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+            st.Page("pages/settings.py", title="Settings", icon=":material/settings:"),
         ],
     }
 )

@@ -36,7 +36,7 @@ def project_picker(store: Store) -> str | None:
     if st.session_state.get(PROJECT_KEY) not in ids:
         st.session_state[PROJECT_KEY] = ids[0]
     return st.sidebar.selectbox(
-        "Project", ids, key=PROJECT_KEY, format_func=lambda pid: f"{titles[pid]} ({pid})"
+        "Current project", ids, key=PROJECT_KEY, format_func=lambda pid: f"{titles[pid]} ({pid})"
     )
 
 

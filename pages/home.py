@@ -64,12 +64,14 @@ if card:
 
 st.subheader("Counts per stage")
 rows = project_status(store, project_id)
-columns = st.columns(4)
-for i, row in enumerate(rows):
-    with columns[i % 4]:
-        st.metric(row.stage, row.count, help=row.detail or None)
-        if row.detail:
-            st.caption(row.detail)
+inputs, pipeline = rows[:4], rows[4:]
+for group, label in ((inputs, "Inputs"), (pipeline, "Pipeline")):
+    st.caption(label)
+    for column, row in zip(st.columns(len(group)), group, strict=True):
+        column.metric(row.stage, row.count, help=row.detail or None)
+details = [f"{row.stage}: {row.detail}" for row in rows if row.detail]
+if details:
+    st.caption(" · ".join(details))
 
 with st.expander("Documents, tools and procedures"):
     st.dataframe(
