@@ -10,8 +10,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from evalcore.errors import Problem
-from evalcore.importers.sources import Located, parse_yaml, read_text, validation_problems
+from evalcore.importers.sources import Located, check_length, parse_yaml, read_text, validation_problems
 from evalcore.models import Document, DocumentKind
+from evalcore.store import schema
 
 PROSE_SUFFIXES = {".md", ".txt"}
 TABLE_SUFFIXES = {".csv"}
@@ -65,7 +66,14 @@ def read_prose(
     if doc.kind == DocumentKind.table:
         problems.append(Problem(shown, "a prose file cannot be a table; tables are .csv files", 2, "kind"))
         return None
+    check_lengths(doc, problems, located)
     return doc
+
+
+def check_lengths(doc: Document, problems: list[Problem], located: Located | None = None) -> None:
+    """The document's id and title must fit the store's columns."""
+    check_length(doc.id, schema.documents.c.id, doc.path, problems, located, ("id",))
+    check_length(doc.title, schema.documents.c.title, doc.path, problems, located, ("title",))
 
 
 def read_table(path: Path, shown: str, problems: list[Problem]) -> Document | None:
@@ -105,7 +113,7 @@ def read_table(path: Path, shown: str, problems: list[Problem]) -> Document | No
         problems.append(Problem(shown, "the table has a header but no rows", 1))
         return None
     title = path.stem.replace("_", " ").replace("-", " ").title()
-    return Document(
+    doc = Document(
         id=document_id(path),
         kind=DocumentKind.table,
         title=title,
@@ -114,6 +122,8 @@ def read_table(path: Path, shown: str, problems: list[Problem]) -> Document | No
         columns=header,
         rows=rows,
     )
+    check_lengths(doc, problems)
+    return doc
 
 
 def render_table(columns: list[str], rows: list[dict[str, str]]) -> str:

@@ -22,6 +22,7 @@ from evalcore.errors import Problem, ValidationFailed
 from evalcore.importers.documents import PROSE_SUFFIXES, TABLE_SUFFIXES, read_prose, read_table
 from evalcore.importers.sources import (
     Located,
+    check_length,
     dotted,
     parse_json,
     parse_yaml,
@@ -29,7 +30,7 @@ from evalcore.importers.sources import (
     validation_problems,
 )
 from evalcore.models import Document, DocumentKind, Procedure, SystemCard, Tool
-from evalcore.store import Store
+from evalcore.store import Store, schema
 from evalcore.store.store import InputChanges
 
 SYSTEM_CARD_NAMES = ("system.yaml", "system.yml", "system_card.yaml")
@@ -69,13 +70,20 @@ def load_system_card(path: Path, shown: str, problems: list[Problem]) -> SystemC
         problems.append(Problem(shown, "a system card must be a mapping of fields", 1))
         return None
     try:
-        return SystemCard.model_validate(located.data)
+        card = SystemCard.model_validate(located.data)
     except ValidationError as exc:
         problems.extend(validation_problems(exc, shown, located))
         return None
+    check_length(card.id, schema.projects.c.id, shown, problems, located, ("id",))
+    check_length(
+        card.chatbot_info.name, schema.projects.c.title, shown, problems, located, ("chatbot_info", "name")
+    )
+    return card
 
 
-def _load_tool(path: Path, shown: str, problems: list[Problem]) -> Tool | None:
+def _load_tool(path: Path, shown: str, problems: list[Problem], broken: set[str]) -> Tool | None:
+    """A tool from JSON; when the file is bad, the names it meant to define are added to `broken`."""
+    broken.add(path.stem)
     text = read_text(path, shown, problems)
     located = parse_json(text, shown, problems) if text is not None else None
     if located is None:
@@ -83,12 +91,18 @@ def _load_tool(path: Path, shown: str, problems: list[Problem]) -> Tool | None:
     if not isinstance(located.data, dict):
         problems.append(Problem(shown, "a tool must be a JSON object", 1))
         return None
+    if isinstance(located.data.get("name"), str):
+        broken.add(located.data["name"])
     try:
         tool = Tool.model_validate(located.data)
     except ValidationError as exc:
         problems.extend(validation_problems(exc, shown, located))
         return None
-    return tool if _check_schema(tool, shown, located, problems) else None
+    check_length(tool.name, schema.tools.c.name, shown, problems, located, ("name",))
+    if not _check_schema(tool, shown, located, problems):
+        return None
+    broken.difference_update({path.stem, tool.name})
+    return tool
 
 
 def _check_schema(tool: Tool, shown: str, located: Located, problems: list[Problem]) -> bool:
@@ -119,10 +133,12 @@ def _load_procedure(path: Path, shown: str, problems: list[Problem]) -> tuple[Pr
         problems.append(Problem(shown, "a procedure must be a mapping of fields", 1))
         return None
     try:
-        return Procedure.model_validate(located.data), located
+        procedure = Procedure.model_validate(located.data)
     except ValidationError as exc:
         problems.extend(validation_problems(exc, shown, located))
         return None
+    check_length(procedure.name, schema.procedures.c.name, shown, problems, located, ("name",))
+    return procedure, located
 
 
 def _files(folder: Path) -> list[Path]:
@@ -176,11 +192,12 @@ def load_project(folder: str | Path) -> ProjectBundle:
         seen.setdefault(doc.id, doc.path)
 
     tools: list[Tool] = []
+    broken_tools: set[str] = set()  # named by a tool file already reported: procedures are not blamed too
     for path in _files(root / "tools"):
         shown = _shown(root, path)
         if path.suffix.lower() != ".json":
             problems.append(Problem(shown, f"unsupported tool file '{path.suffix}' (use .json)"))
-        elif tool := _load_tool(path, shown, problems):
+        elif tool := _load_tool(path, shown, problems, broken_tools):
             if any(t.name == tool.name for t in tools):
                 problems.append(Problem(shown, f"tool name '{tool.name}' is defined twice", None, "name"))
             tools.append(tool)
@@ -197,7 +214,7 @@ def load_project(folder: str | Path) -> ProjectBundle:
             continue
         procedure, located = loaded
         for i, step in enumerate(procedure.steps):
-            if step.api and step.api not in tool_names:
+            if step.api and step.api not in tool_names and step.api not in broken_tools:
                 loc = ("steps", i, "api")
                 problems.append(
                     Problem(

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 import yaml
 from pydantic import ValidationError
 
@@ -90,6 +91,18 @@ def dotted(loc: tuple[str | int, ...]) -> str:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def check_length(
+    value: str, column: sa.Column, shown: str, problems: list[Problem], located: Located | None, loc: tuple
+) -> None:
+    """Record a problem when `value` is longer than the store's column for it allows."""
+    limit = getattr(column.type, "length", None)
+    if limit is not None and len(value) > limit:
+        line = located.line_of(loc) if located is not None else None
+        problems.append(
+            Problem(shown, f"too long: {len(value)} characters, at most {limit}", line, dotted(loc))
+        )
 
 
 def validation_problems(

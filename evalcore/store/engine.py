@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -26,6 +28,20 @@ def redact(url: str) -> str:
     return sa.make_url(url).render_as_string(hide_password=True)
 
 
+def _enable_wal(cursor: sqlite3.Cursor, wait_seconds: float = 30.0) -> None:
+    """Switch to WAL. On a new file opened by several connections at once the switch can fail with 'locked'
+    at once (SQLite's busy timeout does not cover it), so retry for as long as the busy timeout would wait."""
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def create_engine(url: str) -> sa.Engine:
     """An engine for `url`; SQLite gets WAL, foreign keys, a busy timeout and real transactions."""
     parsed = sa.make_url(url)
@@ -41,7 +57,7 @@ def create_engine(url: str) -> sa.Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _enable_wal(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from alembic.migration import MigrationContext
 from alembic.operations import Operations
 
+from evalcore.errors import EvalcoreError
 from evalcore.models.common import now_utc
 from evalcore.store.schema import JSON, TS, schema_migrations
 
@@ -138,8 +139,53 @@ def m001_initial(op: Operations) -> None:
     )
 
 
+def m002_model_layer(op: Operations) -> None:
+    """The model layer: response cache, one row per model call (spend, latency), embedding vectors."""
+    op.create_table(
+        "llm_cache",
+        sa.Column("key", sa.String(64), primary_key=True),
+        sa.Column("provider", sa.String(64), nullable=False),
+        sa.Column("model", sa.String(200), nullable=False),
+        sa.Column("response", JSON, nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+    )
+    op.create_table(
+        "model_calls",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("project_id", sa.String(64), nullable=True),
+        sa.Column("run_id", sa.String(64), nullable=True),
+        sa.Column("task", sa.String(100), nullable=True),
+        sa.Column("role", sa.String(16), nullable=True),
+        sa.Column("provider", sa.String(64), nullable=False),
+        sa.Column("model", sa.String(200), nullable=False),
+        sa.Column("tokens_in", sa.Integer, nullable=False),
+        sa.Column("tokens_out", sa.Integer, nullable=False),
+        sa.Column("cost_usd", sa.Float, nullable=False),
+        sa.Column("latency_ms", sa.Float, nullable=False),
+        sa.Column("cache_hit", sa.Boolean, nullable=False),
+        sa.Column("attempts", sa.Integer, nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("error", sa.Text, nullable=True),
+        sa.Column("created_at", TS, nullable=False),
+    )
+    op.create_index("ix_model_calls_project_id", "model_calls", ["project_id"])
+    op.create_index("ix_model_calls_run_id", "model_calls", ["run_id"])
+    op.create_table(
+        "embeddings",
+        sa.Column("model", sa.String(200), primary_key=True),
+        sa.Column("content_hash", sa.String(64), primary_key=True),
+        sa.Column("dim", sa.Integer, nullable=False),
+        sa.Column("vector", sa.LargeBinary, nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+    )
+
+
+# Key of the PostgreSQL advisory lock held while migrating ("evalcore" read as a number, trimmed to 63 bits).
+MIGRATION_LOCK_KEY = int.from_bytes(b"evalcore", "big") & (2**63 - 1)
+
 MIGRATIONS: list[Migration] = [
     Migration("001_initial", m001_initial),
+    Migration("002_model_layer", m002_model_layer),
 ]
 
 
@@ -153,12 +199,15 @@ def applied_migrations(conn: sa.Connection) -> list[str]:
 def migrate(conn: sa.Connection, migrations: list[Migration] | None = None) -> list[str]:
     """Apply, inside the caller's transaction, every migration not yet recorded; return their names."""
     steps = MIGRATIONS if migrations is None else migrations
+    if conn.dialect.name == "postgresql":
+        # Stores opening at once (workers on a shared server) migrate one after the other, not in a race.
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
     if not sa.inspect(conn).has_table("schema_migrations"):
         schema_migrations.create(conn)
     done = set(applied_migrations(conn))
     unknown = done - {m.name for m in MIGRATIONS}
     if unknown:
-        raise RuntimeError(
+        raise EvalcoreError(
             f"the store was written by a newer evalcore (migrations {sorted(unknown)}); upgrade evalcore"
         )
     op = Operations(MigrationContext.configure(conn))

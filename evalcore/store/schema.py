@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 
 metadata = sa.MetaData()
 
-JSON = sa.JSON().with_variant(JSONB(), "postgresql")
-TS = sa.DateTime(timezone=True)
+# none_as_null: a Python None is SQL NULL (not the JSON text 'null'), so `body IS NULL` finds it.
+JSON = sa.JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+
+
+class UTCDateTime(sa.TypeDecorator):
+    """A timezone-aware UTC datetime on every backend (SQLite's DATETIME would hand back naive values)."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: sa.Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+TS = UTCDateTime()
 
 
 def _project_fk() -> sa.ForeignKey:
@@ -151,4 +173,53 @@ run_units = sa.Table(
     sa.Column("result", JSON, nullable=True),
     sa.Column("error", sa.Text, nullable=True),
     sa.Column("finished_at", TS, nullable=False),
+)
+
+# ------------------------------------------------------------ model layer (002_model_layer)
+
+# Content-addressed model responses: key = hash of provider, model, messages, parameters, schema, prompt.
+llm_cache = sa.Table(
+    "llm_cache",
+    metadata,
+    sa.Column("key", sa.String(64), primary_key=True),
+    sa.Column("provider", sa.String(64), nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("response", JSON, nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+)
+
+# One row per model call (cache hits included): tokens, cost, latency, outcome. No foreign keys, so
+# deleting a project or run leaves the spend history intact.
+model_calls = sa.Table(
+    "model_calls",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("project_id", sa.String(64), nullable=True),
+    sa.Column("run_id", sa.String(64), nullable=True),
+    sa.Column("task", sa.String(100), nullable=True),
+    sa.Column("role", sa.String(16), nullable=True),
+    sa.Column("provider", sa.String(64), nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("tokens_in", sa.Integer, nullable=False),
+    sa.Column("tokens_out", sa.Integer, nullable=False),
+    sa.Column("cost_usd", sa.Float, nullable=False),
+    sa.Column("latency_ms", sa.Float, nullable=False),
+    sa.Column("cache_hit", sa.Boolean, nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("error", sa.Text, nullable=True),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Index("ix_model_calls_project_id", "project_id"),
+    sa.Index("ix_model_calls_run_id", "run_id"),
+)
+
+# Embedding vectors (float32 bytes) by model and content hash of the text.
+embeddings = sa.Table(
+    "embeddings",
+    metadata,
+    sa.Column("model", sa.String(200), primary_key=True),
+    sa.Column("content_hash", sa.String(64), primary_key=True),
+    sa.Column("dim", sa.Integer, nullable=False),
+    sa.Column("vector", sa.LargeBinary, nullable=False),
+    sa.Column("created_at", TS, nullable=False),
 )

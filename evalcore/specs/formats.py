@@ -1,0 +1,181 @@
+"""Specs as YAML and as Gherkin `.feature` text, both ways; imports report file:line for every problem."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import yaml
+from pydantic import ValidationError
+
+from evalcore.errors import Problem, ValidationFailed
+from evalcore.importers.sources import parse_yaml, validation_problems
+from evalcore.models import Spec
+from evalcore.specs.drafts import SpecDraft
+
+
+class SpecImport(SpecDraft):
+    """A spec read from a file: a draft, plus the id of the stored spec it updates, if any."""
+
+    id: str | None = None
+
+
+def to_yaml(specs: Sequence[Spec]) -> str:
+    """Specs as a YAML list, in the order given."""
+    rows = [
+        {
+            "id": s.id,
+            "scenario": s.scenario,
+            "given": s.given,
+            "when": s.when,
+            "then": s.then,
+            "category": s.category,
+            "documents": list(s.documents),
+        }
+        for s in specs
+    ]
+    return yaml.safe_dump(rows, sort_keys=False, allow_unicode=True, width=100)
+
+
+def from_yaml(text: str, file: str) -> list[SpecImport]:
+    """Specs from a YAML list; raise ValidationFailed naming file, line and field of every problem."""
+    problems: list[Problem] = []
+    located = parse_yaml(text, file, problems)
+    if located is None:
+        raise ValidationFailed(problems, file)
+    if not isinstance(located.data, list):
+        raise ValidationFailed([Problem(file, "expected a list of specs", 1)], file)
+    specs = []
+    for i, entry in enumerate(located.data):
+        if not isinstance(entry, dict):
+            problems.append(Problem(file, "each spec must be a mapping", located.line_of((i,)), f"[{i}]"))
+            continue
+        try:
+            specs.append(SpecImport.model_validate(entry))
+        except ValidationError as exc:
+            problems.extend(validation_problems(exc, file, located, prefix=(i,)))
+    if problems:
+        raise ValidationFailed(problems, file)
+    return specs
+
+
+def _tag(text: str) -> str:
+    return re.sub(r"\s+", "_", text.strip())
+
+
+def to_gherkin(specs: Sequence[Spec], feature: str) -> str:
+    """Specs as a Gherkin feature: tags carry the category and documents, a comment carries the id."""
+    lines = [f"Feature: {feature}", ""]
+    for s in specs:
+        tags = [f"@category:{_tag(s.category)}", *(f"@doc:{d}" for d in s.documents)]
+        lines += [
+            f"  # id: {s.id}",
+            f"  {' '.join(tags)}",
+            f"  Scenario: {s.scenario}",
+            f"    Given {s.given}",
+            f"    When {s.when}",
+            f"    Then {s.then}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+_STEP = re.compile(r"^(Given|When|Then|And|But)\s+(.*)$")
+
+
+def from_gherkin(text: str, file: str) -> list[SpecImport]:
+    """Specs from Gherkin text; each Scenario needs Given, When and Then. All problems are reported."""
+    problems: list[Problem] = []
+    specs: list[SpecImport] = []
+    current: dict | None = None
+    pending_id: str | None = None
+    pending_tags: list[str] = []
+    last_step: str | None = None
+
+    def close() -> None:
+        if current is None:
+            return
+        missing = [k for k in ("given", "when", "then") if not current.get(k)]
+        if missing:
+            problems.append(
+                Problem(
+                    file,
+                    f"scenario has no {', '.join(m.capitalize() for m in missing)} step",
+                    current["line"],
+                )
+            )
+            return
+        specs.append(
+            SpecImport(
+                id=current.get("id"),
+                scenario=current["scenario"],
+                given=current["given"],
+                when=current["when"],
+                then=current["then"],
+                category=current.get("category", "general"),
+                documents=current.get("documents", []),
+            )
+        )
+
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            match = re.match(r"#\s*id:\s*(\S+)", line)
+            if match:
+                pending_id = match.group(1)
+            continue
+        if line.startswith("@"):
+            pending_tags += line.split()
+            continue
+        if line.startswith("Feature:"):
+            continue
+        if line.startswith(("Scenario:", "Scenario Outline:")):
+            close()
+            title = line.split(":", 1)[1].strip()
+            if not title:
+                problems.append(Problem(file, "scenario has no title", number, "Scenario"))
+            current = {"scenario": title or "(untitled)", "line": number, "id": pending_id}
+            for tag in pending_tags:
+                if tag.startswith("@category:"):
+                    current["category"] = tag.split(":", 1)[1].replace("_", " ")
+                elif tag.startswith("@doc:"):
+                    current.setdefault("documents", []).append(tag.split(":", 1)[1])
+            pending_id, pending_tags, last_step = None, [], None
+            continue
+        step = _STEP.match(line)
+        if step is None:
+            problems.append(Problem(file, f"not a Gherkin line: '{line[:60]}'", number))
+            continue
+        if current is None:
+            problems.append(Problem(file, "step before any Scenario", number, step.group(1)))
+            continue
+        keyword, body = step.group(1).lower(), step.group(2).strip()
+        if keyword in ("and", "but"):
+            if last_step is None:
+                problems.append(
+                    Problem(file, f"'{step.group(1)}' with no step before it", number, step.group(1))
+                )
+                continue
+            current[last_step] += f" {keyword} {body}"
+        elif current.get(keyword):
+            current[keyword] += f"; {body}"
+        else:
+            current[keyword] = body
+            last_step = keyword
+    close()
+    if problems:
+        raise ValidationFailed(problems, file)
+    if not specs:
+        raise ValidationFailed([Problem(file, "no Scenario found", 1)], file)
+    return specs
+
+
+def read_specs(text: str, file: str) -> list[SpecImport]:
+    """Specs from a `.yaml`/`.yml` or `.feature` file's text, by its name."""
+    if file.endswith((".yaml", ".yml")):
+        return from_yaml(text, file)
+    if file.endswith(".feature"):
+        return from_gherkin(text, file)
+    raise ValidationFailed([Problem(file, "unsupported spec file: use .yaml, .yml or .feature")], file)

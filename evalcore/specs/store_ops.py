@@ -1,0 +1,152 @@
+"""Specs in the store: listing, adding, editing, reviewing, locking, version history and diffs.
+
+Every change is a new revision with who and when (never an overwrite), and carries the version the
+user saw: a save on top of someone else's change is refused with StaleVersionError.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from evalcore.errors import EvalcoreError
+from evalcore.models import Provenance, Spec, SpecStatus
+from evalcore.specs.drafts import SpecDraft
+from evalcore.store import Revision, Store
+from evalcore.store.store import new_id
+
+KIND = "spec"
+SELECT_KIND = "specs.select"
+EDITABLE = ("scenario", "given", "when", "then", "category", "documents")
+
+
+@dataclass(frozen=True)
+class SpecView:
+    """A spec's current state, the version it is at, and who saved it last."""
+
+    spec: Spec
+    version: int
+    saved_by: str
+    saved_at: datetime
+
+
+def _view(rev: Revision, selected: set[str]) -> SpecView:
+    spec = Spec.model_validate({**(rev.body or {}), "selected": rev.item_id in selected})
+    return SpecView(spec, rev.version, rev.author, rev.created_at)
+
+
+def _body(spec: Spec) -> dict[str, Any]:
+    # `selected` is derived from the latest selection run, so it is never stored in a revision.
+    return spec.model_dump(mode="json", exclude={"selected"})
+
+
+def current_selection(store: Store, project_id: str) -> list[str]:
+    """Ids of the specs the latest finished selection picked, in pick order (empty before any)."""
+    for run in store.runs(project_id, kind=SELECT_KIND):
+        if run.status.value == "finished":
+            result = store.finished_units(run.id).get("selection", {}).get("result") or {}
+            return list(result.get("selected", []))
+    return []
+
+
+def list_specs(store: Store, project_id: str) -> list[SpecView]:
+    """Every spec of a project, oldest first, with its selection flag."""
+    selected = set(current_selection(store, project_id))
+    return [_view(rev, selected) for rev in store.list_current(project_id, KIND)]
+
+
+def get_spec(store: Store, project_id: str, spec_id: str) -> SpecView:
+    """One spec's current state."""
+    return _view(store.current(spec_id), set(current_selection(store, project_id)))
+
+
+def add_specs(
+    store: Store,
+    project_id: str,
+    drafts: Sequence[SpecDraft],
+    provenance: Provenance,
+    *,
+    conn: sa.Connection | None = None,
+) -> list[str]:
+    """Store drafts as new candidate specs (version 1, authored by their producer); return their ids."""
+    ids = []
+    for draft in drafts:
+        spec = Spec(id=new_id("spec"), provenance=provenance, **draft.model_dump(include=set(EDITABLE)))
+        ids.append(
+            store.add_item(
+                project_id, KIND, _body(spec), provenance.producer, run_id=provenance.run_id, conn=conn
+            )
+        )
+    return ids
+
+
+def add_human_spec(store: Store, project_id: str, draft: SpecDraft, author: str) -> str:
+    """A spec written by a person; it is always part of the selection."""
+    return add_specs(store, project_id, [draft], Provenance.human(author))[0]
+
+
+def _change(store: Store, spec_id: str, author: str, expected_version: int, note: str, **changes: Any) -> int:
+    current = store.current(spec_id)
+    if current.kind != KIND:
+        raise EvalcoreError(f"'{spec_id}' is a {current.kind}, not a spec")
+    spec = Spec.model_validate(current.body).model_copy(update=changes)
+    validated = Spec.model_validate(spec.model_dump())
+    return store.save_revision(spec_id, _body(validated), author, expected_version, note=note)
+
+
+def edit_spec(store: Store, spec_id: str, author: str, expected_version: int, **changes: Any) -> int:
+    """Save an edit of scenario/given/when/then/category/documents as a new version; return it."""
+    unknown = set(changes) - set(EDITABLE)
+    if unknown:
+        raise EvalcoreError(f"cannot edit {sorted(unknown)} of a spec (editable: {', '.join(EDITABLE)})")
+    return _change(store, spec_id, author, expected_version, "edited", **changes)
+
+
+def review_spec(
+    store: Store, spec_id: str, author: str, expected_version: int, status: SpecStatus, reason: str = ""
+) -> int:
+    """Accept or reject a spec (a rejection needs a reason), or set it back to candidate."""
+    status = SpecStatus(status)
+    if status == SpecStatus.rejected and not reason.strip():
+        raise EvalcoreError("say why the spec is rejected: a reason is required")
+    return _change(
+        store, spec_id, author, expected_version, status.value, status=status, reason=reason.strip()
+    )
+
+
+def lock_spec(store: Store, spec_id: str, author: str, expected_version: int, locked: bool = True) -> int:
+    """Lock a spec (always selected, kept as it is) or unlock it."""
+    return _change(
+        store, spec_id, author, expected_version, "locked" if locked else "unlocked", locked=locked
+    )
+
+
+def spec_text(spec: dict[str, Any] | Spec) -> str:
+    """A spec as Gherkin-like lines, for diffs and embeddings."""
+    s = spec.model_dump() if isinstance(spec, Spec) else spec
+    lines = [f"Scenario: {s['scenario']}", f"Given {s['given']}", f"When {s['when']}", f"Then {s['then']}"]
+    lines.append(
+        f"Category: {s.get('category', '')}; status: {s.get('status', '')}; locked: {s.get('locked')}"
+    )
+    return "\n".join(lines)
+
+
+def version_diffs(store: Store, spec_id: str) -> list[tuple[Revision, str]]:
+    """Each revision with a unified diff against the one before it (the first against nothing)."""
+    out = []
+    previous: list[str] = []
+    for rev in store.history(spec_id):
+        if rev.body is None:
+            continue
+        lines = spec_text(rev.body).splitlines()
+        diff = "\n".join(
+            difflib.unified_diff(previous, lines, f"v{rev.version - 1}", f"v{rev.version}", lineterm="", n=3)
+        )
+        out.append((rev, diff))
+        previous = lines
+    return out

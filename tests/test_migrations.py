@@ -1,0 +1,318 @@
+"""Schema migrations: the blank schema is pinned, migrations agree with schema.py, old stores open forward."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.operations import Operations
+
+from evalcore.errors import EvalcoreError
+from evalcore.store import Store
+from evalcore.store import migrations as migrations_module
+from evalcore.store.engine import create_engine
+from evalcore.store.migrations import MIGRATIONS, Migration, applied_migrations, migrate
+from evalcore.store.schema import JSON, TS, metadata
+
+# The schema of a new store. A change to the schema must change this dict, in the same commit as the
+# migration that makes it (never edit a released migration: append one).
+EXPECTED_SCHEMA: dict[str, list[str]] = {
+    "schema_migrations": ["name", "applied_at"],
+    "projects": ["id", "title", "source_path", "settings", "created_at"],
+    "system_cards": ["project_id", "body", "content_hash", "imported_at"],
+    "documents": ["project_id", "id", "kind", "title", "body", "content_hash", "imported_at"],
+    "tools": ["project_id", "name", "body", "content_hash", "imported_at"],
+    "procedures": ["project_id", "name", "body", "content_hash", "imported_at"],
+    "items": ["id", "project_id", "kind", "generator", "spec_id", "run_id", "created_at"],
+    "revisions": ["item_id", "version", "body", "author", "note", "created_at"],
+    "turns": ["item_id", "idx", "role", "query_type", "content", "body"],
+    "annotations": [
+        "id",
+        "item_id",
+        "version",
+        "turn_index",
+        "label",
+        "reason",
+        "note",
+        "edited_content",
+        "author",
+        "role",
+        "created_at",
+    ],
+    "runs": ["id", "project_id", "kind", "status", "body", "started_at", "updated_at"],
+    "run_units": ["run_id", "unit_key", "status", "result", "error", "finished_at"],
+    # 002_model_layer
+    "llm_cache": ["key", "provider", "model", "response", "created_at"],
+    "model_calls": [
+        "id",
+        "project_id",
+        "run_id",
+        "task",
+        "role",
+        "provider",
+        "model",
+        "tokens_in",
+        "tokens_out",
+        "cost_usd",
+        "latency_ms",
+        "cache_hit",
+        "attempts",
+        "status",
+        "error",
+        "created_at",
+    ],
+    "embeddings": ["model", "content_hash", "dim", "vector", "created_at"],
+}
+
+EXPECTED_PRIMARY_KEYS: dict[str, list[str]] = {
+    "schema_migrations": ["name"],
+    "projects": ["id"],
+    "system_cards": ["project_id"],
+    "documents": ["project_id", "id"],
+    "tools": ["project_id", "name"],
+    "procedures": ["project_id", "name"],
+    "items": ["id"],
+    "revisions": ["item_id", "version"],
+    "turns": ["item_id", "idx"],
+    "annotations": ["id"],
+    "runs": ["id"],
+    "run_units": ["run_id", "unit_key"],
+    "llm_cache": ["key"],
+    "model_calls": ["id"],
+    "embeddings": ["model", "content_hash"],
+}
+
+EXPECTED_INDEXES = {
+    "ix_items_project_id",
+    "ix_items_project_kind",
+    "ix_annotations_item",
+    "ix_runs_project_id",
+    "ix_model_calls_project_id",
+    "ix_model_calls_run_id",
+}
+
+
+def schema_of(engine: sa.Engine) -> tuple[dict[str, list[str]], dict[str, list[str]], set[str]]:
+    inspector = sa.inspect(engine)
+    tables = inspector.get_table_names()
+    columns = {name: [c["name"] for c in inspector.get_columns(name)] for name in tables}
+    keys = {name: inspector.get_pk_constraint(name)["constrained_columns"] for name in tables}
+    indexes = {ix["name"] for name in tables for ix in inspector.get_indexes(name)}
+    return columns, keys, indexes
+
+
+def differences(conn: sa.Connection, target: sa.MetaData = metadata) -> list:
+    return compare_metadata(MigrationContext.configure(conn), target)
+
+
+def test_a_blank_store_has_exactly_the_pinned_schema(store: Store):
+    columns, keys, indexes = schema_of(store.engine)
+    assert columns == EXPECTED_SCHEMA
+    assert keys == EXPECTED_PRIMARY_KEYS
+    assert indexes == EXPECTED_INDEXES
+    assert store.applied == [m.name for m in MIGRATIONS]
+
+
+def test_schema_py_describes_the_same_schema_as_the_pin():
+    assert {t.name: [c.name for c in t.columns] for t in metadata.sorted_tables} == EXPECTED_SCHEMA
+
+
+def test_migrations_and_schema_py_agree(store: Store):
+    with store.engine.connect() as conn:
+        assert differences(conn) == []
+
+        # The comparison is live on this backend: a column schema.py has but the database lacks is found.
+        changed = sa.MetaData()
+        for table in metadata.sorted_tables:
+            table.to_metadata(changed)
+        changed.tables["projects"].append_column(sa.Column("owner", sa.String(64), nullable=True))
+        changed.tables["runs"].append_column(sa.Column("cost", sa.Float, nullable=True))
+        found = {(d[0], d[3].name) for d in differences(conn, changed) if d[0] == "add_column"}
+        assert found == {("add_column", "owner"), ("add_column", "cost")}
+
+
+def test_migration_names_are_unique_and_ordered():
+    names = [m.name for m in MIGRATIONS]
+    assert len(set(names)) == len(names)
+    assert names == sorted(names)
+    assert all(name[:3].isdigit() and name[3] == "_" for name in names)
+
+
+# ------------------------------------------------------- old stores open forward
+
+
+def write_version_1_data(conn: sa.Connection) -> None:
+    """Rows as the first migration's schema holds them (plain table clauses: no schema.py columns)."""
+    now = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    rows = {
+        "projects": [{"id": "old", "title": "Old project", "source_path": None, "settings": {"k": 3},
+                      "created_at": now}],
+        "documents": [
+            {
+                "project_id": "old", "id": "returns", "kind": "policy", "title": "Returns",
+                "body": {"id": "returns", "kind": "policy", "title": "Returns", "text": "30 days."},
+                "content_hash": "x" * 64, "imported_at": now,
+            }
+        ],
+        "items": [{"id": "spec-1", "project_id": "old", "kind": "spec", "generator": None, "spec_id": None,
+                   "run_id": None, "created_at": now}],
+        "revisions": [
+            {"item_id": "spec-1", "version": 1, "body": {"scenario": "first"}, "author": "offline",
+             "note": "created", "created_at": now},
+            {"item_id": "spec-1", "version": 2, "body": {"scenario": "second"}, "author": "alice",
+             "note": "edited", "created_at": now},
+        ],
+        "annotations": [
+            {"item_id": "spec-1", "version": 2, "turn_index": None, "label": "accept", "reason": None,
+             "note": "", "edited_content": None, "author": "lead", "role": "lead", "created_at": now}
+        ],
+        "runs": [{"id": "run-1", "project_id": "old", "kind": "specs.generate", "status": "running",
+                  "body": {"id": "run-1", "kind": "specs.generate", "started_at": now.isoformat()},
+                  "started_at": now, "updated_at": now}],
+        "run_units": [{"run_id": "run-1", "unit_key": "u1", "status": "done", "result": {"n": 1},
+                       "error": None, "finished_at": now}],
+    }  # fmt: skip
+    types = {"settings": JSON, "body": JSON, "result": JSON}
+    for name, values in rows.items():
+        clause = sa.table(
+            name, *(sa.column(c, types.get(c, TS if c.endswith("_at") else None)) for c in values[0])
+        )
+        conn.execute(sa.insert(clause), values)
+
+
+def check_version_1_data(store: Store) -> None:
+    assert store.project("old").settings == {"k": 3}
+    assert store.project("old").created_at == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert [d.text for d in store.documents("old")] == ["30 days."]
+    current = store.current("spec-1")
+    assert (current.version, current.author, current.body) == (2, "alice", {"scenario": "second"})
+    assert [r.body["scenario"] for r in store.history("spec-1")] == ["first", "second"]
+    assert [(a.author, a.label) for a in store.annotations("spec-1")] == [("lead", "accept")]
+    assert store.finished_units("run-1") == {"u1": {"status": "done", "result": {"n": 1}, "error": None}}
+
+
+def test_a_store_at_the_first_migration_opens_in_this_version(db_url: str):
+    engine = create_engine(db_url)
+    with engine.begin() as conn:
+        assert migrate(conn, MIGRATIONS[:1]) == [MIGRATIONS[0].name]
+        write_version_1_data(conn)
+    engine.dispose()
+
+    store = Store(db_url)
+    try:
+        assert store.applied == [m.name for m in MIGRATIONS[1:]]
+        check_version_1_data(store)
+        with store.read() as conn:
+            assert applied_migrations(conn) == [m.name for m in MIGRATIONS]
+            assert differences(conn) == []
+    finally:
+        store.close()
+    reopened = Store(db_url)
+    try:
+        assert reopened.applied == [], "a store already up to date applies nothing"
+    finally:
+        reopened.close()
+
+
+def m900_test_extra(op: Operations) -> None:
+    """A later migration as a release would append one: a new column and a new table."""
+    op.add_column("items", sa.Column("priority", sa.Integer, nullable=True))
+    op.create_table("labels", sa.Column("name", sa.String(64), primary_key=True))
+    op.execute(sa.text("UPDATE items SET priority = 1"))
+
+
+def test_later_migrations_are_applied_in_order_and_data_survives(db_url: str, monkeypatch):
+    engine = create_engine(db_url)
+    with engine.begin() as conn:
+        migrate(conn, MIGRATIONS[:1])
+        write_version_1_data(conn)
+    engine.dispose()
+
+    newer = [*MIGRATIONS, Migration("900_test_extra", m900_test_extra)]
+    monkeypatch.setattr(migrations_module, "MIGRATIONS", newer)
+    store = Store(db_url)
+    try:
+        assert store.applied == [m.name for m in newer[1:]]
+        check_version_1_data(store)
+        with store.read() as conn:
+            assert applied_migrations(conn) == [m.name for m in newer]
+            assert conn.execute(sa.text("SELECT id, priority FROM items")).all() == [("spec-1", 1)]
+        assert "labels" in sa.inspect(store.engine).get_table_names()
+    finally:
+        store.close()
+
+
+def test_a_failing_migration_leaves_the_store_as_it_was(db_url: str, monkeypatch):
+    store = Store(db_url)
+    store.create_project("p", "P")
+    store.close()
+
+    def m901_broken(op: Operations) -> None:
+        op.add_column("projects", sa.Column("owner", sa.String(64), nullable=True))
+        raise RuntimeError("migration bug")
+
+    monkeypatch.setattr(migrations_module, "MIGRATIONS", [*MIGRATIONS, Migration("901_broken", m901_broken)])
+    with pytest.raises(RuntimeError, match="migration bug"):
+        Store(db_url)
+    monkeypatch.undo()
+
+    store = Store(db_url)
+    try:
+        assert [c["name"] for c in sa.inspect(store.engine).get_columns("projects")] == EXPECTED_SCHEMA[
+            "projects"
+        ]
+        with store.read() as conn:
+            assert applied_migrations(conn) == [m.name for m in MIGRATIONS]
+        assert [p.id for p in store.projects()] == ["p"]
+    finally:
+        store.close()
+
+
+def test_a_store_from_a_newer_evalcore_is_refused(db_url: str):
+    store = Store(db_url)
+    store.create_project("p", "P")
+    with store.write() as conn:
+        conn.execute(
+            sa.text("INSERT INTO schema_migrations (name, applied_at) VALUES ('999_from_the_future', :at)"),
+            {"at": datetime.now(UTC)},
+        )
+    store.close()
+
+    with pytest.raises(EvalcoreError) as caught:
+        Store(db_url)
+    message = str(caught.value)
+    assert "999_from_the_future" in message
+    assert "newer evalcore" in message
+    assert "upgrade" in message
+
+
+def test_two_processes_opening_a_blank_store_at_once_both_succeed(db_url: str):
+    """Workers on a shared store may start together: the second must wait for the first's migrations."""
+    opened: list[Store] = []
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(3)
+
+    def open_store() -> None:
+        barrier.wait()
+        try:
+            opened.append(Store(db_url))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_store) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    try:
+        assert errors == []
+        assert sorted(len(s.applied) for s in opened) == [0, 0, len(MIGRATIONS)]
+        with opened[0].read() as conn:
+            assert applied_migrations(conn) == [m.name for m in MIGRATIONS]
+    finally:
+        for s in opened:
+            s.close()
