@@ -1,0 +1,1 @@
+"""Conversations and tests: one shape for every generator, stored as versioned items."""
