@@ -2,12 +2,13 @@
 
 import streamlit as st
 
-from pages._common import project_picker, store_or_stop
+from pages._common import identity_sidebar, project_picker, store_or_stop
 
 st.set_page_config(page_title="evalcore", page_icon=":material/science:", layout="wide")
 
 store = store_or_stop()
 project_picker(store)
+identity_sidebar()
 
 navigation = st.navigation(
     {

@@ -61,3 +61,48 @@ def show_error(exc: EvalcoreError) -> None:
         hide_index=True,
         use_container_width=True,
     )
+
+
+USER_KEY = "user_name"
+
+
+def _login_configured() -> bool:
+    """True when an OIDC provider is configured in Streamlit's secrets ([auth] section)."""
+    try:
+        return "auth" in st.secrets
+    except Exception:  # no secrets file at all: local use
+        return False
+
+
+def identity_sidebar() -> str | None:
+    """Who is acting: the OIDC login when configured, else a name typed once per browser session."""
+    if _login_configured():
+        if not st.user.is_logged_in:
+            st.sidebar.button("Log in", on_click=st.login)
+            return None
+        st.sidebar.caption(f"Signed in as **{st.user.get('name') or st.user.get('email')}**")
+        st.sidebar.button("Log out", on_click=st.logout)
+        return str(st.user.get("name") or st.user.get("email"))
+    name = st.sidebar.text_input(
+        "Your name",
+        key=USER_KEY,
+        placeholder="e.g. dana",
+        help="Every edit and verdict is saved under this name.",
+    )
+    return name.strip() or None
+
+
+def current_user() -> str | None:
+    """The acting person's name, if they have given one."""
+    if _login_configured():
+        return str(st.user.get("name") or st.user.get("email")) if st.user.is_logged_in else None
+    return (st.session_state.get(USER_KEY) or "").strip() or None
+
+
+def require_user() -> str:
+    """The acting person's name; without one, say how to give it and stop the page here."""
+    name = current_user()
+    if name is None:
+        st.warning("Type your name in the sidebar first: every change is saved with who made it.")
+        st.stop()
+    return name
