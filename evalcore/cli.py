@@ -5,15 +5,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from evalcore.errors import EvalcoreError
-from evalcore.store import DATABASE_URL_ENV, Store
+from evalcore.cli_common import DbOption, ProjectOption, friendly
+from evalcore.cli_common import open_store as _store
+from evalcore.cli_common import project_id_of as _project_id
+from evalcore.cli_specs import app as specs_app
+from evalcore.store import DATABASE_URL_ENV
 
 app = typer.Typer(
     help="evalcore: behavior-driven evaluation data for conversational and compound AI systems.",
@@ -24,55 +25,7 @@ app = typer.Typer(
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_PROJECT = REPO_ROOT / "data" / "sample"
-
-DbOption = Annotated[
-    str | None,
-    typer.Option(
-        "--db", help=f"Store URL (default: ${DATABASE_URL_ENV}, else ./data/evalcore.db).", show_default=False
-    ),
-]
-ProjectOption = Annotated[
-    str | None, typer.Option("--project", "-p", help="Project id (default: the only or first project).")
-]
-
-
-def friendly(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Print evalcore errors as clear lines and exit 1, instead of a traceback."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except EvalcoreError as exc:
-            typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
-            raise typer.Exit(1) from None
-        except OSError as exc:
-            typer.secho(
-                f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True, fg="red"
-            )
-            raise typer.Exit(1) from None
-
-    return wrapper
-
-
-def _store(db: str | None) -> Store:
-    try:
-        return Store(db)
-    except EvalcoreError:
-        raise
-    except Exception as exc:  # a bad URL or an unreachable server: one line, not a driver traceback
-        raise EvalcoreError(
-            f"cannot open the store: {exc.__class__.__name__}: {str(exc).splitlines()[0]}"
-        ) from None
-
-
-def _project_id(store: Store, project: str | None) -> str:
-    if project:
-        return store.project(project).id
-    projects = store.projects()
-    if not projects:
-        raise EvalcoreError("the store has no project yet: run `evalcore import PATH` first")
-    return projects[0].id
+app.add_typer(specs_app, name="specs")
 
 
 @app.command()
@@ -180,7 +133,7 @@ def serve(
         typer.echo(f"sample project '{result.project_id}' is in {store.display_url}")
     env = {**os.environ, DATABASE_URL_ENV: store.url}
     command = [
-        sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "app.py"),
+        sys.executable, str(REPO_ROOT / "dashboard.py"),
         "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.specs.projection import warm_up
 from evalcore.store import Store, database_url
 
 PROJECT_KEY = "project_id"
@@ -13,6 +16,14 @@ PROJECT_KEY = "project_id"
 @st.cache_resource(show_spinner=False)
 def _open_store(url: str) -> Store:
     return Store(url)
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up_maps() -> threading.Thread:
+    """Compile the 2D map's code in the background once per server, while people use other pages."""
+    thread = threading.Thread(target=warm_up, name="evalcore-umap-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def store_or_stop() -> Store:
@@ -59,7 +70,7 @@ def show_error(exc: EvalcoreError) -> None:
     st.dataframe(
         [{"file": p.file, "line": p.line, "field": p.field or "", "problem": p.message} for p in problems],
         hide_index=True,
-        use_container_width=True,
+        width="stretch",
     )
 
 
@@ -106,3 +117,20 @@ def require_user() -> str:
         st.warning("Type your name in the sidebar first: every change is saved with who made it.")
         st.stop()
     return name
+
+
+FLASH_KEY = "flash_message"
+
+
+def flash(kind: str, message: str) -> None:
+    """Show `message` (success, info, warning or error) after an immediate rerun, so the page redraws
+    with the new data and the user still sees what happened."""
+    st.session_state[FLASH_KEY] = (kind, message)
+    st.rerun()
+
+
+def show_flash() -> None:
+    """The message left by `flash`, once."""
+    kind, message = st.session_state.pop(FLASH_KEY, (None, None))
+    if kind:
+        getattr(st, kind)(message)

@@ -80,12 +80,12 @@ with st.expander("Documents, tools and procedures"):
             for d in store.documents(project_id)
         ],
         hide_index=True,
-        use_container_width=True,
+        width="stretch",
     )
     st.dataframe(
         [{"tool": t.name, "description": t.description} for t in store.tools(project_id)],
         hide_index=True,
-        use_container_width=True,
+        width="stretch",
     )
     st.dataframe(
         [
@@ -93,5 +93,5 @@ with st.expander("Documents, tools and procedures"):
             for p in store.procedures(project_id)
         ],
         hide_index=True,
-        use_container_width=True,
+        width="stretch",
     )

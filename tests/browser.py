@@ -40,7 +40,7 @@ def streamlit_server(database_url: str) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "EVALCORE_DATABASE_URL": database_url}
     command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
+        sys.executable, "dashboard.py",
         "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip

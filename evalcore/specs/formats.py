@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 import yaml
-from pydantic import ValidationError
+from pydantic import ConfigDict, ValidationError
 
 from evalcore.errors import Problem, ValidationFailed
 from evalcore.importers.sources import parse_yaml, validation_problems
@@ -17,7 +17,10 @@ from evalcore.specs.drafts import SpecDraft
 class SpecImport(SpecDraft):
     """A spec read from a file: a draft, plus the id of the stored spec it updates, if any."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt field in a file is an error, not ignored
+
     id: str | None = None
+    category: str = "general"
 
 
 def to_yaml(specs: Sequence[Spec]) -> str:

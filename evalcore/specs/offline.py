@@ -30,7 +30,8 @@ CUSTOMERS = (
 
 def _sentences(text: str) -> list[str]:
     """Factual sentences of a prose document (no headings, no fragments)."""
-    lines = [ln.strip(" -*") for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    plain = re.sub(r"[*_`]{1,3}", "", text)  # markdown emphasis would leak into titles and expectations
+    lines = [ln.strip(" -") for ln in plain.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     out = []
     for line in lines:
         for sentence in _SENTENCE.split(line):
@@ -43,10 +44,12 @@ def _sentences(text: str) -> list[str]:
 def _topic(sentence: str) -> str:
     """A few content words of a sentence, for a readable scenario title."""
     words = [w.strip(".,;:()\"'") for w in sentence.split()]
-    keep = [w for w in words if len(w) > 3 and w.lower() not in _STOP][:5]
+    # Negations are short but decide the meaning ("does not rent bikes"): never drop them.
+    keep = [w for w in words if (len(w) > 3 and w.lower() not in _STOP) or w.lower() in _NEGATIONS][:6]
     return " ".join(keep) or sentence[:40]
 
 
+_NEGATIONS = {"not", "no", "never", "only", "except", "unless", "cannot"}
 _STOP = {
     "that",
     "this",
@@ -62,7 +65,6 @@ _STOP = {
     "there",
     "what",
     "must",
-    "only",
     "also",
     "than",
     "then",

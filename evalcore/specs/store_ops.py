@@ -71,15 +71,21 @@ def add_specs(
     drafts: Sequence[SpecDraft],
     provenance: Provenance,
     *,
+    author: str | None = None,
     conn: sa.Connection | None = None,
 ) -> list[str]:
-    """Store drafts as new candidate specs (version 1, authored by their producer); return their ids."""
+    """Store drafts as new candidate specs (version 1, saved by `author` or their producer); return ids."""
     ids = []
     for draft in drafts:
         spec = Spec(id=new_id("spec"), provenance=provenance, **draft.model_dump(include=set(EDITABLE)))
         ids.append(
             store.add_item(
-                project_id, KIND, _body(spec), provenance.producer, run_id=provenance.run_id, conn=conn
+                project_id,
+                KIND,
+                _body(spec),
+                author or provenance.producer,
+                run_id=provenance.run_id,
+                conn=conn,
             )
         )
     return ids
@@ -87,7 +93,7 @@ def add_specs(
 
 def add_human_spec(store: Store, project_id: str, draft: SpecDraft, author: str) -> str:
     """A spec written by a person; it is always part of the selection."""
-    return add_specs(store, project_id, [draft], Provenance.human(author))[0]
+    return add_specs(store, project_id, [draft], Provenance.human(author), author=author)[0]
 
 
 def _change(store: Store, spec_id: str, author: str, expected_version: int, note: str, **changes: Any) -> int:

@@ -1,0 +1,188 @@
+"""ModelClient: the one wrapper every model call goes through.
+
+It owns, for every provider alike (offline included): the response cache, retries, accounting (one
+`model_calls` row per call), the budget, and bounded concurrency for batches. Typical use:
+
+    llm = ModelClient(store, project_id, run_id=run.id)
+    result = llm.run_task(EXTRACT_ENTITIES, {"passage": text}, role="generator")
+    results = llm.run_batch(EXTRACT_ENTITIES, inputs, on_progress=bar, on_result=save_unit)
+
+The single-call path (cache, budget, retries, accounting) is in calls.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+
+import numpy as np
+
+from evalcore.llm.calls import CallCore
+from evalcore.llm.parsing import parse_output
+from evalcore.llm.tasks import Task, reask_messages
+from evalcore.llm.types import BudgetExceeded, Completion, Message, ModelCallError, Request, TaskResult
+
+
+class ModelClient(CallCore):
+    """Model calls for one project (and optionally one run), with cache, retries, accounting and budget.
+
+    `ModelClient(store, project_id=None, run_id=None, budget=None, *, registry=None, retry=None,
+    concurrency=None)`. `budget` ({'usd': ..., 'tokens': ...}) defaults to the run's own budget, then
+    the project setting `budget`; the setting `llm` may give `concurrency` and `max_retries`.
+    Safe to share across threads.
+    """
+
+    # ------------------------------------------------------------------ tasks
+
+    def run_task(
+        self,
+        task: Task,
+        inputs: dict[str, Any],
+        role: str = "generator",
+        *,
+        model: str | None = None,
+        seed: int | None = None,
+    ) -> TaskResult:
+        """Run `task` on `inputs`: render, call, parse/repair, re-ask with the validation error if needed.
+
+        Never raises for model failures: a unit that cannot be produced comes back `failed` with its raw
+        output and error, or `stopped` when the budget would be exceeded. Misconfiguration raises.
+        """
+        provider, name, full = self.registry.resolve(role, model)
+        messages = task.render(inputs)
+        result = TaskResult(
+            task=task.name,
+            status="failed",
+            model=full,
+            provider=provider.name,
+            offline=provider.name == "offline",
+            prompt_version=task.prompt_version,
+            seed=seed,
+            run_id=self.run_id,
+            cache_hit=True,
+        )
+        offline = lambda: task.run_offline(inputs, seed).model_dump_json()  # noqa: E731
+        error = ""
+        for _ in range(task.max_reasks + 1):
+            request = Request(
+                messages=messages,
+                temperature=task.temperature,
+                max_tokens=task.max_tokens,
+                seed=seed,
+                schema=task.schema,
+                schema_name=task.output.__name__,
+                task=task.name,
+                prompt_version=task.prompt_version,
+                offline=offline,
+            )
+            try:
+                done = self._call(provider, name, request, role)
+            except ModelCallError as e:
+                return result.model_copy(update={"error": str(e), "cache_hit": False})
+            except BudgetExceeded as e:
+                return result.model_copy(update={"status": "stopped", "error": str(e), "cache_hit": False})
+            result = result.model_copy(
+                update={
+                    "raw": done.text,
+                    "attempts": result.attempts + 1,
+                    "tokens_in": result.tokens_in + done.response.tokens_in,
+                    "tokens_out": result.tokens_out + done.response.tokens_out,
+                    "cost_usd": result.cost_usd + done.cost_usd,
+                    "cache_hit": result.cache_hit and done.cache_hit,
+                }
+            )
+            parsed = parse_output(done.text, task.output)
+            if parsed.value is not None:
+                return result.model_copy(update={"status": "ok", "output": parsed.value})
+            error = parsed.error or "unparseable"
+            messages = reask_messages(messages, done.text, error)
+        return result.model_copy(
+            update={"error": f"no valid output after {result.attempts} attempt(s): {error}"}
+        )
+
+    def run_batch(
+        self,
+        task: Task,
+        inputs: Sequence[dict[str, Any]],
+        role: str = "generator",
+        *,
+        model: str | None = None,
+        seed: int | None = None,
+        concurrency: int | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+        on_result: Callable[[int, TaskResult], None] | None = None,
+    ) -> list[TaskResult]:
+        """Run `task` on every input, at most `concurrency` calls at a time; results in input order.
+
+        `on_result(index, result)` and `on_progress(done, total)` are called in the caller's thread as
+        units finish (persist each unit there, drive a progress bar). Failed units do not stop the
+        batch; the budget does: units not started then come back `stopped`.
+        """
+        self.registry.resolve(role, model)  # a configuration error fails the batch before any call
+        total = len(inputs)
+        results: list[TaskResult | None] = [None] * total
+        stop = threading.Event()
+
+        def work(i: int) -> TaskResult:
+            if stop.is_set():
+                return self._skipped(task, role, model, seed)
+            outcome = self.run_task(task, inputs[i], role, model=model, seed=seed)
+            if outcome.status == "stopped":
+                stop.set()
+            return outcome
+
+        workers = max(1, min(concurrency or self.concurrency, total or 1))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalcore-llm") as pool:
+            futures = {pool.submit(work, i): i for i in range(total)}
+            try:
+                for done, future in enumerate(as_completed(futures), start=1):
+                    index = futures[future]
+                    results[index] = future.result()
+                    if on_result:
+                        on_result(index, results[index])
+                    if on_progress:
+                        on_progress(done, total)
+            except BaseException:
+                stop.set()
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+        return [r for r in results if r is not None]
+
+    def _skipped(self, task: Task, role: str, model: str | None, seed: int | None) -> TaskResult:
+        provider, _, full = self.registry.resolve(role, model)
+        return TaskResult(
+            task=task.name,
+            status="stopped",
+            model=full,
+            provider=provider.name,
+            offline=provider.name == "offline",
+            error=f"not started: {self.stopped_reason}",
+            prompt_version=task.prompt_version,
+            seed=seed,
+            run_id=self.run_id,
+        )
+
+    # ------------------------------------------------------------ free text
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        role: str = "target",
+        *,
+        model: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        seed: int | None = None,
+    ) -> Completion:
+        """A plain chat completion (cached, retried, accounted); raises ModelCallError/BudgetExceeded."""
+        provider, name, _ = self.registry.resolve(role, model)
+        request = Request(tuple(messages), temperature, max_tokens, seed)
+        return self._call(provider, name, request, role)
+
+    def embed(self, texts: Sequence[str], model: str | None = None) -> np.ndarray:
+        """One unit-length row per text, cached in the store by model and content hash."""
+        from evalcore.llm.embeddings import embed_texts
+
+        return embed_texts(self, list(texts), model)

@@ -1,0 +1,233 @@
+"""What the Settings page shows and changes: providers, role models, spend, cache hit rate, budget, prices.
+
+Reads never reveal a key (only whether its environment variable is set); writes refuse anything that
+would store one. All settings live in the project's settings, under `models`, `providers`, `prices`,
+`budget`, `judge_candidates` and `llm` (see registry and accounting for their shapes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import sqlalchemy as sa
+
+from evalcore.llm.accounting import Budget, PriceTable
+from evalcore.llm.registry import (
+    EMBEDDING_ROLE,
+    Registry,
+    RoleChoice,
+    forced_offline,
+    provider_config,
+    split_model,
+)
+from evalcore.llm.types import ROLES, ConfigError
+from evalcore.store import Store
+from evalcore.store import schema as t
+
+
+@dataclass(frozen=True)
+class ProviderStatus:
+    """One provider as the page lists it. `key_present` is all that is ever said about its key."""
+
+    name: str
+    kind: str
+    base_url: str | None
+    api_key_env: str | None
+    key_present: bool
+    structured: str
+
+
+@dataclass(frozen=True)
+class RunSpend:
+    """What one run's model calls cost."""
+
+    run_id: str | None
+    kind: str | None
+    status: str | None
+    stopped_reason: str | None
+    calls: int
+    cache_hits: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class SpendSummary:
+    """A project's model calls in total and per run; `hit_rate` is cache hits / calls (0 when none)."""
+
+    calls: int
+    cache_hits: int
+    hit_rate: float
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    runs: list[RunSpend]
+
+
+def _settings(store: Store, project_id: str | None) -> dict[str, Any]:
+    return store.project(project_id).settings if project_id else {}
+
+
+def _public_url(url: str | None) -> str | None:
+    """A base URL without any user:password part."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def providers(store: Store, project_id: str | None = None) -> list[ProviderStatus]:
+    """Every configured provider and whether its key is present (never the key)."""
+    registry = Registry(_settings(store, project_id))
+    return [
+        ProviderStatus(c.name, c.kind, _public_url(c.base_url), c.api_key_env, c.key_present, c.structured)
+        for c in registry.configs.values()
+    ]
+
+
+def role_models(store: Store, project_id: str | None = None) -> list[RoleChoice]:
+    """The model for each role (and embeddings), with where the choice came from."""
+    registry = Registry(_settings(store, project_id))
+    return [registry.choose(role) for role in (*ROLES, EMBEDDING_ROLE)]
+
+
+def offline_mode() -> bool:
+    """True when EVALCORE_OFFLINE forces every role offline."""
+    return forced_offline()
+
+
+def spend(store: Store, project_id: str) -> SpendSummary:
+    """Spend, tokens and cache hits of a project's model calls, in total and per run (newest run first)."""
+    c = t.model_calls
+    query = (
+        sa.select(
+            c.c.run_id,
+            sa.func.count(),
+            sa.func.sum(sa.case((c.c.cache_hit.is_(True), 1), else_=0)),
+            sa.func.coalesce(sa.func.sum(c.c.tokens_in), 0),
+            sa.func.coalesce(sa.func.sum(c.c.tokens_out), 0),
+            sa.func.coalesce(sa.func.sum(c.c.cost_usd), 0.0),
+            sa.func.max(c.c.id),
+        )
+        .where(c.c.project_id == project_id)
+        .group_by(c.c.run_id)
+    )
+    with store.read() as conn:
+        rows = conn.execute(query).all()
+    runs = {r.id: r for r in store.runs(project_id)}
+    per_run = []
+    for run_id, calls, hits, tin, tout, cost, _ in sorted(rows, key=lambda r: -r[6]):
+        run = runs.get(run_id)
+        per_run.append(
+            RunSpend(
+                run_id,
+                run.kind if run else None,
+                run.status.value if run else None,
+                run.stopped_reason if run else None,
+                calls,
+                int(hits or 0),
+                int(tin),
+                int(tout),
+                float(cost),
+            )
+        )
+    calls = sum(r.calls for r in per_run)
+    hits = sum(r.cache_hits for r in per_run)
+    return SpendSummary(
+        calls=calls,
+        cache_hits=hits,
+        hit_rate=hits / calls if calls else 0.0,
+        tokens_in=sum(r.tokens_in for r in per_run),
+        tokens_out=sum(r.tokens_out for r in per_run),
+        cost_usd=sum(r.cost_usd for r in per_run),
+        runs=per_run,
+    )
+
+
+def budget(store: Store, project_id: str) -> Budget | None:
+    """The project's default budget for runs (a run's own budget takes precedence)."""
+    return Budget.parse(_settings(store, project_id).get("budget"))
+
+
+def prices(store: Store, project_id: str | None = None) -> dict[str, tuple[float, float]]:
+    """USD per million tokens (input, output) per model: built-in list with the project's overrides."""
+    return PriceTable(_settings(store, project_id).get("prices")).prices
+
+
+# ------------------------------------------------------------------ changes
+
+
+def _update(store: Store, project_id: str, key: str, change: Any) -> dict[str, Any]:
+    store.project(project_id)  # NotFoundError for an unknown project
+    return store.update_settings(project_id, {key: change or None})
+
+
+def set_role_model(store: Store, project_id: str, role: str, model: str | None) -> None:
+    """Choose the model for a role ('provider/model'); None goes back to the environment/default."""
+    if role not in (*ROLES, EMBEDDING_ROLE):
+        raise ConfigError(f"unknown role '{role}'")
+    models = dict(_settings(store, project_id).get("models") or {})
+    if model:
+        provider, _ = split_model(model)
+        if provider not in Registry(_settings(store, project_id)).configs:
+            raise ConfigError(f"unknown provider '{provider}' in '{model}'")
+        models[role] = model
+    else:
+        models.pop(role, None)
+    _update(store, project_id, "models", models)
+
+
+def set_budget(store: Store, project_id: str, usd: float | None = None, tokens: int | None = None) -> None:
+    """Set (or clear, with both None) the project's default budget for runs."""
+    value = {k: v for k, v in {"usd": usd, "tokens": tokens}.items() if v is not None}
+    if any(v < 0 for v in value.values()):
+        raise ConfigError("a budget cannot be negative")
+    _update(store, project_id, "budget", value)
+
+
+def set_price(
+    store: Store, project_id: str, model: str, input_usd: float | None, output_usd: float = 0.0
+) -> None:
+    """Set a model's price in USD per million tokens; input_usd None removes the override."""
+    table = dict(_settings(store, project_id).get("prices") or {})
+    if input_usd is None:
+        table.pop(model, None)
+    else:
+        table[model] = {"input": float(input_usd), "output": float(output_usd)}
+    _update(store, project_id, "prices", table)
+
+
+def set_provider(store: Store, project_id: str, name: str, config: dict[str, Any] | None) -> None:
+    """Add, change or (config None) remove a provider entry; refuses keys (name their env var instead)."""
+    table = dict(_settings(store, project_id).get("providers") or {})
+    if config is None:
+        table.pop(name, None)
+    else:
+        provider_config(name, config)  # validates: known fields only, api_key_env must be a variable name
+        table[name] = config
+    _update(store, project_id, "providers", table)
+
+
+def set_judge_candidates(store: Store, project_id: str, models: list[str]) -> None:
+    """Models the guard may judge with when the judge role's model is the target's own."""
+    for model in models:
+        split_model(model)
+    _update(store, project_id, "judge_candidates", list(models))
+
+
+def set_llm_options(
+    store: Store, project_id: str, concurrency: int | None = None, max_retries: int | None = None
+):
+    """Calls in flight per batch, and retries per call, for the project's jobs."""
+    options = dict(_settings(store, project_id).get("llm") or {})
+    for key, value in (("concurrency", concurrency), ("max_retries", max_retries)):
+        if value is not None:
+            if value < (1 if key == "concurrency" else 0):
+                raise ConfigError(f"{key} must be at least {1 if key == 'concurrency' else 0}")
+            options[key] = int(value)
+    _update(store, project_id, "llm", options)

@@ -1,0 +1,188 @@
+"""The records the model layer passes around: requests, responses, task results, and its errors."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
+
+from evalcore.errors import EvalcoreError
+from evalcore.models.common import OFFLINE, Provenance
+
+ROLES = ("generator", "judge", "simulator", "target")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message."""
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class Request:
+    """Everything a provider needs for one call; only what changes the output goes into the cache key."""
+
+    messages: tuple[Message, ...]
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    seed: int | None = None
+    schema: dict[str, Any] | None = None
+    schema_name: str | None = None
+    task: str | None = None
+    prompt_version: str | None = None
+    # For the offline provider: produces the reply text from the task's inputs. Not part of the key.
+    offline: Callable[[], str] | None = field(default=None, compare=False, repr=False)
+
+    def key_material(self) -> dict[str, Any]:
+        """The canonical, output-determining part of the request."""
+        return {
+            "messages": [[m.role, m.content] for m in self.messages],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "schema": self.schema,
+            "schema_name": self.schema_name,
+            "task": self.task,
+            "prompt_version": self.prompt_version,
+        }
+
+
+@dataclass(frozen=True)
+class Response:
+    """What a provider answered: the text (JSON text for structured calls) and token usage."""
+
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    finish_reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The cacheable form."""
+        return {
+            "text": self.text,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "finish_reason": self.finish_reason,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Response:
+        """Inverse of to_json."""
+        return cls(
+            data["text"], data.get("tokens_in", 0), data.get("tokens_out", 0), data.get("finish_reason")
+        )
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A response together with how it was obtained (which model, from cache or not, at what cost)."""
+
+    response: Response
+    provider: str
+    model: str
+    cache_hit: bool
+    cost_usd: float
+    latency_ms: float
+    attempts: int
+
+    @property
+    def text(self) -> str:
+        """The reply text."""
+        return self.response.text
+
+    @property
+    def offline(self) -> bool:
+        """True when the offline provider produced it."""
+        return self.provider == OFFLINE
+
+
+class TaskResult(BaseModel):
+    """The outcome of one task on one set of inputs; failed units keep the raw model output."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    task: str = Field(description="Task name.")
+    status: Literal["ok", "failed", "stopped"] = Field(description="ok, failed (kept), or stopped (budget).")
+    output: SerializeAsAny[BaseModel] | None = Field(
+        default=None, description="The validated output, when ok."
+    )
+    raw: str | None = Field(default=None, description="The last raw model output.")
+    model: str = Field(description="'provider/model' that produced it.")
+    provider: str = Field(description="Provider name, 'offline' for the offline provider.")
+    offline: bool = Field(description="True when produced offline (show it in the UI).")
+    cache_hit: bool = Field(default=False, description="True when every call was served from the cache.")
+    error: str | None = Field(default=None, description="Why it failed or stopped.")
+    attempts: int = Field(default=0, description="Model calls made, re-asks included.")
+    tokens_in: int = Field(default=0, description="Prompt tokens over all attempts.")
+    tokens_out: int = Field(default=0, description="Completion tokens over all attempts.")
+    cost_usd: float = Field(default=0.0, description="Money spent (0 for cache hits and offline).")
+    prompt_version: str | None = Field(default=None, description="Version of the prompt template.")
+    seed: int | None = Field(default=None, description="Seed passed to the task.")
+    run_id: str | None = Field(default=None, description="Run the calls were accounted to.")
+
+    @property
+    def ok(self) -> bool:
+        """True when the output validated."""
+        return self.status == "ok"
+
+    def provenance(self, inputs: list[str] | None = None) -> Provenance:
+        """Provenance for an item made from this result."""
+        return Provenance(
+            producer=OFFLINE if self.offline else self.model,
+            provider=self.provider,
+            task=self.task,
+            prompt_version=self.prompt_version,
+            inputs=inputs or [],
+            seed=self.seed,
+            run_id=self.run_id,
+        )
+
+
+class ProviderError(Exception):
+    """A provider call failed; `retryable` says whether trying again may help."""
+
+    def __init__(self, status: str, message: str, retryable: bool, retry_after: float | None = None):
+        self.status = status
+        self.message = scrub_secrets(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+        super().__init__(f"{status}: {self.message}")
+
+
+class ModelCallError(EvalcoreError):
+    """A model call failed for good: names the provider, model, status and message."""
+
+    def __init__(self, provider: str, model: str, status: str, message: str, attempts: int) -> None:
+        self.provider, self.model, self.status, self.attempts = provider, model, status, attempts
+        self.message = scrub_secrets(message)
+        super().__init__(
+            f"{provider}/{model} failed with {status} after {attempts} attempt(s): {self.message}"
+        )
+
+
+class BudgetExceeded(EvalcoreError):
+    """The next call would take the run past its budget; it was not made."""
+
+
+class ConfigError(EvalcoreError):
+    """A model, provider or role is misconfigured (unknown name, missing key, missing SDK)."""
+
+
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+
+
+def scrub_secrets(text: str) -> str:
+    """`text` with the value of every secret-looking environment variable replaced by '***'.
+
+    Providers echo parts of a wrong key in error messages; this runs on every message we keep or show.
+    """
+    for name, value in os.environ.items():
+        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
+            text = text.replace(value, "***")
+    return text

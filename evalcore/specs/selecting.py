@@ -1,0 +1,178 @@
+"""Selecting specs from the candidates (seed 000, Algorithm 1) and measuring the selection (Table 5).
+
+The candidates are every spec not rejected; locked and human-written specs are always selected and the
+greedy continues from them. A selection is recorded as a finished run of kind `specs.select` whose one
+unit holds the picked ids, so the current selection is derived from the store, never held in a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from evalcore import __version__
+from evalcore.diversity_metrics import coverage, spwd, var_div
+from evalcore.errors import EvalcoreError
+from evalcore.llm.client import ModelClient
+from evalcore.models import Run, RunStatus, SpecStatus
+from evalcore.models.common import now_utc
+from evalcore.selection import (
+    DEFAULT_ALPHA,
+    greedy_select,
+    maxmin_select,
+    median_heuristic_gamma,
+    random_select,
+)
+from evalcore.specs.store_ops import SELECT_KIND, SpecView, list_specs, spec_text
+from evalcore.store import Store
+from evalcore.store.store import new_id
+
+Method = Literal["greedy", "random", "maxmin"]
+METHODS: tuple[Method, ...] = ("greedy", "random", "maxmin")
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The selection's inputs: candidate specs, their embeddings, their document sets, the locked rows."""
+
+    views: list[SpecView]
+    embeddings: np.ndarray
+    doc_sets: list[set[str]]
+    locked: list[int]
+    embedding_model: str
+
+
+@dataclass(frozen=True)
+class Metrics:
+    """Table 5's three figures for one selected set."""
+
+    spwd: float
+    var_div: float
+    coverage: int
+
+
+@dataclass(frozen=True)
+class SelectionOutcome:
+    """A recorded selection."""
+
+    run: Run
+    selected: list[str]
+    metrics: Metrics
+
+
+def _always(view: SpecView) -> bool:
+    return view.spec.locked or view.spec.provenance.is_human
+
+
+def spec_embedding_text(view: SpecView) -> str:
+    """What is embedded for a spec: its Scenario / Given / When / Then."""
+    return "\n".join(spec_text(view.spec).splitlines()[:4])
+
+
+def load_candidates(store: Store, project_id: str, embedding_model: str | None = None) -> Candidates:
+    """The non-rejected specs with embeddings (cached in the store) and document sets."""
+    views = [v for v in list_specs(store, project_id) if v.spec.status != SpecStatus.rejected]
+    if not views:
+        raise EvalcoreError("no candidate specs yet: generate some first")
+    client = ModelClient(store, project_id)
+    embeddings = client.embed([spec_embedding_text(v) for v in views], model=embedding_model)
+    _, _, model = client.registry.resolve("embedding", embedding_model)
+    locked = [i for i, v in enumerate(views) if _always(v)]
+    return Candidates(views, np.asarray(embeddings), [set(v.spec.documents) for v in views], locked, model)
+
+
+def pick(
+    candidates: Candidates, k: int, method: Method, alpha: float, gamma: float | None, seed: int
+) -> list[int]:
+    """Row indices chosen by one method (locked rows first, always)."""
+    if method == "greedy":
+        return greedy_select(
+            candidates.embeddings, candidates.doc_sets, k, alpha, gamma, candidates.locked
+        ).indices
+    if method == "random":
+        return random_select(len(candidates.views), k, seed, candidates.locked)
+    if method == "maxmin":
+        return maxmin_select(candidates.embeddings, k, locked=candidates.locked)
+    raise EvalcoreError(f"unknown selection method '{method}' (use {', '.join(METHODS)})")
+
+
+def measure(candidates: Candidates, indices: Sequence[int]) -> Metrics:
+    """SPWD, Var Div and Coverage of the selected rows."""
+    chosen = candidates.embeddings[list(indices)]
+    docs = [candidates.doc_sets[i] for i in indices]
+    return Metrics(spwd(chosen), var_div(chosen), coverage(docs))
+
+
+def select_specs(
+    store: Store,
+    project_id: str,
+    k: int = 30,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+    gamma: float | None = None,
+    method: Method = "greedy",
+    seed: int = 0,
+    author: str = "evalcore",
+) -> SelectionOutcome:
+    """Select k specs and record the selection as the project's current one."""
+    candidates = load_candidates(store, project_id)
+    gamma = gamma or median_heuristic_gamma(candidates.embeddings)
+    indices = pick(candidates, k, method, alpha, gamma, seed)
+    ids = [candidates.views[i].spec.id for i in indices]
+    metrics = measure(candidates, indices)
+    params = {"k": k, "alpha": alpha, "gamma": gamma, "method": method, "seed": seed, "author": author,
+              "embedding_model": candidates.embedding_model, "candidates": len(candidates.views)}  # fmt: skip
+    run = store.start_run(
+        project_id, Run(id=new_id("run"), kind=SELECT_KIND, params=params, code_version=__version__)
+    )
+    with store.unit(run.id, "selection") as writer:
+        writer.result = {"selected": ids, "metrics": metrics.__dict__}
+    run = run.model_copy(update={"status": RunStatus.finished, "finished_at": now_utc()})
+    store.update_run(run)
+    return SelectionOutcome(run, ids, metrics)
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """The metrics of one method at one k."""
+
+    method: str
+    k: int
+    spwd: float
+    var_div: float
+    coverage: float
+
+
+def metrics_by_k(
+    candidates: Candidates, ks: Sequence[int], alpha: float = DEFAULT_ALPHA, seeds: int = 10
+) -> list[CurvePoint]:
+    """SPWD, Var Div and Coverage against k for greedy, Random (mean of `seeds`) and Max-Min.
+
+    Greedy and Max-Min are prefix-consistent (the first k picks of a run to max(ks) are the k-run), so
+    each is computed once.
+    """
+    gamma = median_heuristic_gamma(candidates.embeddings)
+    top = max(ks)
+    orders = {m: pick(candidates, top, m, alpha, gamma, 0) for m in ("greedy", "maxmin")}
+    points = []
+    for k in ks:
+        for method, order in orders.items():
+            m = measure(candidates, order[:k])
+            points.append(CurvePoint(method, k, m.spwd, m.var_div, m.coverage))
+        runs = [
+            measure(candidates, random_select(len(candidates.views), k, s, candidates.locked))
+            for s in range(seeds)
+        ]
+        points.append(
+            CurvePoint(
+                "random",
+                k,
+                float(np.mean([r.spwd for r in runs])),
+                float(np.mean([r.var_div for r in runs])),
+                float(np.mean([r.coverage for r in runs])),
+            )
+        )
+    return points

@@ -1,0 +1,357 @@
+"""Spec review: generate candidates, select, search and filter, edit, accept or reject, lock, add, history."""
+
+import pandas as pd
+import streamlit as st
+
+from evalcore.errors import EvalcoreError, StaleVersionError
+from evalcore.models import SpecStatus
+from evalcore.selection import DEFAULT_ALPHA
+from evalcore.specs.drafts import CATEGORIES, SpecDraft
+from evalcore.specs.generation import generate_specs, latest_generation
+from evalcore.specs.selecting import METHODS, select_specs
+from evalcore.specs.store_ops import (
+    add_human_spec,
+    edit_spec,
+    get_spec,
+    list_specs,
+    lock_spec,
+    review_spec,
+    version_diffs,
+)
+from evalcore.specs.transfer import export_specs, import_specs
+from pages._common import (
+    current_project,
+    current_user,
+    flash,
+    require_user,
+    show_error,
+    show_flash,
+    store_or_stop,
+)
+
+store = store_or_stop()
+project_id = current_project(store)
+st.title("Specs")
+if project_id is None:
+    st.info("Import a project on Home first.")
+    st.stop()
+
+
+def _opened_key(spec_id: str) -> str:
+    return f"spec_opened_version:{spec_id}"
+
+
+def _saved(message: str, spec_id: str) -> None:
+    st.session_state.pop(_opened_key(spec_id), None)
+    st.session_state.pop("spec_refusal", None)
+    st.toast(message)
+    st.rerun()
+
+
+def _refused(exc: StaleVersionError, spec_id: str) -> None:
+    # Shown below the forms (a button cannot live inside one); nothing of either save is lost.
+    st.session_state["spec_refusal"] = (spec_id, str(exc))
+
+
+def _show_refusal(spec_id: str) -> None:
+    refusal = st.session_state.get("spec_refusal")
+    if not refusal or refusal[0] != spec_id:
+        return
+    st.error(refusal[1])
+    if st.button("Reload the current version", key=f"reload:{spec_id}", type="primary"):
+        st.session_state.pop(_opened_key(spec_id), None)
+        st.session_state.pop("spec_refusal", None)
+        st.rerun()
+
+
+views = list_specs(store, project_id)
+show_flash()
+
+# ------------------------------------------------------------------ generate and select
+with st.expander("Generate and select", expanded=not any(v.spec.selected for v in views)):
+    gen, sel = st.columns(2)
+    with gen, st.form("generate"):
+        st.markdown("**Generate candidates**")
+        m = st.number_input("How many candidates (m)", 5, 2000, 60, step=5)
+        seed = st.number_input("Seed", 0, 10_000, 0)
+        last = latest_generation(store, project_id)
+        resume = last is not None and last.status.value != "finished"
+        label = "Resume the stopped generation" if resume else "Generate"
+        if st.form_submit_button(label, type="primary"):
+            bar = st.progress(0.0, text="Generating specs...")
+            try:
+                outcome = generate_specs(
+                    store,
+                    project_id,
+                    int(m),
+                    seed=int(seed),
+                    run_id=last.id if resume else None,
+                    on_progress=lambda done, total: bar.progress(
+                        done / total, text=f"Generating: {done}/{total}"
+                    ),
+                )
+                message = f"{outcome.added} spec(s) added ({outcome.run.status.value})."
+                if outcome.failed:
+                    message += (
+                        f" {len(outcome.failed)} batch(es) failed; they are kept with their raw output."
+                    )
+                flash("success", message)
+            except EvalcoreError as exc:
+                show_error(exc)
+    with sel, st.form("select"):
+        st.markdown("**Select for diversity and coverage**")
+        k = st.slider("How many to select (k)", 1, max(2, len(views)), min(30, max(1, len(views))))
+        alpha = st.slider(
+            "Coverage weight (alpha)",
+            0.0,
+            2.0,
+            float(round(DEFAULT_ALPHA, 3)),
+            0.01,
+            help="0 = diversity only; higher favours specs that cover documents no selected spec covers yet.",
+        )
+        method = st.selectbox(
+            "Method", METHODS, help="greedy is the method; random and maxmin are baselines."
+        )
+        if st.form_submit_button("Re-select", type="primary", disabled=not views):
+            try:
+                with st.spinner("Embedding and selecting..."):
+                    outcome = select_specs(
+                        store, project_id, k, alpha=alpha, method=method, author=current_user() or "evalcore"
+                    )
+                metrics = outcome.metrics
+                flash(
+                    "success",
+                    f"Selected {len(outcome.selected)}: SPWD {metrics.spwd:.1f}, "
+                    f"Var Div {metrics.var_div:.3f}, Coverage {metrics.coverage} document(s).",
+                )
+            except EvalcoreError as exc:
+                show_error(exc)
+
+if not views:
+    st.info("No specs yet: generate candidates above, or add one by hand below.")
+
+# ------------------------------------------------------------------ table with filters
+if views:
+    selected_n = sum(v.spec.selected for v in views)
+    offline_n = sum(v.spec.provenance.is_offline for v in views)
+    a, b, c, d = st.columns(4)
+    a.metric("Candidates", len(views))
+    b.metric("Selected", selected_n)
+    c.metric("Accepted", sum(v.spec.status == SpecStatus.accepted for v in views))
+    d.metric("Rejected", sum(v.spec.status == SpecStatus.rejected for v in views))
+    if offline_n:
+        st.caption(f"{offline_n} spec(s) were written by the offline provider (no model): marked 'offline'.")
+
+    f1, f2, f3, f4 = st.columns([3, 2, 2, 1.3], vertical_alignment="bottom")
+    query = f1.text_input("Search", placeholder="words in the scenario, steps or documents")
+    statuses = f2.multiselect("Status", [s.value for s in SpecStatus])
+    categories = f3.multiselect("Category", sorted({v.spec.category for v in views}))
+    only_selected = f4.toggle("Selected only")
+
+    def _row(v):
+        s = v.spec
+        producer = "offline" if s.provenance.is_offline else s.provenance.producer
+        return {
+            "id": s.id,
+            "selected": s.selected,
+            "status": s.status.value,
+            "locked": s.locked,
+            "category": s.category,
+            "scenario": s.scenario,
+            "documents": ", ".join(s.documents),
+            "written by": producer,
+            "version": v.version,
+            "saved by": v.saved_by,
+        }
+
+    table = pd.DataFrame([_row(v) for v in views])
+    table = table.sort_values(["selected", "locked"], ascending=False, kind="stable").reset_index(drop=True)
+    text = table["scenario"] + " " + table["documents"]
+    full = {v.spec.id: f"{v.spec.given} {v.spec.when} {v.spec.then}" for v in views}
+    text = text + " " + table["id"].map(full)
+    mask = pd.Series(True, index=table.index)
+    if query.strip():
+        mask &= text.str.contains(query.strip(), case=False, regex=False)
+    if statuses:
+        mask &= table["status"].isin(statuses)
+    if categories:
+        mask &= table["category"].isin(categories)
+    if only_selected:
+        mask &= table["selected"]
+    shown = table[mask].reset_index(drop=True)
+    st.caption(f"{len(shown)} of {len(table)} spec(s). Click a row to open it.")
+    event = st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
+        column_config={
+            "id": None,
+            "selected": st.column_config.CheckboxColumn("selected", width="small"),
+            "locked": st.column_config.CheckboxColumn("locked", width="small"),
+            "scenario": st.column_config.TextColumn("scenario", width="large"),
+        },
+        key="spec_table",
+    )
+    rows = event.selection.rows if event and event.selection else []
+    if rows:
+        st.session_state["open_spec"] = shown.iloc[rows[0]]["id"]
+    elif "spec" in st.query_params and "open_spec" not in st.session_state:
+        st.session_state["open_spec"] = st.query_params["spec"]  # a shared link to one spec
+    scenarios = dict(zip(shown["id"], shown["scenario"], strict=True))
+    if st.session_state.get("open_spec") not in scenarios:
+        st.session_state["open_spec"] = None
+    st.selectbox(
+        "Open a spec",
+        list(scenarios),
+        key="open_spec",
+        format_func=lambda sid: scenarios[sid],
+        placeholder="Type to search, or click a row above",
+    )
+
+# ------------------------------------------------------------------ the open spec
+spec_id = st.session_state.get("open_spec")
+if spec_id:
+    st.query_params["spec"] = spec_id
+else:
+    st.query_params.pop("spec", None)
+if spec_id and any(v.spec.id == spec_id for v in views):
+    view = get_spec(store, project_id, spec_id)
+    opened = st.session_state.setdefault(_opened_key(spec_id), view.version)
+    spec = view.spec
+    st.divider()
+    st.subheader(spec.scenario)
+    producer = "offline provider" if spec.provenance.is_offline else spec.provenance.producer
+    st.caption(
+        f"`{spec.id}` · version {view.version} saved by {view.saved_by} at {view.saved_at:%Y-%m-%d %H:%M}"
+        f" · written by {producer} · {'selected' if spec.selected else 'not selected'}"
+        f" · status {spec.status.value}" + (" · locked" if spec.locked else "")
+    )
+    if opened != view.version:
+        st.warning(
+            f"This spec changed since you opened it (you opened version {opened}, it is now {view.version})."
+        )
+
+    documents = [d.id for d in store.documents(project_id)]
+    with st.form(f"edit:{spec_id}"):
+        scenario = st.text_input("Scenario", spec.scenario)
+        given = st.text_area("Given", spec.given, height=68)
+        when = st.text_area("When", spec.when, height=68)
+        then = st.text_area("Then", spec.then, height=90)
+        c1, c2 = st.columns(2)
+        category = c1.selectbox(
+            "Category",
+            sorted({*CATEGORIES, spec.category}),
+            index=sorted({*CATEGORIES, spec.category}).index(spec.category),
+        )
+        docs = c2.multiselect("Documents", documents, [d for d in spec.documents if d in documents])
+        if st.form_submit_button("Save edit", type="primary"):
+            author = require_user()
+            try:
+                edit_spec(
+                    store,
+                    spec_id,
+                    author,
+                    opened,
+                    scenario=scenario,
+                    given=given,
+                    when=when,
+                    then=then,
+                    category=category,
+                    documents=docs,
+                )
+                _saved("Saved as a new version.", spec_id)
+            except StaleVersionError as exc:
+                _refused(exc, spec_id)
+            except EvalcoreError as exc:
+                show_error(exc)
+
+    r1, r2, r3 = st.columns([2, 3, 2])
+    with r1:
+        if st.button("Accept", key=f"accept:{spec_id}", type="primary", width="stretch"):
+            try:
+                review_spec(store, spec_id, require_user(), opened, SpecStatus.accepted)
+                _saved("Accepted.", spec_id)
+            except StaleVersionError as exc:
+                _refused(exc, spec_id)
+    with r2, st.form(f"reject:{spec_id}", border=False):
+        reason = st.text_input(
+            "Reason for rejecting", placeholder="e.g. duplicate of another spec; not testable"
+        )
+        if st.form_submit_button("Reject", width="stretch"):
+            try:
+                review_spec(store, spec_id, require_user(), opened, SpecStatus.rejected, reason)
+                _saved("Rejected.", spec_id)
+            except StaleVersionError as exc:
+                _refused(exc, spec_id)
+            except EvalcoreError as exc:
+                show_error(exc)
+    with r3:
+        label = "Unlock" if spec.locked else "Lock (always selected)"
+        if st.button(label, key=f"lock:{spec_id}", width="stretch"):
+            try:
+                lock_spec(store, spec_id, require_user(), opened, not spec.locked)
+                _saved("Unlocked." if spec.locked else "Locked.", spec_id)
+            except StaleVersionError as exc:
+                _refused(exc, spec_id)
+    if spec.reason:
+        st.caption(f"Reason: {spec.reason}")
+    _show_refusal(spec_id)
+
+    with st.expander(f"Version history ({view.version} version(s))"):
+        for rev, diff in reversed(version_diffs(store, spec_id)):
+            st.markdown(
+                f"**v{rev.version}** · {rev.note} by {rev.author} at {rev.created_at:%Y-%m-%d %H:%M:%S}"
+            )
+            if diff:
+                st.code(diff, language="diff")
+
+# ------------------------------------------------------------------ add, import, export
+st.divider()
+add_col, io_col = st.columns(2)
+with add_col, st.expander("Add a spec by hand"), st.form("add_spec", clear_on_submit=True):
+    scenario = st.text_input("Scenario")
+    given = st.text_input("Given")
+    when = st.text_input("When")
+    then = st.text_input("Then")
+    category = st.selectbox("Category", CATEGORIES)
+    if st.form_submit_button("Add spec"):
+        author = require_user()
+        if not all(x.strip() for x in (scenario, given, when, then)):
+            st.warning("Fill in Scenario, Given, When and Then.")
+        else:
+            new_id = add_human_spec(
+                store,
+                project_id,
+                SpecDraft(scenario=scenario, given=given, when=when, then=then, category=category),
+                author,
+            )
+            st.session_state["open_spec"] = new_id
+            st.toast("Added; human-written specs are always selected.")
+            st.rerun()
+with io_col, st.expander("Import or export specs"):
+    upload = st.file_uploader("Spec file (.yaml or .feature)", type=["yaml", "yml", "feature"])
+    if upload is not None and st.button("Import file"):
+        try:
+            result = import_specs(
+                store, project_id, upload.getvalue().decode("utf-8"), upload.name, require_user()
+            )
+            st.success(f"{len(result.added)} added, {len(result.updated)} updated.")
+        except EvalcoreError as exc:
+            show_error(exc)
+        except UnicodeDecodeError:
+            st.error(f"{upload.name} is not UTF-8 text; nothing was imported.")
+    only = st.toggle("Selected specs only", value=True, key="export_selected")
+    st.download_button(
+        "Download YAML",
+        export_specs(store, project_id, "yaml", selected_only=only),
+        f"{project_id}-specs.yaml",
+        "application/x-yaml",
+    )
+    st.download_button(
+        "Download Gherkin (.feature)",
+        export_specs(store, project_id, "gherkin", selected_only=only),
+        f"{project_id}-specs.feature",
+        "text/plain",
+    )

@@ -1,0 +1,46 @@
+"""End to end in headless Chromium: generate specs, select them, and see the diversity plots."""
+
+import pytest
+
+from evalcore.cli import SAMPLE_PROJECT
+from evalcore.importers import import_project
+from evalcore.specs.store_ops import current_selection
+from evalcore.store import Store
+from tests.browser import chromium, chromium_path, streamlit_server
+
+pytestmark = pytest.mark.e2e
+
+
+def test_generate_select_and_see_the_plots(tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    if chromium_path() is None:
+        pytest.fail("Debian chromium and chromium-driver are needed: run scripts/setup.sh --test")
+    url = f"sqlite:///{tmp_path / 'e2e.db'}"
+    store = Store(url)
+    import_project(store, SAMPLE_PROJECT)
+    project_id = store.projects()[0].id
+
+    def click(browser, label: str) -> None:
+        button = browser.find_element(By.XPATH, f"//button[.//p[text()='{label}']]")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+        button.click()
+
+    with streamlit_server(url) as base, chromium() as browser:
+        wait = WebDriverWait(browser, 180)
+        body = (By.TAG_NAME, "body")
+        browser.get(base + "/specs")
+        wait.until(ec.text_to_be_present_in_element(body, "No specs yet"))
+        click(browser, "Generate")
+        wait.until(ec.text_to_be_present_in_element(body, "spec(s) added"))
+        click(browser, "Re-select")
+        wait.until(ec.text_to_be_present_in_element(body, "Coverage"))
+        wait.until(lambda _: len(current_selection(store, project_id)) > 0)
+
+        browser.get(base + "/diversity")
+        wait.until(ec.text_to_be_present_in_element(body, "Candidates on a 2D map"))
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, ".js-plotly-plot")) >= 3)
+        assert "documents covered" in browser.find_element(*body).text
+        browser.save_screenshot(str(tmp_path / "diversity.png"))

@@ -1,0 +1,97 @@
+"""The Spec review page with AppTest: edit, a stale save refused, lock, re-select."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore.importers import import_project
+from evalcore.specs.generation import generate_specs
+from evalcore.specs.store_ops import current_selection, edit_spec, get_spec, list_specs
+from evalcore.store import DATABASE_URL_ENV, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = "ridgeline_support"
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> Store:
+    url = f"sqlite:///{tmp_path / 'specs.db'}"
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    store = Store(url)
+    import_project(store, ROOT / "data" / "sample")
+    generate_specs(store, PROJECT, m=20)
+    return store
+
+
+def _open(spec_id: str | None = None, user: str = "ana") -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["user_name"] = user
+    if spec_id:
+        at.session_state["open_spec"] = spec_id
+    at.run()
+    at.switch_page("pages/specs.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _button(at: AppTest, label: str):
+    return next(b for b in at.button if b.label == label)
+
+
+def test_the_page_lists_every_candidate_and_marks_offline_ones(store):
+    at = _open()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Candidates"] == str(len(list_specs(store, PROJECT)))
+    assert any("offline provider" in c.value for c in at.caption)
+
+
+def test_edit_saves_a_new_version_with_who(store):
+    spec_id = list_specs(store, PROJECT)[0].spec.id
+    at = _open(spec_id)
+    then = next(t for t in at.text_area if t.label == "Then")
+    then.input("the assistant should quote the 14-day window for e-bikes")
+    _button(at, "Save edit").click().run()
+    assert not at.exception
+    view = get_spec(store, PROJECT, spec_id)
+    assert view.version == 2 and view.saved_by == "ana"
+    assert view.spec.then == "the assistant should quote the 14-day window for e-bikes"
+
+
+def test_a_stale_save_is_refused_naming_who_saved_in_between(store):
+    spec_id = list_specs(store, PROJECT)[0].spec.id
+    at = _open(spec_id)
+    edit_spec(store, spec_id, "ben", 1, scenario="Ben's version")
+    next(t for t in at.text_area if t.label == "Then").input("ana's change")
+    _button(at, "Save edit").click().run()
+    errors = " ".join(e.value for e in at.error)
+    assert "ben" in errors and "refused" in errors
+    view = get_spec(store, PROJECT, spec_id)
+    assert view.version == 2 and view.spec.scenario == "Ben's version"
+    assert any(b.label == "Reload the current version" for b in at.button)
+
+
+def test_lock_from_the_page(store):
+    spec_id = list_specs(store, PROJECT)[3].spec.id
+    at = _open(spec_id)
+    _button(at, "Lock (always selected)").click().run()
+    assert get_spec(store, PROJECT, spec_id).spec.locked
+
+
+def test_reselect_with_k_and_alpha(store):
+    at = _open()
+    k_slider = next(s for s in at.slider if s.label == "How many to select (k)")
+    k_slider.set_value(7)
+    next(s for s in at.slider if s.label.startswith("Coverage weight")).set_value(1.0)
+    _button(at, "Re-select").click().run()
+    assert not at.exception
+    assert len(current_selection(store, PROJECT)) == 7
+    assert store.runs(PROJECT, kind="specs.select")[0].params["alpha"] == 1.0
+
+
+def test_nobody_can_edit_without_a_name(store):
+    spec_id = list_specs(store, PROJECT)[0].spec.id
+    at = _open(spec_id, user="")
+    _button(at, "Save edit").click().run()
+    assert any("Type your name" in w.value for w in at.warning)
+    assert get_spec(store, PROJECT, spec_id).version == 1
