@@ -85,6 +85,7 @@ _UNIT_ALT = "|".join(re.escape(u).replace(r"\ ", r"\s+") for u in _UNITS)
 # Order matters: earlier patterns claim their span first, so a date is not also read as a year.
 _PATTERNS: list[tuple[EntityKind, str, re.Pattern[str]]] = [
     ("id", "id", re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![\w-])")),
+    ("quantity", "date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b")),
     ("quantity", "date", re.compile(rf"\b\d{{1,2}}\s+(?:{_MONTHS})\b(?:\s+\d{{4}}\b)?")),
     ("quantity", "date", re.compile(rf"\b(?:{_MONTHS})\s+\d{{1,2}}(?:,\s*\d{{4}})?\b")),
     ("quantity", "money", re.compile(rf"\$\s?{_NUM}")),
@@ -109,6 +110,11 @@ def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
     return _MARKUP.sub(" ", text)
+
+
+def is_date(text: str) -> bool:
+    """True when a quantity's text is a date (2025-03-01, 1 March 2025, March 1)."""
+    return any(sub == "date" and p.fullmatch(text.strip()) for _, sub, p in _PATTERNS)
 
 
 def canonical_name(text: str) -> str:

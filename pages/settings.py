@@ -1,12 +1,15 @@
-"""Settings: where the store is and which model providers are configured (never a key's value)."""
+"""Settings: the store, the model providers (never a key's value), the model per role, spend and budget."""
 
-import os
-
+import pandas as pd
 import streamlit as st
 
-from pages._common import current_project, store_or_stop
+from evalcore.errors import EvalcoreError
+from evalcore.llm import status
+from evalcore.llm.types import ROLES
+from pages._common import current_project, require_user, show_error, store_or_stop
 
 store = store_or_stop()
+project_id = current_project(store)
 st.title("Settings")
 
 st.subheader("Store")
@@ -16,22 +19,99 @@ st.caption(
 )
 
 st.subheader("Model providers")
-keys = {
-    "OpenAI": "OPENAI_API_KEY",
-    "Anthropic": "ANTHROPIC_API_KEY",
-}
+if status.offline_mode():
+    st.warning("EVALCORE_OFFLINE is set: every role uses the offline provider, whatever is configured.")
 st.dataframe(
-    [
-        {"provider": name, "environment variable": var, "key present": "yes" if os.environ.get(var) else "no"}
-        for name, var in keys.items()
-    ],
+    pd.DataFrame(
+        [
+            {
+                "provider": p.name,
+                "kind": p.kind,
+                "base URL": p.base_url or "",
+                "key variable": p.api_key_env or "",
+                "key present": "not needed" if not p.api_key_env else ("yes" if p.key_present else "no"),
+                "structured output": p.structured,
+            }
+            for p in status.providers(store, project_id)
+        ]
+    ),
     hide_index=True,
+    width="stretch",
 )
-st.info(
-    "With no key, every pipeline runs through the offline provider; items it produced are marked offline."
+st.caption(
+    "Keys are read from the environment only and are never stored or shown. With no key, every pipeline "
+    "runs through the offline provider, and items it produced are marked offline."
 )
 
-project_id = current_project(store)
-if project_id:
-    st.subheader(f"Project settings: {project_id}")
-    st.json(store.project(project_id).settings or {})
+if project_id is None:
+    st.info("Import a project on Home to set its models, budget and prices.")
+    st.stop()
+
+st.subheader(f"Models per role: {project_id}")
+roles = status.role_models(store, project_id)
+st.dataframe(
+    pd.DataFrame([{"role": r.role, "model": r.model, "chosen by": r.source} for r in roles]),
+    hide_index=True,
+    width="stretch",
+)
+with st.form("role_model"):
+    c1, c2 = st.columns([1, 2])
+    role = c1.selectbox("Role", [*ROLES, "embedding"])
+    model = c2.text_input(
+        "Model (provider/model; empty = back to the default)", placeholder="openai/gpt-4o-mini"
+    )
+    if st.form_submit_button("Set model"):
+        require_user()
+        try:
+            status.set_role_model(store, project_id, role, model.strip() or None)
+            st.rerun()
+        except EvalcoreError as exc:
+            show_error(exc)
+
+st.subheader("Spend")
+summary = status.spend(store, project_id)
+a, b, c, d = st.columns(4)
+a.metric("Model calls", summary.calls)
+b.metric("Cache hit rate", f"{summary.hit_rate:.0%}")
+c.metric("Tokens in / out", f"{summary.tokens_in:,} / {summary.tokens_out:,}")
+d.metric("Cost", f"${summary.cost_usd:,.4f}")
+if summary.runs:
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "run": r.run_id or "(no run)",
+                    "kind": r.kind or "",
+                    "status": r.status or "",
+                    "stopped for": r.stopped_reason or "",
+                    "calls": r.calls,
+                    "cache hits": r.cache_hits,
+                    "tokens in": r.tokens_in,
+                    "tokens out": r.tokens_out,
+                    "cost ($)": round(r.cost_usd, 4),
+                }
+                for r in summary.runs
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+
+st.subheader("Budget")
+current = status.budget(store, project_id)
+st.caption(
+    "A run stops before the call that would exceed its budget, and records that it stopped for budget. "
+    f"Current default: {'none' if current is None else f'${current.usd} / {current.tokens} tokens'}."
+)
+with st.form("budget"):
+    c1, c2 = st.columns(2)
+    usd = c1.number_input(
+        "Dollars per run (0 = no limit)", 0.0, 10_000.0, float(current.usd or 0) if current else 0.0
+    )
+    tokens = c2.number_input(
+        "Tokens per run (0 = no limit)", 0, 100_000_000, int(current.tokens or 0) if current else 0
+    )
+    if st.form_submit_button("Save budget"):
+        require_user()
+        status.set_budget(store, project_id, usd=usd or None, tokens=int(tokens) or None)
+        st.rerun()
