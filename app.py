@@ -21,6 +21,9 @@ navigation = st.navigation(
             st.Page("pages/specs.py", title="Spec review", icon=":material/checklist:"),
             st.Page("pages/diversity.py", title="Diversity and coverage", icon=":material/scatter_plot:"),
         ],
+        "Data": [
+            st.Page("pages/conversations.py", title="Conversations", icon=":material/forum:"),
+        ],
     }
 )
 navigation.run()

@@ -1,5 +1,7 @@
 """Home: the projects in the store, importing a project, and counts per stage."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
@@ -7,6 +9,15 @@ from evalcore.importers import import_project
 from evalcore.importers.archive import import_archive
 from evalcore.status import project_status
 from pages._common import current_project, show_error, store_or_stop
+
+ROOT = Path(__file__).resolve().parents[1]
+# Where each stage is worked on; a link appears once its page exists.
+STAGE_PAGES = {
+    "Specs": ("pages/specs.py", "Review specs"),
+    "Conversations": ("pages/conversations.py", "Browse"),
+    "Tests": ("pages/annotate.py", "Annotate"),
+    "Runs": ("pages/reports.py", "Reports"),
+}
 
 store = store_or_stop()
 st.title("evalcore")
@@ -69,6 +80,9 @@ for group, label in ((inputs, "Inputs"), (pipeline, "Pipeline")):
     st.caption(label)
     for column, row in zip(st.columns(len(group)), group, strict=True):
         column.metric(row.stage, row.count, help=row.detail or None)
+        page = STAGE_PAGES.get(row.stage)
+        if page and (ROOT / page[0]).exists():
+            column.page_link(page[0], label=page[1], icon=":material/arrow_forward:")
 details = [f"{row.stage}: {row.detail}" for row in rows if row.detail]
 if details:
     st.caption(" · ".join(details))

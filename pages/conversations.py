@@ -1,0 +1,249 @@
+"""Conversations: generate document-grounded conversations from specs, browse them, open their passages."""
+
+import plotly.express as px
+import streamlit as st
+
+from evalcore.conversations.store_ops import get_conversation
+from evalcore.doc_qa.browse import (
+    conversation_table,
+    escape_markdown,
+    filter_table,
+    highlight,
+    passage_views,
+    summary,
+)
+from evalcore.doc_qa.generate import qa_pairs
+from evalcore.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
+from evalcore.doc_qa.schema import QUERY_TYPES, is_cannot_answer
+from evalcore.errors import EvalcoreError
+from evalcore.specs.store_ops import list_specs
+from pages._common import current_project, current_user, show_error, store_or_stop
+
+store = store_or_stop()
+project_id = current_project(store)
+st.title("Conversations")
+if project_id is None:
+    st.info("Import a project on Home first.")
+    st.stop()
+
+MESSAGE_KEY = "doc_qa_message"
+TIER_BADGE = {"unreviewed": "gray", "silver": "blue", "gold": "orange", "rejected": "red"}
+specs = {v.spec.id: v.spec for v in list_specs(store, project_id)}
+table = conversation_table(store, project_id)
+runs = store.runs(project_id, kind=RUN_KIND)
+unfinished = next((r for r in runs if r.status.value != "finished"), None)
+
+
+def _run(run_id: str | None, params: dict) -> None:
+    """Start or resume a job here, with a progress bar; the Stop button (or leaving) stops between units."""
+    bar = st.progress(0.0, text="Preparing: retrieval, document graph, chains...")
+    try:
+        outcome = generate_conversations(
+            store,
+            project_id,
+            run_id,
+            on_progress=lambda done, total: bar.progress(done / total, text=f"{done}/{total} conversations"),
+            **params,
+        )
+    except EvalcoreError as exc:
+        show_error(exc)
+        return
+    if outcome.stopped:
+        note = (
+            "warning",
+            f"Stopped after {outcome.added} new conversation(s): {outcome.stopped}. Resume below.",
+        )
+    else:
+        note = ("success", f"Done: {outcome.added} new conversation(s), {len(outcome.failed)} failed.")
+    st.session_state[MESSAGE_KEY] = note  # shown after the rerun that lists the new conversations
+    st.rerun()
+
+
+def _stop_running() -> None:
+    running = next((r for r in store.runs(project_id, kind=RUN_KIND) if r.status.value == "running"), None)
+    if running is not None:
+        request_stop(store, running.id, current_user() or "")
+
+
+# ------------------------------------------------------------------------------------------ generate
+if MESSAGE_KEY in st.session_state:
+    kind, text = st.session_state.pop(MESSAGE_KEY)
+    (st.success if kind == "success" else st.warning)(text)
+if unfinished is not None:
+    done, total = progress(store, unfinished)
+    st.info(f"A generation is unfinished ({done}/{total} conversations): resume or stop it under Generate.")
+with st.expander("Generate", expanded=table.empty or unfinished is not None):
+    if not specs:
+        st.info("This project has no specs yet: generate them on the Spec review page first.")
+    with st.form("doc_qa_generate"):
+        cols = st.columns(5)
+        cols[0].selectbox("Generator", ["doc_qa"], help="Document-grounded QA (seed 000).")
+        which = cols[1].selectbox("Specs", ["selected", "all"], help="The latest selection, or every spec.")
+        d = cols[2].number_input("Documents per chain (d)", 1, 10, 5)
+        turns = cols[3].number_input("Turns (L)", 2, 20, 7, help="Question/answer pairs per conversation.")
+        per_spec = cols[4].number_input("Conversations per spec (n)", 1, 50, 10)
+        model = st.text_input(
+            "Generator model (optional)", placeholder="e.g. openai/gpt-4o-mini; empty: Settings"
+        )
+        start = st.form_submit_button("Generate", type="primary", disabled=not specs)
+    if runs:
+        rows = []
+        for run in runs[:5]:
+            done, total = progress(store, run)
+            rows.append(
+                {
+                    "run": run.id,
+                    "status": run.status.value,
+                    "progress": f"{done}/{total}",
+                    "d": run.params.get("d"),
+                    "L": run.params.get("turns"),
+                    "n": run.params.get("per_spec"),
+                    "stopped": run.stopped_reason or "",
+                }
+            )
+        st.dataframe(rows, hide_index=True, width="stretch")
+        failed = [
+            {"unit (spec/conversation)": key, "error": unit["error"]}
+            for key, unit in store.finished_units(runs[0].id).items()
+            if unit["status"] == "failed"
+        ]
+        if failed:  # kept with their reasons, never dropped silently
+            st.warning(f"{len(failed)} conversation(s) of the latest run could not be generated:")
+            st.dataframe(failed, hide_index=True, width="stretch")
+    if unfinished is not None:
+        for warning in unfinished.warnings:
+            st.caption(f"note: {warning}")
+        left, right = st.columns(2)
+        resume = left.button(f"Resume {unfinished.id}", type="primary")
+        right.button(
+            "Stop after the current conversations",
+            on_click=request_stop,
+            args=(store, unfinished.id, current_user() or ""),
+            help="Conversations already finished are kept; Resume continues from the next one.",
+        )
+        if resume:
+            _run(unfinished.id, {})
+    elif runs:
+        for warning in runs[0].warnings:
+            st.caption(f"note: {warning}")
+    if start:
+        params = {"specs": which, "d": int(d), "turns": int(turns), "per_spec": int(per_spec)}
+        # Clicking it reruns the page, which interrupts the job between two conversations; the request
+        # in the store also stops a job running elsewhere (CLI, another tab).
+        st.button("Stop generating", on_click=_stop_running, help="Finished conversations are kept.")
+        _run(None, {**params, "model": model.strip() or None})
+
+if table.empty:
+    st.info("No document-grounded conversation yet: generate some above.")
+    st.stop()
+
+# ------------------------------------------------------------------------------------------ filters
+f1, f2, f3, f4, f5 = st.columns(5)
+spec_pick = f1.multiselect(
+    "Spec", sorted(set(table["spec_id"])), format_func=lambda s: specs[s].scenario if s in specs else s
+)
+type_pick = f2.multiselect("Query type", list(QUERY_TYPES))
+length_pick = f3.multiselect("Documents in chain", sorted(set(table["chain_length"])))
+tier_pick = f4.multiselect("Tier", ["unreviewed", "silver", "gold", "rejected"])
+model_pick = f5.multiselect("Model", sorted(set(table["model"])))
+shown = filter_table(
+    table,
+    specs=spec_pick,
+    query_types=type_pick,
+    chain_lengths=length_pick,
+    tiers=tier_pick,
+    models=model_pick,
+)
+
+# ------------------------------------------------------------------------------------------ summary
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Conversations", len(shown))
+m2.metric("Question/answer pairs", int(shown["pairs"].sum()))
+m3.metric("Silver or gold", int(shown["tier"].isin(["silver", "gold"]).sum()))
+m4.metric("Produced offline", int(shown["offline"].sum()))
+dist = summary(store, list(shown["id"]))
+c1, c2, c3 = st.columns(3)
+for column, (key, x, y, title) in zip(
+    (c1, c2, c3),
+    (("query_types", "query type", "pairs", "Query types"), ("chain_lengths", "chain length", "conversations",
+     "Chain lengths"), ("documents", "documents used", "conversations", "Documents per conversation")),
+    strict=True,
+):  # fmt: skip
+    fig = px.bar(dist[key], x=x, y=y, title=title, height=260)
+    fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    fig.update_xaxes(type="category")
+    column.plotly_chart(fig, width="stretch", key=f"chart_{key}", config={"displayModeBar": False})
+
+view = shown.assign(
+    query_types=shown["query_types"].apply(", ".join),
+    offline=shown["offline"].map({True: "offline", False: ""}),
+)
+st.dataframe(view.drop(columns=["spec_id"]), hide_index=True, width="stretch")
+if shown.empty:
+    st.stop()
+
+# ------------------------------------------------------------------------------------------ one conversation
+labels = {row.id: f"{row.spec} · {row.id}" for row in shown.itertuples()}
+picked = st.selectbox("Open conversation", list(labels), format_func=labels.get)
+conversation = get_conversation(store, picked).conversation
+meta = conversation.metadata
+spec = specs.get(conversation.spec_id or "")
+tier = shown.set_index("id").loc[picked, "tier"]
+st.subheader(escape_markdown(spec.scenario) if spec else picked)
+if spec:
+    st.caption(escape_markdown(f"Given {spec.given} · When {spec.when} · Then {spec.then}"))
+badges = [f":{TIER_BADGE.get(tier, 'gray')}-badge[{tier}]", f"model `{conversation.provenance.producer}`"]
+if meta.get("judge_score") is not None:
+    badges.append(f"judge score {meta['judge_score']:.2f} (`{meta.get('judge_model')}`)")
+st.markdown(" · ".join(badges))
+if conversation.provenance.is_offline:
+    st.warning(
+        "Produced offline, without a model: template questions; every expected answer is copied from the "
+        "documents' sentences or table cells."
+    )
+documents = {doc.id: doc for doc in store.documents(project_id)}
+chain = (meta.get("chain") or {}).get("documents", [])
+chain_titles = " → ".join(documents[d].title if d in documents else d for d in chain)
+st.markdown(f"**Chain ({len(chain)} documents):** {chain_titles}")
+if (meta.get("chain") or {}).get("note"):
+    st.caption(f"note: {meta['chain']['note']}")
+reasons = (meta.get("verification") or {}).get("reasons") or []
+for reason in reasons:
+    st.warning(escape_markdown(reason))
+passages = passage_views(list(documents.values()))
+
+
+def _open_sources(answer) -> None:
+    """Each grounding document as an expander showing the passage the answer comes from."""
+    sources = answer.metadata.get("sources") or []
+    for doc_id in answer.grounding:
+        doc = documents.get(doc_id)
+        title = doc.title if doc else doc_id
+        mine = [s for s in sources if s.get("document_id") == doc_id]
+        with st.expander(f":material/description: {title} ({doc_id})"):
+            if not mine:
+                st.markdown(
+                    highlight(doc.text if doc else "", "") if doc else "(document not in the project)"
+                )
+            for source in mine:
+                passage = passages.get(source.get("passage_id", ""), {})
+                st.caption(f"passage {source.get('passage_id', '?')}")
+                st.markdown(highlight(passage.get("text", ""), source))
+
+
+for k, (question, answer) in enumerate(qa_pairs(conversation), start=1):
+    with st.chat_message("user"):
+        st.markdown(escape_markdown(question.content))
+        bridge = f" · bridging entity **{question.bridging_entity}**" if question.bridging_entity else ""
+        kind = "CANNOTANSWER" if is_cannot_answer(answer.content) else question.query_type
+        st.caption(f"pair {k} · :violet-badge[{kind}]{bridge}")
+    with st.chat_message("assistant"):
+        st.markdown(escape_markdown(answer.content))
+        verdict = answer.metadata.get("correction")
+        grounded = ", ".join(answer.grounding) or "none (the documents do not answer it)"
+        st.caption(
+            f"expected answer · grounding: {grounded}" + (f" · correction: {verdict}" if verdict else "")
+        )
+        if answer.metadata.get("original_answer"):
+            st.caption(f"before correction: {escape_markdown(answer.metadata['original_answer'])}")
+        _open_sources(answer)

@@ -1,0 +1,76 @@
+"""End to end: a real headless Chromium generates conversations, stops, resumes, and opens a passage."""
+
+import time
+
+import pytest
+
+from evalcore.cli import SAMPLE_PROJECT
+from evalcore.conversations.store_ops import list_conversations
+from evalcore.doc_qa.job import RUN_KIND
+from evalcore.importers import import_project
+from evalcore.specs.generation import generate_specs
+from evalcore.store import Store
+from tests.browser import chromium, chromium_path, streamlit_server
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def browser():
+    if chromium_path() is None:
+        pytest.fail("Debian chromium and chromium-driver are needed: run scripts/setup.sh --test")
+    with chromium() as driver:
+        yield driver
+
+
+def _wait_for(browser, text: str, timeout: float = 120) -> None:
+    from selenium.webdriver.common.by import By
+
+    deadline = time.monotonic() + timeout
+    while text not in browser.find_element(By.TAG_NAME, "body").text:
+        assert time.monotonic() < deadline, f"'{text}' never appeared"
+        time.sleep(0.3)
+
+
+def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+
+    url = f"sqlite:///{tmp_path / 'e2e.db'}"
+    store = Store(url)
+    project_id = import_project(store, SAMPLE_PROJECT).project_id
+    generate_specs(store, project_id, m=10, batch=5)
+    with streamlit_server(url) as base:
+        browser.get(base + "/conversations")
+        _wait_for(browser, "No document-grounded conversation yet")
+        browser.find_element(By.XPATH, "//button[.//p[text()='Generate']]").click()
+        _wait_for(browser, "/100 conversations")
+        browser.find_element(By.XPATH, "//button[.//p[text()='Stop generating']]").click()
+        run = store.runs(project_id, kind=RUN_KIND)[0]
+        deadline = time.monotonic() + 60
+        while store.run(run.id).status.value == "running":  # it stops after the conversations in flight
+            assert time.monotonic() < deadline, "the job did not stop"
+            time.sleep(0.3)
+        stopped_at = len(store.finished_units(run.id))
+        assert store.run(run.id).status.value == "stopped" and 0 < stopped_at < 100
+        assert len(list_conversations(store, project_id)) == stopped_at
+
+        browser.get(base + "/conversations")  # as a person coming back later
+        _wait_for(browser, f"Resume {run.id}")
+        assert f"({stopped_at}/100 conversations)" in browser.find_element(By.TAG_NAME, "body").text
+        browser.find_element(By.XPATH, f"//button[.//p[text()='Resume {run.id}']]").click()
+        deadline = time.monotonic() + 180
+        while store.run(run.id).status.value != "finished":
+            assert time.monotonic() < deadline, "the resumed job did not finish"
+            time.sleep(0.3)
+        assert len(list_conversations(store, project_id)) == 100
+        _wait_for(browser, "Done: ")  # the page that resumed it says so, then shows the conversations
+        _wait_for(browser, "Open conversation")
+
+        summaries = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stExpander'] summary")
+        grounding = next(s for s in summaries if "(" in s.text and ")" in s.text and "Generate" not in s.text)
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", grounding)
+        grounding.click()
+        _wait_for(browser, "passage ")
+        bold = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stExpander'] strong")
+        assert any(b.text.strip() for b in bold), "the answer's source is highlighted in its passage"
+        browser.save_screenshot(str(tmp_path / "conversations.png"))
