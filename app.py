@@ -2,14 +2,13 @@
 
 import streamlit as st
 
-from pages._common import identity_sidebar, project_picker, store_or_stop, warm_up_maps
+from pages._common import identity_sidebar, project_picker, store_or_stop
 
 st.set_page_config(page_title="evalcore", page_icon=":material/science:", layout="wide")
 
 store = store_or_stop()
 project_picker(store)
 identity_sidebar()
-warm_up_maps()
 
 navigation = st.navigation(
     {
@@ -23,6 +22,12 @@ navigation = st.navigation(
         ],
         "Data": [
             st.Page("pages/conversations.py", title="Conversations", icon=":material/forum:"),
+            st.Page("pages/annotate.py", title="Annotate", icon=":material/rate_review:"),
+            st.Page("pages/agreement.py", title="Agreement and calibration", icon=":material/groups:"),
+        ],
+        "Results": [
+            st.Page("pages/runs.py", title="Runs", icon=":material/play_circle:"),
+            st.Page("pages/reports.py", title="Reports", icon=":material/table_chart:"),
         ],
     }
 )

@@ -10,10 +10,12 @@ from typing import Annotated
 
 import typer
 
+from evalcore.cli_annotation import app as annotate_app
 from evalcore.cli_common import DbOption, ProjectOption, friendly
 from evalcore.cli_common import open_store as _store
 from evalcore.cli_common import project_id_of as _project_id
 from evalcore.cli_conversations import app as conversations_app
+from evalcore.cli_runs import app as runs_app
 from evalcore.cli_specs import app as specs_app
 from evalcore.store import DATABASE_URL_ENV
 
@@ -28,6 +30,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_PROJECT = REPO_ROOT / "data" / "sample"
 app.add_typer(specs_app, name="specs")
 app.add_typer(conversations_app, name="conversations")
+app.add_typer(runs_app)  # run, report, targets (evalcore/cli_runs.py)
+app.add_typer(annotate_app, name="annotate")
 
 
 @app.command()

@@ -20,7 +20,7 @@ def _open_store(url: str) -> Store:
 
 @st.cache_resource(show_spinner=False)
 def warm_up_maps() -> threading.Thread:
-    """Compile the 2D map's code in the background once per server, while people use other pages."""
+    """Compile the 2D map's code in the background, once per server, while people review specs."""
     thread = threading.Thread(target=warm_up, name="evalcore-umap-warm-up", daemon=True)
     thread.start()
     return thread

@@ -39,16 +39,21 @@ def test_import_the_sample_project_and_see_its_counts(tmp_path, browser):
         button.click()
         wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "body"), "Counts per stage"))
 
+        def metrics(b) -> dict[str, str]:
+            return {
+                m.find_element(By.CSS_SELECTOR, "[data-testid='stMetricLabel']").text: m.find_element(
+                    By.CSS_SELECTOR, "[data-testid='stMetricValue']"
+                ).text
+                for m in b.find_elements(By.CSS_SELECTOR, "[data-testid='stMetric']")
+            }
+
+        # The page streams in: wait for the last metric, not just the heading.
+        wait.until(lambda b: "Runs" in metrics(b))
         store = Store(url)
         project_id = store.projects()[0].id
         documents = len(store.documents(project_id))
         tools = len(store.tools(project_id))
-        metrics = {
-            m.find_element(By.CSS_SELECTOR, "[data-testid='stMetricLabel']").text: m.find_element(
-                By.CSS_SELECTOR, "[data-testid='stMetricValue']"
-            ).text
-            for m in browser.find_elements(By.CSS_SELECTOR, "[data-testid='stMetric']")
-        }
+        metrics = metrics(browser)
         assert metrics["Documents"] == str(documents)
         assert metrics["Tools"] == str(tools)
         assert documents >= 12

@@ -66,6 +66,42 @@ EXPECTED_SCHEMA: dict[str, list[str]] = {
         "created_at",
     ],
     "embeddings": ["model", "content_hash", "dim", "vector", "created_at"],
+    # 003_runs
+    "judgments": [
+        "id",
+        "run_id",
+        "conversation_id",
+        "test_id",
+        "turn_index",
+        "score",
+        "error_type",
+        "spec_id",
+        "n_documents",
+        "query_type",
+        "multi_turn",
+        "item_judge_passed",
+        "judge",
+        "body",
+        "created_at",
+    ],
+    # 004_annotation
+    "assignments": ["item_id", "annotator", "project_id", "assigned_by", "assigned_at"],
+    "annotation_states": [
+        "item_id",
+        "project_id",
+        "kind",
+        "version",
+        "policy",
+        "tier",
+        "human_label",
+        "needs_adjudication",
+        "judge_passed",
+        "judge_score",
+        "n_annotations",
+        "detail",
+        "updated_at",
+    ],
+    "annotation_verdicts": ["item_id", "author", "project_id", "label"],
 }
 
 EXPECTED_PRIMARY_KEYS: dict[str, list[str]] = {
@@ -84,6 +120,10 @@ EXPECTED_PRIMARY_KEYS: dict[str, list[str]] = {
     "llm_cache": ["key"],
     "model_calls": ["id"],
     "embeddings": ["model", "content_hash"],
+    "judgments": ["id"],
+    "assignments": ["item_id", "annotator"],
+    "annotation_states": ["item_id"],
+    "annotation_verdicts": ["item_id", "author"],
 }
 
 EXPECTED_INDEXES = {
@@ -93,6 +133,12 @@ EXPECTED_INDEXES = {
     "ix_runs_project_id",
     "ix_model_calls_project_id",
     "ix_model_calls_run_id",
+    "ix_judgments_run_turn",
+    "ix_judgments_run_score",
+    "ix_assignments_project_annotator",
+    "ix_annotation_states_queue",
+    "ix_annotation_verdicts_author",
+    "ix_items_queue",
 }
 
 

@@ -180,12 +180,89 @@ def m002_model_layer(op: Operations) -> None:
     )
 
 
+def m003_runs(op: Operations) -> None:
+    """Runs against a target: one judgment per played turn, with the columns failure tables group by."""
+    op.create_table(
+        "judgments",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("conversation_id", sa.String(64), nullable=True),
+        sa.Column("test_id", sa.String(64), nullable=True),
+        sa.Column("turn_index", sa.Integer, nullable=True),
+        sa.Column("score", sa.Float, nullable=True),
+        sa.Column("error_type", sa.String(64), nullable=True),
+        sa.Column("spec_id", sa.String(64), nullable=True),
+        sa.Column("n_documents", sa.Integer, nullable=True),
+        sa.Column("query_type", sa.String(32), nullable=True),
+        sa.Column("multi_turn", sa.Boolean, nullable=True),
+        sa.Column("item_judge_passed", sa.Boolean, nullable=True),
+        sa.Column("judge", sa.String(200), nullable=False),
+        sa.Column("body", JSON, nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+    )
+    op.create_index("ix_judgments_run_turn", "judgments", ["run_id", "conversation_id", "turn_index"])
+    op.create_index("ix_judgments_run_score", "judgments", ["run_id", "score", "error_type"])
+
+
+def m004_annotation(op: Operations) -> None:
+    """Annotation workbench: who is assigned what, and the derived state that makes the queue fast.
+
+    `annotation_states` and `annotation_verdicts` hold nothing that cannot be rebuilt from items,
+    revisions and annotations: they are derived, kept current in the transaction that saves annotations,
+    and refreshed from the head revision when something else wrote (see evalcore.annotation.state).
+    """
+    op.create_table(
+        "assignments",
+        sa.Column("item_id", sa.String(64), sa.ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("annotator", sa.String(200), primary_key=True),
+        sa.Column(
+            "project_id", sa.String(64), sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False
+        ),
+        sa.Column("assigned_by", sa.String(200), nullable=False),
+        sa.Column("assigned_at", TS, nullable=False),
+    )
+    op.create_index("ix_assignments_project_annotator", "assignments", ["project_id", "annotator"])
+    op.create_table(
+        "annotation_states",
+        sa.Column("item_id", sa.String(64), sa.ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column(
+            "project_id", sa.String(64), sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False
+        ),
+        sa.Column("kind", sa.String(32), nullable=False),
+        sa.Column("version", sa.Integer, nullable=False),
+        sa.Column("policy", sa.String(64), nullable=False),
+        sa.Column("tier", sa.String(16), nullable=False),
+        sa.Column("human_label", sa.String(16), nullable=True),
+        sa.Column("needs_adjudication", sa.Boolean, nullable=False),
+        sa.Column("judge_passed", sa.Boolean, nullable=True),
+        sa.Column("judge_score", sa.Float, nullable=True),
+        sa.Column("n_annotations", sa.Integer, nullable=False),
+        sa.Column("detail", JSON, nullable=False),
+        sa.Column("updated_at", TS, nullable=False),
+    )
+    op.create_index("ix_annotation_states_queue", "annotation_states", ["project_id", "kind", "tier"])
+    op.create_table(
+        "annotation_verdicts",
+        sa.Column("item_id", sa.String(64), sa.ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("author", sa.String(200), primary_key=True),
+        sa.Column(
+            "project_id", sa.String(64), sa.ForeignKey("projects.id", ondelete="CASCADE"), nullable=False
+        ),
+        sa.Column("label", sa.String(16), nullable=False),
+    )
+    op.create_index("ix_annotation_verdicts_author", "annotation_verdicts", ["project_id", "author"])
+    # The queue pages conversations of a project oldest first: this index serves its ORDER BY and LIMIT.
+    op.create_index("ix_items_queue", "items", ["project_id", "kind", "created_at", "id"])
+
+
 # Key of the PostgreSQL advisory lock held while migrating ("evalcore" read as a number, trimmed to 63 bits).
 MIGRATION_LOCK_KEY = int.from_bytes(b"evalcore", "big") & (2**63 - 1)
 
 MIGRATIONS: list[Migration] = [
     Migration("001_initial", m001_initial),
     Migration("002_model_layer", m002_model_layer),
+    Migration("003_runs", m003_runs),
+    Migration("004_annotation", m004_annotation),
 ]
 
 

@@ -223,3 +223,79 @@ embeddings = sa.Table(
     sa.Column("vector", sa.LargeBinary, nullable=False),
     sa.Column("created_at", TS, nullable=False),
 )
+
+# ------------------------------------------------------------------- runs (003_runs)
+
+# One row per played turn of a run against a target. The columns are what failure tables group by (so a
+# report reads no JSON); `body` holds the rest (reply, expected, conversation so far, rationale ...).
+# `item_judge_passed` is the played item's own generation-time judge verdict, which tiers fall back to.
+judgments = sa.Table(
+    "judgments",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("conversation_id", sa.String(64), nullable=True),
+    sa.Column("test_id", sa.String(64), nullable=True),
+    sa.Column("turn_index", sa.Integer, nullable=True),
+    sa.Column("score", sa.Float, nullable=True),
+    sa.Column("error_type", sa.String(64), nullable=True),
+    sa.Column("spec_id", sa.String(64), nullable=True),
+    sa.Column("n_documents", sa.Integer, nullable=True),
+    sa.Column("query_type", sa.String(32), nullable=True),
+    sa.Column("multi_turn", sa.Boolean, nullable=True),
+    sa.Column("item_judge_passed", sa.Boolean, nullable=True),
+    sa.Column("judge", sa.String(200), nullable=False),
+    sa.Column("body", JSON, nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Index("ix_judgments_run_turn", "run_id", "conversation_id", "turn_index"),
+    sa.Index("ix_judgments_run_score", "run_id", "score", "error_type"),
+)
+
+# -------------------------------------------------------- annotation workbench (004_annotation)
+
+# Who is asked to review which item; the overlap (several annotators per item) gives agreement.
+assignments = sa.Table(
+    "assignments",
+    metadata,
+    sa.Column("item_id", sa.String(64), sa.ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("annotator", sa.String(200), primary_key=True),
+    sa.Column("project_id", sa.String(64), _project_fk(), nullable=False),
+    sa.Column("assigned_by", sa.String(200), nullable=False),
+    sa.Column("assigned_at", TS, nullable=False),
+    sa.Index("ix_assignments_project_annotator", "project_id", "annotator"),
+)
+
+# Derived, one row per item: its tier and judge fields, so the queue filters and pages in SQL. Rebuilt
+# from revisions and annotations (evalcore.annotation.state); `version` is the head revision it reflects.
+annotation_states = sa.Table(
+    "annotation_states",
+    metadata,
+    sa.Column("item_id", sa.String(64), sa.ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("project_id", sa.String(64), _project_fk(), nullable=False),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("policy", sa.String(64), nullable=False),
+    sa.Column("tier", sa.String(16), nullable=False),
+    sa.Column("human_label", sa.String(16), nullable=True),
+    sa.Column("needs_adjudication", sa.Boolean, nullable=False),
+    sa.Column("judge_passed", sa.Boolean, nullable=True),
+    sa.Column("judge_score", sa.Float, nullable=True),
+    sa.Column("n_annotations", sa.Integer, nullable=False),
+    sa.Column("detail", JSON, nullable=False),
+    sa.Column("updated_at", TS, nullable=False),
+    sa.Index("ix_annotation_states_queue", "project_id", "kind", "tier"),
+)
+
+# Derived: each annotator's effective whole-item verdict (evalcore.tiers rules), for "needs my review".
+annotation_verdicts = sa.Table(
+    "annotation_verdicts",
+    metadata,
+    sa.Column("item_id", sa.String(64), sa.ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("author", sa.String(200), primary_key=True),
+    sa.Column("project_id", sa.String(64), _project_fk(), nullable=False),
+    sa.Column("label", sa.String(16), nullable=False),
+    sa.Index("ix_annotation_verdicts_author", "project_id", "author"),
+)
+
+# The queue pages a project's items oldest first: this index serves its ORDER BY ... LIMIT.
+sa.Index("ix_items_queue", items.c.project_id, items.c.kind, items.c.created_at, items.c.id)

@@ -1,0 +1,193 @@
+"""What a run plays: conversations turn by turn, or single tests, as a list of exchanges per item.
+
+A conversation becomes one exchange per assistant turn: the user message(s) before it are sent, the
+assistant turn's content is the expected answer. Tool turns are not sent (chat targets see text only).
+A test is one exchange: its context is sent as it is (the reference history), its expected turn judged.
+
+Per turn the report needs the query type (the assistant turn's, else its question's), the grounding
+documents (the same way round), and whether it is multi-turn: asked after at least one earlier exchange,
+so the first question of a conversation counts as single-turn (it is read without any history).
+`n_documents` is the item's chain length (metadata `chain` or `n_documents`), else the number of
+distinct documents its turns cite.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalcore.conversations.store_ops import KIND, TEST_KIND
+from evalcore.errors import NotFoundError
+from evalcore.llm.types import Message
+from evalcore.models import Conversation, Test, Turn, TurnRole
+from evalcore.store import Store
+
+CANNOT_ANSWER = "CANNOTANSWER"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One turn to play: what is sent, what is expected, and how the report classifies it."""
+
+    turn_index: int
+    question: str
+    expected: str
+    query_type: str | None
+    grounding: tuple[str, ...]
+    multi_turn: bool
+    assertions: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class PlayItem:
+    """A conversation or test ready to play."""
+
+    key: str  # "conversation:<id>" or "test:<id>"
+    kind: str
+    item_id: str
+    version: int
+    spec_id: str | None
+    n_documents: int | None
+    judge_passed: bool | None
+    exchanges: tuple[Exchange, ...]
+    context: tuple[Message, ...] = field(default=())  # tests: the fixed history before the exchange
+
+    def unit_key(self, exchange: Exchange) -> str:
+        """The job unit of one played turn."""
+        return f"{self.key}#t{exchange.turn_index}"
+
+
+def item_key(kind: str, item_id: str) -> str:
+    """'conversation:<id>' or 'test:<id>'."""
+    return f"{kind}:{item_id}"
+
+
+def judge_passed(metadata: dict[str, Any]) -> bool | None:
+    """The generator's own judge verdict on an item, wherever the generator keeps it in metadata."""
+    for key in ("judge_passed", "verified", "passed"):
+        if isinstance(metadata.get(key), bool):
+            return metadata[key]
+    for key in ("verification", "judge", "filter"):
+        inner = metadata.get(key)
+        if isinstance(inner, dict):
+            found = judge_passed(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def _expected_text(turn: Turn) -> str:
+    if turn.role == TurnRole.tool_call:
+        return f"call {turn.tool_name}({json.dumps(turn.arguments or {}, ensure_ascii=False)})"
+    return turn.content
+
+
+def _n_documents(metadata: dict[str, Any], turns: list[Turn]) -> int | None:
+    if isinstance(metadata.get("n_documents"), int):
+        return metadata["n_documents"]
+    chain = metadata.get("chain")
+    if isinstance(chain, list) and chain:
+        return len(chain)
+    documents = {d for t in turns for d in t.grounding}
+    return len(documents) or None
+
+
+def conversation_item(conversation: Conversation, version: int) -> PlayItem:
+    """One exchange per assistant turn of the conversation."""
+    exchanges: list[Exchange] = []
+    pending: list[Turn] = []
+    for turn in conversation.turns:
+        if turn.role == TurnRole.user:
+            pending.append(turn)
+        elif turn.role == TurnRole.assistant and pending:
+            asked = pending[-1]
+            exchanges.append(
+                Exchange(
+                    turn_index=turn.index,
+                    question="\n\n".join(t.content for t in pending),
+                    expected=turn.content,
+                    query_type=turn.query_type or asked.query_type,
+                    grounding=tuple(turn.grounding or asked.grounding),
+                    multi_turn=bool(exchanges),
+                    assertions=tuple(turn.metadata.get("assertions") or ()),
+                )
+            )
+            pending = []
+    return PlayItem(
+        key=item_key(KIND, conversation.id),
+        kind=KIND,
+        item_id=conversation.id,
+        version=version,
+        spec_id=conversation.spec_id,
+        n_documents=_n_documents(conversation.metadata, conversation.turns),
+        judge_passed=judge_passed(conversation.metadata),
+        exchanges=tuple(exchanges),
+    )
+
+
+def single_test_item(test: Test, version: int) -> PlayItem:
+    """The test's context as a fixed history, and its expected turn as the one exchange."""
+    context = [
+        Message(t.role.value, t.content) for t in test.context if t.role.value in ("user", "assistant")
+    ]
+    last_user = next((t for t in reversed(test.context) if t.role == TurnRole.user), None)
+    exchange = Exchange(
+        turn_index=test.expected.index,
+        question=last_user.content if last_user else "",
+        expected=_expected_text(test.expected),
+        query_type=test.expected.query_type or (last_user.query_type if last_user else None),
+        grounding=tuple(test.expected.grounding or (last_user.grounding if last_user else [])),
+        multi_turn=sum(t.role == TurnRole.user for t in test.context) > 1,
+        assertions=tuple(test.assertions),
+    )
+    return PlayItem(
+        key=item_key(TEST_KIND, test.id),
+        kind=TEST_KIND,
+        item_id=test.id,
+        version=version,
+        spec_id=test.spec_id,
+        n_documents=_n_documents({}, [*test.context, test.expected]),
+        judge_passed=None,
+        exchanges=(exchange,),
+        context=tuple(context[:-1] if context and context[-1].role == "user" else context),
+    )
+
+
+def load_item(store: Store, key: str) -> PlayItem:
+    """The current content of the item behind a key."""
+    kind, _, item_id = key.partition(":")
+    revision = store.current(item_id)
+    if revision.kind != kind or revision.body is None:
+        raise NotFoundError(f"no {kind} '{item_id}' in the store")
+    if kind == KIND:
+        return conversation_item(Conversation.model_validate(revision.body), revision.version)
+    return single_test_item(Test.model_validate(revision.body), revision.version)
+
+
+def select_keys(
+    store: Store,
+    project_id: str,
+    *,
+    source: str = "conversations",
+    spec_id: str | None = None,
+    generator: str | None = None,
+    limit: int | None = None,
+) -> list[str]:
+    """Keys of the items a run plays: the project's conversations and/or tests, oldest first."""
+    if source not in ("conversations", "tests", "both"):
+        raise ValueError(f"source must be 'conversations', 'tests' or 'both', not {source!r}")
+    keys: list[str] = []
+    if source in ("conversations", "both"):
+        revisions = store.list_current(project_id, KIND, generator=generator, spec_id=spec_id)
+        keys += [item_key(KIND, r.item_id) for r in revisions]
+    if source in ("tests", "both"):
+        keys += [
+            item_key(TEST_KIND, r.item_id) for r in store.list_current(project_id, TEST_KIND, spec_id=spec_id)
+        ]
+    return keys[:limit] if limit else keys
+
+
+def is_cannot_answer(expected: str) -> bool:
+    """True when the expected answer says the documents hold no answer (seed 000's CANNOTANSWER)."""
+    return expected.strip().strip(".").upper().replace(" ", "") == CANNOT_ANSWER

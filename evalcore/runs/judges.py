@@ -1,0 +1,171 @@
+"""Judges of a played turn: an LLM-as-judge (0/1 with a rationale and an error type) and an offline judge.
+
+Judges are made by `make_judge`, a factory in the style of inspect_ai's scorers: the LLM judge is the
+task `judge_turn` (prompt `evalcore/prompts/judge_turn.md`) run through the model layer, so its calls
+are cached, retried, accounted and budgeted; its offline implementation is the deterministic comparison
+of `evalcore.runs.compare`, which is also the offline judge. A judge output that cannot be parsed (after
+the model layer's re-asks) is recorded as unscored, with the raw text: never as 0.
+
+The judge is never the target's own model when another one is configured: `make_judge` goes through the
+model layer's guard, which picks another configured model or, when there is none, records a warning on
+the run (seed 000 switched to another judge when the system under test ran on the judge's model).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field, model_validator
+
+from evalcore.errors import EvalcoreError
+from evalcore.llm.client import ModelClient
+from evalcore.llm.guard import guard_judge
+from evalcore.llm.tasks import Task
+from evalcore.runs import compare
+from evalcore.runs.records import ERROR_TYPES, JUDGE_ERROR_TYPES, JudgeErrorType
+
+OFFLINE = "offline"
+DOCUMENT_CHARS = 2500  # per grounding document in the judge prompt: enough for a policy section
+
+
+class JudgeVerdict(BaseModel):
+    """A judge's verdict on one reply."""
+
+    rationale: str = Field(description="Two or three sentences: what matches, what is wrong or missing.")
+    score: int = Field(description="1 if the reply is fully correct, else 0.", ge=0, le=1)
+    error_type: JudgeErrorType | None = Field(default=None, description="Main error when the score is 0.")
+
+    @model_validator(mode="after")
+    def _no_error_on_pass(self) -> JudgeVerdict:
+        if self.score == 1:
+            self.error_type = None
+        return self
+
+
+def offline_verdict(inputs: dict[str, Any], rng: random.Random) -> JudgeVerdict:
+    """The judge task's offline implementation: the deterministic comparison."""
+    result = compare.compare_reply(
+        inputs["question"],
+        inputs["expected"],
+        inputs["reply"],
+        list(inputs.get("grounding_texts") or []),
+        multi_turn=bool(inputs.get("multi_turn")),
+    )
+    return JudgeVerdict(rationale=result.rationale, score=result.score, error_type=result.error_type)
+
+
+JUDGE_TURN = Task("judge_turn", JudgeVerdict, offline_verdict, prompt="judge_turn.md", max_tokens=600)
+
+
+class JudgeStopped(EvalcoreError):
+    """The judge could not run because the run's budget is spent."""
+
+
+@dataclass(frozen=True)
+class JudgeInputs:
+    """Everything a judge sees about one played turn."""
+
+    spec: str
+    history: list[dict[str, str]]
+    question: str
+    expected: str
+    reply: str
+    grounding: list[tuple[str, str, str]] = field(default_factory=list)  # (id, title, text)
+    multi_turn: bool = False
+
+    def as_task_inputs(self) -> dict[str, Any]:
+        """The inputs of the `judge_turn` task (rendered text, plus raw texts for its offline version)."""
+        history = (
+            "\n".join(f"{m['role']}: {m['content']}" for m in self.history) or "(this is the first turn)"
+        )
+        documents = "\n\n".join(
+            f"[{i}] {title}\n{text[:DOCUMENT_CHARS]}" for i, title, text in self.grounding
+        )
+        return {
+            "spec": self.spec or "(none)",
+            "history": history,
+            "question": self.question,
+            "expected": self.expected,
+            "documents": documents or "(none)",
+            "reply": self.reply,
+            "error_types": "\n".join(f"   - {k}: {ERROR_TYPES[k]}" for k in JUDGE_ERROR_TYPES),
+            "grounding_texts": [text for _, _, text in self.grounding],
+            "multi_turn": self.multi_turn,
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's decision on one turn: score 1, 0 or None (unscored), with why and who decided."""
+
+    score: float | None
+    error_type: str | None
+    rationale: str
+    judge: str
+    raw: str | None = None
+    prompt_version: str | None = None
+
+
+class TurnJudge:
+    """The interface of judges."""
+
+    name: str
+    prompt_versions: dict[str, str]
+
+    def judge(self, inputs: JudgeInputs) -> Verdict:
+        """The verdict on one turn."""
+        raise NotImplementedError
+
+
+class OfflineJudge(TurnJudge):
+    """Deterministic comparison with the expected answer and the grounding documents; no model."""
+
+    name = OFFLINE
+    prompt_versions: ClassVar[dict[str, str]] = {"offline_judge": compare.VERSION}
+
+    def judge(self, inputs: JudgeInputs) -> Verdict:
+        """Compare; always scored."""
+        verdict = offline_verdict(inputs.as_task_inputs(), random.Random(0))
+        return Verdict(
+            float(verdict.score), verdict.error_type, verdict.rationale, OFFLINE, None, compare.VERSION
+        )
+
+
+class LLMJudge(TurnJudge):
+    """The `judge_turn` task on a model, through the model layer."""
+
+    def __init__(self, client: ModelClient, model: str) -> None:
+        self.client, self.name = client, model
+        self.prompt_versions = {JUDGE_TURN.name: JUDGE_TURN.prompt_version}
+
+    def judge(self, inputs: JudgeInputs) -> Verdict:
+        """Run the task; unparseable output is unscored, a spent budget raises JudgeStopped."""
+        result = self.client.run_task(JUDGE_TURN, inputs.as_task_inputs(), role="judge", model=self.name)
+        if result.status == "stopped":
+            raise JudgeStopped(result.error or "budget spent")
+        version = result.prompt_version
+        if not result.ok or result.output is None:
+            why = f"unscored: the judge's output could not be used ({result.error})"
+            return Verdict(None, None, why, self.name, result.raw, version)
+        out: JudgeVerdict = result.output  # type: ignore[assignment]
+        return Verdict(float(out.score), out.error_type, out.rationale, self.name, None, version)
+
+
+def make_judge(client: ModelClient, judge: str | None, target_model: str | None) -> TurnJudge:
+    """The judge for a run: 'offline', a 'provider/model', or None for the project's judge role.
+
+    A model goes through the self-preference guard (which records the judge, and any warning, on the
+    client's run). The offline provider's model judges with the offline comparison.
+    """
+    if judge == OFFLINE:
+        run = client.current_run()
+        if run is not None and run.judge != OFFLINE:
+            client.store.update_run(run.model_copy(update={"judge": OFFLINE}))
+        return OfflineJudge()
+    choice = guard_judge(client, target_model, judge)
+    if choice.model.startswith("offline/"):
+        return OfflineJudge()
+    client.registry.resolve("judge", choice.model)  # a misconfigured judge fails before any turn is played
+    return LLMJudge(client, choice.model)

@@ -1,0 +1,62 @@
+"""Records of a run: the fixed list of error types, and the judged turn the store keeps per played turn."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from evalcore.models import Judgment
+
+RUN_KIND = "run"
+
+# The error types a judge chooses from (seed 000's failure modes, in words a lead acts on). A judge may
+# only give one of JUDGE_ERROR_TYPES; "crash" and "assertion_failed" are set by the runner itself.
+ERROR_TYPES: dict[str, str] = {
+    "wrong_fact": "states a fact that contradicts the expected answer or the documents",
+    "incomplete": "right as far as it goes, but misses part of the expected answer (e.g. a second document)",
+    "hallucinated": "adds claims found neither in the expected answer nor in the grounding documents",
+    "failed_to_say_cannot_answer": "answers a question the documents cannot answer instead of saying so",
+    "ignored_context": "misreads a reference to an earlier turn (coreference) or ignores the conversation",
+    "refused_wrongly": "declines, or says it cannot answer, a question the documents do answer",
+    "off_spec": "breaks the behaviour the spec requires (its Then), even if the facts are right",
+    "other": "fails for another reason (say which in the rationale)",
+    "crash": "the target gave no usable reply (error, timeout, unreadable or empty response)",
+    "assertion_failed": "a deterministic assertion of the test failed",
+}
+JudgeErrorType = Literal[
+    "wrong_fact",
+    "incomplete",
+    "hallucinated",
+    "failed_to_say_cannot_answer",
+    "ignored_context",
+    "refused_wrongly",
+    "off_spec",
+    "other",
+]
+JUDGE_ERROR_TYPES: tuple[str, ...] = JudgeErrorType.__args__  # type: ignore[attr-defined]
+
+
+class JudgedTurn(Judgment):
+    """A judgment plus what the report groups by and what its drill-down shows."""
+
+    spec_id: str | None = Field(default=None, description="Spec the played item exercises.")
+    n_documents: int | None = Field(default=None, description="Documents the item draws on (chain length).")
+    query_type: str | None = Field(default=None, description="SINGLE-DOC, MULTI-DOC, FILLER, SYNTHESIS ...")
+    multi_turn: bool = Field(default=False, description="Asked after earlier exchanges of the conversation.")
+    item_judge_passed: bool | None = Field(
+        default=None, description="The item's generation-time judge verdict (tiers fall back to it)."
+    )
+    item_version: int | None = Field(default=None, description="Version of the item that was played.")
+    question: str = Field(default="", description="The user message(s) sent for this turn.")
+    expected: str = Field(default="", description="The expected answer.")
+    history: list[dict[str, str]] = Field(
+        default_factory=list, description="The conversation so far as the target saw it (role, content)."
+    )
+    grounding: list[str] = Field(default_factory=list, description="Documents that ground the answer.")
+    crash: str | None = Field(default=None, description="Why the target gave no usable reply, if so.")
+    latency_ms: float | None = Field(default=None, description="How long the target took to reply.")
+    cache_hit: bool = Field(default=False, description="Reply served from the model layer's cache.")
+    target_details: dict[str, Any] | None = Field(default=None, description="Adapter extras (demo passage).")
+    assertions: list[dict[str, Any]] = Field(default_factory=list, description="Results of the assertions.")
+    prompt_version: str | None = Field(default=None, description="Version of the judge prompt.")

@@ -1,0 +1,148 @@
+"""Judgments in the store: written with their turn's job unit, read back as rows for reports.
+
+Reports read only the indexed columns (no JSON), so aggregating a run of 100,000 judged turns loads in
+a fraction of a second; the bodies (reply, conversation so far, rationale) are read for the few turns a
+drill-down shows. Tiers are derived at read time from the items' annotations (one query for all items),
+so a report always reflects the latest human verdicts.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from evalcore.models import Annotation
+from evalcore.models.common import Tier
+from evalcore.runs.records import JudgedTurn
+from evalcore.store import Store
+from evalcore.store import schema as t
+from evalcore.tiers import derive_tier
+
+ROW_COLUMNS = (
+    "judgment_id",
+    "conversation_id",
+    "test_id",
+    "turn_index",
+    "score",
+    "error_type",
+    "spec_id",
+    "n_documents",
+    "query_type",
+    "multi_turn",
+    "item_judge_passed",
+)
+
+
+def judgment_values(turn: JudgedTurn) -> dict[str, Any]:
+    """The row of one judged turn."""
+    return {
+        "run_id": turn.run_id,
+        "conversation_id": turn.conversation_id,
+        "test_id": turn.test_id,
+        "turn_index": turn.turn_index,
+        "score": turn.score,
+        "error_type": turn.error_type,
+        "spec_id": turn.spec_id,
+        "n_documents": turn.n_documents,
+        "query_type": turn.query_type,
+        "multi_turn": turn.multi_turn,
+        "item_judge_passed": turn.item_judge_passed,
+        "judge": turn.judge,
+        "body": turn.model_dump(mode="json"),
+        "created_at": turn.created_at,
+    }
+
+
+def insert_judgments(conn: sa.Connection, turns: Sequence[JudgedTurn]) -> None:
+    """Insert judged turns inside the caller's transaction (a job unit's)."""
+    if turns:
+        conn.execute(sa.insert(t.judgments), [judgment_values(x) for x in turns])
+
+
+def count_units(store: Store, run_id: str) -> int:
+    """How many units of a run are finished (cheaper than loading them, for progress bars)."""
+    with store.read() as conn:
+        return int(conn.scalar(sa.select(sa.func.count()).where(t.run_units.c.run_id == run_id)) or 0)
+
+
+def judgment_rows(store: Store, run_id: str) -> list[tuple[Any, ...]]:
+    """The report columns of every judgment of a run, in `ROW_COLUMNS` order (judgment id first).
+
+    Only what the tables group by: each column fetched costs 100,000 Python objects on a large run.
+    """
+    j = t.judgments
+    columns = [j.c.id, *(j.c[name] for name in ROW_COLUMNS[1:])]
+    query = sa.select(*columns).where(j.c.run_id == run_id).order_by(j.c.id)
+    with store.read() as conn:
+        return [tuple(row) for row in conn.execute(query)]
+
+
+def judgment_bodies(store: Store, ids: Sequence[int]) -> dict[int, JudgedTurn]:
+    """Judged turns by judgment id."""
+    out: dict[int, JudgedTurn] = {}
+    with store.read() as conn:
+        for start in range(0, len(ids), 500):
+            chunk = [int(i) for i in ids[start : start + 500]]
+            rows = conn.execute(
+                sa.select(t.judgments.c.id, t.judgments.c.body).where(t.judgments.c.id.in_(chunk))
+            )
+            out.update({row.id: JudgedTurn.model_validate(row.body) for row in rows})
+    return out
+
+
+def _annotation(r: Any) -> Annotation:
+    return Annotation(
+        item_kind=r.kind,
+        item_id=r.item_id,
+        turn_index=r.turn_index,
+        label=r.label,
+        reason=r.reason,
+        note=r.note,
+        edited_content=r.edited_content,
+        author=r.author,
+        role=r.role,
+        created_at=r.created_at,
+    )
+
+
+def annotations_by_item(
+    store: Store, item_ids: Iterable[str], *, project_ids: Sequence[str] = ()
+) -> dict[str, list[Annotation]]:
+    """Every annotation of the given items, in append order, grouped by item.
+
+    With `project_ids`, one query reads the projects' annotations (few, next to a run's turns) and keeps
+    those of the items; otherwise the items are looked up 500 at a time.
+    """
+    a = t.annotations
+    wanted = set(item_ids)
+    base = sa.select(a, t.items.c.kind).join(t.items, t.items.c.id == a.c.item_id)
+    if project_ids:
+        queries = [base.where(t.items.c.project_id.in_(list(project_ids)))]
+    else:
+        ordered = sorted(wanted)
+        queries = [base.where(a.c.item_id.in_(ordered[i : i + 500])) for i in range(0, len(ordered), 500)]
+    grouped: dict[str, list[Annotation]] = defaultdict(list)
+    with store.read() as conn:
+        for query in queries:
+            for r in conn.execute(query.order_by(a.c.item_id, a.c.version, a.c.id)):
+                if r.item_id in wanted:
+                    grouped[r.item_id].append(_annotation(r))
+    return grouped
+
+
+def item_tiers(
+    store: Store, judge_passed: dict[str, bool | None], *, project_ids: Sequence[str] = ()
+) -> dict[str, Tier]:
+    """The current tier of each item (id -> its generation-time judge verdict), via `evalcore.tiers`."""
+    annotated = annotations_by_item(store, judge_passed, project_ids=project_ids)
+    tiers: dict[str, Tier] = {}
+    for item_id, passed in judge_passed.items():
+        history = annotated.get(item_id)
+        if history:
+            tiers[item_id] = derive_tier(history, passed).tier
+        else:  # no human verdict: the rule's fallback, without building a history
+            tiers[item_id] = Tier.silver if passed else Tier.unreviewed
+    return tiers

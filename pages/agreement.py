@@ -1,0 +1,261 @@
+"""Agreement and calibration: how far annotators agree, what leads must decide, how precise the LLM judge
+is against gold, who reviews what, and the gold and silver sets as JSONL."""
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from evalcore.annotation import (
+    DISAGREEMENT,
+    adjudication_queue,
+    agreement_report,
+    annotation_stamp,
+    assign_items,
+    export_jsonl,
+    progress,
+    project_policy,
+    set_leads,
+    set_policy,
+    silver_calibration,
+    tier_counts,
+    unassign,
+)
+from evalcore.annotation.state import leads_of
+from evalcore.errors import EvalcoreError
+from pages._common import current_project, require_user, show_error, store_or_stop
+
+store = store_or_stop()
+project_id = current_project(store)
+st.title("Agreement and calibration")
+if project_id is None:
+    st.info("Import a project on Home first.")
+    st.stop()
+user = require_user()
+
+
+def _fmt(value: float) -> str:
+    return "n/a" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
+
+
+@st.cache_data(show_spinner="Computing agreement…", max_entries=8)
+def _agreement(_store_url: str, project: str, stamp: tuple[int, int]) -> dict:
+    # `stamp` changes with every new annotation, so a cached report is never stale.
+    return agreement_report(store, project)
+
+
+counts = tier_counts(store, project_id)
+columns = st.columns(len(counts))
+for column, (name, n) in zip(columns, counts.items(), strict=True):
+    column.metric(name, f"{n:,}")
+
+
+def _agreement_section() -> None:
+    report = _agreement(store.url, project_id, annotation_stamp(store, project_id))
+    st.caption(
+        "Cohen's kappa for two annotators, Krippendorff's alpha (nominal) for more; leads' decisions are "
+        "left out (they are made after seeing the annotators). Pairs with n = 0 share no item: raise the "
+        "overlap when assigning."
+    )
+    for level in ("conversation", "turn"):
+        result = report[level]
+        st.subheader(f"{level.capitalize()} verdicts")
+        a, b, c = st.columns(3)
+        a.metric(result.overall_name, _fmt(result.overall))
+        b.metric("Annotators", len(result.annotators))
+        c.metric(f"{level.capitalize()}s labelled by 2+", f"{result.pairable:,} of {result.units:,}")
+        if len(result.pairs):
+            st.dataframe(
+                result.pairs,
+                hide_index=True,
+                column_config={
+                    "a": "annotator",
+                    "b": "annotator",
+                    "n": st.column_config.NumberColumn("shared", help="labelled by both"),
+                    "observed": st.column_config.NumberColumn("observed agreement", format="%.2f"),
+                    "kappa": st.column_config.NumberColumn("Cohen's kappa", format="%.2f"),
+                },
+            )
+        else:
+            st.info("Agreement needs two annotators who labelled the same items.")
+
+
+def _adjudication_section() -> None:
+    queue = adjudication_queue(store, project_id)
+    if not queue:
+        st.success("No disagreement waits for a lead.")
+    else:
+        st.caption("Annotators disagree on these; a lead's decision settles the tier. Pick one to open it.")
+        frame = pd.DataFrame(
+            [
+                {
+                    "conversation": d.item_id,
+                    "generator": d.generator,
+                    "accepted by": ", ".join(d.accepted_by),
+                    "rejected by": ", ".join(d.rejected_by),
+                    "reasons": ", ".join(d.reasons),
+                    "judge": d.judge_score,
+                }
+                for d in queue
+            ]
+        )
+        event = st.dataframe(
+            frame, hide_index=True, on_select="rerun", selection_mode="single-row", key="adjudication"
+        )
+        if event.selection.rows:
+            chosen = frame.iloc[event.selection.rows[0]]["conversation"]
+            # The Annotate page then walks the disagreements: "next" after a decision is the next one.
+            st.session_state.update(q_tier=DISAGREEMENT, q_mine=False)
+            st.switch_page("pages/annotate.py", query_params={"item": chosen})
+
+
+def _calibration_section() -> None:
+    policy = project_policy(store, project_id)
+    target = st.number_input("Target precision", 0.5, 1.0, 0.9, 0.01, key="target_precision", width=220)
+    cal = silver_calibration(store, project_id, target)
+    if cal.n == 0:
+        st.info(
+            "Calibration needs conversations that people decided (gold or rejected) and that have a judge "
+            "score."
+        )
+    else:
+        a, b, c, d = st.columns(4)
+        a.metric("Decided items with a judge score", cal.n, help=f"{cal.positives} accepted by people")
+        b.metric("Judge's own verdict: precision", _fmt(cal.judge_precision))
+        c.metric("… recall", _fmt(cal.judge_recall))
+        if cal.choice:
+            d.metric(
+                f"Threshold for precision ≥ {target:.2f}",
+                f"{cal.choice.threshold:.3f}",
+                help=f"precision {cal.choice.precision:.2f}, recall {cal.choice.recall:.2f}, "
+                f"on {cal.choice.n} items",
+            )
+        else:
+            d.metric(f"Threshold for precision ≥ {target:.2f}", "none reaches it")
+        curve = cal.frame()
+        fig = go.Figure()
+        fig.add_scatter(x=curve["threshold"], y=curve["precision"], name="precision", mode="lines+markers")
+        fig.add_scatter(x=curve["threshold"], y=curve["recall"], name="recall", mode="lines+markers")
+        fig.add_hline(y=target, line_dash="dot", annotation_text=f"target {target:.2f}")
+        if cal.choice:
+            fig.add_vline(
+                x=cal.choice.threshold, line_dash="dash", annotation_text=f"{cal.choice.threshold:.3f}"
+            )
+        fig.update_layout(
+            xaxis_title="judge score threshold", yaxis_title="on gold", yaxis_range=[0, 1.05], height=380,
+            margin={"t": 30, "b": 40}, legend={"orientation": "h"},
+        )  # fmt: skip
+        st.plotly_chart(fig)
+        st.caption(
+            "Silver = conversations nobody decided that the judge passes. With a threshold set, the judge "
+            "passes a conversation whose score reaches it (seed 004: tuned for precision on gold)."
+        )
+        current = policy.judge_threshold
+        st.write(f"Silver threshold now: **{'judge verdict' if current is None else f'{current:.3f}'}**")
+        left, right = st.columns(2)
+        if cal.choice and left.button(f"Use {cal.choice.threshold:.3f} for silver", type="primary"):
+            set_policy(store, project_id, judge_threshold=cal.choice.threshold)
+            st.rerun()
+        if current is not None and right.button("Back to the judge's own verdict"):
+            set_policy(store, project_id, clear_threshold=True)
+            st.rerun()
+
+
+def _assign_section() -> None:
+    team = progress(store, project_id)
+    known = [p.annotator for p in team]
+    with st.form("assign"):
+        names = st.multiselect(
+            "Annotators",
+            known,
+            default=known,
+            accept_new_options=True,
+            placeholder="Type names and press Enter",
+        )
+        a, b, c = st.columns(3)
+        overlap = a.number_input("Overlap (annotators per conversation)", 1, 10, 2)
+        limit = b.number_input("How many conversations (0 = all)", 0, 1_000_000, 0, step=50)
+        seed = c.number_input("Seed", 0, 1_000_000, 0)
+        only_new = st.checkbox("Only conversations nobody is assigned yet", value=True)
+        if st.form_submit_button("Assign", type="primary"):
+            try:
+                result = assign_items(
+                    store, project_id, names, int(overlap), user,
+                    only_unassigned=only_new, limit=int(limit) or None, seed=int(seed),
+                )  # fmt: skip
+                shares = ", ".join(f"{k}: {v}" for k, v in result.per_annotator.items())
+                st.success(f"Assigned {result.items} conversation(s) ({shares}).")
+            except EvalcoreError as exc:
+                show_error(exc)
+    team = progress(store, project_id)
+    if team:
+        frame = pd.DataFrame([vars(p) for p in team])
+        frame["progress"] = [p.done / p.assigned if p.assigned else 0.0 for p in team]
+        st.dataframe(
+            frame,
+            hide_index=True,
+            column_config={
+                "done": st.column_config.NumberColumn(help="assigned conversations with their verdict"),
+                "reviewed": st.column_config.NumberColumn("reviewed in all"),
+                "progress": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="percent"),
+            },
+        )
+        left, right = st.columns([2, 1], vertical_alignment="bottom")
+        who = left.selectbox("Take back open conversations from", [p.annotator for p in team])
+        if right.button("Take back"):
+            st.toast(f"{unassign(store, project_id, who)} conversation(s) taken back from {who}.")
+    st.subheader("Policy")
+    policy = project_policy(store, project_id)
+    settings = store.project(project_id).settings
+    with st.form("policy"):
+        left, right = st.columns([1, 2])
+        required = left.number_input("Annotators who must accept for gold", 1, 10, policy.required_agreement)
+        leads = right.text_input(
+            "Leads (comma-separated; empty: anyone may adjudicate)", ", ".join(leads_of(settings))
+        )
+        if st.form_submit_button("Save policy"):
+            set_leads(store, project_id, leads.split(","))
+            set_policy(store, project_id, required_agreement=int(required))
+            st.success("Policy saved; tiers re-derived.")
+
+
+def _export_section() -> None:
+    st.caption(
+        "One JSON line per conversation: the conversation with corrections applied, who accepted or "
+        "rejected what (turn by turn, with reasons), and the judge's verdict and score."
+    )
+    for tier in ("gold", "silver"):
+        st.download_button(
+            f"Download the {tier} set ({counts[tier]:,} conversations)",
+            data=lambda tier=tier: "\n".join(export_jsonl(store, project_id, tier)) + "\n",
+            file_name=f"{project_id}-{tier}.jsonl",
+            mime="application/jsonl",
+            icon=":material/download:",
+            disabled=not counts[tier],
+            on_click="ignore",
+        )
+
+
+tabs = st.tabs(
+    ["Agreement", "Adjudication", "Silver calibration", "Assignments", "Export"],
+    key="agreement_tab",
+    on_change="rerun",
+)
+agreement_tab, adjudication_tab, calibration_tab, assign_tab, export_tab = tabs
+
+if agreement_tab.open:
+    with agreement_tab:
+        _agreement_section()
+if adjudication_tab.open:
+    with adjudication_tab:
+        _adjudication_section()
+if calibration_tab.open:
+    with calibration_tab:
+        _calibration_section()
+if assign_tab.open:
+    with assign_tab:
+        _assign_section()
+if export_tab.open:
+    with export_tab:
+        _export_section()

@@ -1,0 +1,485 @@
+"""Annotate: the queue, then one conversation turn by turn (verdict + reason per turn, corrections, the
+grounding documents beside each answer), saved in one go; the next conversation opens after a save."""
+
+import pandas as pd
+import streamlit as st
+
+from evalcore.annotation import (
+    TIER_FILTERS,
+    QueueFilter,
+    filter_options,
+    next_item,
+    open_item,
+    previous_item,
+    progress,
+    queue_page,
+)
+from evalcore.annotation.grounding import relevant_passages
+from evalcore.annotation.verdicts import (
+    REASONS,
+    TURN_CHOICES,
+    ItemVerdict,
+    adjudicate,
+    item_verdict,
+    reopen,
+    save_review,
+    turn_verdict,
+)
+from evalcore.annotation.workitem import trail, turn_groups
+from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
+from pages._common import current_project, require_user, store_or_stop
+
+store = store_or_stop()
+project_id = current_project(store)
+if project_id is None:
+    st.title("Annotate")
+    st.info("Import a project on Home first.")
+    st.stop()
+user = require_user()
+
+PAGE_SIZE = 25
+ITEM = "item"  # query parameter naming the open conversation: a browser reload reopens it
+TIER_COLORS = {"gold": "orange", "silver": "gray", "rejected": "red", "unreviewed": "blue"}
+SCROLL_TOP = (
+    "for (const el of document.querySelectorAll('[data-testid=stMain], [data-testid=stAppViewContainer]'))"
+    " { el.scrollTo(0, 0); } window.scrollTo(0, 0);"
+)
+CHOICE_LABELS = {"accept": ":material/check: Accept", **{r: r.capitalize() for r in REASONS}}
+
+
+def _flash(message: str) -> None:
+    st.session_state["annotate_flash"] = message
+
+
+def _session(item_id: str) -> dict:
+    """What this browser session holds about an open conversation: the version it opened, the text it
+    was shown per turn (what a correction is compared with), and a refused save's message."""
+    return st.session_state.setdefault(f"annotate:{item_id}", {"opened": None, "shown": {}, "refused": None})
+
+
+def _forget(item_id: str | None) -> None:
+    if item_id:
+        st.session_state.pop(f"annotate:{item_id}", None)
+
+
+def _open(item_id: str | None) -> None:
+    """Leave the open conversation (a later visit starts afresh) and open another, or the queue."""
+    _forget(st.query_params.get(ITEM))
+    if item_id is None:
+        st.query_params.pop(ITEM, None)
+    else:
+        st.query_params[ITEM] = item_id
+    st.rerun()
+
+
+def _reload(view) -> None:
+    """Take the latest version as the one opened. Unsaved choices stay in the form, except expected
+    answers left as they were shown: those show the latest text (else saving would undo a correction)."""
+    record = _session(view.conversation.id)
+    for index, shown in record["shown"].items():
+        key = f"te:{view.conversation.id}:{index}"
+        if st.session_state.get(key, shown) == shown:
+            st.session_state.pop(key, None)
+    record.update(opened=view.version, shown={}, refused=None)
+    st.rerun()
+
+
+# ------------------------------------------------------------------ sidebar: queue filters, progress
+options = filter_options(store, project_id)
+team = progress(store, project_id)
+mine = next((p for p in team if p.annotator == user), None)
+with st.sidebar:
+    st.subheader("Queue")
+    if mine and mine.assigned:
+        st.progress(mine.done / mine.assigned, text=f"You: {mine.done} / {mine.assigned} assigned done")
+    st.session_state.setdefault("q_mine", bool(mine and mine.assigned > mine.done))
+    only_mine = st.toggle("Only my assigned, not yet reviewed", key="q_mine")
+    tier = st.selectbox("Tier", [None, *TIER_FILTERS], key="q_tier", format_func=lambda x: x or "any")
+    generator = st.selectbox(
+        "Generator", [None, *options.generators], key="q_gen", format_func=lambda x: x or "any"
+    )
+    spec = st.selectbox(
+        "Spec",
+        [None, *options.specs],
+        key="q_spec",
+        format_func=lambda x: "any" if x is None else options.specs[x],
+    )
+    assignee = st.selectbox(
+        "Assigned to", [None, *options.annotators], key="q_assignee", format_func=lambda x: x or "anyone"
+    )
+flt = QueueFilter(
+    generator=generator,
+    spec_id=spec,
+    tier=tier,
+    assignee=assignee,
+    needs_review_by=user if only_mine else None,
+)
+if "annotate_flash" in st.session_state:
+    st.toast(st.session_state.pop("annotate_flash"), icon=":material/check_circle:")
+
+
+# ------------------------------------------------------------------ the queue
+def queue_view() -> None:
+    st.title("Annotate")
+    key = repr(flt)
+    if st.session_state.get("annotate_filter") != key:
+        st.session_state["annotate_filter"] = key
+        st.session_state["annotate_page"] = 0
+    page_no = st.session_state.get("annotate_page", 0)
+    page = queue_page(store, project_id, flt, limit=PAGE_SIZE, offset=page_no * PAGE_SIZE, user=user)
+    head, action = st.columns([4, 1], vertical_alignment="center")
+    head.caption(
+        f"**{page.total:,}** conversation(s) match the filters. Pick one, or start with the first: "
+        "every turn is pre-marked accepted, so mark what is wrong and save."
+    )
+    if action.button(
+        "Review next", type="primary", icon=":material/play_arrow:", shortcut="Alt+N", disabled=not page.total
+    ):
+        _open(next_item(store, project_id, flt))
+    if not page.total and not options.generators:
+        st.info("This project has no conversations yet: generate some on the Conversations page.")
+    elif not page.total:
+        st.info(
+            "Nothing to review with these filters."
+            + (" Turn off 'Only my assigned' to see every conversation." if only_mine else "")
+        )
+    else:
+        frame = pd.DataFrame(
+            [
+                {
+                    "conversation": r.item_id,
+                    "tier": "disagreement" if r.needs_adjudication else r.tier,
+                    "first question": r.preview,
+                    "turns": r.n_turns,
+                    "judge": r.judge_score,
+                    "generator": r.generator,
+                    "spec": options.specs.get(r.spec_id, r.spec_id) if r.spec_id else "",
+                    "assigned to": ", ".join(r.assignees),
+                    "reviews": r.reviewers,
+                    "you": r.my_verdict or "",
+                }
+                for r in page.rows
+            ]
+        )
+        # Blind review: a list of one's own work to do does not show what others decided.
+        hidden = {"tier", "reviews", "you"} if only_mine else set()
+        if not options.specs:
+            hidden.add("spec")
+        event = st.dataframe(
+            frame,
+            hide_index=True,
+            on_select="rerun",
+            selection_mode="single-row",
+            key=f"queue:{key}:{page_no}",
+            height=36 + 35 * len(frame),
+            column_order=[c for c in frame.columns if c not in hidden],
+            column_config={
+                "first question": st.column_config.TextColumn(width="large"),
+                "judge": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f"),
+            },
+        )
+        if event.selection.rows:
+            _open(frame.iloc[event.selection.rows[0]]["conversation"])
+        pages = (page.total + PAGE_SIZE - 1) // PAGE_SIZE
+        prev_col, info_col, next_col = st.columns([1, 3, 1], vertical_alignment="center")
+        if prev_col.button("◀ Previous page", disabled=page_no == 0):
+            st.session_state["annotate_page"] = page_no - 1
+            st.rerun()
+        info_col.caption(
+            f"Page {page_no + 1} of {pages} · rows {page.offset + 1}-{page.offset + len(page.rows)}"
+        )
+        if next_col.button("Next page ▶", disabled=page_no + 1 >= pages):
+            st.session_state["annotate_page"] = page_no + 1
+            st.rerun()
+    if team:
+        with st.expander("Team progress"):
+            st.dataframe(
+                pd.DataFrame([vars(p) for p in team]).rename(columns={"reviewed": "reviewed in all"}),
+                hide_index=True,
+                column_config={"done": st.column_config.NumberColumn(help="assigned items with a verdict")},
+            )
+
+
+# ------------------------------------------------------------------ one conversation
+def _documents(view, indexes: list[int]) -> None:
+    ids = list(dict.fromkeys(g for i in indexes for g in view.conversation.turns[i].grounding))
+    if not ids:
+        st.caption("No grounding documents for this turn.")
+        return
+    text = " ".join(view.content(i) for i in indexes)
+    for doc_id in ids:
+        doc = view.documents.get(doc_id)
+        if doc is None:
+            st.warning(f"Grounding document `{doc_id}` is not in the project.")
+            continue
+        st.markdown(f"**{doc.title}** · {doc.kind.value} · `{doc.id}`")
+        for passage in relevant_passages(doc, text):
+            for row in passage.rows:  # one line per row: every field stays visible in a narrow column
+                st.markdown("> " + " · ".join(f"`{k}` {v}" for k, v in row.items()))
+            if passage.text:
+                st.markdown(
+                    f"> {passage.text}" + (f"  \n> :gray[— {passage.heading}]" if passage.heading else "")
+                )
+        with st.expander("Whole document"):
+            if doc.rows:
+                st.dataframe(pd.DataFrame(doc.rows), hide_index=True, height=240)
+            else:
+                st.container(height=260).markdown(doc.text)
+
+
+def _chat(turn, content: str) -> None:
+    role = {"user": "user", "assistant": "assistant"}.get(turn.role.value, turn.role.value)
+    with st.chat_message(role, avatar=":material/build:" if role.startswith("tool") else None):
+        label = " · ".join(x for x in (turn.role.value, turn.query_type, turn.tool_name) if x)
+        st.caption(f"Turn {turn.index} · {label}")
+        if turn.role.value == "tool_call" and not content:
+            st.markdown(f"Calls `{turn.tool_name}`")
+        else:
+            st.markdown(content or "_(empty)_")
+        if turn.arguments:
+            st.json(turn.arguments, expanded=True)
+
+
+def _adjudication(view, version: int) -> None:
+    state = view.state
+    if view.blind(user) or not (state.needs_adjudication or state.adjudicated_by or user in view.leads):
+        return
+    with st.expander("Adjudicate as lead", expanded=state.needs_adjudication, icon=":material/gavel:"):
+        st.write(
+            f"Accepted by: {', '.join(state.accepted_by) or 'nobody'} · rejected by: "
+            f"{', '.join(state.rejected_by) or 'nobody'} · reasons: {', '.join(state.reasons) or 'none'}"
+        )
+        if state.adjudicated_by:
+            st.info(f"Decided by lead {state.adjudicated_by}: {state.adjudication}.")
+        if view.leads and user not in view.leads:
+            st.caption(f"Only the project's leads ({', '.join(view.leads)}) can decide.")
+            return
+        with st.form(f"lead:{view.conversation.id}"):
+            decision = st.segmented_control(
+                "Decision", ["accept", "reject"], key=f"lead_d:{view.conversation.id}"
+            )
+            reason = st.segmented_control(
+                "Reason (to reject)",
+                REASONS,
+                key=f"lead_r:{view.conversation.id}",
+                format_func=str.capitalize,
+            )
+            note = st.text_input("Note", key=f"lead_n:{view.conversation.id}")
+            if st.form_submit_button("Record lead decision", type="primary"):
+                try:
+                    item = ItemVerdict(
+                        label=decision or "", reason=reason if decision == "reject" else None, note=note
+                    )
+                    adjudicate(store, view.conversation.id, user, version, item)
+                except (EvalcoreError, ValueError) as exc:
+                    st.error(_message(exc))
+                else:
+                    _flash(f"Lead decision on {view.conversation.id} recorded: {decision}.")
+                    _open(
+                        next_item(store, project_id, flt, after=view.conversation.id) or view.conversation.id
+                    )
+        if state.adjudicated_by and st.button("Withdraw the lead decision"):
+            _guarded(
+                lambda: reopen(store, view.conversation.id, user, version, role="lead"), view.conversation.id
+            )
+
+
+def _message(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):  # pydantic: the first problem, without the model dump
+        return "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in errors())
+    return str(exc)
+
+
+def _guarded(action, item_id: str) -> None:
+    try:
+        action()
+    except StaleVersionError as exc:
+        _session(item_id)["refused"] = str(exc)
+        st.rerun()
+    except EvalcoreError as exc:
+        st.error(str(exc))
+    else:
+        _forget(item_id)
+        _flash("Saved.")
+        st.rerun()
+
+
+def _turn_controls(view, index: int) -> tuple:
+    """Verdict (accept or a reason), note and correction of one judged turn; pre-filled with mine."""
+    key = f"{view.conversation.id}:{index}"
+    prev = view.mine.get(index)
+    default = "accept" if prev is None or prev.label == "accept" else prev.reason
+    choice = st.segmented_control(
+        f"Turn {index}", TURN_CHOICES, default=default, required=True, format_func=CHOICE_LABELS.get,
+        key=f"tv:{key}", label_visibility="collapsed",
+    )  # fmt: skip
+    note = st.text_input(
+        "Note", value=prev.note if prev else "", key=f"tn:{key}", placeholder="Note (say what, for 'other')",
+        label_visibility="collapsed",
+    )  # fmt: skip
+    what = "call" if view.conversation.turns[index].role.value == "tool_call" else "answer"
+    shown = _session(view.conversation.id)["shown"].setdefault(index, view.content(index))
+    with st.expander(f"Correct the expected {what} (marks the turn 'wrong answer')"):
+        text = st.text_area("Expected answer", value=shown, key=f"te:{key}")
+    return choice, note, text, shown, prev.edited_content if prev else None
+
+
+def _save(view, opened: int, fields: dict, verdict: str | None, reason: str | None, note: str) -> None:
+    """Save the form on top of the version opened; on success open the next conversation of the queue."""
+    item_id = view.conversation.id
+    try:
+        turns = [
+            turn_verdict(i, choice, note_i, text, shown, mine_edit)
+            for i, (choice, note_i, text, shown, mine_edit) in fields.items()
+        ]
+        item = item_verdict(turns, verdict, reason if verdict != "accept" else None, note)
+        result = save_review(store, item_id, user, opened, turns, item)
+    except StaleVersionError as exc:
+        _session(item_id)["refused"] = str(exc)
+        st.rerun()
+    except (EvalcoreError, ValueError) as exc:
+        st.error(_message(exc))
+        return
+    state = result.state or view.state
+    tier = "disagreement" if state.needs_adjudication else state.tier.value
+    done = f"Saved {item_id}: you {item.label}ed it; tier now {tier}."
+    st.session_state["annotate_last"] = item_id
+    _flash(done if result.appended else f"{item_id}: nothing changed.")
+    following = next_item(store, project_id, flt, after=item_id)
+    if following is None or following == item_id:
+        _flash(f"{done} Nothing else matches the filters: this queue is done.")
+        _open(None)
+    _open(following)
+
+
+def _stale_notice(view, record: dict, where: str) -> None:
+    """Someone saved after this session opened the conversation: say who, and offer to reload."""
+    if view.version == record["opened"] and not record["refused"]:
+        return
+    st.warning(
+        record["refused"]
+        or f"{view.saved_by} saved this conversation (version {view.version}) after you opened version "
+        f"{record['opened']}. Reload to see their change; your unsaved choices stay in the form.",
+        icon=":material/sync_problem:",
+    )
+    if st.button("Reload", type="primary", icon=":material/refresh:", key=f"reload:{where}"):
+        _reload(view)
+
+
+def item_view(item_id: str) -> None:
+    try:
+        view = open_item(store, item_id, user)
+    except NotFoundError:
+        st.warning(f"There is no conversation '{item_id}' any more.")
+        if st.button("Back to the queue"):
+            _open(None)
+        return
+    conv = view.conversation
+    record = _session(item_id)
+    if record["opened"] is None:
+        record["opened"] = view.version
+    opened = record["opened"]
+    if st.session_state.get("annotate_shown") != item_id:
+        # "Save & next" is pressed at the bottom; the next conversation must start at its top, not there.
+        st.session_state["annotate_shown"] = item_id
+        st.html(f"<script>/* {item_id} */ {SCROLL_TOP}</script>", unsafe_allow_javascript=True, width=1)
+    with st.container(horizontal=True, vertical_alignment="center"):
+        if st.button("Queue", icon=":material/list:", shortcut="Alt+Q"):
+            _open(None)
+        if st.button("Previous", icon=":material/chevron_left:", shortcut="Alt+P"):
+            _open(previous_item(store, project_id, flt, item_id) or item_id)
+        if st.button("Skip", icon=":material/chevron_right:", shortcut="Alt+N"):
+            _open(next_item(store, project_id, flt, after=item_id) or item_id)
+        last = st.session_state.get("annotate_last")
+        if (
+            last
+            and last != item_id
+            and st.button(f"Back to {last}", icon=":material/undo:", shortcut="Alt+B")
+        ):
+            _open(last)  # the one just saved has left a "to review" queue: this is the way back to fix it
+        # Blind review: until you give your verdict, others' verdicts (and the tier they make) stay hidden.
+        tier = view.tier_label
+        badge = (
+            ":blue-badge[to review]"
+            if view.blind(user)
+            else f":{TIER_COLORS.get(tier, 'violet')}-badge[{tier}]"
+        )
+        judge = f" :gray-badge[judge {view.judge_score:.2f}]" if view.judge_score is not None else ""
+        st.markdown(f"#### {conv.id} {badge}{judge}", width="content")
+    st.caption(
+        f"{conv.generator} · version {view.version} saved by {view.saved_by} · produced by "
+        f"{'the offline provider' if conv.provenance.is_offline else conv.provenance.producer} · assigned to "
+        f"{', '.join(view.assignees) or 'nobody'} · {len(view.others_reviewed(user))} other reviewer(s)"
+    )
+    if view.spec:
+        with st.expander(f"Spec: {view.spec.get('scenario', conv.spec_id)}"):
+            st.markdown(f"**Given** {view.spec.get('given', '')}  \n**When** {view.spec.get('when', '')}  \n"
+                        f"**Then** {view.spec.get('then', '')}")  # fmt: skip
+    judge_notes = (conv.metadata.get("verification") or {}).get("reasons") or []
+    with st.expander(
+        "Generator and judge details" + (f" ({len(judge_notes)} judge notes)" if judge_notes else "")
+    ):
+        for note in judge_notes:
+            st.markdown(f"- {note}")
+        st.json(conv.metadata, expanded=1)
+    _stale_notice(view, record, "top")
+    _adjudication(view, opened)
+    groups = turn_groups(view)
+    judged = set(view.judged_turns)
+    with st.form(f"review:{item_id}", border=False):
+        fields = {}
+        for group in groups:
+            with st.container(border=True):
+                left, right = st.columns([2, 1], gap="medium")
+                with left:
+                    for index in group:
+                        _chat(conv.turns[index], view.content(index))
+                    if group[-1] in judged:
+                        fields[group[-1]] = _turn_controls(view, group[-1])
+                with right:
+                    _documents(view, group)
+        st.markdown("**Whole conversation**")
+        st.caption(
+            "Leave the verdict empty to accept it, or to reject it when a turn is rejected and not corrected "
+            "(a corrected conversation is a good one). Ctrl+Enter saves and opens the next conversation."
+        )
+        row = st.container(horizontal=True, gap="medium")
+        prev = view.mine.get(None)
+        verdict = row.segmented_control(
+            "Verdict", ["accept", "reject"], default=str(prev.label) if prev else None, key=f"cv:{item_id}",
+            format_func=str.capitalize,
+        )  # fmt: skip
+        reason = row.segmented_control(
+            "Reason (to reject)",
+            REASONS,
+            default=prev.reason if prev else None,
+            key=f"cr:{item_id}",
+            format_func=str.capitalize,
+        )
+        note = st.text_input(
+            "Note on the conversation", value=prev.note if prev else "", key=f"cn:{item_id}", width=560
+        )
+        submitted = st.form_submit_button(
+            "Save & next", type="primary", icon=":material/done_all:", shortcut="Ctrl+Enter"
+        )
+    if submitted:
+        _save(view, opened, fields, verdict, reason, note)
+    if record["refused"]:  # also where the Save button was pressed, not only at the top of the page
+        _stale_notice(view, record, "bottom")
+
+    reopen_help = "Withdraws your verdicts; corrections stay."
+    if view.mine and st.button("Reopen my verdict", icon=":material/undo:", help=reopen_help):
+        _guarded(lambda: reopen(store, item_id, user, opened), item_id)
+    if view.mine or user in view.leads:
+        with st.expander(f"Other reviews ({len(view.others_reviewed(user))})"):
+            st.dataframe(pd.DataFrame(trail(view, leave_out=user)), hide_index=True)
+    with st.expander("History"):
+        st.dataframe(pd.DataFrame(trail(view)), hide_index=True)
+
+
+opened_item = st.query_params.get(ITEM)
+if opened_item:
+    item_view(opened_item)
+else:
+    queue_view()

@@ -1,0 +1,284 @@
+"""Reports: failure rates of a run by spec, error type, documents, query type, turns and tier; drill-downs."""
+
+import pandas as pd
+import streamlit as st
+
+from evalcore.report_tables import TOTAL_LABEL
+from evalcore.runs import (
+    RUN_KIND,
+    TABLE_TITLES,
+    build_report,
+    cell_filter,
+    compare_runs,
+    export_tables,
+    failing_turns,
+    run_progress,
+)
+from evalcore.runs.charts import failure_rate_chart
+from evalcore.runs.records import ERROR_TYPES
+from evalcore.runs.report import TABLE_KEYS, overall, per_run_table, snippet
+from pages._common import current_project, store_or_stop
+
+store = store_or_stop()
+project_id = current_project(store)
+st.title("Reports")
+if project_id is None:
+    st.info("Import a project on Home first.")
+    st.stop()
+
+runs = [r for r in store.runs(project_id, kind=RUN_KIND) if run_progress(store, r.id)[0] > 0]
+if not runs:
+    st.info("No run with judged turns yet: start one on the Runs page.")
+    st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_circle:")
+    st.stop()
+
+by_id = {r.id: r for r in runs}
+
+
+def _label(run_id: str) -> str:
+    run = by_id[run_id]
+    return (
+        f"{run.target} · judge {run.judge} · {run.started_at:%Y-%m-%d %H:%M} · {run.status.value} ({run.id})"
+    )
+
+
+SCOPES = {"all": "All tiers", "gold": "Gold only", "silver+gold": "Silver and gold"}
+left, middle, right = st.columns([4, 3, 4])
+if st.session_state.get("report_run") not in by_id:
+    st.session_state["report_run"] = runs[0].id
+run_id = left.selectbox("Run", list(by_id), key="report_run", format_func=_label)
+tiers = middle.selectbox(
+    "Items",
+    list(SCOPES),
+    format_func=SCOPES.get,
+    key="report_tiers",
+    help="Verification tier of the played items.",
+)
+others = ["-", *[r for r in by_id if r != run_id]]
+versus = right.selectbox(
+    "Compare with",
+    others,
+    format_func=lambda r: "(no comparison)" if r == "-" else _label(r),
+    key="report_vs",
+)
+versus = None if versus == "-" else versus
+
+
+@st.cache_data(show_spinner="Loading judged turns...", max_entries=16)
+def _report(url: str, run_ids: tuple[str, ...], scope: str, marker: tuple[int, ...]):
+    # `marker` (units done per run) changes as a run progresses, so a growing run is re-read.
+    return build_report(store, list(run_ids), tiers=scope)
+
+
+run_ids = (run_id, versus) if versus else (run_id,)
+report = _report(store.url, run_ids, tiers, tuple(run_progress(store, r)[0] for r in run_ids))
+run = by_id[run_id]
+if report.frame.empty:
+    st.warning(f"No judged turn of this run is in scope ({SCOPES[tiers].lower()}).")
+    st.stop()
+
+
+# ----------------------------------------------------------------------------------------- summary
+def _metrics(o: dict, title: str = "", delta: dict | None = None) -> None:
+    cols = st.columns(4)
+    rate = f"{o['failure_rate']:.1%}" if o["n"] else "-"
+    change = f"{(o['failure_rate'] - delta['failure_rate']) * 100:+.1f} pp" if delta and o["n"] else None
+    cols[0].metric(
+        f"Failure rate{title}", rate, change, delta_color="inverse",
+        help=f"95% Wilson interval [{o['ci_low']:.1%}, {o['ci_high']:.1%}]" if o["n"] else None,
+    )  # fmt: skip
+    cols[1].metric(f"Failed / scored turns{title}", f"{int(o['failures'])} / {int(o['n'])}")
+    cols[2].metric(
+        f"Unscored{title}",
+        int(o["unscored"]),
+        help="The judge's output could not be parsed: never counted as 0.",
+    )
+    cols[3].metric(f"Crashes{title}", int(o["crashes"]), help="Turns where the target gave no usable reply.")
+    if o["n"]:
+        st.caption(f"Failure rate{title}: 95% interval [{o['ci_low']:.1%}, {o['ci_high']:.1%}]")
+
+
+def _about(r) -> None:
+    versions = ", ".join(f"{k} v{v}" for k, v in (r.params.get("prompt_versions") or {}).items())
+    st.caption(
+        f"Target **{r.target}** ({r.params.get('target_description', '')}) · judge **{r.judge}** · "
+        f"prompts {versions or '-'} · evalcore {r.code_version} · status {r.status.value}"
+        + (f" ({r.stopped_reason})" if r.stopped_reason else "")
+    )
+
+
+if versus:
+    side_a = overall(report.frame[report.frame["run_id"] == run_id])
+    side_b = overall(report.frame[report.frame["run_id"] == versus])
+    _metrics(side_a, " (a)")
+    _about(run)
+    _metrics(side_b, " (b)", delta=side_a)
+    _about(by_id[versus])
+else:
+    _metrics(report.overall)
+    _about(run)
+for r in report.runs:
+    for warning in r.warnings:
+        st.warning(f"{r.target}: {warning}")
+
+tables = compare_runs(report.frame, run_id, versus) if versus else report.tables
+within = report.within if not versus else None
+
+# ------------------------------------------------------------------------------------------ charts
+if versus:
+    sides = {run_id: f"a: {run.target}", versus: f"b: {by_id[versus].target}"}
+    charts = {key: (per_run_table(report.frame, key, sides), "run") for key in ("n_documents", "query_type")}
+else:
+    charts = {
+        "n_documents": (tables["by_n_documents"], within),
+        "query_type": (tables["by_query_type"], within),
+    }
+for column, (key, (table, split)) in zip(st.columns(2), charts.items(), strict=True):
+    title = "Failure rate by number of documents" if key == "n_documents" else "Failure rate by query type"
+    column.plotly_chart(
+        failure_rate_chart(table, key, title, split),
+        use_container_width=True,
+        config={"displayModeBar": False},
+    )
+
+# ------------------------------------------------------------------------------------------ tables
+PERCENT = {"failure_rate", "share", "diff"}
+
+
+def _shown(df: pd.DataFrame) -> pd.DataFrame:
+    """Rates in %, each Wilson interval as one 'low-high' column, unscored only when some turn is."""
+    out = df.copy()
+    if "spec_label" in out:  # the label says it; the id stays in the exports
+        out["spec_label"] = out["spec_label"].fillna("")
+        out = out.drop(columns=["spec_id"])
+    for suffix in ("", "_a", "_b"):
+        low, high = f"ci_low{suffix}", f"ci_high{suffix}"
+        if low in out:
+            interval = [
+                "" if pd.isna(a) else f"{a * 100:.1f}-{b * 100:.1f}"
+                for a, b in zip(out[low], out[high], strict=True)
+            ]
+            out.insert(out.columns.get_loc(low), f"95% CI{suffix} %", interval)
+            out = out.drop(columns=[low, high])
+        if f"unscored{suffix}" in out and not out[f"unscored{suffix}"].any():
+            out = out.drop(columns=[f"unscored{suffix}"])
+    for column in list(out.columns):
+        if column.removesuffix("_a").removesuffix("_b") in PERCENT:
+            out[column] = (out[column].astype(float) * 100).round(1)
+            unit = " pp" if column.startswith("diff") else " %"  # a difference of rates: points
+            out = out.rename(columns={column: column + unit})
+    return out
+
+
+def _row_label(table: str, row: pd.Series, key: str) -> str:
+    name = row.get("spec_label") if table == "by_spec" and row.get(key) != TOTAL_LABEL else row.get(key)
+    prefix = f"{row[within]} · " if within and within in row else ""
+    if versus:
+        return f"{prefix}{name}: {int(row['failures_a'])} vs {int(row['failures_b'])} failing"
+    return f"{prefix}{name}: {int(row['failures'])} failing"
+
+
+def _drill(table: str, df: pd.DataFrame) -> None:
+    key = TABLE_KEYS[table]
+    rows = [
+        i
+        for i, row in df.iterrows()
+        if (row["failures_a"] + row["failures_b"] if versus else row["failures"]) > 0
+        or (not versus and row.get("unscored", 0) > 0)
+    ]
+    if not rows:
+        st.caption("No failing turn here.")
+        return
+    choice = st.selectbox(
+        "Show the failing turns of",
+        [None, *rows],
+        format_func=lambda i: "(choose a row)" if i is None else _row_label(table, df.loc[i], key),
+        key=f"drill:{table}",
+    )
+    if choice is None:
+        return
+    filters = cell_filter(table, df.loc[choice].to_dict(), within)
+    if versus:
+        side = st.radio(
+            "Of", ["a", "b"], horizontal=True, key=f"side:{table}",
+            format_func=lambda s: _label(run_id if s == "a" else versus),
+        )  # fmt: skip
+        filters["run_id"] = run_id if side == "a" else versus
+    outcome = "failed"
+    if report.overall["unscored"]:
+        outcome = st.radio(
+            "Turns", ["failed", "unscored"], horizontal=True, key=f"outcome:{table}",
+            format_func={"failed": "failing", "unscored": "unscored (the judge's output was unusable)"}.get,
+        )  # fmt: skip
+    details, count = failing_turns(store, report.frame, filters, outcome=outcome, limit=20)
+    word = "failing" if outcome == "failed" else "unscored"
+    st.caption(f"{count} {word} turn(s){'; the first 20 shown' if count > 20 else ''}.")
+    for detail in details:
+        _turn(detail)
+
+
+def _turn(detail) -> None:
+    turn = detail.turn
+    item = turn.conversation_id or turn.test_id
+    with st.container(border=True):
+        st.markdown(
+            f"**{item} · turn {turn.turn_index}** · {turn.query_type or 'no query type'} · "
+            f"error **{turn.error_type or 'unspecified'}** · tier **{detail.tier}** · target {detail.target}"
+        )
+        if detail.spec_label:
+            st.caption(f"Spec: {detail.spec_label}")
+        if turn.history:
+            st.markdown("Conversation so far")
+            for message in turn.history:
+                st.markdown(f"> **{message['role']}**: {message['content']}")
+        st.markdown(f"**Question:** {turn.question}")
+        expected, got = st.columns(2)
+        expected.markdown("**Expected**")
+        expected.info(turn.expected or "(none)")
+        got.markdown("**Got**")
+        got.error(turn.reply or f"(no reply: {turn.crash})")
+        if turn.target_details and turn.target_details.get("passage"):
+            got.caption(f"Answered from passage {turn.target_details['passage']}")
+        st.markdown(f"**Judge** ({turn.judge}): {turn.rationale}")
+        if turn.error_type in ERROR_TYPES:
+            st.caption(f"{turn.error_type}: {ERROR_TYPES[turn.error_type]}")
+        for assertion in turn.assertions:
+            st.caption(f"Assertion {assertion['detail']}")
+        if detail.documents:
+            st.markdown("Grounding documents")
+            for doc_id, title, text in detail.documents:
+                st.caption(f"**{title}** ({doc_id}): {snippet(text)}")
+
+
+def _downloads(name: str, df: pd.DataFrame) -> None:
+    formats = [
+        ("csv", "CSV", "csv", "text/csv"),
+        ("jsonl", "JSONL", "jsonl", "application/jsonl"),
+        ("md", "Markdown", "md", "text/markdown"),
+        ("latex", "LaTeX", "tex", "application/x-tex"),
+    ]
+    for column, (fmt, label, ext, mime) in zip(st.columns(len(formats)), formats, strict=True):
+        column.download_button(
+            label, export_tables({name: df}, fmt)[name], file_name=f"{run_id}_{name}.{ext}", mime=mime,
+            key=f"dl:{name}:{fmt}", icon=":material/download:",
+        )  # fmt: skip
+
+
+TAB_LABELS = {
+    "by_spec": "By spec",
+    "by_error_type": "By error type",
+    "by_n_documents": "By number of documents",
+    "by_query_type": "By query type",
+    "by_turns": "Single vs multi-turn",
+    "by_tier": "By tier",
+}
+tabs = st.tabs([TAB_LABELS[name] for name in tables])
+for tab, (name, df) in zip(tabs, tables.items(), strict=True):
+    with tab:
+        st.caption(
+            TABLE_TITLES[name]
+            + (f": {_label(run_id)} (a) vs {_label(versus)} (b), diff = b - a" if versus else "")
+        )
+        st.dataframe(_shown(df), hide_index=True, use_container_width=True)
+        _downloads(name, df)
+        _drill(name, df)

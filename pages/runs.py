@@ -1,0 +1,186 @@
+"""Runs: the project's targets; start a run (target, judge, budget), watch its progress, stop, resume."""
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.llm import Registry
+from evalcore.models import RunStatus, Target
+from evalcore.runs import (
+    RUN_KIND,
+    create_run,
+    is_active,
+    last_error,
+    request_stop,
+    run_progress,
+    start_in_background,
+)
+from evalcore.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
+from pages._common import current_project, current_user, show_error, store_or_stop
+
+store = store_or_stop()
+project_id = current_project(store)
+st.title("Runs")
+st.caption("Play conversations and tests against the system under test, and judge every turn.")
+if project_id is None:
+    st.info("Import a project on Home first.")
+    st.stop()
+
+# ----------------------------------------------------------------------------------------- targets
+targets = list_targets(store, project_id)
+st.subheader("Targets")
+st.dataframe(
+    [
+        {"target": t.name, "how it is reached": describe(t), "model (for the judge guard)": t.model or "-"}
+        for t in targets
+    ],
+    hide_index=True,
+    use_container_width=True,
+)
+
+with st.expander("Add or replace a target"):
+    kinds = {
+        "openai": "OpenAI-compatible chat endpoint",
+        "anthropic": "Anthropic",
+        "http": "Generic HTTP JSON endpoint",
+        "python": "Python callable",
+    }
+    kind = st.selectbox("Kind", list(kinds), key="target_kind", format_func=kinds.get)
+    with st.form("add_target"):
+        name = st.text_input("Name", placeholder="e.g. prod-bot")
+        config: dict = {}
+        if kind in ("openai", "anthropic"):
+            config["model"] = st.text_input(
+                "Model", placeholder="gpt-4o-mini" if kind == "openai" else "claude-haiku-4-5"
+            )
+            config["base_url"] = st.text_input(
+                "Base URL (empty for the provider's own)", placeholder="http://localhost:8000/v1"
+            )
+            config["system_prompt"] = st.text_area("System prompt")
+            config["api_key_env"] = st.text_input(
+                "Environment variable holding the API key (its NAME, not the key)"
+            )
+            config["cache"] = st.checkbox("Serve identical requests from the cache", value=True)
+        elif kind == "http":
+            config["url"] = st.text_input("URL", placeholder="https://bot.example.com/chat")
+            headers = st.text_area("Headers, one 'Name: value' per line (write secrets as ${ENV_NAME})")
+            config["headers"] = dict(
+                (k.strip(), v.strip())
+                for k, _, v in (line.partition(":") for line in headers.splitlines() if ":" in line)
+            )
+            template = st.text_area("Request template (JSON)", value='{"messages": "{{messages}}"}')
+            config["response_path"] = st.text_input("Reply at (dotted path)", value="reply")
+        else:
+            config["callable"] = st.text_input("Callable", placeholder="mybot.app:answer")
+        model = ""
+        if kind in ("http", "python"):  # chat targets name their model above
+            model = st.text_input("Model behind the target (optional; keeps the judge a different model)")
+        if st.form_submit_button("Save target", type="primary"):
+            try:
+                if kind == "http":
+                    import json
+
+                    config["request_template"] = json.loads(template)
+                clean = {k: v for k, v in config.items() if v not in ("", None, {})}
+                saved = save_target(
+                    store, project_id, Target(name=name.strip(), kind=kind, model=model or None, config=clean)
+                )
+                st.success(f"Saved target {saved.name}: {describe(saved)}")
+            except EvalcoreError as exc:
+                show_error(exc)
+            except ValueError as exc:  # JSON of the template, or the record itself
+                st.error(f"Not saved: {exc}")
+    saved_names = [t.name for t in targets if t.name != DEMO_NAME]
+    if saved_names:
+        gone = st.selectbox("Remove a saved target", ["-", *saved_names], key="target_remove")
+        if gone != "-" and st.button(f"Remove {gone}"):
+            remove_target(store, project_id, gone)
+            st.rerun()
+
+# --------------------------------------------------------------------------------------- start run
+st.subheader("Start a run")
+registry = Registry(store.project(project_id).settings)
+judge_default = registry.choose("judge").model
+judges = ["(judge role)", "offline", *[m for m in registry.configured_models() if m != judge_default]]
+with st.form("start_run"):
+    a, b = st.columns(2)
+    target_name = a.selectbox("Target", [t.name for t in targets])
+    judge = b.selectbox(
+        "Judge", judges, format_func=lambda j: f"judge role: {judge_default}" if j == judges[0] else j
+    )
+    c, d, e = st.columns(3)
+    source = c.radio("Play", ["conversations", "tests", "both"], horizontal=True)
+    budget = d.number_input("Budget in USD (0 = no limit)", min_value=0.0, value=0.0, step=0.5)
+    concurrency = e.slider("Conversations at once", 1, 32, 4)
+    limit = st.number_input("At most this many items (0 = all)", min_value=0, value=0)
+    if st.form_submit_button("Start run", type="primary"):
+        try:
+            run = create_run(
+                store, project_id, target_name, judge=None if judge == judges[0] else judge,
+                budget={"usd": budget} if budget else {}, concurrency=concurrency, source=source,
+                limit=int(limit) or None,
+            )  # fmt: skip
+            start_in_background(store, run.id)
+            st.session_state["watch_run"] = run.id
+        except EvalcoreError as exc:
+            show_error(exc)
+
+# ---------------------------------------------------------------------------------- runs, progress
+runs = store.runs(project_id, kind=RUN_KIND)
+if not runs:
+    st.info("No run yet.")
+    st.stop()
+st.subheader("Runs")
+ids = [r.id for r in runs]
+if st.session_state.get("watch_run") not in ids:
+    st.session_state["watch_run"] = ids[0]
+labels = {
+    r.id: f"{r.target} · judge {r.judge} · {r.started_at:%Y-%m-%d %H:%M} · {r.status.value} ({r.id})"
+    for r in runs
+}
+watched = st.selectbox("Run", ids, key="watch_run", format_func=labels.get)
+
+
+def _live(run_id: str) -> bool:
+    """Played right now: by this server, or (status running) by another process such as the CLI."""
+    return is_active(run_id) or store.run(run_id).status == RunStatus.running
+
+
+def _panel(run_id: str) -> None:
+    run = store.run(run_id)
+    done, total = run_progress(store, run_id)
+    live = _live(run_id)
+    state = "playing" if is_active(run_id) else run.status.value
+    st.progress(done / total if total else 0.0, text=f"{done} / {total} turns · {state}")
+    if run.stopped_reason:
+        st.caption(f"Stopped: {run.stopped_reason}")
+    if error := last_error(run_id):
+        st.error(error)
+    for warning in run.warnings:
+        st.warning(warning)
+    st.caption(
+        f"Target {run.target} ({run.params.get('target_description', '')}) · judge {run.judge or '-'} · "
+        f"budget {run.budget or 'none'} · concurrency {run.params.get('concurrency')} · "
+        f"evalcore {run.code_version}"
+    )
+    left, middle, right = st.columns(3)
+    if live:
+        if left.button("Stop", key=f"stop:{run_id}", icon=":material/stop:"):
+            request_stop(store, run_id, current_user() or "a user")
+            st.rerun()
+        if not is_active(run_id):
+            st.caption("Played by another process. If that process died, stop the run here, then resume it.")
+    elif run.status != RunStatus.finished and middle.button(
+        "Resume", key=f"resume:{run_id}", type="primary", icon=":material/play_arrow:"
+    ):
+        start_in_background(store, run_id)
+        st.rerun()
+    if done and right.button("Open the report", key=f"report:{run_id}", icon=":material/table_chart:"):
+        st.session_state["report_run"] = run_id
+        st.switch_page("pages/reports.py")
+    if not live and st.session_state.get(f"was_live:{run_id}"):
+        st.session_state[f"was_live:{run_id}"] = False
+        st.rerun()  # the run just ended: refresh the whole page (run list, buttons, polling) once
+    st.session_state[f"was_live:{run_id}"] = live
+
+
+st.fragment(run_every=1.0 if _live(watched) else None)(_panel)(watched)

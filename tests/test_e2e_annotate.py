@@ -1,0 +1,144 @@
+"""End to end in headless Chromium (SQLite and PostgreSQL): annotate a conversation through the page and
+find the verdict after a browser reload; the same conversation saved from two browsers, the second
+refused with the name of who saved in between, then saved after Reload, both versions in the history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalcore.annotation import assign_items
+from evalcore.importers import import_project
+from evalcore.store import Store
+from tests.annotation_data import add_conversations
+from tests.browser import chromium, chromium_path, streamlit_server
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def seeded(db_url: str) -> list[str]:
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    ids = add_conversations(store, pid, 5)
+    assign_items(store, pid, ["ann", "bea"], 2, "lee")
+    store.close()
+    return ids
+
+
+@pytest.fixture
+def browsers():
+    if chromium_path() is None:
+        pytest.fail("Debian chromium and chromium-driver are needed: run scripts/setup.sh --test")
+    with chromium() as first, chromium() as second:
+        yield first, second
+
+
+def _wait(driver, condition, seconds: float = 60):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, seconds, poll_frequency=0.2).until(condition)
+
+
+def _text(driver) -> str:
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.TAG_NAME, "body").text
+
+
+def open_as(driver, url: str, name: str) -> None:
+    """Load `url` and give a name (asked once per browser session, so again after a reload)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver.get(url)
+    field = _wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "input[aria-label='Your name']"))
+    field.send_keys(name, Keys.ENTER)
+
+
+def review_form(driver, turns: int = 5) -> list:
+    """The verdict controls of the open conversation, once it has rendered."""
+    from selenium.webdriver.common.by import By
+
+    def ready(d):
+        groups = d.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] [data-testid='stButtonGroup']")
+        return groups if len(groups) >= turns + 2 else False
+
+    return _wait(driver, ready)
+
+
+def click(driver, label: str, within=None) -> None:
+    from selenium.webdriver.common.by import By
+
+    scope = within or driver
+    button = _wait(driver, lambda d: scope.find_element(By.XPATH, f".//button[.//p[text()='{label}']]"))
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+    button.click()
+
+
+def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, seeded, browsers):
+    from selenium.webdriver.common.by import By
+
+    driver, _ = browsers
+    with streamlit_server(db_url) as base:
+        open_as(driver, base + "/annotate", "ann")
+        click(driver, "Review next")
+        _wait(driver, lambda d: f"item={seeded[0]}" in d.current_url)
+        groups = review_form(driver)
+        click(driver, "Not grounded", within=groups[1])  # turn 3
+        note = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")[1]
+        note.send_keys("the return policy says 14 days")
+        click(driver, "Save & next")
+        _wait(driver, lambda d: f"item={seeded[1]}" in d.current_url)
+
+        driver.get(base + f"/annotate?item={seeded[0]}")
+        driver.refresh()  # a real reload: a new browser session, the name is asked again
+        open_as(driver, base + f"/annotate?item={seeded[0]}", "ann")
+        groups = review_form(driver)
+        chosen = groups[1].find_element(By.CSS_SELECTOR, "button[aria-checked='true']")
+        assert chosen.text == "Not grounded"
+        notes = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")
+        assert notes[1].get_attribute("value") == "the return policy says 14 days"
+        _wait(driver, lambda d: "rejected" in _text(d) and "Reopen my verdict" in _text(d))
+
+    store = Store(db_url)
+    saved = {a.turn_index: a for a in store.annotations(seeded[0])}
+    assert (saved[3].reason, saved[None].label.value, saved[None].author) == ("not grounded", "reject", "ann")
+    store.close()
+
+
+def test_the_same_conversation_saved_in_two_browsers_the_second_is_refused(db_url, seeded, browsers):
+    first, second = browsers
+    item = seeded[2]
+    with streamlit_server(db_url) as base:
+        open_as(first, base + f"/annotate?item={item}", "ann")
+        open_as(second, base + f"/annotate?item={item}", "bea")
+        review_form(first)
+        groups = review_form(second)
+
+        click(first, "Save & next")
+        _wait(first, lambda d: f"item={item}" not in d.current_url)
+
+        click(second, "Unsafe", within=groups[0])
+        click(second, "Save & next")
+        _wait(second, lambda d: "was changed by ann" in _text(d))
+        assert "your save was refused and nothing was lost" in _text(second)
+        click(second, "Reload")
+        groups = _wait(second, lambda d: "was changed by ann" not in _text(d) and review_form(d))
+        from selenium.webdriver.common.by import By
+
+        chosen = groups[0].find_element(By.CSS_SELECTOR, "button[aria-checked='true']")
+        assert chosen.text == "Unsafe", "the unsaved choice survives the reload"
+        click(second, "Save & next")
+        _wait(second, lambda d: f"item={item}" not in d.current_url)
+
+    store = Store(db_url)
+    assert [(r.version, r.author) for r in store.history(item)] == [(1, "offline"), (2, "ann"), (3, "bea")]
+    bea = [a for a in store.annotations(item) if a.author == "bea"]
+    assert {(a.turn_index, a.reason) for a in bea if a.label.value == "reject"} == {
+        (1, "unsafe"),
+        (None, "unsafe"),
+    }
+    store.close()

@@ -1,0 +1,132 @@
+"""Page tests (AppTest): Runs (targets, start, progress) and Reports (tables, charts, exports, drill-down)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from test_runs_support import sample_project
+
+from evalcore.models import Target
+from evalcore.runs import run_target, wait_for
+from evalcore.store import DATABASE_URL_ENV, Store
+from evalcore.targets import list_targets, save_target
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def db_url(tmp_path, monkeypatch) -> str:
+    url = f"sqlite:///{tmp_path / 'pages.db'}"
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)
+    return url
+
+
+def open_page(page: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(at: AppTest) -> str:
+    parts = [*at.markdown, *at.caption, *at.info, *at.warning, *at.error, *at.success]
+    return "\n".join(str(p.value) for p in parts)
+
+
+def test_reports_without_a_run_point_to_the_runs_page(db_url):
+    sample_project(Store(db_url))
+    at = open_page("pages/reports.py")
+    assert any("No run with judged turns yet" in str(i.value) for i in at.info)
+
+
+def test_start_a_demo_run_from_the_runs_page_and_watch_it_finish(db_url):
+    store = Store(db_url)
+    pid, _ = sample_project(store)
+    at = open_page("pages/runs.py")
+    assert at.dataframe[0].value["target"].tolist() == ["demo"]
+    # The form's defaults: the demo target, the project's judge role (offline here), all conversations.
+    [start] = [b for b in at.button if b.label == "Start run"]
+    start.click().run()
+    assert not at.exception, at.exception
+    [run] = store.runs(pid, kind="run")
+    assert wait_for(run.id, timeout=60)
+    at.run()
+    assert store.run(run.id).status.value == "finished"
+    assert any("14 / 14 turns" in str(p.proto.text) for p in at.get("progress"))
+    assert any(b.label == "Open the report" for b in at.button)
+
+
+def test_add_a_target_and_refuse_a_key_in_the_form(db_url):
+    store = Store(db_url)
+    pid, _ = sample_project(store)
+    at = open_page("pages/runs.py")
+    name, model, base_url, key_env = (at.text_input[i] for i in range(4))
+    name.input("local-llm")
+    model.input("llama3.1")
+    base_url.input("http://127.0.0.1:8000/v1")
+    key_env.input("sk-live-0123456789abcdefghij")
+    [save] = [b for b in at.button if b.label == "Save target"]
+    save.click().run()
+    assert any("api_key_env" in str(e.value) or "API key" in str(e.value) for e in at.error)
+    at.text_input[3].input("LOCAL_LLM_KEY")
+    [save] = [b for b in at.button if b.label == "Save target"]
+    save.click().run()
+    assert any("Saved target local-llm" in str(s.value) for s in at.success)
+    assert [t.name for t in list_targets(store, pid)] == ["demo", "local-llm"]
+
+
+def test_report_tables_charts_exports_and_a_drill_down(db_url):
+    store = Store(db_url)
+    pid, _ = sample_project(store)
+    outcome = run_target(store, pid, "demo", judge="offline")
+    at = open_page("pages/reports.py")
+    metrics = {m.label: m.value for m in at.metric}
+    overall = outcome.done
+    assert metrics["Failed / scored turns"].endswith(f"/ {overall}") and metrics["Crashes"] == "0"
+    assert len(at.tabs) == 6 and len(at.get("plotly_chart")) == 2
+    downloads = at.get("download_button")
+    assert len(downloads) == 6 * 4, "every table in CSV, JSONL, Markdown and LaTeX"
+    by_spec = at.dataframe[0].value
+    assert "spec_label" in by_spec and by_spec["spec_label"].iloc[-1] == ""
+    drill = at.selectbox(key="drill:by_spec")
+    failing = [o for o in drill.options if o != "(choose a row)"]
+    assert failing and all("failing" in o for o in failing)
+    drill.select_index(1).run()
+    assert not at.exception, at.exception
+    shown = texts(at)
+    for part in (
+        "failing turn(s)",
+        "**Question:**",
+        "**Expected**",
+        "**Got**",
+        "**Judge** (offline)",
+        "tier **",
+    ):
+        assert part in shown, part
+    assert "Grounding documents" in shown
+
+
+def test_two_runs_side_by_side_with_a_drill_down_per_side(db_url):
+    store = Store(db_url)
+    pid, _ = sample_project(store)
+    first = run_target(store, pid, "demo", judge="offline").run
+    save_target(store, pid, Target(name="echo", kind="python", config={"callable": "test_targets:echo_bot"}))
+    second = run_target(store, pid, "echo", judge="offline").run
+    at = open_page("pages/reports.py")
+    assert at.selectbox(key="report_run").value == second.id, "the newest run first"
+    at.selectbox(key="report_vs").set_value(first.id).run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m for m in at.metric}
+    assert {"Failure rate (a)", "Failure rate (b)"} <= set(metrics)
+    assert metrics["Failure rate (b)"].delta.endswith("pp"), "b against a"
+    by_spec = at.dataframe[0].value
+    assert {"n_a", "failures_b", "diff pp"} <= set(by_spec.columns)
+    assert len(at.get("plotly_chart")) == 2
+    at.selectbox(key="drill:by_spec").select_index(1).run()
+    at.radio(key="side:by_spec").set_value("b").run()
+    assert not at.exception, at.exception
+    assert "target demo" in texts(at) and "**Judge** (offline)" in texts(at)

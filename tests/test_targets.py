@@ -1,0 +1,343 @@
+"""Targets: each adapter against a local server (or in-process), crashes on timeouts and garbage, config."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from evalcore.llm import Message, ModelClient
+from evalcore.llm.records import calls
+from evalcore.llm.retry import RetryPolicy
+from evalcore.models import Target
+from evalcore.store import Store
+from evalcore.targets import (
+    TargetConfigError,
+    TargetCrash,
+    build_adapter,
+    fill_template,
+    get_target,
+    list_targets,
+    lookup,
+    remove_target,
+    save_target,
+)
+from evalcore.targets.demo import NOT_FOUND
+
+pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
+PROJECT = "p1"
+FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.02)
+CHAT = [
+    Message("user", "Hi, which stores rent e-bikes?"),
+    Message("assistant", "Alder Creek."),
+    Message("user", "And on Sundays?"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _online(monkeypatch):
+    monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)  # a CI setting would turn chat targets away
+
+
+def adapter(store: Store, target: Target, **client: Any):
+    saved = save_target(store, PROJECT, target)
+    return build_adapter(store, PROJECT, saved, ModelClient(store, PROJECT, retry=FAST, **client))
+
+
+# ------------------------------------------------------------------------------ OpenAI / Anthropic
+
+
+def test_openai_compatible_target_sends_system_prompt_and_history(project, llm_server):
+    llm_server.enqueue("Open 10:00 to 17:00.")
+    config = {
+        "base_url": llm_server.openai_base_url,
+        "model": "llama3.1",
+        "system_prompt": "You are Ridgeline Assist.",
+    }
+    bot = adapter(project, Target(name="bot", kind="openai", config=config))
+    reply = bot.reply(CHAT)
+    assert reply.text == "Open 10:00 to 17:00." and not reply.cache_hit and reply.latency_ms > 0
+    [call] = llm_server.calls
+    assert call.api == "openai" and call.body["model"] == "llama3.1"
+    assert [(m["role"], m["content"]) for m in call.body["messages"]] == [
+        ("system", "You are Ridgeline Assist."),
+        *((m.role, m.content) for m in CHAT),
+    ]
+    [record] = calls(project, project_id=PROJECT)
+    assert (
+        record.role == "target" and record.model == "llama3.1" and record.provider.startswith("target-bot-")
+    )
+
+
+def test_chat_target_replies_are_cached_unless_turned_off(project, llm_server):
+    config = {"base_url": llm_server.openai_base_url, "model": "m"}
+    cached = adapter(project, Target(name="cached", kind="openai", config=config))
+    assert not cached.reply(CHAT).cache_hit
+    assert cached.reply(CHAT).cache_hit and len(llm_server.calls) == 1
+    fresh = adapter(project, Target(name="fresh", kind="openai", config={**config, "cache": False}))
+    fresh.reply(CHAT)
+    fresh.reply(CHAT)
+    assert len(llm_server.calls) == 3
+
+
+def test_anthropic_target_with_its_key_named_by_an_environment_variable(project, llm_server, monkeypatch):
+    monkeypatch.setenv("RIDGE_ANTHROPIC_KEY", "sk-ant-test-0123456789abcdef")
+    llm_server.enqueue("Sundays 10:00-17:00.")
+    config = {"base_url": llm_server.anthropic_base_url, "model": "claude-haiku-4-5"}
+    config |= {"system_prompt": "Be brief.", "api_key_env": "RIDGE_ANTHROPIC_KEY"}
+    bot = adapter(project, Target(name="claude", kind="anthropic", config=config))
+    assert bot.reply(CHAT).text == "Sundays 10:00-17:00."
+    body = llm_server.calls[0].body
+    assert body["system"] == "Be brief." and [m["role"] for m in body["messages"]] == [
+        "user",
+        "assistant",
+        "user",
+    ]
+    assert get_target(project, PROJECT, "claude").model == "anthropic/claude-haiku-4-5"
+
+
+def test_a_chat_target_that_times_out_or_answers_garbage_is_a_crash(project, llm_server):
+    config = {"base_url": llm_server.openai_base_url, "model": "m", "timeout_s": 0.3, "cache": False}
+    bot = adapter(project, Target(name="slow", kind="openai", config=config))
+    llm_server.timeout_next(1.0, count=3)
+    with pytest.raises(TargetCrash) as crash:
+        bot.reply(CHAT)
+    assert crash.value.kind == "timeout"
+    llm_server.malformed_next(count=3)
+    with pytest.raises(TargetCrash) as crash:
+        bot.reply(CHAT)
+    assert crash.value.kind == "error" and "malformed" in crash.value.message
+    llm_server.enqueue("   ")
+    with pytest.raises(TargetCrash, match="empty reply"):
+        bot.reply(CHAT)
+    llm_server.enqueue("fine")
+    assert bot.reply(CHAT).text == "fine", "the adapter still works after crashes"
+
+
+def test_offline_mode_refuses_a_real_endpoint_instead_of_faking_it(project, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    with pytest.raises(TargetConfigError, match="EVALCORE_OFFLINE"):
+        adapter(
+            project,
+            Target(name="bot", kind="openai", config={"base_url": "http://127.0.0.1:9/v1", "model": "m"}),
+        )
+
+
+# ----------------------------------------------------------------------------------- generic HTTP
+
+
+class Endpoint:
+    """A tiny JSON endpoint on 127.0.0.1: records requests, answers with a scripted behaviour."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.script: list[
+            tuple[str, Any]
+        ] = []  # ("json", obj) | ("status", code) | ("sleep", s) | ("raw", b)
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                owner.requests.append({"body": body, "headers": dict(self.headers)})
+                kind, value = owner.script.pop(0) if owner.script else ("json", {"reply": {"text": "ok"}})
+                if kind == "sleep":
+                    time.sleep(value)
+                    kind, value = "json", {"reply": {"text": "late"}}
+                data = value if kind == "raw" else json.dumps(value).encode()
+                self.send_response(value if kind == "status" else 200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data) if kind != "status" else 2))
+                self.end_headers()
+                self.wfile.write(data if kind != "status" else b"{}")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/chat"
+
+
+@pytest.fixture
+def endpoint() -> Iterator[Endpoint]:
+    served = Endpoint()
+    yield served
+    served.server.shutdown()
+    served.server.server_close()
+
+
+def http_target(endpoint: Endpoint, **config: Any) -> Target:
+    return Target(
+        name="web",
+        kind="http",
+        config={
+            "url": endpoint.url,
+            "headers": {"Authorization": "Bearer ${RIDGE_BOT_TOKEN}", "X-Client": "evalcore"},
+            "request_template": {
+                "session": "eval",
+                "input": "{{message}}",
+                "history": "{{history}}",
+                "prompt": "Context: {{system_prompt}}",
+            },
+            "response_path": "reply.text",
+            "system_prompt": "bikes",
+            "timeout_s": 0.5,
+            **config,
+        },
+    )
+
+
+def test_http_target_fills_the_template_sends_env_headers_and_reads_the_path(project, endpoint, monkeypatch):
+    monkeypatch.setenv("RIDGE_BOT_TOKEN", "tok-123456789")
+    endpoint.script = [("json", {"reply": {"text": "Alder Creek opens at 10:00."}})]
+    bot = adapter(project, http_target(endpoint))
+    assert bot.reply(CHAT).text == "Alder Creek opens at 10:00."
+    [request] = endpoint.requests
+    assert request["body"] == {
+        "session": "eval",
+        "input": "And on Sundays?",
+        "history": [{"role": m.role, "content": m.content} for m in CHAT[:-1]],
+        "prompt": "Context: bikes",
+    }
+    assert request["headers"]["Authorization"] == "Bearer tok-123456789"
+    assert "tok-123456789" not in json.dumps(project.project(PROJECT).settings), (
+        "only the variable's name is stored"
+    )
+
+
+def test_http_target_retries_server_errors_and_crashes_on_timeout_and_garbage(project, endpoint, monkeypatch):
+    monkeypatch.setenv("RIDGE_BOT_TOKEN", "tok")
+    bot = adapter(project, http_target(endpoint))
+    endpoint.script = [("status", 503), ("json", {"reply": {"text": "after a retry"}})]
+    assert bot.reply(CHAT).text == "after a retry" and len(endpoint.requests) == 2
+    endpoint.script = [("sleep", 1.0)] * 3
+    with pytest.raises(TargetCrash) as crash:
+        bot.reply(CHAT)
+    assert crash.value.kind == "timeout"
+    endpoint.script = [("raw", b"<html>502 Bad Gateway</html>")] * 3
+    with pytest.raises(TargetCrash) as crash:
+        bot.reply(CHAT)
+    assert crash.value.kind == "garbage"
+    endpoint.script = [("json", {"answer": "wrong place"})]
+    with pytest.raises(TargetCrash, match=r"no 'reply\.text'"):
+        bot.reply(CHAT)
+    endpoint.script = [("status", 400)]
+    with pytest.raises(TargetCrash) as crash:
+        bot.reply(CHAT)
+    assert crash.value.kind == "error" and "HTTP 400" in crash.value.message
+
+
+def test_http_target_needs_its_header_variables_set(project, endpoint, monkeypatch):
+    monkeypatch.delenv("RIDGE_BOT_TOKEN", raising=False)
+    with pytest.raises(TargetConfigError, match="RIDGE_BOT_TOKEN"):
+        adapter(project, http_target(endpoint))
+
+
+def test_template_and_path_helpers():
+    values = {"messages": [{"role": "user", "content": "q"}], "message": "q"}
+    assert fill_template({"a": "{{messages}}", "b": ["say {{ message }}!"], "c": 3}, values) == {
+        "a": [{"role": "user", "content": "q"}],
+        "b": ["say q!"],
+        "c": 3,
+    }
+    assert lookup({"choices": [{"message": {"content": "x"}}]}, "$.choices.0.message.content") == "x"
+
+
+# --------------------------------------------------------------------------------- Python callable
+
+
+def echo_bot(messages: list[dict[str, str]]) -> str:
+    """A target: echoes the number of messages and the last one."""
+    return f"{len(messages)}: {messages[-1]['content']}"
+
+
+def dict_bot(messages: list[dict[str, str]]) -> dict[str, str]:
+    return {"content": "from a dict"}
+
+
+def failing_bot(messages: list[dict[str, str]]) -> str:
+    raise RuntimeError("database unavailable")
+
+
+def slow_bot(messages: list[dict[str, str]]) -> str:
+    time.sleep(2)
+    return "too late"
+
+
+def number_bot(messages: list[dict[str, str]]) -> int:
+    return 42
+
+
+def python_target(fn: str, **config: Any) -> Target:
+    return Target(name=f"py-{fn}", kind="python", config={"callable": f"test_targets:{fn}", **config})
+
+
+def test_python_callable_target(project):
+    bot = adapter(project, python_target("echo_bot", system_prompt="Be kind."))
+    assert bot.reply(CHAT).text == "4: And on Sundays?", "system prompt + the three chat messages"
+    assert adapter(project, python_target("dict_bot")).reply(CHAT).text == "from a dict"
+    for fn, kind in (("failing_bot", "error"), ("number_bot", "garbage")):
+        with pytest.raises(TargetCrash) as crash:
+            adapter(project, python_target(fn)).reply(CHAT)
+        assert crash.value.kind == kind
+    started = time.monotonic()
+    with pytest.raises(TargetCrash) as crash:
+        adapter(project, python_target("slow_bot", timeout_s=0.2)).reply(CHAT)
+    assert crash.value.kind == "timeout" and time.monotonic() - started < 1.5
+    with pytest.raises(TargetConfigError, match="cannot load"):
+        adapter(project, python_target("no_such_function"))
+
+
+# ------------------------------------------------------------------------------------------ demo
+
+
+def test_demo_target_answers_from_the_best_passage_and_only_reads_the_last_message(sqlite_store):
+    from evalcore.cli import SAMPLE_PROJECT
+    from evalcore.importers import import_project
+
+    pid = import_project(sqlite_store, SAMPLE_PROJECT).project_id
+    demo = get_target(sqlite_store, pid, "demo")
+    bot = build_adapter(sqlite_store, pid, demo, ModelClient(sqlite_store, pid))
+    late = bot.reply([Message("user", "What is the late fee for an e-bike rental?")])
+    assert "$15 per hour" in late.text and late.details["document"] == "rental-policy"
+    assert bot.reply([Message("user", "zebra quantum violin")]).text == NOT_FOUND
+    alone = bot.reply([Message("user", "And what about on Sundays?")]).text
+    with_history = bot.reply([*CHAT[:2], Message("user", "And what about on Sundays?")]).text
+    assert alone == with_history, "it ignores the history: its coreference weakness is real, not staged"
+
+
+# ---------------------------------------------------------------------------------------- config
+
+
+def test_targets_are_project_settings_and_never_hold_secrets(project):
+    assert [t.name for t in list_targets(project, PROJECT)] == ["demo"], "the demo target is built in"
+    save_target(project, PROJECT, Target(name="bot", kind="openai", config={"model": "gpt-4o-mini"}))
+    assert [t.name for t in list_targets(project, PROJECT)] == ["demo", "bot"]
+    assert get_target(project, PROJECT, "bot").config["cache"] is True, "defaults filled in"
+    bad = [
+        Target(
+            name="k1", kind="openai", config={"model": "m", "api_key_env": "sk-live-0123456789abcdef0123"}
+        ),
+        Target(
+            name="k2",
+            kind="openai",
+            config={"model": "m", "system_prompt": "key sk-proj-abcdefghijklmnop1234"},
+        ),
+        Target(name="k3", kind="http", config={"url": "http://x", "headers": {"X-Api-Key": "abc123"}}),
+        Target(name="k4", kind="openai", config={"model": "m", "api_key": "x"}),
+        Target(name="bad name!", kind="demo"),
+        Target(name="k5", kind="python", config={"callable": "no-colon"}),
+    ]
+    for target in bad:
+        with pytest.raises(TargetConfigError):
+            save_target(project, PROJECT, target)
+    assert "sk-" not in json.dumps(project.project(PROJECT).settings)
+    remove_target(project, PROJECT, "bot")
+    assert [t.name for t in list_targets(project, PROJECT)] == ["demo"]
