@@ -27,7 +27,7 @@ from evalcore.annotation.verdicts import (
 )
 from evalcore.annotation.workitem import trail, turn_groups
 from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
-from pages._common import current_project, require_user, store_or_stop
+from pages._common import current_project, current_user, require_user, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -35,6 +35,8 @@ if project_id is None:
     st.title("Annotate")
     st.info("Import a project on Home first.")
     st.stop()
+if not current_user():
+    st.title("Annotate")
 user = require_user()
 
 PAGE_SIZE = 25
