@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from evalcore.cli_annotation import app as annotate_app
-from evalcore.cli_common import DbOption, ProjectOption, friendly
+from evalcore.cli_common import DbOption, ProjectOption, emit, friendly
 from evalcore.cli_common import open_store as _store
 from evalcore.cli_common import project_id_of as _project_id
 from evalcore.cli_conversations import app as conversations_app
@@ -107,18 +107,9 @@ def export(
 
     store = _store(db)
     lines = export_lines(store, _project_id(store, project), what)
-    if out is None:
-        for line in lines:
-            typer.echo(line)
-        return
-    tmp = out.with_name(out.name + ".partial")
-    count = 0
-    with tmp.open("w", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(line + "\n")
-            count += 1
-    tmp.replace(out)  # a crash half way never leaves a truncated export under the real name
-    typer.echo(f"wrote {count} line(s) to {out}")
+    count = emit(lines, out)
+    if out is not None:
+        typer.echo(f"wrote {count} line(s) to {out}")
 
 
 @app.command()

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from evalcore.cli_common import DbOption, ProjectOption, friendly, open_store, project_id_of
+from evalcore.cli_common import DbOption, ProjectOption, emit, friendly, open_store, project_id_of
 
 app = typer.Typer(help="Annotation: assign conversations, follow progress, agreement, calibration, exports.")
 
@@ -123,15 +123,6 @@ def export(
 
     store = open_store(db)
     lines = export_jsonl(store, project_id_of(store, project), tier)
-    if out is None:
-        for line in lines:
-            typer.echo(line)
-        return
-    partial = out.with_name(out.name + ".partial")
-    count = 0
-    with partial.open("w", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(line + "\n")
-            count += 1
-    partial.replace(out)  # a crash half way never leaves a truncated file under the real name
-    typer.echo(f"wrote {count} {tier} conversation(s) to {out}")
+    count = emit(lines, out)
+    if out is not None:
+        typer.echo(f"wrote {count} {tier} conversation(s) to {out}")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import wraps
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -73,3 +74,16 @@ def progress_printer(label: str) -> Callable[[int, int], None]:
             typer.echo("", err=True)
 
     return show
+
+
+def emit(lines: Iterable[str], out: Path | None) -> int:
+    """Print lines, or write them to `out` (never half a file, even after a crash); return the count."""
+    from evalcore.exports import write_lines
+
+    if out is not None:
+        return write_lines(lines, out)
+    count = 0
+    for line in lines:
+        typer.echo(line)
+        count += 1
+    return count

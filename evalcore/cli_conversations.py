@@ -94,7 +94,8 @@ def export(
     db: DbOption = None,
 ) -> None:
     """Export conversations (or tests) as JSONL: one per line, with turns, grounding and tier."""
-    from evalcore.conversations.jsonl import export_jsonl, write_jsonl
+    from evalcore.conversations.jsonl import export_jsonl
+    from evalcore.exports import write_lines
 
     store = _store(db)
     lines = export_jsonl(store, _project_id(store, project), kind, generator=generator, spec_id=spec)
@@ -102,7 +103,7 @@ def export(
         for line in lines:
             typer.echo(line)
         return
-    typer.echo(f"wrote {write_jsonl(lines, out)} line(s) to {out}")
+    typer.echo(f"wrote {write_lines(lines, out)} line(s) to {out}")
 
 
 @app.command("import")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from evalcore.store import Store
@@ -33,6 +34,18 @@ def inputs_bundle(store: Store, project_id: str) -> dict[str, Any]:
         "tools": [t.model_dump(mode="json") for t in store.tools(project_id)],
         "procedures": [p.model_dump(mode="json") for p in store.procedures(project_id)],
     }
+
+
+def write_lines(lines: Iterable[str], path: Path) -> int:
+    """Write lines to `path` through a temporary file (a crash never leaves half a file); return the count."""
+    tmp = path.with_name(path.name + ".partial")
+    count = 0
+    with tmp.open("w", encoding="utf-8") as handle:
+        for line in lines:
+            handle.write(line + "\n")
+            count += 1
+    tmp.replace(path)
+    return count
 
 
 def export_lines(store: Store, project_id: str, what: str) -> Iterator[str]:

@@ -93,3 +93,14 @@ def table_rows(store: Store) -> dict[str, list[str]]:
 def snapshot() -> Callable[[Store], dict[str, list[str]]]:
     """`snapshot(store)`: the whole content of a store, to check that a refused action changed nothing."""
     return table_rows
+
+
+@pytest.fixture
+def browser():
+    """A headless Debian Chromium driven by selenium (the end-to-end tests); fails if it is missing."""
+    from tests.browser import chromium, chromium_path
+
+    if chromium_path() is None:
+        pytest.fail("Debian chromium and chromium-driver are needed: run scripts/setup.sh --test")
+    with chromium() as driver:
+        yield driver

@@ -9,10 +9,11 @@ from typer.testing import CliRunner
 
 from evalcore import models
 from evalcore.cli import SAMPLE_PROJECT, app
-from evalcore.conversations.jsonl import export_jsonl, import_jsonl, parse_jsonl, write_jsonl
+from evalcore.conversations.jsonl import export_jsonl, import_jsonl, parse_jsonl
 from evalcore.conversations.store_ops import add_test, list_conversations, list_tests
 from evalcore.doc_qa.job import generate_conversations
 from evalcore.errors import ValidationFailed
+from evalcore.exports import write_lines
 from evalcore.importers import import_project
 from evalcore.models import Annotation, Provenance, Turn
 from evalcore.specs.generation import generate_specs
@@ -46,7 +47,7 @@ def test_round_trip_keeps_turns_grounding_and_tier(filled, tmp_path):
     store.annotate(rejected, [Annotation(item_kind="conversation", item_id=rejected, label="reject",
                                          reason="wrong answer", author="dana")], "dana", version)  # fmt: skip
     path = tmp_path / "conversations.jsonl"
-    assert write_jsonl(export_jsonl(store, project_id), path) == 2
+    assert write_lines(export_jsonl(store, project_id), path) == 2
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert {line["tier"] for line in lines if line["id"] == rejected} == {"rejected"}
     assert all(line["turns"][0]["query_type"] and line["turns"][1]["grounding"] for line in lines)
@@ -60,7 +61,7 @@ def test_round_trip_keeps_turns_grounding_and_tier(filled, tmp_path):
         assert view.conversation.turns == before.turns and view.conversation.metadata == before.metadata
         assert view.conversation.tier.value == ("rejected" if before.id == rejected else before.tier.value)
     tests_path = tmp_path / "tests.jsonl"
-    write_jsonl(export_jsonl(store, project_id, "test"), tests_path)
+    write_lines(export_jsonl(store, project_id, "test"), tests_path)
     assert import_jsonl(other, "copy", tests_path, kind="test").tests == ["test-1"]
     assert list_tests(other, "copy")[0] == list_tests(store, project_id)[0]
 

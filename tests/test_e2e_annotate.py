@@ -12,7 +12,7 @@ from evalcore.annotation import assign_items
 from evalcore.importers import import_project
 from evalcore.store import Store
 from tests.annotation_data import add_conversations
-from tests.browser import chromium, chromium_path, streamlit_server
+from tests.browser import chromium, streamlit_server
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,11 +29,9 @@ def seeded(db_url: str) -> list[str]:
 
 
 @pytest.fixture
-def browsers():
-    if chromium_path() is None:
-        pytest.fail("Debian chromium and chromium-driver are needed: run scripts/setup.sh --test")
-    with chromium() as first, chromium() as second:
-        yield first, second
+def browsers(browser):
+    with chromium() as second:
+        yield browser, second
 
 
 def _wait(driver, condition, seconds: float = 60):

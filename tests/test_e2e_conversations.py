@@ -10,17 +10,9 @@ from evalcore.doc_qa.job import RUN_KIND
 from evalcore.importers import import_project
 from evalcore.specs.generation import generate_specs
 from evalcore.store import Store
-from tests.browser import chromium, chromium_path, streamlit_server
+from tests.browser import streamlit_server
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def browser():
-    if chromium_path() is None:
-        pytest.fail("Debian chromium and chromium-driver are needed: run scripts/setup.sh --test")
-    with chromium() as driver:
-        yield driver
 
 
 def _wait_for(browser, text: str, timeout: float = 120) -> None:

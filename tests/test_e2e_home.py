@@ -4,17 +4,9 @@ import pytest
 
 from evalcore.cli import SAMPLE_PROJECT
 from evalcore.store import Store
-from tests.browser import chromium, chromium_path, streamlit_server
+from tests.browser import streamlit_server
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def browser():
-    if chromium_path() is None:
-        pytest.fail("Debian chromium and chromium-driver are needed: run scripts/setup.sh --test")
-    with chromium() as driver:
-        yield driver
 
 
 def test_import_the_sample_project_and_see_its_counts(tmp_path, browser):

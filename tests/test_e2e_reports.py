@@ -7,17 +7,9 @@ from test_runs_support import sample_project
 
 from evalcore.runs import RUN_KIND
 from evalcore.store import Store
-from tests.browser import chromium, chromium_path, streamlit_server
+from tests.browser import streamlit_server
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def browser():
-    if chromium_path() is None:
-        pytest.fail("Debian chromium and chromium-driver are needed: run scripts/setup.sh --test")
-    with chromium() as driver:
-        yield driver
 
 
 def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, monkeypatch):

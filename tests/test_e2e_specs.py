@@ -6,18 +6,16 @@ from evalcore.cli import SAMPLE_PROJECT
 from evalcore.importers import import_project
 from evalcore.specs.store_ops import current_selection
 from evalcore.store import Store
-from tests.browser import chromium, chromium_path, streamlit_server
+from tests.browser import streamlit_server
 
 pytestmark = pytest.mark.e2e
 
 
-def test_generate_select_and_see_the_plots(tmp_path):
+def test_generate_select_and_see_the_plots(tmp_path, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    if chromium_path() is None:
-        pytest.fail("Debian chromium and chromium-driver are needed: run scripts/setup.sh --test")
     url = f"sqlite:///{tmp_path / 'e2e.db'}"
     store = Store(url)
     import_project(store, SAMPLE_PROJECT)
@@ -28,7 +26,7 @@ def test_generate_select_and_see_the_plots(tmp_path):
         browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
         button.click()
 
-    with streamlit_server(url) as base, chromium() as browser:
+    with streamlit_server(url) as base:
         wait = WebDriverWait(browser, 180)
         body = (By.TAG_NAME, "body")
         browser.get(base + "/specs")

@@ -10,6 +10,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from evalcore.models import Annotation
 from evalcore.store import schema as t
+from evalcore.store.store import annotation_from_row
 
 T = TypeVar("T")
 
@@ -65,24 +66,8 @@ def annotations_of(conn: sa.Connection, item_ids: Iterable[str]) -> dict[str, li
             .order_by(a.c.item_id, a.c.version, a.c.id)
         )
         for r in rows:
-            found[r.item_id].append(annotation_of_row(r))
+            found[r.item_id].append(annotation_from_row(r))
     return found
-
-
-def annotation_of_row(r: sa.Row) -> Annotation:
-    """An Annotation from a row of `annotations` joined with the item's kind."""
-    return Annotation(
-        item_kind=r.kind,
-        item_id=r.item_id,
-        turn_index=r.turn_index,
-        label=r.label,
-        reason=r.reason,
-        note=r.note,
-        edited_content=r.edited_content,
-        author=r.author,
-        role=r.role,
-        created_at=r.created_at,
-    )
 
 
 def heads(conn: sa.Connection, item_ids: Sequence[str]) -> dict[str, tuple[int, int | None]]:

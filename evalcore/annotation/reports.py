@@ -16,13 +16,13 @@ from evalcore.agreement import (
     pairwise_kappa_table,
     turn_label_matrix,
 )
-from evalcore.annotation._sql import annotation_of_row
 from evalcore.annotation.queue import CONVERSATION
 from evalcore.annotation.state import refresh_states
 from evalcore.calibration import CurvePoint, ThresholdChoice, precision_recall_curve, threshold_for_precision
 from evalcore.models import Annotation
 from evalcore.store import Store
 from evalcore.store import schema as t
+from evalcore.store.store import annotation_from_row
 
 PAGE = 5000
 
@@ -40,7 +40,7 @@ def project_annotations(store: Store, project_id: str, kind: str = CONVERSATION)
                 .order_by(a.c.id)
                 .limit(PAGE)
             ).all()
-        yield from (annotation_of_row(r) for r in rows)
+        yield from (annotation_from_row(r) for r in rows)
         if len(rows) < PAGE:
             return
         last = rows[-1].id

@@ -10,7 +10,7 @@ already in the store is a problem (import never overwrites: edits are revisions,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,18 +65,6 @@ def export_jsonl(
         if len(page) < PAGE:
             return
         offset += PAGE
-
-
-def write_jsonl(lines: Iterable[str], path: Path) -> int:
-    """Write lines to `path` through a temporary file (a crash never leaves half a file); return the count."""
-    tmp = path.with_name(path.name + ".partial")
-    count = 0
-    with tmp.open("w", encoding="utf-8") as handle:
-        for line in lines:
-            handle.write(line + "\n")
-            count += 1
-    tmp.replace(path)
-    return count
 
 
 def _kind_of(data: dict[str, Any]) -> str | None:

@@ -19,6 +19,7 @@ from evalcore.models.common import Tier
 from evalcore.runs.records import JudgedTurn
 from evalcore.store import Store
 from evalcore.store import schema as t
+from evalcore.store.store import annotation_from_row
 from evalcore.tiers import derive_tier
 
 ROW_COLUMNS = (
@@ -93,21 +94,6 @@ def judgment_bodies(store: Store, ids: Sequence[int]) -> dict[int, JudgedTurn]:
     return out
 
 
-def _annotation(r: Any) -> Annotation:
-    return Annotation(
-        item_kind=r.kind,
-        item_id=r.item_id,
-        turn_index=r.turn_index,
-        label=r.label,
-        reason=r.reason,
-        note=r.note,
-        edited_content=r.edited_content,
-        author=r.author,
-        role=r.role,
-        created_at=r.created_at,
-    )
-
-
 def annotations_by_item(
     store: Store, item_ids: Iterable[str], *, project_ids: Sequence[str] = ()
 ) -> dict[str, list[Annotation]]:
@@ -129,7 +115,7 @@ def annotations_by_item(
         for query in queries:
             for r in conn.execute(query.order_by(a.c.item_id, a.c.version, a.c.id)):
                 if r.item_id in wanted:
-                    grouped[r.item_id].append(_annotation(r))
+                    grouped[r.item_id].append(annotation_from_row(r))
     return grouped
 
 

@@ -58,6 +58,22 @@ class InputChanges:
         return sum(len(v) for v in self.added.values()) + sum(len(v) for v in self.updated.values())
 
 
+def annotation_from_row(r: sa.Row) -> Annotation:
+    """An Annotation from a row of `annotations` joined with its item's `kind`."""
+    return Annotation(
+        item_kind=r.kind,
+        item_id=r.item_id,
+        turn_index=r.turn_index,
+        label=r.label,
+        reason=r.reason,
+        note=r.note,
+        edited_content=r.edited_content,
+        author=r.author,
+        role=r.role,
+        created_at=r.created_at,
+    )
+
+
 def new_id(prefix: str) -> str:
     """A fresh unique id with a readable prefix, e.g. 'spec-3f9a1c2b7d4e'."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
@@ -467,21 +483,7 @@ class Store:
                 .where(t.annotations.c.item_id == item_id)
                 .order_by(t.annotations.c.version, t.annotations.c.id)
             ).all()
-        return [
-            Annotation(
-                item_kind=r.kind,
-                item_id=r.item_id,
-                turn_index=r.turn_index,
-                label=r.label,
-                reason=r.reason,
-                note=r.note,
-                edited_content=r.edited_content,
-                author=r.author,
-                role=r.role,
-                created_at=r.created_at,
-            )
-            for r in rows
-        ]
+        return [annotation_from_row(r) for r in rows]
 
     # --------------------------------------------------------------------- runs
 
