@@ -17,6 +17,14 @@ app = typer.Typer(help="Generate, export and import conversations.", no_args_is_
 GENERATORS = ("doc_qa",)
 
 
+def parse_lengths(text: str) -> list[int]:
+    """'5' -> [5]; '2,3,4' -> [2, 3, 4]; anything else is a clear error."""
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise EvalcoreError(f"--d must be a number or numbers separated by commas (got '{text}')") from None
+
+
 @app.command()
 @friendly
 def generate(
@@ -24,7 +32,9 @@ def generate(
     specs: Annotated[
         str, typer.Option(help="'selected' (latest selection), 'all', or comma-separated spec ids.")
     ] = "selected",
-    d: Annotated[int, typer.Option("--d", help="Documents per chain (the seed's d).")] = 5,
+    d: Annotated[
+        str, typer.Option("--d", help="Documents per chain (the seed's d), or several: '2,3,4' cycles them.")
+    ] = "5",
     turns: Annotated[int, typer.Option("--turns", help="Question/answer pairs per conversation (L).")] = 7,
     per_spec: Annotated[int, typer.Option("--per-spec", help="Conversations per spec (n).")] = 10,
     seed: Annotated[int, typer.Option(help="Seed of chain sampling and generation.")] = 0,
@@ -44,8 +54,8 @@ def generate(
     project_id = _project_id(store, project)
     which: str | list[str] = specs if specs in ("selected", "all") else [s.strip() for s in specs.split(",")]
     params = {} if resume else {
-        "specs": which, "d": d, "turns": turns, "per_spec": per_spec, "seed": seed, "model": model,
-        "judge": judge, "budget": {"usd": budget_usd} if budget_usd is not None else None,
+        "specs": which, "d": parse_lengths(d), "turns": turns, "per_spec": per_spec, "seed": seed,
+        "model": model, "judge": judge, "budget": {"usd": budget_usd} if budget_usd is not None else None,
     }  # fmt: skip
 
     def progress(done: int, total: int) -> None:

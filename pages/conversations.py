@@ -79,7 +79,12 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
         cols = st.columns(5)
         cols[0].selectbox("Generator", ["doc_qa"], help="Document-grounded QA (seed 000).")
         which = cols[1].selectbox("Specs", ["selected", "all"], help="The latest selection, or every spec.")
-        d = cols[2].number_input("Documents per chain (d)", 1, 10, 5)
+        d = cols[2].multiselect(
+            "Documents per chain (d)",
+            list(range(1, 9)),
+            [5],
+            help="Several lengths spread each spec's conversations over them (failure rate by documents).",
+        )
         turns = cols[3].number_input("Turns (L)", 2, 20, 7, help="Question/answer pairs per conversation.")
         per_spec = cols[4].number_input("Conversations per spec (n)", 1, 50, 10)
         model = st.text_input(
@@ -127,7 +132,7 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
         for warning in runs[0].warnings:
             st.caption(f"note: {warning}")
     if start:
-        params = {"specs": which, "d": int(d), "turns": int(turns), "per_spec": int(per_spec)}
+        params = {"specs": which, "d": sorted(d) or [5], "turns": int(turns), "per_spec": int(per_spec)}
         # Clicking it reruns the page, which interrupts the job between two conversations; the request
         # in the store also stops a job running elsewhere (CLI, another tab).
         st.button("Stop generating", on_click=_stop_running, help="Finished conversations are kept.")

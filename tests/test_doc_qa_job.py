@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 import evalcore.doc_qa.job as job_module
@@ -99,6 +101,16 @@ def test_a_spec_without_enough_documents_gets_a_shorter_chain_and_a_message(sqli
         assert chain["requested_length"] == 12 and 1 <= chain["length"] < 12
         assert "no chain of length 12" in chain["note"]
         assert len(view.conversation.turns) == 10
+
+
+def test_several_chain_lengths_spread_each_specs_conversations(sqlite_store):
+    project_id = _project(sqlite_store)
+    outcome = generate_conversations(sqlite_store, project_id, specs="all", per_spec=4, d=[2, 3], dense=False)
+    lengths = Counter()
+    for view in list_conversations(sqlite_store, project_id):
+        lengths[len(view.conversation.metadata["chain"]["documents"])] += 1
+    assert set(lengths) == {2, 3} and lengths[2] == lengths[3]
+    assert outcome.run.params["d"] == [2, 3]
 
 
 def test_specs_selected_falls_back_to_accepted_and_candidate_specs_with_a_message(sqlite_store):

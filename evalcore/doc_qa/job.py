@@ -54,6 +54,15 @@ class DocQAOutcome:
     stopped: str | None = None  # why the job stopped before the end, if it did
 
 
+def chain_lengths(d: int | Sequence[int]) -> list[int]:
+    """The chain lengths of a run: one d, or several (e.g. [2, 3, 4]) that a spec's conversations cycle
+    through, so failure rates can be read by number of documents (seed 000, Table 11)."""
+    lengths = [d] if isinstance(d, int) else list(dict.fromkeys(int(x) for x in d))
+    if not lengths or min(lengths) < 1:
+        raise EvalcoreError(f"chain length d must be at least 1 (got {d})")
+    return lengths
+
+
 def _plan(
     store: Store, project_id: str, llm: ModelClient, specs: list[Spec], docs: list[Document],
     index: PassageIndex, params: dict[str, Any], ignore: list[str],
@@ -62,23 +71,35 @@ def _plan(
     units: list[dict[str, Any]] = []
     messages: list[str] = []
     retrieved: dict[str, Any] = {}
-    d, n = params["d"], params["per_spec"]
+    lengths, n = chain_lengths(params["d"]), params["per_spec"]
     for spec in specs:
         found = retrieve_for_spec(index, spec, docs, params["k"])
         retrieved[spec.id] = found.to_json()
-        picked = chains_for_spec(built.graph, found.graph_ranked(), d, n=n, seed=params["seed"])
         label = f"spec '{spec.scenario}' ({spec.id})"
-        if not picked.chains:
-            messages.append(f"{label}: {picked.reason or 'no text or table document retrieved'}; skipped")
+        # Conversation m of a spec uses length lengths[m % len(lengths)], so n conversations spread evenly.
+        wanted = {d: sum(1 for m in range(n) if lengths[m % len(lengths)] == d) for d in lengths}
+        picks = {d: chains_for_spec(built.graph, found.graph_ranked(), d, n=count, seed=params["seed"])
+                 for d, count in wanted.items()}  # fmt: skip
+        if not any(p.chains for p in picks.values()):
+            reason = next((p.reason for p in picks.values() if p.reason), "")
+            messages.append(f"{label}: {reason or 'no text or table document retrieved'}; skipped")
             continue
-        if picked.used != d:
-            messages.append(f"{label}: {picked.reason} (chains of {picked.used} document(s) instead of {d})")
-        if len(picked.chains) < n:
-            messages.append(
-                f"{label}: only {len(picked.chains)} distinct chain(s); its {n} conversations reuse them"
-            )
+        for d, picked in picks.items():
+            if picked.chains and picked.used != d:
+                messages.append(
+                    f"{label}: {picked.reason} (chains of {picked.used} document(s) instead of {d})"
+                )
+            if picked.chains and len(picked.chains) < wanted[d]:
+                messages.append(
+                    f"{label}: only {len(picked.chains)} distinct chain(s) of {picked.used}; "
+                    f"its {wanted[d]} conversations of that length reuse them"
+                )
+        seen: dict[int, int] = {}
         for m in range(n):
-            chain = picked.chains[m % len(picked.chains)]
+            d = lengths[m % len(lengths)]
+            picked = picks[d] if picks[d].chains else next(p for p in picks.values() if p.chains)
+            chain = picked.chains[seen.get(d, 0) % len(picked.chains)]
+            seen[d] = seen.get(d, 0) + 1
             units.append(
                 {
                     "key": f"{spec.id}/{m:03d}",
@@ -103,13 +124,13 @@ def _plan(
 
 
 def start_run(
-    store: Store, project_id: str, *, specs: str | Sequence[str] = "selected", d: int = 5, turns: int = 7,
+    store: Store, project_id: str, *, specs: str | Sequence[str] = "selected", d: int | Sequence[int] = 5,
+    turns: int = 7,
     per_spec: int = 10, seed: int = 0, model: str | None = None, judge: str | None = None,
     k: dict[str, int] | None = None, dense: bool = True, budget: dict[str, float] | None = None,
 ) -> Run:  # fmt: skip
     """Record a new doc-QA run with its parameters (validated); `generate_conversations` runs it."""
-    if d < 1:
-        raise EvalcoreError(f"chain length d must be at least 1 (got {d})")
+    lengths = chain_lengths(d)
     if turns < 2:
         raise EvalcoreError(
             f"a conversation needs at least 2 turns: a CANNOTANSWER and the SYNTHESIS (got {turns})"
@@ -119,9 +140,9 @@ def start_run(
     chosen, note = choose_specs(store, project_id, specs)
     params = {
         "generator": GENERATOR, "specs": specs if isinstance(specs, str) else list(specs),
-        "spec_ids": [s.id for s in chosen], "selection_note": note, "d": d, "turns": turns,
-        "per_spec": per_spec, "seed": seed, "model": model, "judge": judge, "k": {**DEFAULT_K, **(k or {})},
-        "dense": dense,
+        "spec_ids": [s.id for s in chosen], "selection_note": note,
+        "d": lengths[0] if len(lengths) == 1 else lengths, "turns": turns, "per_spec": per_spec,
+        "seed": seed, "model": model, "judge": judge, "k": {**DEFAULT_K, **(k or {})}, "dense": dense,
     }  # fmt: skip
     run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
     run = store.start_run(project_id, run)
