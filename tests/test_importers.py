@@ -422,3 +422,13 @@ def test_the_sample_project_imports_once_and_reimports_as_a_no_op(store: Store, 
     before = snapshot(store)
     assert import_project(store, SAMPLE).changes.total_written == 0
     assert snapshot(store) == before
+
+
+def test_a_failure_while_writing_leaves_no_empty_project(sqlite_store, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(sqlite_store, "save_inputs", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        import_project(sqlite_store, SAMPLE)
+    assert sqlite_store.projects() == []

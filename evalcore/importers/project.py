@@ -235,6 +235,9 @@ def import_project(store: Store, folder: str | Path, project_id: str | None = No
     """Validate a project folder whole, then write it in one transaction; a re-import adds no duplicates."""
     bundle = load_project(folder)
     pid = project_id or bundle.card.id
-    store.create_project(pid, bundle.card.chatbot_info.name, str(bundle.root))
-    changes = store.save_inputs(pid, bundle.card, bundle.documents, bundle.tools, bundle.procedures)
+    with store.write() as conn:  # one transaction: a failure leaves no empty project behind
+        store.create_project(pid, bundle.card.chatbot_info.name, str(bundle.root), conn=conn)
+        changes = store.save_inputs(
+            pid, bundle.card, bundle.documents, bundle.tools, bundle.procedures, conn=conn
+        )
     return ImportResult(pid, changes, bundle)

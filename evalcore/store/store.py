@@ -116,9 +116,16 @@ class Store:
 
     # ----------------------------------------------------------------- projects
 
-    def create_project(self, project_id: str, title: str, source_path: str | None = None) -> ProjectInfo:
+    def create_project(
+        self,
+        project_id: str,
+        title: str,
+        source_path: str | None = None,
+        *,
+        conn: sa.Connection | None = None,
+    ) -> ProjectInfo:
         """Create a project, or return the existing one with this id (updating its title and source)."""
-        with self.write() as conn:
+        with self._using(conn) as conn:
             row = conn.execute(sa.select(t.projects).where(t.projects.c.id == project_id)).first()
             if row is None:
                 conn.execute(
@@ -132,7 +139,8 @@ class Store:
                     .where(t.projects.c.id == project_id)
                     .values(title=title, source_path=source_path or row.source_path)
                 )
-        return self.project(project_id)
+            row = conn.execute(sa.select(t.projects).where(t.projects.c.id == project_id)).one()
+        return ProjectInfo(**row._asdict())
 
     def projects(self) -> list[ProjectInfo]:
         """All projects, oldest first."""
@@ -183,6 +191,8 @@ class Store:
         documents: Sequence[Document],
         tools: Sequence[Tool],
         procedures: Sequence[Procedure],
+        *,
+        conn: sa.Connection | None = None,
     ) -> InputChanges:
         """Upsert a project's inputs in one transaction; unchanged records are not touched."""
         added: dict[str, list[str]] = {}
@@ -208,7 +218,7 @@ class Store:
                 [(x.name, x.model_dump(mode="json"), {}) for x in procedures],
             ),
         ]
-        with self.write() as conn:
+        with self._using(conn) as conn:
             for label, table, key, records in batches:
                 existing = dict(
                     conn.execute(
