@@ -46,7 +46,9 @@ SCROLL_TOP = (
     "for (const el of document.querySelectorAll('[data-testid=stMain], [data-testid=stAppViewContainer]'))"
     " { el.scrollTo(0, 0); } window.scrollTo(0, 0);"
 )
-CHOICE_LABELS = {"accept": ":material/check: Accept", **{r: r.capitalize() for r in REASONS}}
+# Short labels so accept and all six reasons fit on one row beside the grounding column.
+SHORT = {"wrong answer": "Wrong", "not grounded": "Ungrounded"}
+CHOICE_LABELS = {"accept": ":material/check: Accept", **{r: SHORT.get(r, r.capitalize()) for r in REASONS}}
 
 
 def _flash(message: str) -> None:
@@ -433,7 +435,7 @@ def item_view(item_id: str) -> None:
         fields = {}
         for group in groups:
             with st.container(border=True):
-                left, right = st.columns([2, 1], gap="medium")
+                left, right = st.columns([5, 2], gap="medium")
                 with left:
                     for index in group:
                         _chat(conv.turns[index], view.content(index))

@@ -85,7 +85,7 @@ def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, s
         click(driver, "Review next")
         _wait(driver, lambda d: f"item={seeded[0]}" in d.current_url)
         groups = review_form(driver)
-        click(driver, "Not grounded", within=groups[1])  # turn 3
+        click(driver, "Ungrounded", within=groups[1])  # turn 3
         note = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")[1]
         note.send_keys("the return policy says 14 days")
         click(driver, "Save & next")
@@ -96,7 +96,7 @@ def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, s
         open_as(driver, base + f"/annotate?item={seeded[0]}", "ann")
         groups = review_form(driver)
         chosen = groups[1].find_element(By.CSS_SELECTOR, "button[aria-checked='true']")
-        assert chosen.text == "Not grounded"
+        assert chosen.text == "Ungrounded"
         notes = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")
         assert notes[1].get_attribute("value") == "the return policy says 14 days"
         _wait(driver, lambda d: "rejected" in _text(d) and "Reopen my verdict" in _text(d))
