@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from evalcore.runs.records import RUN_KIND
 from evalcore.store import Store
 
 # Item kinds in data-flow order, with the label users see.
@@ -38,10 +39,13 @@ def project_status(store: Store, project_id: str) -> list[StageCount]:
     ]
     items = store.count_items(project_id)
     rows += [StageCount(label, items.get(kind, 0), "") for kind, label in STAGES]
-    runs = store.runs(project_id)
-    rows.append(
-        StageCount(
-            "Runs", len(runs), ", ".join(f"{n} {s}" for s, n in Counter(r.status.value for r in runs).items())
-        )
-    )
+    # Runs against a target are what leads read; generation and selection jobs are counted apart.
+    jobs = store.runs(project_id)
+    played = [r for r in jobs if r.kind == RUN_KIND]
+    statuses = Counter(r.status.value for r in played)
+    detail = ", ".join(f"{n} {status}" for status, n in statuses.items())
+    others = len(jobs) - len(played)
+    if others:
+        detail += ("; " if detail else "") + f"{others} generation or selection job(s)"
+    rows.append(StageCount("Runs", len(played), detail))
     return rows

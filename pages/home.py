@@ -13,10 +13,9 @@ from pages._common import current_project, show_error, store_or_stop
 ROOT = Path(__file__).resolve().parents[1]
 # Where each stage is worked on; a link appears once its page exists.
 STAGE_PAGES = {
-    "Specs": ("pages/specs.py", "Review specs"),
-    "Conversations": ("pages/conversations.py", "Browse"),
-    "Tests": ("pages/annotate.py", "Annotate"),
-    "Runs": ("pages/reports.py", "Reports"),
+    "Specs": [("pages/specs.py", "Review specs"), ("pages/diversity.py", "Diversity")],
+    "Conversations": [("pages/conversations.py", "Browse"), ("pages/annotate.py", "Annotate")],
+    "Runs": [("pages/runs.py", "Runs"), ("pages/reports.py", "Reports")],
 }
 
 store = store_or_stop()
@@ -80,9 +79,9 @@ for group, label in ((inputs, "Inputs"), (pipeline, "Pipeline")):
     st.caption(label)
     for column, row in zip(st.columns(len(group)), group, strict=True):
         column.metric(row.stage, row.count, help=row.detail or None)
-        page = STAGE_PAGES.get(row.stage)
-        if page and (ROOT / page[0]).exists():
-            column.page_link(page[0], label=page[1], icon=":material/arrow_forward:")
+        for page, label in STAGE_PAGES.get(row.stage, []):
+            if (ROOT / page).exists():
+                column.page_link(page, label=label, icon=":material/arrow_forward:")
 details = [f"{row.stage}: {row.detail}" for row in rows if row.detail]
 if details:
     st.caption(" · ".join(details))
