@@ -122,15 +122,18 @@ def require_user() -> str:
 FLASH_KEY = "flash_message"
 
 
-def flash(kind: str, message: str) -> None:
-    """Show `message` (success, info, warning or error) after an immediate rerun, so the page redraws
-    with the new data and the user still sees what happened."""
+def flash(kind: str, message: str, *, rerun: bool = True) -> None:
+    """Show `message` on the next run (kind success, info, warning, error, or toast), so the page can
+    redraw with the new data and the user still sees what happened; by default rerun at once."""
     st.session_state[FLASH_KEY] = (kind, message)
-    st.rerun()
+    if rerun:
+        st.rerun()
 
 
 def show_flash() -> None:
     """The message left by `flash`, once."""
     kind, message = st.session_state.pop(FLASH_KEY, (None, None))
-    if kind:
+    if kind == "toast":
+        st.toast(message, icon=":material/check_circle:")
+    elif kind:
         getattr(st, kind)(message)

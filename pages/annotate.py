@@ -27,7 +27,7 @@ from evalcore.annotation.verdicts import (
 )
 from evalcore.annotation.workitem import trail, turn_groups
 from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
-from pages._common import current_project, current_user, require_user, store_or_stop
+from pages._common import current_project, current_user, flash, require_user, show_flash, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -49,10 +49,6 @@ SCROLL_TOP = (
 # Short labels so accept and all six reasons fit on one row beside the grounding column.
 SHORT = {"wrong answer": "Wrong", "not grounded": "Ungrounded"}
 CHOICE_LABELS = {"accept": ":material/check: Accept", **{r: SHORT.get(r, r.capitalize()) for r in REASONS}}
-
-
-def _flash(message: str) -> None:
-    st.session_state["annotate_flash"] = message
 
 
 def _session(item_id: str) -> dict:
@@ -118,8 +114,7 @@ flt = QueueFilter(
     assignee=assignee,
     needs_review_by=user if only_mine else None,
 )
-if "annotate_flash" in st.session_state:
-    st.toast(st.session_state.pop("annotate_flash"), icon=":material/check_circle:")
+show_flash()
 
 
 # ------------------------------------------------------------------ the queue
@@ -278,7 +273,9 @@ def _adjudication(view, version: int) -> None:
                 except (EvalcoreError, ValueError) as exc:
                     st.error(_message(exc))
                 else:
-                    _flash(f"Lead decision on {view.conversation.id} recorded: {decision}.")
+                    flash(
+                        "toast", f"Lead decision on {view.conversation.id} recorded: {decision}.", rerun=False
+                    )
                     _open(
                         next_item(store, project_id, flt, after=view.conversation.id) or view.conversation.id
                     )
@@ -305,7 +302,7 @@ def _guarded(action, item_id: str) -> None:
         st.error(str(exc))
     else:
         _forget(item_id)
-        _flash("Saved.")
+        flash("toast", "Saved.", rerun=False)
         st.rerun()
 
 
@@ -349,10 +346,10 @@ def _save(view, opened: int, fields: dict, verdict: str | None, reason: str | No
     tier = "disagreement" if state.needs_adjudication else state.tier.value
     done = f"Saved {item_id}: you {item.label}ed it; tier now {tier}."
     st.session_state["annotate_last"] = item_id
-    _flash(done if result.appended else f"{item_id}: nothing changed.")
+    flash("toast", done if result.appended else f"{item_id}: nothing changed.", rerun=False)
     following = next_item(store, project_id, flt, after=item_id)
     if following is None or following == item_id:
-        _flash(f"{done} Nothing else matches the filters: this queue is done.")
+        flash("toast", f"{done} Nothing else matches the filters: this queue is done.", rerun=False)
         _open(None)
     _open(following)
 

@@ -166,7 +166,7 @@ m1.metric("Conversations", len(shown))
 m2.metric("Question/answer pairs", int(shown["pairs"].sum()))
 m3.metric("Silver or gold", int(shown["tier"].isin(["silver", "gold"]).sum()))
 m4.metric("Produced offline", int(shown["offline"].sum()))
-dist = summary(store, list(shown["id"]))
+dist = summary(shown)
 c1, c2, c3 = st.columns(3)
 for column, (key, x, y, title) in zip(
     (c1, c2, c3),
@@ -183,7 +183,7 @@ view = shown.assign(
     query_types=shown["query_types"].apply(", ".join),
     offline=shown["offline"].map({True: "offline", False: ""}),
 )
-st.dataframe(view.drop(columns=["spec_id"]), hide_index=True, width="stretch")
+st.dataframe(view.drop(columns=["spec_id", "pair_types"]), hide_index=True, width="stretch")
 if shown.empty:
     st.stop()
 

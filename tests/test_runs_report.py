@@ -79,7 +79,9 @@ def hand(store: Store):
     ids = add_specs(store, PROJECT, drafts, Provenance(producer="offline"))
     specs = {"s1": ids[0], "s2": ids[1]}
     for cid in ("c1", "c2", "c3"):
-        add_conversation(store, PROJECT, conversation(cid, specs["s1"], [], [("q", "a", "SINGLE-DOC", [])]))
+        qa = [("q", "a", "SINGLE-DOC", [])]
+        # c2 passed the generation-time judge: silver, the same verdict its judgments carry.
+        add_conversation(store, PROJECT, conversation(cid, specs["s1"], [], qa, judge_passed=cid == "c2"))
     expected = Turn(index=3, role="assistant", content="a")
     add_test(store, PROJECT, ItemTest(id="t1", expected=expected, provenance=Provenance(producer="offline")))
     store.annotate(

@@ -265,3 +265,20 @@ def set_leads(store: Store, project_id: str, names: list[str]) -> list[str]:
     leads = sorted({n.strip() for n in names if n and n.strip()})
     store.update_settings(project_id, {LEADS: leads or None})
     return leads
+
+
+def current_tiers(store: Store, project_id: str, item_ids: Sequence[str] | None = None) -> dict[str, Tier]:
+    """The tier of each item now (all reviewed items of the project, or `item_ids`), read from the derived
+    state after bringing it up to date: the one tier rule, with the project's policy, for every page."""
+    refresh_states(store, project_id)
+    s = t.annotation_states
+    query = sa.select(s.c.item_id, s.c.tier).where(s.c.project_id == project_id)
+    tiers: dict[str, Tier] = {}
+    with store.read() as conn:
+        if item_ids is None:
+            tiers.update({r.item_id: Tier(r.tier) for r in conn.execute(query)})
+        else:
+            for batch in chunks(list(item_ids), BATCH):
+                rows = conn.execute(query.where(s.c.item_id.in_(batch)))
+                tiers.update({r.item_id: Tier(r.tier) for r in rows})
+    return tiers

@@ -8,27 +8,20 @@ from typing import Any
 
 import pandas as pd
 
+from evalcore.annotation.state import current_tiers
 from evalcore.conversations.store_ops import ConversationView, list_conversations
 from evalcore.doc_qa.facts import plain
 from evalcore.doc_qa.generate import GENERATOR, qa_pairs
 from evalcore.doc_qa.schema import QUERY_TYPES, is_cannot_answer
-from evalcore.models import Conversation, Document
+from evalcore.models import Conversation, Document, Tier
 from evalcore.retrieval import split_passages
 from evalcore.specs.store_ops import list_specs
 from evalcore.store import Store
-from evalcore.tiers import derive_tier
 
 COLUMNS = [
     "id", "spec_id", "spec", "pairs", "query_types", "chain_length", "documents", "tier", "model", "offline",
-    "judge_score", "corrected", "flagged", "problems",
+    "judge_score", "corrected", "flagged", "problems", "pair_types",
 ]  # fmt: skip
-
-
-def current_tier(store: Store, conversation: Conversation) -> str:
-    """The tier now: annotations so far and the judge's verdict stored with the conversation."""
-    return derive_tier(
-        store.annotations(conversation.id), conversation.metadata.get("judge_passed")
-    ).tier.value
 
 
 def documents_used(conversation: Conversation) -> list[str]:
@@ -36,7 +29,7 @@ def documents_used(conversation: Conversation) -> list[str]:
     return list(dict.fromkeys(d for _, a in qa_pairs(conversation) for d in a.grounding))
 
 
-def _row(store: Store, view: ConversationView, scenarios: dict[str, str]) -> dict[str, Any]:
+def _row(view: ConversationView, scenarios: dict[str, str], tiers: dict[str, Tier]) -> dict[str, Any]:
     c = view.conversation
     meta = c.metadata
     correction = (meta.get("verification") or {}).get("correction") or {}
@@ -47,9 +40,13 @@ def _row(store: Store, view: ConversationView, scenarios: dict[str, str]) -> dic
         "spec": scenarios.get(c.spec_id or "", c.spec_id or ""),
         "pairs": len(qa_pairs(c)),
         "query_types": sorted({q.query_type for q, _ in qa_pairs(c) if q.query_type}),
+        "pair_types": [
+            "CANNOTANSWER" if is_cannot_answer(a.content) else (q.query_type or "untyped")
+            for q, a in qa_pairs(c)
+        ],
         "chain_length": int(chain.get("length") or meta.get("n_documents") or 0),
         "documents": len(documents_used(c)),
-        "tier": current_tier(store, c),
+        "tier": tiers[c.id].value if c.id in tiers else Tier.unreviewed.value,
         "model": c.provenance.producer,
         "offline": c.provenance.is_offline,
         "judge_score": meta.get("judge_score"),
@@ -63,7 +60,8 @@ def conversation_table(store: Store, project_id: str) -> pd.DataFrame:
     """One row per doc-QA conversation of the project (see COLUMNS), oldest first."""
     scenarios = {v.spec.id: v.spec.scenario for v in list_specs(store, project_id)}
     views = list_conversations(store, project_id, generator=GENERATOR)
-    return pd.DataFrame([_row(store, v, scenarios) for v in views], columns=COLUMNS)
+    tiers = current_tiers(store, project_id)
+    return pd.DataFrame([_row(v, scenarios, tiers) for v in views], columns=COLUMNS)
 
 
 def filter_table(
@@ -90,18 +88,12 @@ def filter_table(
     return table[keep]
 
 
-def summary(store: Store, conversation_ids: list[str]) -> dict[str, pd.DataFrame]:
-    """Distributions for the summary strip: query types of pairs, chain lengths, documents used."""
-    types: Counter[str] = Counter()
-    lengths: Counter[int] = Counter()
-    used: Counter[int] = Counter()
-    for cid in conversation_ids:
-        c = Conversation.model_validate(store.current(cid).body)
-        for question, answer in qa_pairs(c):
-            label = "CANNOTANSWER" if is_cannot_answer(answer.content) else (question.query_type or "untyped")
-            types[label] += 1
-        lengths[int((c.metadata.get("chain") or {}).get("length") or 0)] += 1
-        used[len(documents_used(c))] += 1
+def summary(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Distributions for the summary strip, from the rows of `conversation_table` (no store reads):
+    query types of pairs, chain lengths, documents used."""
+    types: Counter[str] = Counter(label for labels in table["pair_types"] for label in labels)
+    lengths: Counter[int] = Counter(int(x) for x in table["chain_length"])
+    used: Counter[int] = Counter(int(x) for x in table["documents"])
     order = [*QUERY_TYPES, "CANNOTANSWER"]
     return {
         "query_types": pd.DataFrame(

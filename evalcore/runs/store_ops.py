@@ -8,19 +8,16 @@ so a report always reflects the latest human verdicts.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
-from evalcore.models import Annotation
+from evalcore.annotation.state import current_tiers
 from evalcore.models.common import Tier
 from evalcore.runs.records import JudgedTurn
 from evalcore.store import Store
 from evalcore.store import schema as t
-from evalcore.store.store import annotation_from_row
-from evalcore.tiers import derive_tier
 
 ROW_COLUMNS = (
     "judgment_id",
@@ -94,41 +91,15 @@ def judgment_bodies(store: Store, ids: Sequence[int]) -> dict[int, JudgedTurn]:
     return out
 
 
-def annotations_by_item(
-    store: Store, item_ids: Iterable[str], *, project_ids: Sequence[str] = ()
-) -> dict[str, list[Annotation]]:
-    """Every annotation of the given items, in append order, grouped by item.
-
-    With `project_ids`, one query reads the projects' annotations (few, next to a run's turns) and keeps
-    those of the items; otherwise the items are looked up 500 at a time.
-    """
-    a = t.annotations
-    wanted = set(item_ids)
-    base = sa.select(a, t.items.c.kind).join(t.items, t.items.c.id == a.c.item_id)
-    if project_ids:
-        queries = [base.where(t.items.c.project_id.in_(list(project_ids)))]
-    else:
-        ordered = sorted(wanted)
-        queries = [base.where(a.c.item_id.in_(ordered[i : i + 500])) for i in range(0, len(ordered), 500)]
-    grouped: dict[str, list[Annotation]] = defaultdict(list)
-    with store.read() as conn:
-        for query in queries:
-            for r in conn.execute(query.order_by(a.c.item_id, a.c.version, a.c.id)):
-                if r.item_id in wanted:
-                    grouped[r.item_id].append(annotation_from_row(r))
-    return grouped
-
-
 def item_tiers(
     store: Store, judge_passed: dict[str, bool | None], *, project_ids: Sequence[str] = ()
 ) -> dict[str, Tier]:
-    """The current tier of each item (id -> its generation-time judge verdict), via `evalcore.tiers`."""
-    annotated = annotations_by_item(store, judge_passed, project_ids=project_ids)
-    tiers: dict[str, Tier] = {}
-    for item_id, passed in judge_passed.items():
-        history = annotated.get(item_id)
-        if history:
-            tiers[item_id] = derive_tier(history, passed).tier
-        else:  # no human verdict: the rule's fallback, without building a history
-            tiers[item_id] = Tier.silver if passed else Tier.unreviewed
-    return tiers
+    """The current tier of each item, from the annotation workbench's derived state (one tier rule, with
+    the project's policy); an item it does not know keeps the judge verdict copied into its judgments."""
+    known: dict[str, Tier] = {}
+    for project_id in project_ids:
+        known.update(current_tiers(store, project_id, list(judge_passed)))
+    return {
+        item_id: known.get(item_id, Tier.silver if passed else Tier.unreviewed)
+        for item_id, passed in judge_passed.items()
+    }
