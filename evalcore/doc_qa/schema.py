@@ -70,4 +70,4 @@ class AdherenceCheck(BaseModel):
 
 def is_cannot_answer(text: str) -> bool:
     """True when an expected answer says the documents do not answer the question."""
-    return text.strip().rstrip(".").upper() == CANNOTANSWER
+    return text.strip().strip(".").upper().replace(" ", "") == CANNOTANSWER

@@ -21,9 +21,9 @@ import functools
 import re
 from dataclasses import dataclass
 
+from evalcore.doc_qa.schema import is_cannot_answer
 from evalcore.entities import canonical_name, extract_entities
 from evalcore.retrieval import tokenize
-from evalcore.runs.items import is_cannot_answer
 
 VERSION = "1"
 MIN_RECALL = 0.5

@@ -18,12 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore.conversations.store_ops import KIND, TEST_KIND
+from evalcore.doc_qa.schema import CANNOTANSWER, is_cannot_answer
 from evalcore.errors import NotFoundError
 from evalcore.llm.types import Message
 from evalcore.models import Conversation, Test, Turn, TurnRole
 from evalcore.store import Store
-
-CANNOT_ANSWER = "CANNOTANSWER"
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,10 @@ def conversation_item(conversation: Conversation, version: int) -> PlayItem:
                     turn_index=turn.index,
                     question="\n\n".join(t.content for t in pending),
                     expected=turn.content,
-                    query_type=turn.query_type or asked.query_type,
+                    # Unanswerable questions get their own row in reports, as on the Conversations page.
+                    query_type=CANNOTANSWER
+                    if is_cannot_answer(turn.content)
+                    else turn.query_type or asked.query_type,
                     grounding=tuple(turn.grounding or asked.grounding),
                     multi_turn=bool(exchanges),
                     assertions=tuple(turn.metadata.get("assertions") or ()),
@@ -186,8 +188,3 @@ def select_keys(
             item_key(TEST_KIND, r.item_id) for r in store.list_current(project_id, TEST_KIND, spec_id=spec_id)
         ]
     return keys[:limit] if limit else keys
-
-
-def is_cannot_answer(expected: str) -> bool:
-    """True when the expected answer says the documents hold no answer (seed 000's CANNOTANSWER)."""
-    return expected.strip().strip(".").upper().replace(" ", "") == CANNOT_ANSWER
