@@ -24,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evalcore.annotation import (  # noqa: E402
+from evalcore.inputs import import_project  # noqa: E402
+from evalcore.review import (  # noqa: E402
     ItemVerdict,
     QueueFilter,
     TurnVerdict,
@@ -34,7 +35,6 @@ from evalcore.annotation import (  # noqa: E402
     refresh_states,
     save_review,
 )
-from evalcore.importers import import_project  # noqa: E402
 from evalcore.store import DATABASE_URL_ENV, Store  # noqa: E402
 from tests.annotation_data import add_conversations  # noqa: E402
 

@@ -22,16 +22,16 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from llm_server import LLMServer  # noqa: E402
 from test_doc_qa_llm import distinct_replies  # noqa: E402
 
-from evalcore.chains import count_chains  # noqa: E402
-from evalcore.conversations.store_ops import list_conversations  # noqa: E402
-from evalcore.doc_qa.generate import document_input, qa_pairs  # noqa: E402
-from evalcore.doc_qa.graph_build import build_document_graph  # noqa: E402
-from evalcore.doc_qa.job import generate_conversations  # noqa: E402
-from evalcore.doc_qa.rules import grounded_share  # noqa: E402
-from evalcore.doc_qa.schema import is_cannot_answer  # noqa: E402
-from evalcore.doc_qa.specs import system_description  # noqa: E402
-from evalcore.docgraph import graph_stats  # noqa: E402
-from evalcore.importers import import_project  # noqa: E402
+from evalcore.documents.chains import count_chains  # noqa: E402
+from evalcore.documents.graph import graph_stats  # noqa: E402
+from evalcore.generators.doc_qa.generate import document_input, qa_pairs  # noqa: E402
+from evalcore.generators.doc_qa.graph_build import build_document_graph  # noqa: E402
+from evalcore.generators.doc_qa.job import generate_conversations  # noqa: E402
+from evalcore.generators.doc_qa.rules import grounded_share  # noqa: E402
+from evalcore.generators.doc_qa.schema import is_cannot_answer  # noqa: E402
+from evalcore.generators.doc_qa.specs import system_description  # noqa: E402
+from evalcore.inputs import import_project  # noqa: E402
+from evalcore.items.store_ops import list_conversations  # noqa: E402
 from evalcore.llm import ModelClient  # noqa: E402
 from evalcore.specs.generation import generate_specs  # noqa: E402
 from evalcore.store import Store  # noqa: E402

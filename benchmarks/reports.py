@@ -32,13 +32,14 @@ from llm_server import LLMServer  # noqa: E402
 
 from evalcore.models import Annotation, Provenance, Run, Target  # noqa: E402
 from evalcore.models.common import now_utc  # noqa: E402
-from evalcore.report_tables import all_tables  # noqa: E402
-from evalcore.runs import build_report, create_run, execute_run, judged_turns  # noqa: E402
+from evalcore.reports import build_report, judged_turns  # noqa: E402
+from evalcore.reports.tables import all_tables  # noqa: E402
+from evalcore.runs import create_run, execute_run  # noqa: E402
+from evalcore.runs.targets import save_target  # noqa: E402
 from evalcore.specs.drafts import SpecDraft  # noqa: E402
 from evalcore.specs.store_ops import add_specs  # noqa: E402
 from evalcore.store import Store  # noqa: E402
 from evalcore.store import schema as t  # noqa: E402
-from evalcore.targets import save_target  # noqa: E402
 
 QUERY_TYPES = ["SINGLE-DOC", "MULTI-DOC", "PRE-FILLER", "FILLER", "SYNTHESIS", "SINGLE-DOC", "SYNTHESIS"]
 ERRORS = [
@@ -120,8 +121,8 @@ def aggregation(sizes: list[int]) -> None:
 
 
 def throughput(conversations: int) -> None:
-    from evalcore.doc_qa.job import generate_conversations
-    from evalcore.importers import import_project
+    from evalcore.generators.doc_qa.job import generate_conversations
+    from evalcore.inputs import import_project
     from evalcore.specs.generation import generate_specs
 
     server = LLMServer(latency=0.2).start()

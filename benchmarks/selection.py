@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/selection.py [--quick]
 
-1. Table-5-style quality table (SPWD, Var Div, Coverage) of Greedy (evalcore.selection.greedy_select with
-   its defaults), Random (mean over 10 seeds) and Max-Min on
+1. Table-5-style quality table (SPWD, Var Div, Coverage) of Greedy
+   (evalcore.specs.selection.greedy_select with its defaults), Random (mean over 10 seeds) and Max-Min on
    (a) a synthetic clustered pool: m = 300 candidates, d = 64, 12 clusters of unequal size (an LLM
        writes many variants of popular topics), each candidate with 1-3 documents from its cluster's own
        12 documents; k = 30 as in the paper;
@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from evalcore.diversity_metrics import coverage, spwd, var_div
-from evalcore.selection import (
+from evalcore.specs.metrics import coverage, spwd, var_div
+from evalcore.specs.selection import (
     DEFAULT_ALPHA,
     greedy_select,
     maxmin_select,
@@ -111,7 +111,7 @@ def alpha_sweep(x: np.ndarray, doc_sets: Sequence[set[Hashable]], k: int) -> Non
 
 def sample_project(m: int) -> None:
     """(b): m candidates generated offline from the sample project, embedded and selected as in the app."""
-    from evalcore.importers import import_project
+    from evalcore.inputs import import_project
     from evalcore.specs.generation import generate_specs
     from evalcore.specs.selecting import load_candidates
     from evalcore.store import Store

@@ -7,7 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from evalcore.annotation import (
+from evalcore.errors import EvalcoreError
+from evalcore.review import (
     DISAGREEMENT,
     adjudication_queue,
     agreement_report,
@@ -22,8 +23,7 @@ from evalcore.annotation import (
     tier_counts,
     unassign,
 )
-from evalcore.annotation.state import leads_of
-from evalcore.errors import EvalcoreError
+from evalcore.review.state import leads_of
 from pages._common import current_project, require_user, show_error, store_or_stop
 
 store = store_or_stop()

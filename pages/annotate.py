@@ -4,7 +4,8 @@ grounding documents beside each answer), saved in one go; the next conversation 
 import pandas as pd
 import streamlit as st
 
-from evalcore.annotation import (
+from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
+from evalcore.review import (
     TIER_FILTERS,
     QueueFilter,
     filter_options,
@@ -14,8 +15,8 @@ from evalcore.annotation import (
     progress,
     queue_page,
 )
-from evalcore.annotation.grounding import relevant_passages
-from evalcore.annotation.verdicts import (
+from evalcore.review.grounding import relevant_passages
+from evalcore.review.verdicts import (
     REASONS,
     TURN_CHOICES,
     ItemVerdict,
@@ -25,8 +26,7 @@ from evalcore.annotation.verdicts import (
     save_review,
     turn_verdict,
 )
-from evalcore.annotation.workitem import trail, turn_groups
-from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
+from evalcore.review.workitem import trail, turn_groups
 from pages._common import current_project, current_user, flash, require_user, show_flash, store_or_stop
 
 store = store_or_stop()

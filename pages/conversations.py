@@ -3,8 +3,8 @@
 import plotly.express as px
 import streamlit as st
 
-from evalcore.conversations.store_ops import get_conversation
-from evalcore.doc_qa.browse import (
+from evalcore.errors import EvalcoreError
+from evalcore.generators.doc_qa.browse import (
     conversation_table,
     escape_markdown,
     filter_table,
@@ -12,10 +12,10 @@ from evalcore.doc_qa.browse import (
     passage_views,
     summary,
 )
-from evalcore.doc_qa.generate import qa_pairs
-from evalcore.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
-from evalcore.doc_qa.schema import QUERY_TYPES, is_cannot_answer
-from evalcore.errors import EvalcoreError
+from evalcore.generators.doc_qa.generate import qa_pairs
+from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
+from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
+from evalcore.items.store_ops import get_conversation
 from evalcore.specs.store_ops import list_specs
 from pages._common import current_project, current_user, show_error, store_or_stop
 

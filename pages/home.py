@@ -5,9 +5,9 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.importers import import_project
-from evalcore.importers.archive import import_archive
-from evalcore.status import project_status
+from evalcore.inputs import import_project
+from evalcore.inputs.archive import import_archive
+from evalcore.reports.status import project_status
 from pages._common import current_project, show_error, store_or_stop
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -3,20 +3,19 @@
 import pandas as pd
 import streamlit as st
 
-from evalcore.report_tables import TOTAL_LABEL
-from evalcore.runs import (
-    RUN_KIND,
+from evalcore.reports import (
     TABLE_TITLES,
     build_report,
     cell_filter,
     compare_runs,
     export_tables,
     failing_turns,
-    run_progress,
 )
-from evalcore.runs.charts import failure_rate_chart
+from evalcore.reports.charts import failure_rate_chart
+from evalcore.reports.failures import TABLE_KEYS, overall, per_run_table, snippet
+from evalcore.reports.tables import TOTAL_LABEL
+from evalcore.runs import RUN_KIND, run_progress
 from evalcore.runs.records import ERROR_TYPES
-from evalcore.runs.report import TABLE_KEYS, overall, per_run_table, snippet
 from pages._common import current_project, store_or_stop
 
 store = store_or_stop()

@@ -14,7 +14,7 @@ from evalcore.runs import (
     run_progress,
     start_in_background,
 )
-from evalcore.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
+from evalcore.runs.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
 from pages._common import current_project, current_user, show_error, store_or_stop
 
 store = store_or_stop()

@@ -5,10 +5,10 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError, StaleVersionError
 from evalcore.models import SpecStatus
-from evalcore.selection import DEFAULT_ALPHA
 from evalcore.specs.drafts import CATEGORIES, SpecDraft
 from evalcore.specs.generation import generate_specs, latest_generation
 from evalcore.specs.selecting import METHODS, select_specs
+from evalcore.specs.selection import DEFAULT_ALPHA
 from evalcore.specs.store_ops import (
     add_human_spec,
     edit_spec,

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
-from evalcore.conversations.store_ops import add_conversation
+from evalcore.items.store_ops import add_conversation
 from evalcore.models import Conversation, Provenance, Turn, now_utc
 from evalcore.store import Store
 from evalcore.store import schema as t

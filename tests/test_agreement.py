@@ -8,7 +8,8 @@ from collections import Counter
 
 import pytest
 
-from evalcore.agreement import (
+from evalcore.models import Annotation, AnnotationLabel
+from evalcore.review.agreement import (
     assign,
     cohen_kappa,
     conversation_label_matrix,
@@ -18,7 +19,6 @@ from evalcore.agreement import (
     pairwise_kappa_table,
     turn_label_matrix,
 )
-from evalcore.models import Annotation, AnnotationLabel
 
 
 def two_by_two(yes_yes: int, yes_no: int, no_yes: int, no_no: int) -> tuple[dict, dict]:

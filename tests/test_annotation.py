@@ -8,7 +8,9 @@ import threading
 import pytest
 import sqlalchemy as sa
 
-from evalcore.annotation import (
+from evalcore.errors import EvalcoreError, StaleVersionError
+from evalcore.items.store_ops import add_conversation
+from evalcore.review import (
     ItemVerdict,
     TurnVerdict,
     adjudicate,
@@ -21,10 +23,8 @@ from evalcore.annotation import (
     set_leads,
     set_policy,
 )
-from evalcore.annotation import state as state_module
-from evalcore.annotation.queue import QueueFilter
-from evalcore.conversations.store_ops import add_conversation
-from evalcore.errors import EvalcoreError, StaleVersionError
+from evalcore.review import state as state_module
+from evalcore.review.queue import QueueFilter
 from evalcore.store import Store
 from evalcore.store import schema as t
 from tests.annotation_data import add_conversations, make_conversation
@@ -266,7 +266,7 @@ def test_writes_made_outside_the_workbench_are_caught_up(store: Store):
 
 
 def test_deleting_a_project_removes_its_annotation_rows(store: Store):
-    from evalcore.annotation import assign_items
+    from evalcore.review import assign_items
 
     ids = project(store)
     assign_items(store, PID, ["ann", "bea"], 2, "lee")

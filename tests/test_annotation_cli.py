@@ -5,9 +5,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evalcore.annotation import ItemVerdict, open_item, save_review
-from evalcore.cli import app
+from evalcore.cli.main import app
 from evalcore.models import Conversation
+from evalcore.review import ItemVerdict, open_item, save_review
 from evalcore.store import Store
 from tests.annotation_data import add_conversations
 

@@ -10,8 +10,8 @@ from collections import Counter
 import pytest
 import sqlalchemy as sa
 
-from evalcore.agreement import cohen_kappa
-from evalcore.annotation import (
+from evalcore.models import Conversation
+from evalcore.review import (
     ItemVerdict,
     QueueFilter,
     TurnVerdict,
@@ -29,7 +29,7 @@ from evalcore.annotation import (
     tier_counts,
     unassign,
 )
-from evalcore.models import Conversation
+from evalcore.review.agreement import cohen_kappa
 from evalcore.store import Store
 from tests.annotation_data import add_conversations
 

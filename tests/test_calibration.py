@@ -6,7 +6,12 @@ import math
 
 import pytest
 
-from evalcore.calibration import ThresholdChoice, paired, precision_recall_curve, threshold_for_precision
+from evalcore.review.calibration import (
+    ThresholdChoice,
+    paired,
+    precision_recall_curve,
+    threshold_for_precision,
+)
 
 # Ten gold items, five positive. Highest score first; precision/recall worked out by hand:
 #   threshold  0.95  0.9  0.8   0.7   0.6  0.5   0.4   0.3    0.2   0.1

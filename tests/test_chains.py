@@ -1,13 +1,13 @@
-"""Document chains by DFS, their sampling, and the per-spec helper (evalcore.chains)."""
+"""Document chains by DFS, their sampling, and the per-spec helper (evalcore.documents.chains)."""
 
 from __future__ import annotations
 
 import networkx as nx
 import pytest
 
-from evalcore.chains import Chain, chains_for, chains_for_spec, count_chains
-from evalcore.docgraph import build_graph
-from evalcore.importers import load_project
+from evalcore.documents.chains import Chain, chains_for, chains_for_spec, count_chains
+from evalcore.documents.graph import build_graph
+from evalcore.inputs import load_project
 
 
 def known_graph() -> nx.Graph:

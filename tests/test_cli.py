@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalcore.cli import SAMPLE_PROJECT, app
+from evalcore.cli.main import SAMPLE_PROJECT, app
 from evalcore.store import Store
 
 runner = CliRunner()

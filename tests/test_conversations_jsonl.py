@@ -8,13 +8,13 @@ import pytest
 from typer.testing import CliRunner
 
 from evalcore import models
-from evalcore.cli import SAMPLE_PROJECT, app
-from evalcore.conversations.jsonl import export_jsonl, import_jsonl, parse_jsonl
-from evalcore.conversations.store_ops import add_test, list_conversations, list_tests
-from evalcore.doc_qa.job import generate_conversations
+from evalcore.cli.main import SAMPLE_PROJECT, app
 from evalcore.errors import ValidationFailed
-from evalcore.exports import write_lines
-from evalcore.importers import import_project
+from evalcore.generators.doc_qa.job import generate_conversations
+from evalcore.inputs import import_project
+from evalcore.items.exports import write_lines
+from evalcore.items.jsonl import export_jsonl, import_jsonl, parse_jsonl
+from evalcore.items.store_ops import add_test, list_conversations, list_tests
 from evalcore.models import Annotation, Provenance, Turn
 from evalcore.specs.generation import generate_specs
 from evalcore.store import Store

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalcore.diversity_metrics import coverage, coverage_share, spwd, var_div
+from evalcore.specs.metrics import coverage, coverage_share, spwd, var_div
 
 
 def test_spwd_by_hand():

@@ -6,17 +6,17 @@ from collections import Counter
 
 import pytest
 
-import evalcore.doc_qa.job as job_module
-from evalcore.cli import SAMPLE_PROJECT
-from evalcore.conversations.store_ops import list_conversations
-from evalcore.doc_qa.generate import GENERATE_CONVERSATION, conversation_inputs, to_conversation
-from evalcore.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
-from evalcore.doc_qa.verify import verify_conversation
+import evalcore.generators.doc_qa.job as job_module
+from evalcore.cli.main import SAMPLE_PROJECT
+from evalcore.documents.retrieval import build_index
 from evalcore.errors import EvalcoreError
-from evalcore.importers import import_project
+from evalcore.generators.doc_qa.generate import GENERATE_CONVERSATION, conversation_inputs, to_conversation
+from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
+from evalcore.generators.doc_qa.verify import verify_conversation
+from evalcore.inputs import import_project
+from evalcore.items.store_ops import list_conversations
 from evalcore.llm import ModelClient
 from evalcore.models import Provenance, Tier
-from evalcore.retrieval import build_index
 from evalcore.specs.generation import generate_specs
 from evalcore.specs.store_ops import list_specs
 
@@ -206,7 +206,7 @@ def test_a_conversation_breaking_the_rules_is_kept_unreviewed_with_its_reasons(s
 def test_cli_generate_reports_messages_and_a_resume_command(sqlite_store):
     from typer.testing import CliRunner
 
-    from evalcore.cli import app
+    from evalcore.cli.main import app
 
     store = sqlite_store
     _project(store, m=1)

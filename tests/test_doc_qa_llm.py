@@ -7,11 +7,11 @@ import json
 
 from llm_server import _requested_schema, example_for
 
-from evalcore.cli import SAMPLE_PROJECT
-from evalcore.conversations.store_ops import list_conversations
-from evalcore.doc_qa.generate import qa_pairs
-from evalcore.doc_qa.job import generate_conversations
-from evalcore.importers import import_project
+from evalcore.cli.main import SAMPLE_PROJECT
+from evalcore.generators.doc_qa.generate import qa_pairs
+from evalcore.generators.doc_qa.job import generate_conversations
+from evalcore.inputs import import_project
+from evalcore.items.store_ops import list_conversations
 from evalcore.models import DocumentKind, Tier
 from evalcore.specs.generation import generate_specs
 

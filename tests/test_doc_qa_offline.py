@@ -6,17 +6,22 @@ import itertools
 
 import pytest
 
-from evalcore.cli import SAMPLE_PROJECT
-from evalcore.conversations.store_ops import list_conversations
-from evalcore.doc_qa.facts import document_facts, plain, source_grounded
-from evalcore.doc_qa.generate import GENERATE_CONVERSATION, conversation_inputs, document_input, qa_pairs
-from evalcore.doc_qa.job import generate_conversations
-from evalcore.doc_qa.offline import plan_turns
-from evalcore.doc_qa.rules import grounded_share, rule_problems
-from evalcore.doc_qa.schema import QUERY_TYPES, is_cannot_answer
-from evalcore.entities import canonical_name
-from evalcore.importers import import_project
-from evalcore.retrieval import build_index
+from evalcore.cli.main import SAMPLE_PROJECT
+from evalcore.documents.entities import canonical_name
+from evalcore.documents.retrieval import build_index
+from evalcore.generators.doc_qa.facts import document_facts, plain, source_grounded
+from evalcore.generators.doc_qa.generate import (
+    GENERATE_CONVERSATION,
+    conversation_inputs,
+    document_input,
+    qa_pairs,
+)
+from evalcore.generators.doc_qa.job import generate_conversations
+from evalcore.generators.doc_qa.offline import plan_turns
+from evalcore.generators.doc_qa.rules import grounded_share, rule_problems
+from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
+from evalcore.inputs import import_project
+from evalcore.items.store_ops import list_conversations
 from evalcore.specs.generation import generate_specs
 from evalcore.specs.store_ops import list_specs
 

@@ -1,12 +1,12 @@
-"""The offline entity extractor (evalcore.entities) and the document graph (evalcore.docgraph)."""
+"""The offline entity extractor (evalcore.documents.entities) and the document graph (documents.graph)."""
 
 from __future__ import annotations
 
 import json
 
-from evalcore.docgraph import build_graph, graph_stats
-from evalcore.entities import Entity, extract_entities
-from evalcore.importers import load_project
+from evalcore.documents.entities import Entity, extract_entities
+from evalcore.documents.graph import build_graph, graph_stats
+from evalcore.inputs import load_project
 from evalcore.models import Document
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.annotation import assign_items
-from evalcore.importers import import_project
+from evalcore.inputs import import_project
+from evalcore.review import assign_items
 from evalcore.store import Store
 from tests.annotation_data import add_conversations
 from tests.browser import chromium, streamlit_server

@@ -4,10 +4,10 @@ import time
 
 import pytest
 
-from evalcore.cli import SAMPLE_PROJECT
-from evalcore.conversations.store_ops import list_conversations
-from evalcore.doc_qa.job import RUN_KIND
-from evalcore.importers import import_project
+from evalcore.cli.main import SAMPLE_PROJECT
+from evalcore.generators.doc_qa.job import RUN_KIND
+from evalcore.inputs import import_project
+from evalcore.items.store_ops import list_conversations
 from evalcore.specs.generation import generate_specs
 from evalcore.store import Store
 from tests.browser import streamlit_server

@@ -2,7 +2,7 @@
 
 import pytest
 
-from evalcore.cli import SAMPLE_PROJECT
+from evalcore.cli.main import SAMPLE_PROJECT
 from evalcore.store import Store
 from tests.browser import streamlit_server
 

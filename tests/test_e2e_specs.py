@@ -2,8 +2,8 @@
 
 import pytest
 
-from evalcore.cli import SAMPLE_PROJECT
-from evalcore.importers import import_project
+from evalcore.cli.main import SAMPLE_PROJECT
+from evalcore.inputs import import_project
 from evalcore.specs.store_ops import current_selection
 from evalcore.store import Store
 from tests.browser import streamlit_server

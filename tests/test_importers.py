@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from evalcore.errors import Problem, ValidationFailed
-from evalcore.importers import import_project, load_project
-from evalcore.importers.project import load_system_card
+from evalcore.inputs import import_project, load_project
+from evalcore.inputs.project import load_system_card
 from evalcore.models import DocumentKind, SystemCard
 from evalcore.store import Store
 

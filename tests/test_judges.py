@@ -9,8 +9,8 @@ import pytest
 from evalcore.llm import ModelClient
 from evalcore.llm.retry import RetryPolicy
 from evalcore.runs.assertions import AssertionResult, check_assertions, combine
-from evalcore.runs.compare import compare_reply, says_cannot_answer
 from evalcore.runs.judges import JUDGE_TURN, JudgeInputs, LLMJudge, OfflineJudge, make_judge
+from evalcore.runs.offline_judge import compare_reply, says_cannot_answer
 from evalcore.runs.records import ERROR_TYPES, JUDGE_ERROR_TYPES
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project

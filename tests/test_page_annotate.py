@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore.annotation import ItemVerdict, assign_items, open_item, save_review
-from evalcore.importers import import_project
+from evalcore.inputs import import_project
+from evalcore.review import ItemVerdict, assign_items, open_item, save_review
 from evalcore.store import DATABASE_URL_ENV, Store
 from tests.annotation_data import add_conversations
 

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore.conversations.store_ops import list_conversations
-from evalcore.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
-from evalcore.importers import import_project
+from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
+from evalcore.inputs import import_project
+from evalcore.items.store_ops import list_conversations
 from evalcore.specs.generation import generate_specs
 from evalcore.store import DATABASE_URL_ENV, Store
 

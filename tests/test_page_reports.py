@@ -10,8 +10,8 @@ from test_runs_support import sample_project
 
 from evalcore.models import Target
 from evalcore.runs import run_target, wait_for
+from evalcore.runs.targets import list_targets, save_target
 from evalcore.store import DATABASE_URL_ENV, Store
-from evalcore.targets import list_targets, save_target
 
 ROOT = Path(__file__).resolve().parents[1]
 

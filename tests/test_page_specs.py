@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore.importers import import_project
+from evalcore.inputs import import_project
 from evalcore.specs.generation import generate_specs
 from evalcore.specs.store_ops import current_selection, edit_spec, get_spec, list_specs
 from evalcore.store import DATABASE_URL_ENV, Store

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore.cli import SAMPLE_PROJECT
-from evalcore.importers import import_project
+from evalcore.cli.main import SAMPLE_PROJECT
+from evalcore.inputs import import_project
 from evalcore.store import DATABASE_URL_ENV, Store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalcore.report_tables import (
+from evalcore.reports.tables import (
     COLUMNS,
     STATS,
     TOTAL_LABEL,

@@ -1,4 +1,4 @@
-"""Passages, the tokenizer, BM25 and hybrid retrieval (evalcore.retrieval)."""
+"""Passages, the tokenizer, BM25 and hybrid retrieval (evalcore.documents.retrieval)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import time
 import numpy as np
 import pytest
 
-from evalcore.importers import load_project
+from evalcore.documents.retrieval import BM25, PassageIndex, build_index, split_passages, tokenize
+from evalcore.inputs import load_project
 from evalcore.models import Document
-from evalcore.retrieval import BM25, PassageIndex, build_index, split_passages, tokenize
 
 
 def prose(doc_id: str, text: str, kind: str = "text", title: str | None = None) -> Document:

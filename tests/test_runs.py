@@ -14,8 +14,8 @@ import sqlalchemy as sa
 from test_runs_support import SAMPLE, conversation, sample_project
 
 from evalcore import __version__
-from evalcore.conversations.store_ops import add_conversation, add_test
 from evalcore.errors import EvalcoreError
+from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Provenance, Run, RunStatus, Target, Turn
 from evalcore.models import Test as ItemTest
@@ -29,9 +29,9 @@ from evalcore.runs import (
     wait_for,
 )
 from evalcore.runs.store_ops import judgment_bodies, judgment_rows
+from evalcore.runs.targets import TargetConfigError, save_target
 from evalcore.store import Store
 from evalcore.store import schema as t
-from evalcore.targets import TargetConfigError, save_target
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 PROJECT = "p1"

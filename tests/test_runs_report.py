@@ -9,11 +9,11 @@ import pytest
 from test_runs_support import conversation, sample_project
 from typer.testing import CliRunner
 
-from evalcore.cli import app
-from evalcore.conversations.store_ops import add_conversation, add_test
+from evalcore.cli.main import app
+from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.models import Annotation, Provenance, Run, Turn
 from evalcore.models import Test as ItemTest
-from evalcore.runs import build_report, compare_runs, export_tables, failing_turns
+from evalcore.reports import build_report, compare_runs, export_tables, failing_turns
 from evalcore.runs.records import JudgedTurn
 from evalcore.runs.store_ops import insert_judgments
 from evalcore.specs.drafts import SpecDraft

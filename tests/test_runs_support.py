@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalcore.cli import SAMPLE_PROJECT
-from evalcore.conversations.store_ops import add_conversation
-from evalcore.importers import import_project
+from evalcore.cli.main import SAMPLE_PROJECT
+from evalcore.inputs import import_project
+from evalcore.items.store_ops import add_conversation
 from evalcore.models import Conversation, Provenance, Turn
 from evalcore.specs.drafts import SpecDraft
 from evalcore.specs.store_ops import add_specs

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from evalcore.selection import (
+from evalcore.specs.selection import (
     DEFAULT_ALPHA,
     greedy_select,
     maxmin_select,

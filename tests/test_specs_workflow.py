@@ -3,7 +3,7 @@
 import pytest
 
 from evalcore.errors import EvalcoreError, StaleVersionError, ValidationFailed
-from evalcore.importers import import_project
+from evalcore.inputs import import_project
 from evalcore.models import SpecStatus
 from evalcore.specs.drafts import SpecDraft
 from evalcore.specs.generation import generate_specs

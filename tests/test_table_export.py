@@ -8,8 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from evalcore.report_tables import compare, failure_table
-from evalcore.table_export import export_table, latex_escape
+from evalcore.reports.table_export import export_table, latex_escape
+from evalcore.reports.tables import compare, failure_table
 
 
 @pytest.fixture

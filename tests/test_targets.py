@@ -15,8 +15,7 @@ from evalcore.llm import Message, ModelClient
 from evalcore.llm.records import calls
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Target
-from evalcore.store import Store
-from evalcore.targets import (
+from evalcore.runs.targets import (
     TargetConfigError,
     TargetCrash,
     build_adapter,
@@ -27,7 +26,8 @@ from evalcore.targets import (
     remove_target,
     save_target,
 )
-from evalcore.targets.demo import NOT_FOUND
+from evalcore.runs.targets.demo import NOT_FOUND
+from evalcore.store import Store
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 PROJECT = "p1"
@@ -299,8 +299,8 @@ def test_python_callable_target(project):
 
 
 def test_demo_target_answers_from_the_best_passage_and_only_reads_the_last_message(sqlite_store):
-    from evalcore.cli import SAMPLE_PROJECT
-    from evalcore.importers import import_project
+    from evalcore.cli.main import SAMPLE_PROJECT
+    from evalcore.inputs import import_project
 
     pid = import_project(sqlite_store, SAMPLE_PROJECT).project_id
     demo = get_target(sqlite_store, pid, "demo")

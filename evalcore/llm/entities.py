@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from evalcore.entities import extract_entities, is_date
+from evalcore.documents.entities import extract_entities, is_date
 from evalcore.llm.tasks import Task
 
 EntityKind = Literal["name", "quantity", "identifier", "date"]
@@ -35,7 +35,7 @@ _KINDS: dict[str, EntityKind] = {"name": "name", "quantity": "quantity", "id": "
 
 
 def offline_entities(inputs: dict[str, Any], rng: random.Random) -> Entities:
-    """The offline extractor of evalcore.entities (patterns for ids and quantities, capitalised phrases)."""
+    """The offline extractor of evalcore.documents.entities (id/quantity patterns, capitalised phrases)."""
     found = extract_entities(str(inputs["passage"]))
     return Entities(
         entities=[Entity(text=e.text, kind="date" if is_date(e.text) else _KINDS[e.kind]) for e in found]

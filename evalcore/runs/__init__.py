@@ -1,9 +1,10 @@
-"""Runs: play conversations and tests against a target, judge each turn, report where it fails.
+"""Runs (the arrow "runs: a target system answers tests / plays conversations -> judgments").
 
 run = run_target(store, pid, "demo", judge="offline")          # create + play (resumable job)
 execute_run(store, run.run.id)                                 # resume after a stop or a crash
-report = build_report(store, [run.run.id], tiers="silver+gold")
-report.tables["by_n_documents"]; failing_turns(store, report.frame, {"n_documents": 3})
+
+`targets/` reaches the systems under test; `judges` and `offline_judge` score replies; `assertions` are
+the deterministic checks. Reports over runs live in `evalcore.reports` (a higher package).
 """
 
 from evalcore.runs.control import (
@@ -18,51 +19,25 @@ from evalcore.runs.control import (
 from evalcore.runs.job import RunOutcome, create_run, execute_run, run_target
 from evalcore.runs.judges import JUDGE_TURN, LLMJudge, OfflineJudge, make_judge
 from evalcore.runs.records import ERROR_TYPES, JUDGE_ERROR_TYPES, RUN_KIND, JudgedTurn
-from evalcore.runs.report import (
-    TABLE_TITLES,
-    TIER_SCOPES,
-    Report,
-    TurnDetail,
-    build_report,
-    cell_filter,
-    compare_runs,
-    export_tables,
-    failing_turns,
-    judged_turns,
-    select_turns,
-    table_name,
-)
 
 __all__ = [
     "ERROR_TYPES",
     "JUDGE_ERROR_TYPES",
     "JUDGE_TURN",
     "RUN_KIND",
-    "TABLE_TITLES",
-    "TIER_SCOPES",
     "JudgedTurn",
     "LLMJudge",
     "OfflineJudge",
-    "Report",
     "RunOutcome",
-    "TurnDetail",
-    "build_report",
-    "cell_filter",
     "code_version",
-    "compare_runs",
     "create_run",
     "execute_run",
-    "export_tables",
-    "failing_turns",
     "is_active",
-    "judged_turns",
     "last_error",
     "make_judge",
     "request_stop",
     "run_progress",
     "run_target",
-    "select_turns",
     "start_in_background",
-    "table_name",
     "wait_for",
 ]

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from evalcore.runs.compare import says_cannot_answer
+from evalcore.runs.offline_judge import says_cannot_answer
 
 
 @dataclass(frozen=True)

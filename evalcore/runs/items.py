@@ -17,9 +17,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcore.conversations.store_ops import KIND, TEST_KIND
-from evalcore.doc_qa.schema import CANNOTANSWER, is_cannot_answer
 from evalcore.errors import NotFoundError
+from evalcore.generators.doc_qa.schema import CANNOTANSWER, is_cannot_answer
+from evalcore.items.store_ops import KIND, TEST_KIND
 from evalcore.llm.types import Message
 from evalcore.models import Conversation, Test, Turn, TurnRole
 from evalcore.store import Store

@@ -3,7 +3,7 @@
 Judges are made by `make_judge`, a factory in the style of inspect_ai's scorers: the LLM judge is the
 task `judge_turn` (prompt `evalcore/prompts/judge_turn.md`) run through the model layer, so its calls
 are cached, retried, accounted and budgeted; its offline implementation is the deterministic comparison
-of `evalcore.runs.compare`, which is also the offline judge. A judge output that cannot be parsed (after
+of `evalcore.runs.offline_judge`, which is also the offline judge. A judge output that cannot be parsed (after
 the model layer's re-asks) is recorded as unscored, with the raw text: never as 0.
 
 The judge is never the target's own model when another one is configured: `make_judge` goes through the
@@ -23,7 +23,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.llm.client import ModelClient
 from evalcore.llm.guard import guard_judge
 from evalcore.llm.tasks import Task
-from evalcore.runs import compare
+from evalcore.runs import offline_judge
 from evalcore.runs.records import ERROR_TYPES, JUDGE_ERROR_TYPES, JudgeErrorType
 
 OFFLINE = "offline"
@@ -46,7 +46,7 @@ class JudgeVerdict(BaseModel):
 
 def offline_verdict(inputs: dict[str, Any], rng: random.Random) -> JudgeVerdict:
     """The judge task's offline implementation: the deterministic comparison."""
-    result = compare.compare_reply(
+    result = offline_judge.compare_reply(
         inputs["question"],
         inputs["expected"],
         inputs["reply"],
@@ -123,13 +123,13 @@ class OfflineJudge(TurnJudge):
     """Deterministic comparison with the expected answer and the grounding documents; no model."""
 
     name = OFFLINE
-    prompt_versions: ClassVar[dict[str, str]] = {"offline_judge": compare.VERSION}
+    prompt_versions: ClassVar[dict[str, str]] = {"offline_judge": offline_judge.VERSION}
 
     def judge(self, inputs: JudgeInputs) -> Verdict:
         """Compare; always scored."""
         verdict = offline_verdict(inputs.as_task_inputs(), random.Random(0))
         return Verdict(
-            float(verdict.score), verdict.error_type, verdict.rationale, OFFLINE, None, compare.VERSION
+            float(verdict.score), verdict.error_type, verdict.rationale, OFFLINE, None, offline_judge.VERSION
         )
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from evalcore.annotation.state import current_tiers
 from evalcore.models.common import Tier
+from evalcore.review.state import current_tiers
 from evalcore.runs.records import JudgedTurn
 from evalcore.store import Store
 from evalcore.store import schema as t

@@ -9,7 +9,7 @@ import yaml
 from pydantic import ConfigDict, ValidationError
 
 from evalcore.errors import Problem, ValidationFailed
-from evalcore.importers.sources import parse_yaml, validation_problems
+from evalcore.inputs.sources import parse_yaml, validation_problems
 from evalcore.models import Spec
 from evalcore.specs.drafts import SpecDraft
 

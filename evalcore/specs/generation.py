@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcore import __version__
+from evalcore.documents.retrieval import build_index
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.llm.types import TaskResult
 from evalcore.models import Document, Provenance, Run, RunStatus
 from evalcore.models.common import now_utc
-from evalcore.retrieval import build_index
 from evalcore.specs.drafts import CATEGORIES, SpecDraft, SpecDrafts
 from evalcore.specs.offline import offline_specs
 from evalcore.specs.store_ops import add_specs, list_specs

@@ -14,12 +14,12 @@ from typing import Literal
 import numpy as np
 
 from evalcore import __version__
-from evalcore.diversity_metrics import coverage, spwd, var_div
 from evalcore.errors import EvalcoreError
 from evalcore.llm.client import ModelClient
 from evalcore.models import Run, RunStatus, SpecStatus
 from evalcore.models.common import now_utc
-from evalcore.selection import (
+from evalcore.specs.metrics import coverage, spwd, var_div
+from evalcore.specs.selection import (
     DEFAULT_ALPHA,
     greedy_select,
     maxmin_select,

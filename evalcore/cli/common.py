@@ -1,0 +1,89 @@
+"""What every `evalcore` command shares: the --db and --project options, one-line errors, progress."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from evalcore.errors import EvalcoreError
+from evalcore.store import DATABASE_URL_ENV, Store
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db", help=f"Store URL (default: ${DATABASE_URL_ENV}, else ./data/evalcore.db).", show_default=False
+    ),
+]
+ProjectOption = Annotated[
+    str | None, typer.Option("--project", "-p", help="Project id (default: the only or first project).")
+]
+
+
+def friendly(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Print evalcore errors as clear lines and exit 1, instead of a traceback."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except EvalcoreError as exc:
+            typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
+            raise typer.Exit(1) from None
+        except OSError as exc:
+            typer.secho(
+                f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), err=True, fg="red"
+            )
+            raise typer.Exit(1) from None
+
+    return wrapper
+
+
+def open_store(db: str | None) -> Store:
+    """The store at `db` (or the default); any failure to open it becomes one clear line."""
+    try:
+        return Store(db)
+    except EvalcoreError:
+        raise
+    except Exception as exc:  # a bad URL or an unreachable server: one line, not a driver traceback
+        raise EvalcoreError(
+            f"cannot open the store: {exc.__class__.__name__}: {str(exc).splitlines()[0]}"
+        ) from None
+
+
+def project_id_of(store: Store, project: str | None) -> str:
+    """The named project, or the first one; a clear error when the store has none."""
+    if project:
+        return store.project(project).id
+    projects = store.projects()
+    if not projects:
+        raise EvalcoreError("the store has no project yet: run `evalcore import PATH` first")
+    return projects[0].id
+
+
+def progress_printer(label: str) -> Callable[[int, int], None]:
+    """A progress callback that prints 'label: done/total' to stderr, overwriting the line."""
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done >= total else ""
+        typer.echo(f"\r{label}: {done}/{total}", err=True, nl=False)
+        if end:
+            typer.echo("", err=True)
+
+    return show
+
+
+def emit(lines: Iterable[str], out: Path | None) -> int:
+    """Print lines, or write them to `out` (never half a file, even after a crash); return the count."""
+    from evalcore.items.exports import write_lines
+
+    if out is not None:
+        return write_lines(lines, out)
+    count = 0
+    for line in lines:
+        typer.echo(line)
+        count += 1
+    return count

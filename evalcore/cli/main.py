@@ -1,0 +1,147 @@
+"""The `evalcore` command line: the same functions the dashboard calls."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalcore.cli.annotate import app as annotate_app
+from evalcore.cli.common import DbOption, ProjectOption, emit, friendly
+from evalcore.cli.common import open_store as _store
+from evalcore.cli.common import project_id_of as _project_id
+from evalcore.cli.conversations import app as conversations_app
+from evalcore.cli.runs import app as runs_app
+from evalcore.cli.specs import app as specs_app
+from evalcore.store import DATABASE_URL_ENV
+
+app = typer.Typer(
+    help="evalcore: behavior-driven evaluation data for conversational and compound AI systems.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_PROJECT = REPO_ROOT / "data" / "sample"
+app.add_typer(specs_app, name="specs")
+app.add_typer(conversations_app, name="conversations")
+app.add_typer(runs_app)  # run, report, targets (evalcore/cli/runs.py)
+app.add_typer(annotate_app, name="annotate")
+
+
+@app.command()
+@friendly
+def init(db: DbOption = None) -> None:
+    """Create the store (or bring an older one up to date) and print where it is."""
+    store = _store(db)
+    applied = ", ".join(store.applied) or "none (already up to date)"
+    typer.echo(f"store: {store.display_url}\nmigrations applied: {applied}")
+
+
+@app.command("import")
+@friendly
+def import_(
+    path: Annotated[
+        Path, typer.Argument(help="Project folder (system.yaml, documents/, tables/, ...) or .zip.")
+    ],
+    project: Annotated[
+        str | None, typer.Option("--project", "-p", help="Project id (default: the card's id).")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Validate a project folder whole and import it; a folder with problems changes nothing."""
+    from evalcore.inputs import import_project
+    from evalcore.inputs.archive import import_archive
+
+    store = _store(db)
+    if path.suffix == ".zip" and path.is_file():
+        result = import_archive(store, path.read_bytes(), path.name, project)
+    else:
+        result = import_project(store, path, project)
+    changes = result.changes
+    typer.echo(f"project {result.project_id}: {changes.total_written} record(s) written")
+    for label in ("system card", "documents", "tools", "procedures"):
+        added = len(changes.added.get(label, []))
+        updated = len(changes.updated.get(label, []))
+        same = len(changes.unchanged.get(label, []))
+        typer.echo(f"  {label:<12} {added} added, {updated} updated, {same} unchanged")
+
+
+@app.command()
+@friendly
+def status(project: ProjectOption = None, db: DbOption = None) -> None:
+    """Counts per stage of the data flow."""
+    from evalcore.reports.status import project_status
+
+    store = _store(db)
+    projects = [store.project(project)] if project else store.projects()
+    if not projects:
+        typer.echo(f"store {store.display_url} has no project yet: run `evalcore import PATH`")
+        return
+    for info in projects:
+        typer.echo(f"{info.id}  ({info.title})")
+        for row in project_status(store, info.id):
+            detail = f"  ({row.detail})" if row.detail else ""
+            typer.echo(f"  {row.stage:<14}{row.count:>6}{detail}")
+
+
+@app.command()
+@friendly
+def export(
+    what: Annotated[
+        str, typer.Argument(help="'inputs', or an item kind: spec, conversation, test, persona.")
+    ],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="File to write (default: standard output).")
+    ] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Export a project's inputs (JSON) or its items of one kind (JSONL)."""
+    from evalcore.items.exports import export_lines
+
+    store = _store(db)
+    lines = export_lines(store, _project_id(store, project), what)
+    count = emit(lines, out)
+    if out is not None:
+        typer.echo(f"wrote {count} line(s) to {out}")
+
+
+@app.command()
+@friendly
+def serve(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8501,
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Import the bundled sample project first.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Start the dashboard on 127.0.0.1 (the sample project imported first with --sample)."""
+    store = _store(db)
+    if sample:
+        from evalcore.inputs import import_project
+
+        result = import_project(store, SAMPLE_PROJECT)
+        typer.echo(f"sample project '{result.project_id}' is in {store.display_url}")
+    env = {**os.environ, DATABASE_URL_ENV: store.url}
+    command = [
+        sys.executable, str(REPO_ROOT / "dashboard.py"),
+        "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+    typer.echo(f"dashboard: http://127.0.0.1:{port}  (Ctrl+C stops it)")
+    raise typer.Exit(subprocess.call(command, env=env, cwd=REPO_ROOT))
+
+
+def main() -> None:
+    """Entry point of the `evalcore` console script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,235 @@
+"""`evalcore run`, `evalcore report`, `evalcore targets ...`: the functions of the Runs and Reports pages.
+
+evalcore targets add bot --kind openai --base-url http://localhost:8000/v1 --model llama3.1
+evalcore run --target bot --judge anthropic/claude-sonnet-4-6 --budget 2 --concurrency 8
+evalcore report --by spec --format latex
+evalcore report --fail-above 0.25        # exit 1 when the failure rate is above 25% (CI gate)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
+from evalcore.errors import EvalcoreError
+
+app = typer.Typer(help="Runs against targets and their reports.")
+targets_app = typer.Typer(help="The targets (systems under test) of a project.", no_args_is_help=True)
+app.add_typer(targets_app, name="targets")
+
+
+def _percent(value: float) -> str:
+    return "-" if value != value else f"{value:.1%}"
+
+
+@app.command("run")
+@friendly
+def run_(
+    target: Annotated[
+        str, typer.Option("--target", "-t", help="Target name (see `evalcore targets list`).")
+    ] = "",
+    judge: Annotated[
+        str | None, typer.Option(help="Judge model 'provider/model', or 'offline' (default: the judge role).")
+    ] = None,
+    budget: Annotated[float | None, typer.Option("--budget", help="Stop before spending more USD.")] = None,
+    budget_tokens: Annotated[int | None, typer.Option(help="Stop before using more tokens.")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Conversations played at once (default 4).")] = None,
+    source: Annotated[str, typer.Option(help="conversations, tests or both.")] = "conversations",
+    spec: Annotated[str | None, typer.Option(help="Only the items of this spec id.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Play at most this many items.")] = None,
+    resume: Annotated[str | None, typer.Option(help="Resume this run id instead of starting one.")] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Play conversations (turn by turn) or tests against a target and judge every turn."""
+    from evalcore.reports import build_report
+    from evalcore.runs import create_run, execute_run
+    from evalcore.runs.job import DEFAULT_CONCURRENCY
+
+    store = open_store(db)
+    limits = {k: v for k, v in {"usd": budget, "tokens": budget_tokens}.items() if v is not None}
+    if resume:
+        run_id = resume
+    else:
+        if not target:
+            raise EvalcoreError("give --target NAME (see `evalcore targets list`), or --resume RUN_ID")
+        pid = project_id_of(store, project)
+        options = {"judge": judge, "budget": limits, "source": source, "spec_id": spec, "limit": limit}
+        run_id = create_run(store, pid, target, concurrency=concurrency or DEFAULT_CONCURRENCY, **options).id
+    outcome = execute_run(
+        store, run_id, on_progress=progress_printer("turns"), budget=limits or None, concurrency=concurrency
+    )
+    run = outcome.run
+    typer.echo(
+        f"run {run.id}: {run.status.value}; target {run.target}, judge {run.judge}; "
+        f"{outcome.done}/{outcome.total} turns done ({outcome.played} now, {outcome.crashed} crashed, "
+        f"{outcome.unscored} unscored)"
+    )
+    for warning in run.warnings:
+        typer.secho(f"warning: {warning}", err=True, fg="yellow")
+    if outcome.done:
+        overall = build_report(store, [run.id]).overall
+        typer.echo(
+            f"failure rate {_percent(overall['failure_rate'])} "
+            f"[{_percent(overall['ci_low'])}, {_percent(overall['ci_high'])}] "
+            f"over {int(overall['n'])} scored turns"
+        )
+    if run.status.value != "finished":
+        typer.echo(f"stopped ({run.stopped_reason}); resume with: evalcore run --resume {run.id}")
+
+
+def _json(text: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise EvalcoreError(f"--template is not JSON: {e}") from None
+
+
+def _rate(text: str) -> float:
+    value = float(text.strip().rstrip("%"))
+    return value / 100 if text.strip().endswith("%") or value > 1 else value
+
+
+@app.command("report")
+@friendly
+def report(
+    run: Annotated[str | None, typer.Option("--run", help="Run id (default: the latest run).")] = None,
+    by: Annotated[
+        list[str] | None,
+        typer.Option(help="Table(s): spec, error_type, n_documents, query_type, turns, tier (default: all)."),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="md, csv, jsonl or latex.")] = "md",
+    tiers: Annotated[str, typer.Option(help="all, gold or silver+gold.")] = "all",
+    compare: Annotated[str | None, typer.Option(help="A second run id: the tables side by side.")] = None,
+    fail_above: Annotated[
+        str | None, typer.Option(help="Exit 1 when the failure rate is above this (0.25 or 25%).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of printing.")] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Failure-rate tables of a run (with counts and 95% Wilson intervals), or two runs side by side."""
+    from evalcore.reports import build_report, compare_runs, export_tables, table_name
+    from evalcore.runs import RUN_KIND
+
+    store = open_store(db)
+    if run is None:
+        runs = store.runs(project_id_of(store, project), kind=RUN_KIND)
+        if not runs:
+            raise EvalcoreError("no run yet: start one with `evalcore run --target NAME`")
+        run = runs[0].id
+    try:
+        names = [table_name(b) for b in by] if by else None
+        rep = build_report(store, [run, compare] if compare else [run], tiers=tiers)
+        tables = compare_runs(rep.frame, run, compare) if compare else rep.tables
+        texts = export_tables({k: v for k, v in tables.items() if names is None or k in names}, fmt)
+        threshold = _rate(fail_above) if fail_above is not None else None
+    except ValueError as e:  # an unknown table, tier scope or format, or a rate that is not a number
+        raise EvalcoreError(str(e)) from None
+    body = (
+        ("\n" if fmt in ("md", "latex") else "").join(texts.values())
+        if len(texts) > 1
+        else next(iter(texts.values()))
+    )
+    if out:
+        out.write_text(body, encoding="utf-8")
+        typer.echo(f"wrote {len(texts)} table(s) to {out}", err=True)
+    else:
+        typer.echo(body, nl=False)
+    overall = rep.overall
+    typer.echo(
+        f"run {run}{f' vs {compare}' if compare else ''}: failure rate {_percent(overall['failure_rate'])} "
+        f"[{_percent(overall['ci_low'])}, {_percent(overall['ci_high'])}], {int(overall['failures'])} of "
+        f"{int(overall['n'])} scored turns failed, {int(overall['unscored'])} unscored, "
+        f"{rep.crashes} crashes",
+        err=True,
+    )
+    if threshold is not None and overall["failure_rate"] > threshold:
+        typer.secho(
+            f"failure rate {_percent(overall['failure_rate'])} is above {fail_above}", err=True, fg="red"
+        )
+        raise typer.Exit(1)
+
+
+@targets_app.command("list")
+@friendly
+def targets_list(project: ProjectOption = None, db: DbOption = None) -> None:
+    """The project's targets (the offline demo target is always there)."""
+    from evalcore.runs.targets import describe, list_targets
+
+    store = open_store(db)
+    for target in list_targets(store, project_id_of(store, project)):
+        typer.echo(f"{target.name:<20} {describe(target)}")
+
+
+@targets_app.command("add")
+@friendly
+def targets_add(
+    name: Annotated[str, typer.Argument(help="Target name.")],
+    kind: Annotated[str, typer.Option(help="openai, anthropic, http, python or demo.")],
+    model: Annotated[str | None, typer.Option(help="Model (openai, anthropic).")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible API.")] = None,
+    system_prompt: Annotated[str | None, typer.Option(help="System prompt.")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="NAME of the environment variable with the key.")
+    ] = None,
+    url: Annotated[str | None, typer.Option(help="Endpoint URL (http).")] = None,
+    header: Annotated[
+        list[str] | None, typer.Option(help="'Name: value' (http); ${ENV} for secrets.")
+    ] = None,
+    template: Annotated[str | None, typer.Option(help="Request body template, JSON (http).")] = None,
+    response_path: Annotated[
+        str | None, typer.Option(help="Path of the reply in the response (http).")
+    ] = None,
+    function: Annotated[str | None, typer.Option("--callable", help="module:function (python).")] = None,
+    timeout: Annotated[float | None, typer.Option(help="Seconds per reply.")] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Always ask the endpoint (openai, anthropic).")
+    ] = False,
+    target_model: Annotated[
+        str | None, typer.Option(help="The model behind an http/python target, so the judge is another one.")
+    ] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Add (or replace) a target; secrets are given as environment variable names only."""
+    from evalcore.models import Target
+    from evalcore.runs.targets import describe, save_target
+
+    headers = {}
+    for line in header or []:
+        key, sep, value = line.partition(":")
+        if not sep:
+            raise EvalcoreError(f"--header {line!r}: write it 'Name: value'")
+        headers[key.strip()] = value.strip()
+    raw = {
+        "model": model, "base_url": base_url, "system_prompt": system_prompt, "api_key_env": api_key_env,
+        "url": url, "headers": headers or None, "response_path": response_path, "callable": function,
+        "timeout_s": timeout, "cache": False if no_cache else None,
+        "request_template": _json(template) if template else None,
+    }  # fmt: skip
+    store = open_store(db)
+    try:
+        target = Target(
+            name=name, kind=kind, model=target_model, config={k: v for k, v in raw.items() if v is not None}
+        )
+    except ValidationError as e:
+        raise EvalcoreError(f"target {name!r}: {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}") from None
+    saved = save_target(store, project_id_of(store, project), target)
+    typer.echo(f"target {saved.name}: {describe(saved)}")
+
+
+@targets_app.command("remove")
+@friendly
+def targets_remove(name: str, project: ProjectOption = None, db: DbOption = None) -> None:
+    """Remove a saved target."""
+    from evalcore.runs.targets import remove_target
+
+    store = open_store(db)
+    remove_target(store, project_id_of(store, project), name)
+    typer.echo(f"removed target {name}")

@@ -1,0 +1,105 @@
+"""`evalcore specs ...`: generate, select, export and import specs, with the same options as the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
+from evalcore.specs.selection import DEFAULT_ALPHA
+
+app = typer.Typer(help="Generate, select, export and import test specs.", no_args_is_help=True)
+
+
+@app.command()
+@friendly
+def generate(
+    m: Annotated[int, typer.Option("--m", "-m", help="How many candidate specs to generate.")] = 60,
+    batch: Annotated[int, typer.Option(help="Specs per model call.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the document sampling and the offline generator.")] = 0,
+    model: Annotated[str | None, typer.Option(help="Generator model, e.g. openai/gpt-4o-mini.")] = None,
+    budget_usd: Annotated[
+        float | None, typer.Option("--budget-usd", help="Stop before spending more.")
+    ] = None,
+    resume: Annotated[str | None, typer.Option(help="Resume this generation run id.")] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Generate candidate specs from the system card, documents and tools."""
+    from evalcore.specs.generation import generate_specs
+
+    store = open_store(db)
+    pid = project_id_of(store, project)
+    budget = {"usd": budget_usd} if budget_usd is not None else None
+    outcome = generate_specs(store, pid, m, batch=batch, seed=seed, run_id=resume, budget=budget, model=model,
+                             on_progress=progress_printer("generating"))  # fmt: skip
+    typer.echo(f"run {outcome.run.id}: {outcome.added} spec(s) added, status {outcome.run.status.value}")
+    if outcome.failed:
+        typer.echo(
+            f"{len(outcome.failed)} unit(s) failed (kept with their raw output): {', '.join(outcome.failed)}"
+        )
+    if outcome.run.stopped_reason:
+        typer.echo(f"stopped: {outcome.run.stopped_reason}; resume with --resume {outcome.run.id}")
+
+
+@app.command()
+@friendly
+def select(
+    k: Annotated[int, typer.Option("--k", "-k", help="How many specs to select.")] = 30,
+    alpha: Annotated[
+        float, typer.Option(help="Weight of document coverage against diversity.")
+    ] = DEFAULT_ALPHA,
+    method: Annotated[str, typer.Option(help="greedy, random or maxmin.")] = "greedy",
+    seed: Annotated[int, typer.Option(help="Seed of the random baseline.")] = 0,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Select k specs for diversity and document coverage (locked and human specs always stay)."""
+    from evalcore.specs.selecting import select_specs
+
+    store = open_store(db)
+    outcome = select_specs(store, project_id_of(store, project), k, alpha=alpha, method=method, seed=seed)  # type: ignore[arg-type]
+    m = outcome.metrics
+    typer.echo(f"selected {len(outcome.selected)} spec(s) with {method}: SPWD {m.spwd:.2f}, "
+               f"Var Div {m.var_div:.3f}, Coverage {m.coverage} document(s)")  # fmt: skip
+
+
+@app.command("export")
+@friendly
+def export_(
+    fmt: Annotated[str, typer.Option("--format", "-f", help="yaml or gherkin.")] = "yaml",
+    selected: Annotated[bool, typer.Option("--selected", help="Only the selected specs.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="File to write (default: stdout).")] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Export specs as YAML or as a Gherkin .feature file."""
+    from evalcore.specs.transfer import export_specs
+
+    store = open_store(db)
+    text = export_specs(store, project_id_of(store, project), fmt, selected_only=selected)
+    if out is None:
+        typer.echo(text)
+    else:
+        out.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {out}")
+
+
+@app.command("import")
+@friendly
+def import_(
+    path: Annotated[Path, typer.Argument(help="A .yaml/.yml or .feature file of specs.")],
+    author: Annotated[str, typer.Option(help="Who is importing (recorded on every spec).")],
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Import human-written specs; a file with any problem changes nothing."""
+    from evalcore.specs.transfer import import_specs
+
+    store = open_store(db)
+    result = import_specs(
+        store, project_id_of(store, project), path.read_text(encoding="utf-8"), path.name, author
+    )
+    typer.echo(f"{len(result.added)} spec(s) added, {len(result.updated)} updated")

@@ -1,1 +1,0 @@
-"""Conversations and tests: one shape for every generator, stored as versioned items."""

@@ -1,0 +1,136 @@
+"""What the Conversations page shows, computed here so the page only displays: a table of conversations
+with their current tier, the summary distributions, and the passage a grounding document opens on."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+
+from evalcore.documents.retrieval import split_passages
+from evalcore.generators.doc_qa.facts import plain
+from evalcore.generators.doc_qa.generate import GENERATOR, qa_pairs
+from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
+from evalcore.items.store_ops import ConversationView, list_conversations
+from evalcore.models import Conversation, Document, Tier
+from evalcore.review.state import current_tiers
+from evalcore.specs.store_ops import list_specs
+from evalcore.store import Store
+
+COLUMNS = [
+    "id", "spec_id", "spec", "pairs", "query_types", "chain_length", "documents", "tier", "model", "offline",
+    "judge_score", "corrected", "flagged", "problems", "pair_types",
+]  # fmt: skip
+
+
+def documents_used(conversation: Conversation) -> list[str]:
+    """Distinct documents grounding any answer, in order of first use."""
+    return list(dict.fromkeys(d for _, a in qa_pairs(conversation) for d in a.grounding))
+
+
+def _row(view: ConversationView, scenarios: dict[str, str], tiers: dict[str, Tier]) -> dict[str, Any]:
+    c = view.conversation
+    meta = c.metadata
+    correction = (meta.get("verification") or {}).get("correction") or {}
+    chain = meta.get("chain") or {}
+    return {
+        "id": c.id,
+        "spec_id": c.spec_id or "",
+        "spec": scenarios.get(c.spec_id or "", c.spec_id or ""),
+        "pairs": len(qa_pairs(c)),
+        "query_types": sorted({q.query_type for q, _ in qa_pairs(c) if q.query_type}),
+        "pair_types": [
+            "CANNOTANSWER" if is_cannot_answer(a.content) else (q.query_type or "untyped")
+            for q, a in qa_pairs(c)
+        ],
+        "chain_length": int(chain.get("length") or meta.get("n_documents") or 0),
+        "documents": len(documents_used(c)),
+        "tier": tiers[c.id].value if c.id in tiers else Tier.unreviewed.value,
+        "model": c.provenance.producer,
+        "offline": c.provenance.is_offline,
+        "judge_score": meta.get("judge_score"),
+        "corrected": int(correction.get("fired") or 0),
+        "flagged": int(correction.get("flagged") or 0),
+        "problems": len((meta.get("verification") or {}).get("reasons") or []),
+    }
+
+
+def conversation_table(store: Store, project_id: str) -> pd.DataFrame:
+    """One row per doc-QA conversation of the project (see COLUMNS), oldest first."""
+    scenarios = {v.spec.id: v.spec.scenario for v in list_specs(store, project_id)}
+    views = list_conversations(store, project_id, generator=GENERATOR)
+    tiers = current_tiers(store, project_id)
+    return pd.DataFrame([_row(v, scenarios, tiers) for v in views], columns=COLUMNS)
+
+
+def filter_table(
+    table: pd.DataFrame,
+    *,
+    specs: list[str] | None = None,
+    query_types: list[str] | None = None,
+    chain_lengths: list[int] | None = None,
+    tiers: list[str] | None = None,
+    models: list[str] | None = None,
+) -> pd.DataFrame:
+    """Rows matching every given filter (a conversation matches a query type when any pair has it)."""
+    keep = pd.Series(True, index=table.index)
+    if specs:
+        keep &= table["spec_id"].isin(specs)
+    if query_types:
+        keep &= table["query_types"].apply(lambda types: bool(set(types) & set(query_types)))
+    if chain_lengths:
+        keep &= table["chain_length"].isin(chain_lengths)
+    if tiers:
+        keep &= table["tier"].isin(tiers)
+    if models:
+        keep &= table["model"].isin(models)
+    return table[keep]
+
+
+def summary(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Distributions for the summary strip, from the rows of `conversation_table` (no store reads):
+    query types of pairs, chain lengths, documents used."""
+    types: Counter[str] = Counter(label for labels in table["pair_types"] for label in labels)
+    lengths: Counter[int] = Counter(int(x) for x in table["chain_length"])
+    used: Counter[int] = Counter(int(x) for x in table["documents"])
+    order = [*QUERY_TYPES, "CANNOTANSWER"]
+    return {
+        "query_types": pd.DataFrame(
+            [{"query type": t, "pairs": types[t]} for t in order + sorted(set(types) - set(order))]
+        ),
+        "chain_lengths": pd.DataFrame(
+            [{"chain length": k, "conversations": n} for k, n in sorted(lengths.items())]
+        ),
+        "documents": pd.DataFrame(
+            [{"documents used": k, "conversations": n} for k, n in sorted(used.items())]
+        ),
+    }
+
+
+def passage_views(documents: list[Document]) -> dict[str, dict[str, str]]:
+    """Passage id -> {document_id, title, text}, for opening a grounding passage in place."""
+    return {
+        p.id: {"document_id": p.document_id, "title": p.title, "text": p.text}
+        for p in split_passages(documents)
+    }
+
+
+def highlight(text: str, source: dict[str, Any] | None = None) -> str:
+    """A passage as markdown, with what the answer cites in bold: its sentence, or its table cells
+    ('column: value' as rendered in row passages). Dollar signs are escaped (markdown reads them as math)."""
+    flat = plain(text)
+    targets: list[str] = []
+    if source and source.get("sentence"):
+        targets.append(plain(source["sentence"]))
+    for column, value in (source or {}).get("cells") or []:
+        targets.append(plain(f"{column}: {value}"))
+    for target in targets:
+        if target and target in flat:
+            flat = flat.replace(target, f"**{target}**", 1)
+    return escape_markdown(flat)
+
+
+def escape_markdown(text: str) -> str:
+    """Text shown as markdown without '$' turning into math."""
+    return text.replace("$", "\\$")

@@ -1,0 +1,336 @@
+"""The doc-QA generation job: specs -> retrieval -> document graph -> chains -> conversations -> verification.
+
+A run (kind `conversations.doc_qa`) records its parameters and, on its first start, its plan: for every
+spec the retrieved documents, the chains and one unit per (spec, conversation index) with its chain. Each
+unit generates one conversation, verifies it, and commits it together with the unit's done mark, so a
+stopped, killed or crashed job resumes (`run_id=...`) with the units left and never regenerates a
+finished conversation; model calls are cached, so even an interrupted unit costs nothing twice.
+
+Per-spec problems never stop the job: a spec whose documents cannot form a chain of length d gets a
+shorter chain and a message; one without any text or table document gets a message and no units. The
+messages are the run's warnings. Stop requests (`request_stop`) are honoured between units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+
+from evalcore import __version__
+from evalcore.documents.chains import chains_for_spec
+from evalcore.documents.graph import graph_stats
+from evalcore.documents.retrieval import PassageIndex, build_index
+from evalcore.errors import EvalcoreError
+from evalcore.generators.doc_qa.generate import (
+    GENERATE_CONVERSATION,
+    GENERATOR,
+    conversation_inputs,
+    to_conversation,
+)
+from evalcore.generators.doc_qa.graph_build import build_document_graph
+from evalcore.generators.doc_qa.retrieval_per_spec import DEFAULT_K, retrieve_for_spec
+from evalcore.generators.doc_qa.specs import choose_specs, system_description
+from evalcore.generators.doc_qa.verify import verify_conversation
+from evalcore.items.store_ops import add_conversation
+from evalcore.llm import ModelClient, choose_judge
+from evalcore.models import Document, Run, RunStatus, Spec
+from evalcore.models.common import now_utc
+from evalcore.store import Store
+from evalcore.store.store import new_id
+
+RUN_KIND = "conversations.doc_qa"
+STOP_REQUEST = "stop requested"
+
+
+@dataclass
+class DocQAOutcome:
+    """What one call of the job did."""
+
+    run: Run
+    added: int = 0
+    failed: list[str] = field(default_factory=list)  # unit keys kept as failed, with their errors
+    skipped: int = 0  # units already finished before this call
+    total: int = 0
+    messages: list[str] = field(default_factory=list)  # per-spec messages (short chains, no documents)
+    stopped: str | None = None  # why the job stopped before the end, if it did
+
+
+def chain_lengths(d: int | Sequence[int]) -> list[int]:
+    """The chain lengths of a run: one d, or several (e.g. [2, 3, 4]) that a spec's conversations cycle
+    through, so failure rates can be read by number of documents (seed 000, Table 11)."""
+    lengths = [d] if isinstance(d, int) else list(dict.fromkeys(int(x) for x in d))
+    if not lengths or min(lengths) < 1:
+        raise EvalcoreError(f"chain length d must be at least 1 (got {d})")
+    return lengths
+
+
+def _plan(
+    store: Store, project_id: str, llm: ModelClient, specs: list[Spec], docs: list[Document],
+    index: PassageIndex, params: dict[str, Any], ignore: list[str],
+) -> dict[str, Any]:  # fmt: skip
+    built = build_document_graph(llm, docs, ignore=ignore, model=params["model"], seed=params["seed"])
+    units: list[dict[str, Any]] = []
+    messages: list[str] = []
+    retrieved: dict[str, Any] = {}
+    lengths, n = chain_lengths(params["d"]), params["per_spec"]
+    for spec in specs:
+        found = retrieve_for_spec(index, spec, docs, params["k"])
+        retrieved[spec.id] = found.to_json()
+        label = f"spec '{spec.scenario}' ({spec.id})"
+        # Conversation m of a spec uses length lengths[m % len(lengths)], so n conversations spread evenly.
+        wanted = {d: sum(1 for m in range(n) if lengths[m % len(lengths)] == d) for d in lengths}
+        picks = {d: chains_for_spec(built.graph, found.graph_ranked(), d, n=count, seed=params["seed"])
+                 for d, count in wanted.items()}  # fmt: skip
+        if not any(p.chains for p in picks.values()):
+            reason = next((p.reason for p in picks.values() if p.reason), "")
+            messages.append(f"{label}: {reason or 'no text or table document retrieved'}; skipped")
+            continue
+        for d, picked in picks.items():
+            if picked.chains and picked.used != d:
+                messages.append(
+                    f"{label}: {picked.reason} (chains of {picked.used} document(s) instead of {d})"
+                )
+            if picked.chains and len(picked.chains) < wanted[d]:
+                messages.append(
+                    f"{label}: only {len(picked.chains)} distinct chain(s) of {picked.used}; "
+                    f"its {wanted[d]} conversations of that length reuse them"
+                )
+        seen: dict[int, int] = {}
+        for m in range(n):
+            d = lengths[m % len(lengths)]
+            picked = picks[d] if picks[d].chains else next(p for p in picks.values() if p.chains)
+            chain = picked.chains[seen.get(d, 0) % len(picked.chains)]
+            seen[d] = seen.get(d, 0) + 1
+            units.append(
+                {
+                    "key": f"{spec.id}/{m:03d}",
+                    "spec_id": spec.id,
+                    "variant": m,
+                    "chain": list(chain.doc_ids),
+                    "bridges": chain.bridges,
+                    "edge_kinds": list(chain.edge_kinds),
+                    "requested": d,
+                    "note": picked.reason,
+                    "policies": found.policy,
+                }
+            )
+    stats = graph_stats(built.graph)
+    graph = {
+        "extractor": built.extractor,
+        "failed": built.failed,
+        "nodes": stats["nodes"],
+        "edges": stats["edges"],
+    }
+    return {"units": units, "messages": messages, "retrieved": retrieved, "graph": graph}
+
+
+def start_run(
+    store: Store, project_id: str, *, specs: str | Sequence[str] = "selected", d: int | Sequence[int] = 5,
+    turns: int = 7,
+    per_spec: int = 10, seed: int = 0, model: str | None = None, judge: str | None = None,
+    k: dict[str, int] | None = None, dense: bool = True, budget: dict[str, float] | None = None,
+) -> Run:  # fmt: skip
+    """Record a new doc-QA run with its parameters (validated); `generate_conversations` runs it."""
+    lengths = chain_lengths(d)
+    if turns < 2:
+        raise EvalcoreError(
+            f"a conversation needs at least 2 turns: a CANNOTANSWER and the SYNTHESIS (got {turns})"
+        )
+    if per_spec < 1:
+        raise EvalcoreError(f"conversations per spec must be at least 1 (got {per_spec})")
+    chosen, note = choose_specs(store, project_id, specs)
+    params = {
+        "generator": GENERATOR, "specs": specs if isinstance(specs, str) else list(specs),
+        "spec_ids": [s.id for s in chosen], "selection_note": note,
+        "d": lengths[0] if len(lengths) == 1 else lengths, "turns": turns, "per_spec": per_spec,
+        "seed": seed, "model": model, "judge": judge, "k": {**DEFAULT_K, **(k or {})}, "dense": dense,
+    }  # fmt: skip
+    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
+    run = store.start_run(project_id, run)
+    store.update_run(run.model_copy(update={"status": RunStatus.pending}))
+    return store.run(run.id)
+
+
+def request_stop(store: Store, run_id: str, who: str = "") -> None:
+    """Ask a running job to stop after the units in flight (it checks between units)."""
+    run = store.run(run_id)
+    reason = f"{STOP_REQUEST} by {who}" if who else STOP_REQUEST
+    store.update_run(run.model_copy(update={"stopped_reason": reason}))
+
+
+def _stop_requested(store: Store, run_id: str) -> bool:
+    return (store.run(run_id).stopped_reason or "").startswith(STOP_REQUEST)
+
+
+def progress(store: Store, run: Run) -> tuple[int, int]:
+    """(finished units, planned units) of a run; (0, 0) before its plan exists."""
+    plan = run.params.get("plan") or {}
+    return len(store.finished_units(run.id)), len(plan.get("units", []))
+
+
+def generate_conversations(
+    store: Store,
+    project_id: str,
+    run_id: str | None = None,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+    **params: Any,
+) -> DocQAOutcome:
+    """Run (or resume) a doc-QA generation job; keyword parameters are those of `start_run`.
+
+    `on_progress(done, total)` is called in the caller's thread after each committed unit, counting the
+    units finished before too. An exception raised there (e.g. Streamlit's rerun) stops the job between
+    units, with the run marked stopped.
+    """
+    run = store.run(run_id) if run_id else start_run(store, project_id, **params)
+    run = store.start_run(project_id, run.model_copy(update={"stopped_reason": None}))
+    p = run.params
+    docs = store.documents(project_id)
+    by_id = {doc.id: doc for doc in docs}
+    llm = ModelClient(store, project_id, run_id=run.id)
+    index = build_index(docs, llm.embed if p.get("dense", True) else None)
+    card_text, ignore = system_description(store, project_id)
+    specs = {s.id: s for s in choose_specs(store, project_id, p["spec_ids"])[0]}
+    if "plan" not in p:
+        p = {**p, "plan": _plan(store, project_id, llm, list(specs.values()), docs, index, p, ignore)}
+        warnings = [w for w in [p.get("selection_note"), *p["plan"]["messages"]] if w]
+        run = run.model_copy(update={"params": p, "warnings": [*run.warnings, *warnings]})
+        store.update_run(run)
+    plan = p["plan"]
+    generator_model = llm.registry.choose("generator", p["model"]).model
+    judge = choose_judge(llm.registry, generator_model, p["judge"])
+    if judge.warning and judge.warning not in run.warnings:
+        run = run.model_copy(update={"warnings": [*run.warnings, judge.warning]})
+        store.update_run(run)
+    finished = store.finished_units(run.id)
+    pending = [u for u in plan["units"] if u["key"] not in finished]
+    outcome = DocQAOutcome(
+        run, skipped=len(finished), total=len(plan["units"]), messages=list(plan["messages"])
+    )
+
+    def produce(unit: dict[str, Any]) -> dict[str, Any]:
+        spec = specs[unit["spec_id"]]
+        chain = [by_id[i] for i in unit["chain"] if i in by_id]
+        policies = [by_id[i] for i in unit["policies"] if i in by_id]
+        inputs = conversation_inputs(card_text, spec, chain, unit["bridges"], policies, p["turns"],
+                                     unit["variant"], ignore)  # fmt: skip
+        result = llm.run_task(
+            GENERATE_CONVERSATION, inputs, role="generator", model=p["model"], seed=p["seed"]
+        )
+        if result.status == "stopped":
+            return {"stopped": result.error or "budget"}
+        if not result.ok or result.output is None:
+            return {"error": result.error or "no output", "raw": result.raw}
+        chain_meta = {
+            "documents": unit["chain"],
+            "bridges": unit["bridges"],
+            "edge_kinds": unit["edge_kinds"],
+            "requested_length": unit["requested"],
+            "length": len(unit["chain"]),
+            "note": unit["note"],
+        }
+        metadata = {
+            "chain": chain_meta,
+            "policies": unit["policies"],
+            "retrieved": plan["retrieved"].get(spec.id, {}),
+            "n_documents": len(unit["chain"]),
+            "num_turns": p["turns"],
+            "variant": unit["variant"],
+            "unit": unit["key"],
+            "model": result.model,
+            "offline": result.offline,
+            "cache_hit": result.cache_hit,
+        }
+        provenance = result.provenance([spec.id, *unit["chain"]])
+        conversation = to_conversation(
+            result.output,
+            conversation_id=new_id("conv"),
+            spec_id=spec.id,
+            provenance=provenance,
+            metadata=metadata,
+        )  # type: ignore[arg-type]
+        context = {
+            d.id: inputs_doc
+            for d, inputs_doc in zip(chain + policies, inputs["documents"] + inputs["policies"], strict=True)
+        }
+        spec_inputs = {
+            k: inputs[k] for k in ("system_description", "probe", "probe_given", "probe_when", "probe_then")
+        }
+        verified = verify_conversation(
+            llm, conversation, spec_inputs, index, context, unit["chain"], p["turns"],
+            model=p["model"], judge=judge.model, seed=p["seed"],
+        )  # fmt: skip
+        if verified.stopped:
+            return {"stopped": verified.stopped}
+        return {"conversation": verified.conversation}
+
+    def commit(unit: dict[str, Any], made: dict[str, Any]) -> None:
+        try:
+            with store.unit(run.id, unit["key"]) as writer:
+                if "error" in made:
+                    writer.fail(made["error"], {"raw": made.get("raw")})
+                    outcome.failed.append(unit["key"])
+                    return
+                conversation = made["conversation"]
+                add_conversation(store, project_id, conversation, conn=writer.conn)
+                meta = conversation.metadata
+                writer.result = {"conversation": conversation.id, "judge_passed": meta.get("judge_passed"),
+                                 "tier": conversation.tier.value}  # fmt: skip
+        except IntegrityError:
+            return  # a second worker on this run (another tab, the CLI) committed the unit first: it stands
+        outcome.added += 1
+
+    try:
+        _execute(store, run.id, pending, produce, commit, outcome, llm.concurrency, on_progress)
+    finally:
+        _finish(store, run, outcome, llm)
+    return outcome
+
+
+def _execute(store, run_id, pending, produce, commit, outcome: DocQAOutcome, workers, on_progress) -> None:
+    """Units on a thread pool, committed in this thread; stops between units on request or budget."""
+    done = outcome.skipped
+    queue = list(pending)
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(queue) or 1))) as pool:
+        running: dict[Future, dict[str, Any]] = {}
+        try:
+            while queue or running:
+                while queue and len(running) < workers and not outcome.stopped:
+                    if _stop_requested(store, run_id):
+                        outcome.stopped = store.run(run_id).stopped_reason
+                        break
+                    unit = queue.pop(0)
+                    running[pool.submit(produce, unit)] = unit
+                if not running:
+                    break
+                ready, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in ready:
+                    unit = running.pop(future)
+                    made = future.result()
+                    if "stopped" in made:
+                        outcome.stopped = outcome.stopped or f"budget: {made['stopped']}"
+                        continue
+                    commit(unit, made)
+                    done += 1
+                    if on_progress:
+                        on_progress(done, outcome.total)
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # units in flight are redone on resume (cached)
+            raise
+
+
+def _finish(store: Store, run: Run, outcome: DocQAOutcome, llm: ModelClient) -> None:
+    finished = store.finished_units(run.id)
+    complete = len(finished) >= outcome.total
+    latest = store.run(run.id)
+    reason = None if complete else (outcome.stopped or latest.stopped_reason or "interrupted")
+    status = RunStatus.finished if complete else RunStatus.stopped
+    warnings = list(dict.fromkeys([*latest.warnings, *llm.warnings]))
+    update = {"status": status, "stopped_reason": reason, "warnings": warnings, "finished_at": now_utc()}
+    outcome.run = latest.model_copy(update=update)
+    outcome.stopped = reason
+    store.update_run(outcome.run)

@@ -1,0 +1,328 @@
+"""The offline conversation generator: the seed's structure, with answers copied from the documents.
+
+No model: every expected answer is one or more facts (evalcore.generators.doc_qa.facts) of the chain's
+documents, i.e. actual sentences and table cells, so it is correct by construction and a retrieval bot
+over the same documents can answer the single-document questions. Questions are templates around the
+fact's most specific entity (or the row's key, for tables); they read as plain lookups, and the page
+marks offline items as such.
+
+The turn plan for a chain of d documents and L pairs (`plan_turns`):
+- the last pair is SYNTHESIS over all d documents; one pair is unanswerable (CANNOTANSWER), placed after
+  the first FILLER (or mid-way), never between a PRE-FILLER and its FILLER;
+- with room, the first pair is a SINGLE-DOC lookup on the first document;
+- the first document switch is a PRE-FILLER (answer names the bridging entity) then a FILLER on the next
+  document (refers to the entity without naming it); later switches are PRE-FILLER/FILLER pairs while
+  the pairs left allow one for every remaining switch, else MULTI-DOC pairs (one fact from each side of
+  the bridge); with room left, one MULTI-DOC over the last switch, then SINGLE-DOC lookups on unvisited
+  chain documents, then policies.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from evalcore.documents.entities import canonical_name, extract_entities
+from evalcore.documents.retrieval import STOPWORDS, tokenize
+from evalcore.generators.doc_qa.facts import Fact, column_label, document_facts, mentions, relevance
+from evalcore.generators.doc_qa.schema import CANNOTANSWER, QAConversation, QATurn, Source
+
+_ID = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{4,}")
+# Unanswerable questions: a plausible aspect of a thing the conversation is about, kept only when none
+# of its phrases occurs in any document of the context.
+ASPECTS = (
+    ("Who is the supplier's account manager for {e}?", ("account manager",)),
+    ("How many customer complaints has {e} received this year?", ("complaint",)),
+    ("What is the carbon footprint of {e}?", ("carbon", "footprint")),
+    ("Which member of staff was employee of the month for {e}?", ("employee of the month",)),
+    ("What was the sales figure for {e} last quarter?", ("sales figure", "last quarter")),
+    ("Which award did {e} win most recently?", ("award",)),
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One planned pair: query type ('CANNOT' for the unanswerable one), document positions, switch."""
+
+    type: str
+    docs: tuple[int, ...]
+    transition: int | None = None
+
+
+def plan_turns(d: int, pairs: int, extra_docs: int = 0) -> list[Step]:
+    """The pair plan for d chain documents and `pairs` pairs (see the module docstring); pairs >= 2."""
+    if pairs < 2:
+        raise ValueError("a doc-QA conversation needs at least 2 pairs: one CANNOTANSWER and the SYNTHESIS")
+    slots = pairs - 2
+    plan: list[Step] = []
+    if d > 1:
+        if slots >= 3:
+            plan.append(Step("SINGLE-DOC", (0,)))
+        remaining = slots - len(plan)
+        for t in range(d - 1):
+            if remaining <= 0:
+                break
+            if remaining >= 2 and (t == 0 or remaining - 2 >= d - 2 - t):
+                plan += [Step("PRE-FILLER", (t,), t), Step("FILLER", (t + 1,), t)]
+                remaining -= 2
+            else:
+                plan.append(Step("MULTI-DOC", (t, t + 1), t))
+                remaining -= 1
+        if remaining > 0 and not any(s.type == "MULTI-DOC" for s in plan):
+            plan.append(Step("MULTI-DOC", (d - 2, d - 1), d - 2))  # room left: one cross-document inference
+    visited = {i for step in plan for i in step.docs}
+    order = [i for i in range(d) if i not in visited] + list(range(d, d + extra_docs)) + list(range(d))
+    for k in range(slots - len(plan)):
+        plan.append(Step("SINGLE-DOC", (order[k % len(order)],)))
+    first_filler = next((i + 1 for i, s in enumerate(plan) if s.type == "FILLER"), None)
+    pos = first_filler if first_filler is not None else min(len(plan), max(1, len(plan) // 2))
+    about = plan[pos - 1].docs[-1] if pos else 0
+    plan.insert(pos, Step("CANNOT", (min(about, d - 1),)))
+    plan.append(Step("SYNTHESIS", tuple(range(d))))
+    return plan
+
+
+def _cite(fact: Fact) -> str:
+    """A fact inside a multi-document answer: table facts already name their table."""
+    return fact.text if fact.kind == "cells" else f"{fact.title}: {fact.text}"
+
+
+def _enum(items: list[str]) -> str:
+    items = [i for i in items if i]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else ""
+
+
+class _Writer:
+    """Builds the pairs of one conversation from the task inputs."""
+
+    def __init__(self, inputs: dict[str, Any], rng: random.Random) -> None:
+        self.rng = rng
+        self.chain = list(inputs["documents"])
+        self.docs = self.chain + list(inputs.get("policies") or [])
+        self.facts = [document_facts(d) for d in self.docs]
+        self.position = {d["id"]: i for i, d in enumerate(self.docs)}
+        spec_text = " ".join(
+            str(inputs.get(k, "")) for k in ("probe", "probe_given", "probe_when", "probe_then")
+        )
+        self.query = set(tokenize(spec_text))
+        self.probe = str(inputs.get("probe", ""))
+        self.ignore = {canonical_name(x) for x in inputs.get("ignore") or []}
+        self.used: set[tuple[str, str]] = set()
+        self.by_doc: dict[int, list[Fact]] = defaultdict(list)
+        self.bridges = self._bridges(inputs.get("bridges") or [])
+
+    def _bridges(self, links: list[dict[str, Any]]) -> list[str | None]:
+        """Per switch, the first bridging entity both documents really mention (None if none does)."""
+        chosen: list[str | None] = []
+        for t in range(len(self.chain) - 1):
+            names = links[t].get("bridging_entities", []) if t < len(links) else []
+            ok = [
+                b
+                for b in names
+                if canonical_name(b) not in self.ignore
+                and any(f.mentions(b) for f in self.facts[t])
+                and any(f.mentions(b) for f in self.facts[t + 1])
+            ]
+            chosen.append(ok[0] if ok else None)
+        return chosen
+
+    # ------------------------------------------------------------------ facts
+
+    def pick(self, i: int, must: str | None = None, avoid_key: str | None = None) -> Fact | None:
+        """A fact of document i (mentioning `must`), on the spec's theme, not used yet if possible."""
+        pool = [f for f in self.facts[i] if must is None or f.mentions(must)]
+        if avoid_key is not None:  # a PRE-FILLER on a table: the entity should be a value, not the key...
+            in_value = [
+                f for f in pool if not mentions(" ".join(v for _, v in f.cells[: f.key_size]), avoid_key)
+            ]
+            # ...else the row is asked for by a value only it has ("which sku has model X?")
+            pool = in_value or [f for f in pool if self.unique_value(f)] or pool
+        fresh = [f for f in pool if (f.document_id, f.text) not in self.used]
+        pool = fresh or pool
+        if not pool:
+            return None
+        ranked = sorted(pool, key=lambda f: -relevance(f.text, self.query))
+        fact = self.rng.choice(ranked[: max(5, len(ranked) // 4)])  # on theme, yet varied across the n
+        self.used.add((fact.document_id, fact.text))
+        self.by_doc[i].append(fact)
+        return fact
+
+    def unique_value(self, fact: Fact) -> bool:
+        """True when the fact's (last) cited cell value occurs in one row only of its table."""
+        if fact.kind != "cells" or len(fact.cells) <= fact.key_size:
+            return False
+        column, value = fact.cells[-1]
+        rows = self.docs[self.position[fact.document_id]].get("rows", [])
+        return sum(str(r.get(column, "")).strip() == value for r in rows) == 1
+
+    def topic(self, fact: Fact, avoid: str | None = None) -> str:
+        """The fact's most specific entity, rarest in its document (not `avoid`), else key words."""
+        if fact.kind == "cells":
+            values = [v for _, v in fact.cells[: fact.key_size] if not avoid or not mentions(v, avoid)]
+            return values[0] if values else fact.cells[-1][1]
+        skip = self.ignore | {canonical_name(fact.title)}
+        entities = [e for e in extract_entities(fact.text) if canonical_name(e.text) not in skip]
+        if avoid:
+            entities = [e for e in entities if not mentions(e.text, avoid) and not mentions(avoid, e.text)]
+        entities = [e for e in entities if len(e.text) > 2]
+        if entities:
+            facts = self.facts[self.position[fact.document_id]]
+            rank = {"id": 0, "name": 1, "quantity": 2}
+            best = min(entities, key=lambda e: (rank[e.kind], sum(f.mentions(e.text) for f in facts)))
+            return best.text
+        words = [w for w in _WORD.findall(fact.text) if w.lower() not in STOPWORDS]
+        words = [w for w in dict.fromkeys(words) if not avoid or not mentions(avoid, w)]
+        return _enum(words[:3]) or fact.heading
+
+    # -------------------------------------------------------------- questions
+
+    def ask(self, fact: Fact, avoid: str | None = None) -> str:
+        """A lookup question whose answer is `fact` (not naming `avoid`)."""
+        title = fact.title
+        if fact.kind == "cells":
+            key = fact.cells[: fact.key_size]
+            values = fact.cells[fact.key_size :]
+            key_text = " and ".join(f"{column_label(c)} {v}" for c, v in key)
+            cols = _enum([column_label(c) for c, _ in values])
+            if avoid and mentions(key_text, avoid) and values and self.unique_value(fact):
+                column, value = values[0]
+                names = _enum([column_label(c) for c, _ in key])
+                return f"In the {title}, which {names} has {column_label(column)} {value}?"
+            return f"In the {title}, what is the {cols} for {key_text}?"
+        topic = self.topic(fact, avoid)
+        templates = (
+            "What does the {title} say about {topic}?",
+            "According to the {title}, what applies to {topic}?",
+            "What should a customer know about {topic}, going by the {title}?",
+        )
+        return self.rng.choice(templates).format(title=title, topic=topic)
+
+    def cannot(self, i: int) -> QATurn:
+        """An on-theme question the context documents do not answer."""
+        context = " ".join(_text_of(d) for d in self.docs).casefold()
+        facts = self.by_doc.get(i) or self.facts[i][:1]
+        subject = self.topic(facts[-1]) if facts else self.chain[i]["title"]
+        usable = [q for q, phrases in ASPECTS if not any(p in context for p in phrases)]
+        if usable:
+            question = self.rng.choice(usable).format(e=subject)
+        else:  # every aspect is mentioned somewhere: ask about a code no document contains
+            code = f"ZQ-{self.rng.randrange(1000, 9999)}"
+            while code.casefold() in context:
+                code = f"ZQ-{self.rng.randrange(1000, 9999)}"
+            question = f"What does the {self.chain[i]['title']} say about item {code}?"
+        return QATurn(
+            question=question,
+            answer=CANNOTANSWER,
+            document_ids=[self.chain[i]["id"]],
+            query_type="SINGLE-DOC",
+            theme_relation=f"Checks the system admits what its documents do not say ('{self.probe}').",
+            resolved_question=question,
+        )
+
+    # ------------------------------------------------------------------ pairs
+
+    def pair(
+        self, qtype: str, facts: list[Fact], question: str, bridge: str | None, resolved: str = ""
+    ) -> QATurn:
+        answer = facts[0].text if len(facts) == 1 else " ".join(_cite(f) for f in facts)
+        return QATurn(
+            question=question,
+            answer=answer,
+            document_ids=list(dict.fromkeys(f.document_id for f in facts)),
+            query_type=qtype,  # type: ignore[arg-type]
+            bridging_entity=bridge,
+            theme_relation=f"Looks up what the documents say within '{self.probe}'.",
+            resolved_question=resolved or question,
+            sources=[Source(**f.source()) for f in facts],
+        )
+
+    def single(self, i: int, qtype: str = "SINGLE-DOC", must: str | None = None) -> QATurn | None:
+        fact = self.pick(i, must, avoid_key=must)
+        if fact is None:
+            return None
+        return self.pair(qtype, [fact], self.ask(fact, avoid=must), must)
+
+    def filler(self, i: int, bridge: str) -> QATurn | None:
+        fact = self.pick(i, bridge)
+        if fact is None:
+            return None
+        noun = "code" if _ID.match(bridge) else "one"
+        verb = "list" if fact.kind == "cells" else "say"
+        question = f"And what does the {fact.title} {verb} about the {noun} you just mentioned?"
+        resolved = f"What does the {fact.title} {verb} about {bridge}?"
+        return self.pair("FILLER", [fact], question, bridge, resolved)
+
+    def multi(self, a: int, b: int, bridge: str | None) -> QATurn | None:
+        first, second = self.pick(a, bridge), self.pick(b, bridge)
+        if first is None or second is None:
+            return None
+        titles = f"the {first.title} and the {second.title}"
+        if bridge:
+            question = f"How do {titles} each cover {bridge}?"
+        else:
+            question = f"What do {titles} say about {self.topic(first)} and {self.topic(second)}?"
+        return self.pair("MULTI-DOC", [first, second], question, bridge)
+
+    def synthesis(self) -> QATurn:
+        facts: list[Fact] = []
+        for i in range(len(self.chain)):
+            fact = self.by_doc[i][-1] if self.by_doc.get(i) else None
+            if fact is None:
+                near = [b for b in (self.bridges[i - 1] if i else None, self._bridge(i)) if b]
+                fact = next((f for b in near if (f := self.pick(i, b))), None) or self.pick(i)
+            if fact is not None:
+                facts.append(fact)
+        titles = _enum([f"the {d['title']}" for d in self.chain])
+        links = list(dict.fromkeys(b for b in self.bridges if b))
+        if len(self.chain) == 1:
+            question = f"To sum up, what are the main points the {self.chain[0]['title']} makes here?"
+        elif links:
+            question = (
+                f"Looking back at everything so far, how do {_enum(links)} fit together across {titles}?"
+            )
+        else:
+            question = f"Looking back at everything so far, what do {titles} tell us together?"
+        return self.pair("SYNTHESIS", facts, question, links[0] if links else None)
+
+    def _bridge(self, i: int) -> str | None:
+        return self.bridges[i] if i < len(self.bridges) else None
+
+    def write(self, pairs: int) -> QAConversation:
+        """The whole conversation; a step whose facts are missing falls back to a SINGLE-DOC lookup."""
+        d = len(self.chain)
+        turns: list[QATurn] = []
+        for step in plan_turns(d, pairs, len(self.docs) - d):
+            bridge = self.bridges[step.transition] if step.transition is not None else None
+            turn: QATurn | None = None
+            if step.type == "CANNOT":
+                turn = self.cannot(step.docs[0])
+            elif step.type == "SYNTHESIS":
+                turn = self.synthesis()
+            elif step.type == "PRE-FILLER" and bridge:
+                turn = self.single(step.docs[0], "PRE-FILLER", must=bridge)
+            elif step.type == "FILLER" and bridge:
+                turn = self.filler(step.docs[0], bridge)
+            elif step.type == "MULTI-DOC":
+                turn = self.multi(step.docs[0], step.docs[1], bridge)
+            if turn is None:  # no bridge or no fact for the planned type: a plain lookup instead
+                turn = self.single(step.docs[-1]) or self.single(0) or self.cannot(0)
+            turns.append(turn)
+        return QAConversation(turns=turns)
+
+
+def _text_of(doc: dict[str, Any]) -> str:
+    if doc.get("kind") == "table":
+        cells = [str(v) for row in doc.get("rows", []) for v in row.values()]
+        return " ".join([doc.get("title", ""), *doc.get("columns", []), *cells])
+    return f"{doc.get('title', '')} {doc.get('text', '')}"
+
+
+def offline_conversation(inputs: dict[str, Any], rng: random.Random) -> QAConversation:
+    """The offline implementation of the conversation task (see the module docstring)."""
+    if not inputs.get("documents"):
+        raise ValueError("a conversation needs at least one document in its chain")
+    return _Writer(inputs, rng).write(int(inputs.get("num_turns", 7)))

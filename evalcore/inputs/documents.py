@@ -1,0 +1,131 @@
+"""Reading documents: prose (.md/.txt) with optional front matter, and tables (.csv)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from evalcore.errors import Problem
+from evalcore.inputs.sources import Located, check_length, parse_yaml, read_text, validation_problems
+from evalcore.models import Document, DocumentKind
+from evalcore.store import schema
+
+PROSE_SUFFIXES = {".md", ".txt"}
+TABLE_SUFFIXES = {".csv"}
+FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
+
+
+def document_id(path: Path) -> str:
+    """A stable, readable id from a file name: 'Returns Policy.md' -> 'returns-policy'."""
+    return re.sub(r"[^a-z0-9]+", "-", path.stem.lower()).strip("-")
+
+
+def read_prose(
+    path: Path, shown: str, default_kind: DocumentKind, problems: list[Problem]
+) -> Document | None:
+    """A text or policy document; YAML front matter may set title, kind and metadata."""
+    text = read_text(path, shown, problems)
+    if text is None:
+        return None
+    meta: dict = {}
+    located = Located({}, None)
+    match = FRONT_MATTER.match(text)
+    if match:
+        located = parse_yaml(match.group(1), shown, problems, line_offset=1)
+        if located is None:
+            return None
+        if not isinstance(located.data, dict):
+            problems.append(Problem(shown, "front matter must be a mapping of fields", 2))
+            return None
+        meta = dict(located.data)
+        text = text[match.end() :]
+    body = text.strip()
+    if not body:
+        problems.append(Problem(shown, "the document is empty"))
+        return None
+    heading = re.search(r"^#\s+(.+)$", body, re.MULTILINE)
+    fields = {
+        "id": meta.pop("id", document_id(path)),
+        "kind": meta.pop("kind", default_kind.value),
+        "title": meta.pop(
+            "title", heading.group(1).strip() if heading else path.stem.replace("_", " ").title()
+        ),
+        "path": shown,
+        "text": body,
+        "metadata": meta,
+    }
+    try:
+        doc = Document.model_validate(fields)
+    except ValidationError as exc:
+        problems.extend(validation_problems(exc, shown, located))
+        return None
+    if doc.kind == DocumentKind.table:
+        problems.append(Problem(shown, "a prose file cannot be a table; tables are .csv files", 2, "kind"))
+        return None
+    check_lengths(doc, problems, located)
+    return doc
+
+
+def check_lengths(doc: Document, problems: list[Problem], located: Located | None = None) -> None:
+    """The document's id and title must fit the store's columns."""
+    check_length(doc.id, schema.documents.c.id, doc.path, problems, located, ("id",))
+    check_length(doc.title, schema.documents.c.title, doc.path, problems, located, ("title",))
+
+
+def read_table(path: Path, shown: str, problems: list[Problem]) -> Document | None:
+    """A table document from a CSV file with a header row; every row must have the header's width."""
+    text = read_text(path, shown, problems)
+    if text is None:
+        return None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        problems.append(Problem(shown, "the table is empty (no header row)", 1))
+        return None
+    header = [h.strip() for h in header]
+    found = len(problems)
+    for position, name in enumerate(header):
+        if not name:
+            problems.append(Problem(shown, f"column {position + 1} has no name", 1))
+    duplicates = sorted({h for h in header if h and header.count(h) > 1})
+    for name in duplicates:
+        problems.append(Problem(shown, "column name used twice", 1, name))
+    rows = []
+    for record in reader:
+        if not any(cell.strip() for cell in record):
+            continue
+        if len(record) != len(header):
+            problems.append(
+                Problem(
+                    shown, f"row has {len(record)} cells but the header has {len(header)}", reader.line_num
+                )
+            )
+            continue
+        rows.append({h: cell.strip() for h, cell in zip(header, record, strict=True)})
+    if len(problems) > found:
+        return None
+    if not rows:
+        problems.append(Problem(shown, "the table has a header but no rows", 1))
+        return None
+    title = path.stem.replace("_", " ").replace("-", " ").title()
+    doc = Document(
+        id=document_id(path),
+        kind=DocumentKind.table,
+        title=title,
+        path=shown,
+        text=render_table(header, rows),
+        columns=header,
+        rows=rows,
+    )
+    check_lengths(doc, problems)
+    return doc
+
+
+def render_table(columns: list[str], rows: list[dict[str, str]]) -> str:
+    """The table as plain text, one 'column: value' line group per row, so prose tools can read it."""
+    return "\n".join("; ".join(f"{c}: {row[c]}" for c in columns) for row in rows)

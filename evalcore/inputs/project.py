@@ -1,0 +1,243 @@
+"""A project folder: system card, documents, policies, tables, tools and procedures, validated whole.
+
+Layout (every part but the system card is optional):
+
+    system.yaml            the SystemCard (a ChatChecker target config loads as one)
+    documents/*.md|.txt    prose; kind `text` unless front matter says `kind: policy`
+    policies/*.md|.txt     prose of kind `policy`
+    tables/*.csv           tables with a header row
+    tools/*.json           one Tool each: name, description, parameters (JSON schema)
+    procedures/*.yaml      one Procedure each: name, intent, description, steps
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jsonschema
+from pydantic import ValidationError
+
+from evalcore.errors import Problem, ValidationFailed
+from evalcore.inputs.documents import PROSE_SUFFIXES, TABLE_SUFFIXES, read_prose, read_table
+from evalcore.inputs.sources import (
+    Located,
+    check_length,
+    dotted,
+    parse_json,
+    parse_yaml,
+    read_text,
+    validation_problems,
+)
+from evalcore.models import Document, DocumentKind, Procedure, SystemCard, Tool
+from evalcore.store import Store, schema
+from evalcore.store.store import InputChanges
+
+SYSTEM_CARD_NAMES = ("system.yaml", "system.yml", "system_card.yaml")
+
+
+@dataclass
+class ProjectBundle:
+    """Everything read from a project folder, and where each thing came from."""
+
+    root: Path
+    card: SystemCard
+    documents: list[Document] = field(default_factory=list)
+    tools: list[Tool] = field(default_factory=list)
+    procedures: list[Procedure] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What an import did."""
+
+    project_id: str
+    changes: InputChanges
+    bundle: ProjectBundle
+
+
+def _shown(root: Path, path: Path) -> str:
+    return str(path.relative_to(root.parent)) if root.parent != path else str(path)
+
+
+def load_system_card(path: Path, shown: str, problems: list[Problem]) -> SystemCard | None:
+    """A system card from YAML, with line-numbered problems."""
+    text = read_text(path, shown, problems)
+    located = parse_yaml(text, shown, problems) if text is not None else None
+    if located is None:
+        return None
+    if not isinstance(located.data, dict):
+        problems.append(Problem(shown, "a system card must be a mapping of fields", 1))
+        return None
+    try:
+        card = SystemCard.model_validate(located.data)
+    except ValidationError as exc:
+        problems.extend(validation_problems(exc, shown, located))
+        return None
+    check_length(card.id, schema.projects.c.id, shown, problems, located, ("id",))
+    check_length(
+        card.chatbot_info.name, schema.projects.c.title, shown, problems, located, ("chatbot_info", "name")
+    )
+    return card
+
+
+def _load_tool(path: Path, shown: str, problems: list[Problem], broken: set[str]) -> Tool | None:
+    """A tool from JSON; when the file is bad, the names it meant to define are added to `broken`."""
+    broken.add(path.stem)
+    text = read_text(path, shown, problems)
+    located = parse_json(text, shown, problems) if text is not None else None
+    if located is None:
+        return None
+    if not isinstance(located.data, dict):
+        problems.append(Problem(shown, "a tool must be a JSON object", 1))
+        return None
+    if isinstance(located.data.get("name"), str):
+        broken.add(located.data["name"])
+    try:
+        tool = Tool.model_validate(located.data)
+    except ValidationError as exc:
+        problems.extend(validation_problems(exc, shown, located))
+        return None
+    check_length(tool.name, schema.tools.c.name, shown, problems, located, ("name",))
+    if not _check_schema(tool, shown, located, problems):
+        return None
+    broken.difference_update({path.stem, tool.name})
+    return tool
+
+
+def _check_schema(tool: Tool, shown: str, located: Located, problems: list[Problem]) -> bool:
+    """The tool's parameters must be a valid JSON schema describing an object."""
+    try:
+        jsonschema.Draft202012Validator.check_schema(tool.parameters)
+    except jsonschema.SchemaError as exc:
+        loc = ("parameters", *exc.absolute_path)
+        problems.append(
+            Problem(shown, f"not a valid JSON schema: {exc.message}", located.line_of(loc), dotted(loc))
+        )
+        return False
+    if tool.parameters.get("type") != "object":
+        loc = ("parameters", "type")
+        problems.append(
+            Problem(shown, "the parameters schema must have type 'object'", located.line_of(loc), dotted(loc))
+        )
+        return False
+    return True
+
+
+def _load_procedure(path: Path, shown: str, problems: list[Problem]) -> tuple[Procedure, Located] | None:
+    text = read_text(path, shown, problems)
+    located = parse_yaml(text, shown, problems) if text is not None else None
+    if located is None:
+        return None
+    if not isinstance(located.data, dict):
+        problems.append(Problem(shown, "a procedure must be a mapping of fields", 1))
+        return None
+    try:
+        procedure = Procedure.model_validate(located.data)
+    except ValidationError as exc:
+        problems.extend(validation_problems(exc, shown, located))
+        return None
+    check_length(procedure.name, schema.procedures.c.name, shown, problems, located, ("name",))
+    return procedure, located
+
+
+def _files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def load_project(folder: str | Path) -> ProjectBundle:
+    """Read and validate a whole project folder; raise ValidationFailed listing every problem found."""
+    root = Path(folder).resolve()
+    problems: list[Problem] = []
+    if not root.is_dir():
+        raise ValidationFailed([Problem(str(folder), "no such folder")], "project folder")
+    card_path = next((root / n for n in SYSTEM_CARD_NAMES if (root / n).is_file()), None)
+    card = None
+    if card_path is None:
+        problems.append(
+            Problem(_shown(root, root), f"no system card: expected one of {', '.join(SYSTEM_CARD_NAMES)}")
+        )
+    else:
+        card = load_system_card(card_path, _shown(root, card_path), problems)
+
+    documents: list[Document] = []
+    for sub, kind in (("documents", DocumentKind.text), ("policies", DocumentKind.policy)):
+        for path in _files(root / sub):
+            shown = _shown(root, path)
+            if path.suffix.lower() in TABLE_SUFFIXES:
+                doc = read_table(path, shown, problems)
+            elif path.suffix.lower() in PROSE_SUFFIXES:
+                doc = read_prose(path, shown, kind, problems)
+            else:
+                problems.append(
+                    Problem(shown, f"unsupported document type '{path.suffix}' (use .md, .txt or .csv)")
+                )
+                continue
+            if doc:
+                documents.append(doc)
+    for path in _files(root / "tables"):
+        shown = _shown(root, path)
+        if path.suffix.lower() not in TABLE_SUFFIXES:
+            problems.append(Problem(shown, f"unsupported table type '{path.suffix}' (use .csv)"))
+        elif doc := read_table(path, shown, problems):
+            documents.append(doc)
+    seen: dict[str, str] = {}
+    for doc in documents:
+        if doc.id in seen:
+            problems.append(
+                Problem(doc.path, f"document id '{doc.id}' is also used by {seen[doc.id]}", None, "id")
+            )
+        seen.setdefault(doc.id, doc.path)
+
+    tools: list[Tool] = []
+    broken_tools: set[str] = set()  # named by a tool file already reported: procedures are not blamed too
+    for path in _files(root / "tools"):
+        shown = _shown(root, path)
+        if path.suffix.lower() != ".json":
+            problems.append(Problem(shown, f"unsupported tool file '{path.suffix}' (use .json)"))
+        elif tool := _load_tool(path, shown, problems, broken_tools):
+            if any(t.name == tool.name for t in tools):
+                problems.append(Problem(shown, f"tool name '{tool.name}' is defined twice", None, "name"))
+            tools.append(tool)
+
+    procedures: list[Procedure] = []
+    tool_names = {t.name for t in tools}
+    for path in _files(root / "procedures"):
+        shown = _shown(root, path)
+        if path.suffix.lower() not in (".yaml", ".yml"):
+            problems.append(Problem(shown, f"unsupported procedure file '{path.suffix}' (use .yaml)"))
+            continue
+        loaded = _load_procedure(path, shown, problems)
+        if loaded is None:
+            continue
+        procedure, located = loaded
+        for i, step in enumerate(procedure.steps):
+            if step.api and step.api not in tool_names and step.api not in broken_tools:
+                loc = ("steps", i, "api")
+                problems.append(
+                    Problem(
+                        shown,
+                        f"unknown tool '{step.api}' (no tools/*.json defines it)",
+                        located.line_of(loc),
+                        dotted(loc),
+                    )
+                )
+        procedures.append(procedure)
+
+    if problems or card is None:
+        raise ValidationFailed(problems, f"project folder {root.name}")
+    return ProjectBundle(root=root, card=card, documents=documents, tools=tools, procedures=procedures)
+
+
+def import_project(store: Store, folder: str | Path, project_id: str | None = None) -> ImportResult:
+    """Validate a project folder whole, then write it in one transaction; a re-import adds no duplicates."""
+    bundle = load_project(folder)
+    pid = project_id or bundle.card.id
+    with store.write() as conn:  # one transaction: a failure leaves no empty project behind
+        store.create_project(pid, bundle.card.chatbot_info.name, str(bundle.root), conn=conn)
+        changes = store.save_inputs(
+            pid, bundle.card, bundle.documents, bundle.tools, bundle.procedures, conn=conn
+        )
+    return ImportResult(pid, changes, bundle)

@@ -1,0 +1,270 @@
+"""Reports of runs: judged turns as the frame `evalcore.reports.tables` reads, every table, drill-downs.
+
+`judged_turns(store, run_ids)` loads one row per judged turn with the columns of
+`report_tables.COLUMNS` (target from the run, spec label from the project's specs, tier derived from
+the item's annotations and its generation-time judge verdict by `evalcore.review.tiers`), plus `judgment_id`
+and `item_id` for drill-downs. `build_report` scopes it to tiers and computes every table (seed 000's
+Tables 1/2 by spec, 10 by error type, 11 by number of documents and single vs multi-turn; by query type;
+by tier); `compare_runs` puts two runs, or two targets, side by side; `failing_turns` opens a cell.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalcore.models import Run
+from evalcore.reports.table_export import export_table
+from evalcore.reports.tables import (
+    COLUMNS,
+    MULTI_TURN,
+    SINGLE_TURN,
+    TOTAL_LABEL,
+    UNSPECIFIED_ERROR,
+    all_tables,
+    compare,
+    error_type_table,
+    failure_table,
+    tier_filter,
+)
+from evalcore.runs.records import JudgedTurn
+from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_bodies, judgment_rows
+from evalcore.specs.store_ops import list_specs
+from evalcore.store import Store
+
+TABLE_TITLES: dict[str, str] = {
+    "by_spec": "Failure rate by spec",
+    "by_error_type": "Failures by error type",
+    "by_n_documents": "Failure rate by number of documents",
+    "by_query_type": "Failure rate by query type",
+    "by_turns": "Failure rate, single-turn vs multi-turn",
+    "by_tier": "Failure rate by tier",
+}
+# The key columns a table groups by, and the frame column each is matched on in a drill-down.
+TABLE_KEYS: dict[str, str] = {
+    "by_spec": "spec_id",
+    "by_error_type": "error_type",
+    "by_n_documents": "n_documents",
+    "by_query_type": "query_type",
+    "by_turns": "turns",
+    "by_tier": "tier",
+}
+BY_ALIASES: dict[str, str] = {
+    **{name.removeprefix("by_"): name for name in TABLE_TITLES},
+    "spec_id": "by_spec",
+    "errors": "by_error_type",
+    "documents": "by_n_documents",
+    "docs": "by_n_documents",
+    "multi_turn": "by_turns",
+}
+TIER_SCOPES: dict[str, list[str] | None] = {"all": None, "gold": ["gold"], "silver+gold": ["silver", "gold"]}
+EXTRA_COLUMNS = ("judgment_id", "item_id")
+
+
+def table_name(by: str) -> str:
+    """The table a `--by` value names ('spec', 'error_type', 'n_documents', ...)."""
+    name = BY_ALIASES.get(by, by)
+    if name not in TABLE_TITLES:
+        raise ValueError(
+            f"unknown table {by!r}; use one of {', '.join(k.removeprefix('by_') for k in TABLE_TITLES)}"
+        )
+    return name
+
+
+def judged_turns(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
+    """One row per judged turn of the runs (see the module docstring for the columns)."""
+    runs = {rid: store.run(rid) for rid in run_ids}
+    parts = [
+        pd.DataFrame.from_records(judgment_rows(store, rid), columns=list(ROW_COLUMNS)).assign(run_id=rid)
+        for rid in runs
+    ]
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    frame["item_id"] = frame["conversation_id"].where(frame["conversation_id"].notna(), frame["test_id"])
+    frame["target"] = frame["run_id"].map({rid: run.target for rid, run in runs.items()})
+    labels: dict[str, str] = {}
+    projects = sorted({run.params.get("project_id") for run in runs.values()} - {None})
+    for project_id in projects:
+        labels.update({v.spec.id: v.spec.scenario for v in list_specs(store, project_id)})
+    frame["spec_label"] = (
+        frame["spec_id"].map(labels).where(frame["spec_id"].map(labels).notna(), frame["spec_id"])
+    )
+    passed = frame.drop_duplicates("item_id").set_index("item_id")["item_judge_passed"]
+    judge_passed = {str(k): (None if pd.isna(v) else bool(v)) for k, v in passed.items()}
+    tiers = item_tiers(store, judge_passed, project_ids=projects)
+    frame["tier"] = frame["item_id"].map({k: v.value for k, v in tiers.items()})
+    frame["score"] = frame["score"].astype(float)
+    frame["n_documents"] = frame["n_documents"].astype("Int64")
+    frame["multi_turn"] = frame["multi_turn"].astype("boolean")
+    return frame[[*COLUMNS, *EXTRA_COLUMNS]]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every table of one or more runs, and the frame they were computed from."""
+
+    runs: list[Run]
+    frame: pd.DataFrame  # judged turns in the tier scope
+    tables: dict[str, pd.DataFrame]
+    overall: dict[str, float]
+    crashes: int
+    tiers: str
+
+    @property
+    def within(self) -> str | None:
+        """'target' when the report holds several targets (each table is then split per target)."""
+        return "target" if self.frame["target"].nunique() > 1 else None
+
+
+def build_report(store: Store, run_ids: Sequence[str], *, tiers: str = "all") -> Report:
+    """Tables of the runs, over the turns whose item is in the tier scope ('all', 'gold', 'silver+gold')."""
+    if tiers not in TIER_SCOPES:
+        raise ValueError(f"tiers must be one of {', '.join(TIER_SCOPES)}, not {tiers!r}")
+    frame = judged_turns(store, run_ids)
+    if TIER_SCOPES[tiers] is not None:
+        frame = tier_filter(frame, TIER_SCOPES[tiers])
+    within = "target" if frame["target"].nunique() > 1 else None
+    tables = all_tables(frame, within=within, total=True)
+    runs = [store.run(r) for r in run_ids]
+    return Report(runs, frame, tables, overall(frame), int((frame["error_type"] == "crash").sum()), tiers)
+
+
+def overall(frame: pd.DataFrame) -> dict[str, float]:
+    """The whole frame's n, failures, failure rate with its Wilson interval, unscored and crashes."""
+    row = failure_table(frame, None).iloc[0]
+    out = {k: float(row[k]) for k in ("n", "failures", "failure_rate", "ci_low", "ci_high", "unscored")}
+    out["crashes"] = float((frame["error_type"] == "crash").sum())
+    return out
+
+
+def per_run_table(frame: pd.DataFrame, key: str, labels: Mapping[str, str]) -> pd.DataFrame:
+    """Failure rate by `key`, one block per run (column `run`, from `labels`): two runs in one chart."""
+    df = frame[frame["run_id"].isin(list(labels))]
+    return failure_table(df.assign(run=df["run_id"].map(labels)), key, within="run", sort="key")
+
+
+def compare_runs(
+    frame: pd.DataFrame, run_a: str, run_b: str, *, on: str = "run_id"
+) -> dict[str, pd.DataFrame]:
+    """Every table for two runs (or two targets, `on='target'`) side by side, `diff` = b - a."""
+    df = frame.assign(turns=frame["multi_turn"].astype("object").map({True: MULTI_TURN, False: SINGLE_TURN}))
+    tables = {
+        name: compare(
+            df, ["spec_id", "spec_label"] if key == "spec_id" else key, run_a, run_b, on=on, total=True
+        )
+        for name, key in TABLE_KEYS.items()
+        if name != "by_error_type"
+    }
+    errors = error_type_table(df[df[on].astype(str).isin([str(run_a), str(run_b)])], within=on)
+    side = {str(run_a): "_a", str(run_b): "_b"}
+    wide = errors.assign(side=errors[on].astype(str).map(side)).pivot_table(
+        index="error_type", columns="side", values=["failures", "share"], aggfunc="first"
+    )
+    wide.columns = [f"{value}{suffix}" for value, suffix in wide.columns]
+    for column in ("failures_a", "share_a", "failures_b", "share_b"):
+        if column not in wide.columns:
+            wide[column] = np.nan
+    wide = wide.reset_index()[["error_type", "failures_a", "share_a", "failures_b", "share_b"]]
+    wide[["failures_a", "failures_b"]] = wide[["failures_a", "failures_b"]].fillna(0).astype(int)
+    wide["diff"] = wide["share_b"].fillna(0) - wide["share_a"].fillna(0)
+    tables["by_error_type"] = wide.sort_values("failures_b", ascending=False, kind="stable").reset_index(
+        drop=True
+    )
+    return {name: tables[name] for name in TABLE_TITLES}
+
+
+def cell_filter(table: str, row: Mapping[str, Any], within: str | None = None) -> dict[str, Any]:
+    """The frame filter behind one row of a table ('All' rows filter nothing on their key)."""
+    key = TABLE_KEYS[table]
+    filters: dict[str, Any] = {}
+    if within and within in row:
+        filters[within] = row[within]
+    value = row.get(key)
+    if not (isinstance(value, str) and value == TOTAL_LABEL):
+        filters[key] = value
+    return filters
+
+
+def _matches(column: pd.Series, value: Any) -> pd.Series:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return column.isna()
+    return column.astype("object") == value
+
+
+def select_turns(frame: pd.DataFrame, filters: Mapping[str, Any], outcome: str = "failed") -> pd.DataFrame:
+    """Rows of the frame matching the filters and the outcome ('failed', 'unscored', 'passed', 'all')."""
+    mask = pd.Series(True, index=frame.index)
+    for key, value in filters.items():
+        if key == "turns":
+            mask &= _matches(frame["multi_turn"].astype("object"), value == MULTI_TURN)
+        elif key == "error_type" and value == UNSPECIFIED_ERROR:
+            mask &= frame["error_type"].isna() | (frame["error_type"].astype(str).str.strip() == "")
+        else:
+            mask &= _matches(frame[key], value)
+    scores = frame["score"]
+    wanted = {
+        "failed": scores == 0,
+        "unscored": scores.isna(),
+        "passed": scores == 1,
+        "all": scores.notna() | True,
+    }
+    if outcome not in wanted:
+        raise ValueError(f"outcome must be one of {', '.join(wanted)}, not {outcome!r}")
+    return frame[mask & wanted[outcome]]
+
+
+@dataclass(frozen=True)
+class TurnDetail:
+    """One turn as a drill-down shows it."""
+
+    turn: JudgedTurn
+    target: str | None
+    tier: str
+    spec_label: str | None
+    documents: list[tuple[str, str, str]]  # (id, title, text) of the grounding documents
+
+
+def failing_turns(
+    store: Store, frame: pd.DataFrame, filters: Mapping[str, Any], *, outcome: str = "failed", limit: int = 50
+) -> tuple[list[TurnDetail], int]:
+    """The turns behind a cell (at most `limit`, in conversation order) and how many there are."""
+    rows = select_turns(frame, filters, outcome).sort_values(
+        ["run_id", "item_id", "turn_index"], kind="stable"
+    )
+    bodies = judgment_bodies(store, [int(i) for i in rows["judgment_id"].head(limit)])
+    documents: dict[str, Any] = {}
+    for run_id in rows["run_id"].unique():
+        project_id = store.run(run_id).params.get("project_id")
+        if project_id:
+            documents.update({d.id: d for d in store.documents(project_id)})
+    details = []
+    for _, row in rows.head(limit).iterrows():
+        turn = bodies[int(row["judgment_id"])]
+        docs = [(d, documents[d].title, documents[d].text) for d in turn.grounding if d in documents]
+        label = None if pd.isna(row["spec_label"]) else str(row["spec_label"])
+        details.append(TurnDetail(turn, row["target"], str(row["tier"]), label, docs))
+    return details, len(rows)
+
+
+def snippet(text: str, limit: int = 400) -> str:
+    """A document's text as one plain line for a drill-down: headings, emphasis and tables flattened."""
+    flat = re.sub(r"(?m)^\s*#{1,6}\s*", "", text)
+    flat = re.sub(r"\*\*|__|`|:?-{3,}:?", "", flat).replace("|", " ")
+    flat = re.sub(r"\s+", " ", flat).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + " …"
+
+
+def export_tables(tables: Mapping[str, pd.DataFrame], fmt: str) -> dict[str, str]:
+    """Each table as text in `fmt` ('csv', 'jsonl', 'md', 'latex'), captioned and labelled for papers."""
+    return {
+        name: export_table(
+            df, fmt, caption=TABLE_TITLES.get(name, name), label=f"tab:{name.replace('_', '-')}"
+        )
+        if fmt in ("md", "markdown", "latex", "tex")
+        else export_table(df, fmt)
+        for name, df in tables.items()
+    }

@@ -1,0 +1,98 @@
+"""The annotation workbench: annotators turn silver conversations into gold, several at once, nothing lost.
+
+Seeds 000 (human verification of generated conversations) and 004 (gold = human-filtered, silver =
+LLM-judge-filtered and tuned for precision on gold). The pure rules live in `evalcore.review.tiers`,
+`evalcore.review.agreement` and `evalcore.review.calibration`; this package connects them to the store:
+
+- `queue`: filter (generator, spec, tier, assignee, "needs my review") and page the items in SQL;
+  progress per annotator;
+- `workitem.open_item`: one conversation with its history, verdicts, corrections, grounding documents;
+- `verdicts`: save turn and whole-item verdicts with reasons, corrections, reopen, a lead's
+  adjudication; version-checked, one transaction each;
+- `assignments`: hand items to annotators with an overlap;
+- `reports`: agreement (kappa, alpha), the adjudication queue, silver calibration;
+- `export`: gold and silver sets as JSONL;
+- `state`: the derived per-item state behind fast filtering, and the project's tier policy.
+"""
+
+from evalcore.review.assignments import AssignmentResult, assign_items, assignees_of, unassign
+from evalcore.review.export import export_jsonl, iter_tier
+from evalcore.review.queue import (
+    DISAGREEMENT,
+    TIER_FILTERS,
+    AnnotatorProgress,
+    FilterOptions,
+    QueueFilter,
+    QueuePage,
+    QueueRow,
+    filter_options,
+    next_item,
+    previous_item,
+    progress,
+    queue_page,
+    tier_counts,
+)
+from evalcore.review.reports import (
+    Calibration,
+    Disagreement,
+    LevelAgreement,
+    adjudication_queue,
+    agreement_report,
+    annotation_stamp,
+    silver_calibration,
+)
+from evalcore.review.state import Policy, project_policy, refresh_states, set_leads, set_policy
+from evalcore.review.verdicts import (
+    REASONS,
+    ItemVerdict,
+    SaveResult,
+    TurnVerdict,
+    adjudicate,
+    reopen,
+    save_review,
+)
+from evalcore.review.workitem import ItemView, head_version, open_item
+
+__all__ = [
+    "DISAGREEMENT",
+    "REASONS",
+    "TIER_FILTERS",
+    "AnnotatorProgress",
+    "AssignmentResult",
+    "Calibration",
+    "Disagreement",
+    "FilterOptions",
+    "ItemVerdict",
+    "ItemView",
+    "LevelAgreement",
+    "Policy",
+    "QueueFilter",
+    "QueuePage",
+    "QueueRow",
+    "SaveResult",
+    "TurnVerdict",
+    "adjudicate",
+    "adjudication_queue",
+    "agreement_report",
+    "annotation_stamp",
+    "assign_items",
+    "assignees_of",
+    "export_jsonl",
+    "filter_options",
+    "head_version",
+    "iter_tier",
+    "next_item",
+    "open_item",
+    "previous_item",
+    "progress",
+    "project_policy",
+    "queue_page",
+    "refresh_states",
+    "reopen",
+    "save_review",
+    "set_leads",
+    "set_policy",
+    "silver_calibration",
+    "tier_counts",
+    "unassign",
+]

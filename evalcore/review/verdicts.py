@@ -1,0 +1,308 @@
+"""Saving human verdicts: turn accept/reject with a reason, corrected answers, the whole-item verdict,
+reopening, and a lead's adjudication. Every save is one version-checked transaction.
+
+A save appends only what changed against the author's current verdicts, as one new revision of the item
+(`Store.annotate`), and updates the item's derived state in the same transaction: either all of it is
+committed or none. A save on a version older than the item's head is refused with `StaleVersionError`,
+which names who saved in between; nothing is written, and the caller can reload and save again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import sqlalchemy as sa
+from pydantic import Field, model_validator
+
+from evalcore.errors import EvalcoreError
+from evalcore.models import Annotation, AnnotationLabel
+from evalcore.models.common import Record
+from evalcore.review._sql import annotations_of
+from evalcore.review.state import leads_of, update_states
+from evalcore.review.tiers import ANNOTATOR, LEAD, TierState, TurnKey
+from evalcore.store import Store
+from evalcore.store import schema as t
+
+# The short list of rejection reasons (issue 7); "other" needs a note saying what.
+REASONS: tuple[str, ...] = ("wrong answer", "not grounded", "unnatural", "off-spec", "unsafe", "other")
+OTHER = "other"
+Verdict = Literal["accept", "reject"]
+
+
+class TurnVerdict(Record):
+    """An annotator's verdict on one turn, with an optional corrected expected answer."""
+
+    turn_index: int = Field(ge=0, description="The turn judged.")
+    label: Verdict = Field(description="accept or reject.")
+    reason: str | None = Field(default=None, description="One of REASONS; required to reject.")
+    note: str = Field(default="", description="Free text; required when the reason is 'other'.")
+    edited_content: str | None = Field(default=None, description="Corrected expected answer, if edited.")
+
+    @model_validator(mode="after")
+    def _check(self) -> TurnVerdict:
+        _check_reason(self.label, self.reason, self.note, f"turn {self.turn_index}")
+        return self
+
+
+class ItemVerdict(Record):
+    """A verdict on the whole conversation (or test)."""
+
+    label: Verdict = Field(description="accept or reject.")
+    reason: str | None = Field(default=None, description="One of REASONS; required to reject.")
+    note: str = Field(default="", description="Free text; required when the reason is 'other'.")
+
+    @model_validator(mode="after")
+    def _check(self) -> ItemVerdict:
+        _check_reason(self.label, self.reason, self.note, "the conversation")
+        return self
+
+
+def _check_reason(label: str, reason: str | None, note: str, what: str) -> None:
+    if reason is not None and reason not in REASONS:
+        raise ValueError(f"unknown reason {reason!r} for {what}; choose one of: {', '.join(REASONS)}")
+    if label == "reject" and reason is None:
+        raise ValueError(f"rejecting {what} needs a reason: {', '.join(REASONS)}")
+    if label == "accept" and reason is not None:
+        raise ValueError(f"accepting {what} takes no rejection reason (got {reason!r})")
+    if reason == OTHER and not note.strip():
+        raise ValueError(f"reason 'other' for {what} needs a note saying what is wrong")
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """What a save did: the item's version after it (unchanged when nothing was new), the number of
+    annotation rows appended, and the item's derived state."""
+
+    version: int
+    appended: int
+    state: TierState | None
+
+
+def current_of(
+    annotations: Sequence[Annotation], author: str, role: str = ANNOTATOR
+) -> dict[TurnKey, Annotation]:
+    """The author's current accept/reject per target (None = whole item) in that role; reopened absent."""
+    current: dict[TurnKey, Annotation] = {}
+    for a in annotations:
+        if a.author != author or a.role != role:
+            continue
+        if a.label == AnnotationLabel.reopen:
+            current.pop(a.turn_index, None)
+        else:
+            current[a.turn_index] = a
+    return current
+
+
+def _same(a: Annotation, label: str, reason: str | None, note: str, edited: str | None) -> bool:
+    return (str(a.label), a.reason, a.note, a.edited_content) == (label, reason, note, edited)
+
+
+def plan(
+    item_kind: str,
+    item_id: str,
+    history: Sequence[Annotation],
+    author: str,
+    turns: Sequence[TurnVerdict] = (),
+    item: ItemVerdict | None = None,
+    role: str = ANNOTATOR,
+) -> list[Annotation]:
+    """The annotations to append so the author's current verdicts become `turns` and `item`: only what
+    differs from their current ones (saving the same verdicts twice appends nothing)."""
+    mine = current_of(history, author, role)
+    wanted: list[tuple[TurnKey, str, str | None, str, str | None]] = [
+        (v.turn_index, v.label, v.reason, v.note.strip(), v.edited_content) for v in turns
+    ]
+    if item is not None:
+        wanted.append((None, item.label, item.reason, item.note.strip(), None))
+    seen: set[TurnKey] = set()
+    out = []
+    for turn, label, reason, note, edited in wanted:
+        if turn in seen:
+            raise EvalcoreError(f"two verdicts for {'turn ' + str(turn) if turn is not None else 'the item'}")
+        seen.add(turn)
+        if turn in mine and _same(mine[turn], label, reason, note, edited):
+            continue
+        out.append(
+            Annotation(
+                item_kind=item_kind,
+                item_id=item_id,
+                turn_index=turn,
+                label=label,
+                reason=reason,
+                note=note,
+                edited_content=edited,
+                author=author,
+                role=role,
+            )
+        )
+    return out
+
+
+def _item_kind_and_turns(conn: sa.Connection, item_id: str) -> tuple[str, set[int]]:
+    kind = conn.scalar(sa.select(t.items.c.kind).where(t.items.c.id == item_id))
+    if kind is None:
+        raise EvalcoreError(f"no item '{item_id}' in the store")
+    turns = set(conn.scalars(sa.select(t.turns.c.idx).where(t.turns.c.item_id == item_id)))
+    return kind, turns
+
+
+def _append(
+    store: Store,
+    item_id: str,
+    author: str,
+    expected_version: int,
+    build: Callable[[str, set[int], list[Annotation]], list[Annotation]],
+) -> SaveResult:
+    """One transaction: read the history, build the rows, append them version-checked, re-derive."""
+    if not author or not author.strip():
+        raise EvalcoreError("a name is needed to save: every verdict is recorded with who made it")
+    with store.write() as conn:
+        kind, turns = _item_kind_and_turns(conn, item_id)
+        history = annotations_of(conn, [item_id])[item_id]
+        rows = build(kind, turns, history)
+        if not rows:
+            head = conn.scalar(
+                sa.select(sa.func.max(t.revisions.c.version)).where(t.revisions.c.item_id == item_id)
+            )
+            if head != expected_version:
+                # Nothing new to say, but the caller's view is out of date: say so rather than pretend.
+                store.save_revision(item_id, None, author, expected_version, conn=conn)
+            return SaveResult(expected_version, 0, None)
+        version = store.annotate(item_id, rows, author.strip(), expected_version, conn=conn)
+        state = update_states(conn, [item_id]).get(item_id)
+    return SaveResult(version, len(rows), state)
+
+
+def save_review(
+    store: Store,
+    item_id: str,
+    author: str,
+    expected_version: int,
+    turns: Sequence[TurnVerdict] = (),
+    item: ItemVerdict | None = None,
+) -> SaveResult:
+    """Save an annotator's turn verdicts and whole-item verdict on top of `expected_version`.
+
+    Raises StaleVersionError (nothing written) if someone saved the item after that version.
+    """
+
+    def build(kind: str, turn_ids: set[int], history: list[Annotation]) -> list[Annotation]:
+        unknown = sorted({v.turn_index for v in turns} - turn_ids)
+        if unknown:
+            raise EvalcoreError(f"'{item_id}' has no turn {unknown[0]} (it has {len(turn_ids)} turns)")
+        return plan(kind, item_id, history, author.strip(), turns, item)
+
+    return _append(store, item_id, author, expected_version, build)
+
+
+def reopen(
+    store: Store, item_id: str, author: str, expected_version: int, role: str = ANNOTATOR
+) -> SaveResult:
+    """Withdraw the author's current verdicts on the item (whole item and turns) in that role.
+
+    A lead's reopen withdraws the adjudication, and the annotators' verdicts apply again. Corrected
+    answers stay: a reopen withdraws a verdict, not a correction.
+    """
+
+    def build(kind: str, _turns: set[int], history: list[Annotation]) -> list[Annotation]:
+        mine = current_of(history, author.strip(), role)
+        targets = [None] if role == LEAD else sorted(mine, key=lambda k: -1 if k is None else k)
+        return [
+            Annotation(
+                item_kind=kind,
+                item_id=item_id,
+                turn_index=k,
+                label="reopen",
+                author=author.strip(),
+                role=role,
+            )
+            for k in targets
+            if k in mine
+        ]
+
+    return _append(store, item_id, author, expected_version, build)
+
+
+def adjudicate(
+    store: Store,
+    item_id: str,
+    lead: str,
+    expected_version: int,
+    item: ItemVerdict,
+) -> SaveResult:
+    """Record a lead's decision on the whole item (role 'lead'); it decides the tier whatever the
+    annotators said. When the project names its leads (setting ``leads``), only they may decide."""
+    with store.read() as conn:
+        settings = conn.scalar(
+            sa.select(t.projects.c.settings)
+            .join(t.items, t.items.c.project_id == t.projects.c.id)
+            .where(t.items.c.id == item_id)
+        )
+    leads = leads_of(settings or {})
+    if leads and lead.strip() not in leads:
+        raise EvalcoreError(f"only the project's leads ({', '.join(leads)}) can adjudicate; you are {lead!r}")
+
+    def build(kind: str, _turns: set[int], history: list[Annotation]) -> list[Annotation]:
+        return plan(kind, item_id, history, lead.strip(), (), item, role=LEAD)
+
+    return _append(store, item_id, lead, expected_version, build)
+
+
+# ------------------------------------------------------------------ from a review form
+
+ACCEPT = "accept"
+# What a reviewer picks per turn: accept, or one of the reasons (which rejects): one click for both.
+TURN_CHOICES: tuple[str, ...] = (ACCEPT, *REASONS)
+CORRECTION_REASON = "wrong answer"
+
+
+def turn_verdict(
+    turn_index: int,
+    choice: str,
+    note: str = "",
+    text: str | None = None,
+    shown: str | None = None,
+    previous_edit: str | None = None,
+) -> TurnVerdict:
+    """A TurnVerdict from a review form: `choice` is 'accept' or a reason; `text` is the expected answer
+    as the reviewer left it and `shown` what they were shown. Changed text is a correction, and a
+    correction rejects the turn as 'wrong answer' unless another reason was picked (the generated answer
+    was not right); keeping one's own earlier correction keeps it."""
+    edited = None
+    if text is not None and shown is not None and text.strip():
+        if text.strip() != shown.strip():
+            edited = text.strip()
+        elif previous_edit is not None and text.strip() == previous_edit.strip():
+            edited = previous_edit
+    if choice not in TURN_CHOICES:
+        raise EvalcoreError(
+            f"unknown choice {choice!r} for turn {turn_index}; one of: {', '.join(TURN_CHOICES)}"
+        )
+    if choice == ACCEPT and edited is None:
+        return TurnVerdict(turn_index=turn_index, label="accept", note=note.strip())
+    reason = CORRECTION_REASON if choice == ACCEPT else choice
+    return TurnVerdict(
+        turn_index=turn_index, label="reject", reason=reason, note=note.strip(), edited_content=edited
+    )
+
+
+def item_verdict(
+    turns: Sequence[TurnVerdict], choice: str | None = None, reason: str | None = None, note: str = ""
+) -> ItemVerdict:
+    """The whole-item verdict from a review form. With no explicit `choice`, the item is accepted unless a
+    turn is rejected without a correction (a corrected conversation is a good one); then it is rejected
+    for that turn's reason."""
+    uncorrected = [v for v in turns if v.label == "reject" and v.edited_content is None]
+    if choice == ACCEPT:
+        return ItemVerdict(label="accept", note=note.strip())
+    if choice is None and not uncorrected:
+        return ItemVerdict(label="accept", note=note.strip())
+    if reason is None:
+        source = uncorrected or [v for v in turns if v.label == "reject"]
+        if not source:
+            raise EvalcoreError("pick a reason for rejecting the conversation")
+        reason = source[0].reason
+        note = note.strip() or source[0].note or f"turn {source[0].turn_index}"
+    return ItemVerdict(label="reject", reason=reason, note=note.strip())

@@ -1,0 +1,186 @@
+"""One item opened for review: its content, history, verdicts, corrections, grounding documents, spec."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from evalcore.errors import NotFoundError
+from evalcore.models import Annotation, Conversation, Document, TurnRole
+from evalcore.review._sql import annotations_of, latest_bodies
+from evalcore.review.state import Policy, derive, judge_fields, leads_of, policy_of
+from evalcore.review.tiers import ANNOTATOR, LEAD, TierState, TurnKey, current_edits, turn_verdicts
+from evalcore.review.verdicts import current_of
+from evalcore.store import Store
+from evalcore.store import schema as t
+
+# Turns a reviewer accepts or rejects: what the system under test is expected to say or do.
+JUDGED_ROLES = (TurnRole.assistant, TurnRole.tool_call)
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """Everything the review screen shows about one conversation, read at one version."""
+
+    conversation: Conversation
+    project_id: str
+    version: int
+    saved_by: str
+    saved_at: datetime
+    annotations: list[Annotation]
+    state: TierState
+    policy: Policy
+    judge_passed: bool | None
+    judge_score: float | None
+    edits: dict[TurnKey, str]
+    turn_verdicts: dict[int, dict[str, str]]
+    documents: dict[str, Document]
+    spec: dict[str, Any] | None
+    assignees: list[str]
+    leads: list[str]
+    mine: dict[TurnKey, Annotation] = field(default_factory=dict)
+    my_lead: dict[TurnKey, Annotation] = field(default_factory=dict)
+
+    @property
+    def judged_turns(self) -> list[int]:
+        """Indexes of the turns a reviewer gives a verdict on (assistant replies and tool calls); every
+        turn when the conversation has none of those."""
+        judged = [x.index for x in self.conversation.turns if x.role in JUDGED_ROLES]
+        return judged or [x.index for x in self.conversation.turns]
+
+    def content(self, turn_index: int) -> str:
+        """A turn's text with the latest correction applied."""
+        return self.edits.get(turn_index, self.conversation.turns[turn_index].content)
+
+    def blind(self, user: str | None) -> bool:
+        """Whether `user` reviews blind: assigned the item, no verdict of theirs yet, not a named lead.
+        Until then the page hides the others' verdicts and the tier they make, so that overlapping
+        annotators label independently (what agreement measures)."""
+        return user in self.assignees and not self.mine and user not in self.leads
+
+    @property
+    def tier_label(self) -> str:
+        """The tier, or 'disagreement' while annotators disagree and no lead has decided."""
+        return "disagreement" if self.state.needs_adjudication else self.state.tier.value
+
+    def others_reviewed(self, user: str | None) -> list[str]:
+        """Annotators other than `user` with a verdict on the item or one of its turns."""
+        return sorted({a.author for a in self.annotations if a.role == ANNOTATOR and a.author != user})
+
+
+def documents_by_id(store: Store, project_id: str, ids: Iterable[str]) -> dict[str, Document]:
+    """The project's documents with these ids (unknown ids are left out)."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    d = t.documents
+    with store.read() as conn:
+        rows = conn.scalars(sa.select(d.c.body).where(d.c.project_id == project_id, d.c.id.in_(wanted)))
+        return {doc.id: doc for doc in (Document.model_validate(b) for b in rows)}
+
+
+def open_item(store: Store, item_id: str, user: str | None = None) -> ItemView:
+    """Read one conversation for review, with ``mine`` = `user`'s current verdicts to pre-fill the form."""
+    with store.read() as conn:
+        row = conn.execute(
+            sa.select(t.items.c.project_id, t.projects.c.settings)
+            .join(t.projects, t.projects.c.id == t.items.c.project_id)
+            .where(t.items.c.id == item_id)
+        ).first()
+        if row is None:
+            raise NotFoundError(f"no item '{item_id}' in the store")
+        head, body = latest_bodies(conn, [item_id])[item_id]
+        saved = conn.execute(
+            sa.select(t.revisions.c.author, t.revisions.c.created_at).where(
+                t.revisions.c.item_id == item_id, t.revisions.c.version == head
+            )
+        ).one()
+        history = annotations_of(conn, [item_id])[item_id]
+        assignees = list(
+            conn.scalars(
+                sa.select(t.assignments.c.annotator)
+                .where(t.assignments.c.item_id == item_id)
+                .order_by(t.assignments.c.annotator)
+            )
+        )
+        spec = None
+        spec_id = body.get("spec_id")
+        if spec_id:
+            spec_row = latest_bodies(conn, [spec_id]).get(spec_id)
+            spec = spec_row[1] if spec_row else None
+    conversation = Conversation.model_validate(body)
+    policy = policy_of(row.settings)
+    passed, score = judge_fields(conversation.metadata)
+    grounding = {g for turn in conversation.turns for g in turn.grounding}
+    return ItemView(
+        conversation=conversation,
+        project_id=row.project_id,
+        version=head,
+        saved_by=saved.author,
+        saved_at=saved.created_at,
+        annotations=history,
+        state=derive(history, passed, score, policy),
+        policy=policy,
+        judge_passed=passed,
+        judge_score=score,
+        edits=current_edits(history),
+        turn_verdicts={k: {a: str(v) for a, v in d.items()} for k, d in turn_verdicts(history).items()},
+        documents=documents_by_id(store, row.project_id, grounding),
+        spec=spec,
+        assignees=assignees,
+        leads=leads_of(row.settings),
+        mine=current_of(history, user, ANNOTATOR) if user else {},
+        my_lead=current_of(history, user, LEAD) if user else {},
+    )
+
+
+def head_version(store: Store, item_id: str) -> tuple[int, str] | None:
+    """The item's latest version and who saved it, or None if there is no such item."""
+    rev = t.revisions
+    with store.read() as conn:
+        row = conn.execute(
+            sa.select(rev.c.version, rev.c.author)
+            .where(rev.c.item_id == item_id)
+            .order_by(rev.c.version.desc())
+            .limit(1)
+        ).first()
+    return (row.version, row.author) if row else None
+
+
+def turn_groups(view: ItemView) -> list[list[int]]:
+    """The turns in review blocks: each judged turn with the turns leading up to it (the question, tool
+    results); turns after the last judged one form a last block."""
+    judged = set(view.judged_turns)
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for turn in view.conversation.turns:
+        current.append(turn.index)
+        if turn.index in judged:
+            groups.append(current)
+            current = []
+    if current:
+        groups.append(current)
+    return groups
+
+
+def trail(view: ItemView, leave_out: str | None = None) -> list[dict[str, Any]]:
+    """The annotation history as rows (when, who, role, turn, label, reason, note, correction), oldest
+    first; ``leave_out`` drops one author's rows (to show a reviewer the others' verdicts)."""
+    return [
+        {
+            "when": a.created_at,
+            "who": a.author,
+            "role": a.role,
+            "turn": "whole" if a.turn_index is None else str(a.turn_index),
+            "label": str(a.label),
+            "reason": a.reason or "",
+            "note": a.note,
+            "correction": a.edited_content or "",
+        }
+        for a in view.annotations
+        if a.author != leave_out
+    ]
