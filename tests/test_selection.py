@@ -8,6 +8,9 @@ import math
 import numpy as np
 import pytest
 
+from evalcore.models import Spec
+from evalcore.models.common import Provenance, now_utc
+from evalcore.specs.selecting import Candidates, measure, metrics_by_k, pick
 from evalcore.specs.selection import (
     DEFAULT_ALPHA,
     greedy_select,
@@ -18,6 +21,7 @@ from evalcore.specs.selection import (
     random_select,
     rbf_kernel,
 )
+from evalcore.specs.store_ops import SpecView
 
 
 def _clustered(seed: int, m: int = 60, d: int = 8, clusters: int = 5, n_docs: int = 25):
@@ -245,3 +249,37 @@ def test_maxmin_properties():
         chosen = x[picks[:t]]
         min_d = np.min(((x[:, None, :] - chosen[None, :, :]) ** 2).sum(-1), axis=1)
         assert min_d[picks[t]] == pytest.approx(min_d.max())
+
+
+# --- curves over k (the Diversity page) ----------------------------------------------------------------
+
+
+def _candidates(x: np.ndarray, doc_sets: list[set[str]], locked: list[int]) -> Candidates:
+    specs = [
+        Spec(id=f"s{i}", scenario=f"s{i}", given="g", when="w", then="t", documents=sorted(docs),
+             locked=i in locked, provenance=Provenance(producer="offline"))
+        for i, docs in enumerate(doc_sets)
+    ]  # fmt: skip
+    views = [SpecView(spec, 1, "test", now_utc()) for spec in specs]
+    return Candidates(views, x, doc_sets, locked, "offline")
+
+
+def test_curve_points_are_real_selections_with_more_locks_than_small_k():
+    x, docs = _clustered(12)
+    locked = [40, 3, 27, 8, 51, 19]
+    candidates = _candidates(x, docs, locked)
+    gamma = median_heuristic_gamma(x)
+    points = metrics_by_k(candidates, [2, 4, 10, 20, 100], seeds=3)
+    # k = 2 and 4 are below the six locks: no selection that small exists, so the curves start at 6;
+    # k = 100 is above the 60 candidates: the selection of everything.
+    assert sorted({p.k for p in points}) == [6, 10, 20, 60]
+    for p in points:
+        if p.method == "random":
+            continue
+        chosen = pick(candidates, p.k, p.method, DEFAULT_ALPHA, gamma, 0)
+        assert len(chosen) == p.k
+        real = measure(candidates, chosen)
+        assert (p.spwd, p.var_div, p.coverage) == pytest.approx((real.spwd, real.var_div, real.coverage))
+    # At k = number of locks every method selects exactly the locked set.
+    at_start = {p.method: p for p in points if p.k == 6}
+    assert len({(p.spwd, p.coverage) for p in at_start.values()}) == 1

@@ -151,21 +151,30 @@ def metrics_by_k(
 ) -> list[CurvePoint]:
     """SPWD, Var Div and Coverage against k for greedy, Random (mean of `seeds`) and Max-Min.
 
-    Greedy and Max-Min are prefix-consistent (the first k picks of a run to max(ks) are the k-run), so
-    each is computed once.
+    Every point is a real selection of exactly k specs, the one `select_specs` would record at that k.
+    Locked and human-written specs are in every selection, so no selection is smaller than the number of
+    them (L): a requested k below L is moved to L, and one above the number of candidates m to m. The
+    curves therefore start at k = L (where all three methods coincide, at the locked set) and end at m,
+    and the points come back in increasing k, once each. An analyst reading "greedy at k = 5" with 12
+    locked specs would otherwise see either a set nobody can select (5 of the 12 locks) or a 12-spec set
+    drawn at x = 5.
+
+    Greedy and Max-Min are prefix-consistent from L on (each pick after the locks depends only on the
+    picks before it, not on k), so each is computed once up to the largest k and sliced.
     """
+    m = len(candidates.views)
+    smallest = min(len(candidates.locked), m)
+    sizes = sorted({min(max(k, smallest), m) for k in ks})
+    if not sizes:
+        return []
     gamma = median_heuristic_gamma(candidates.embeddings)
-    top = max(ks)
-    orders = {m: pick(candidates, top, m, alpha, gamma, 0) for m in ("greedy", "maxmin")}
+    orders = {method: pick(candidates, sizes[-1], method, alpha, gamma, 0) for method in ("greedy", "maxmin")}
     points = []
-    for k in ks:
+    for k in sizes:
         for method, order in orders.items():
-            m = measure(candidates, order[:k])
-            points.append(CurvePoint(method, k, m.spwd, m.var_div, m.coverage))
-        runs = [
-            measure(candidates, random_select(len(candidates.views), k, s, candidates.locked))
-            for s in range(seeds)
-        ]
+            metrics = measure(candidates, order[:k])
+            points.append(CurvePoint(method, k, metrics.spwd, metrics.var_div, metrics.coverage))
+        runs = [measure(candidates, random_select(m, k, s, candidates.locked)) for s in range(seeds)]
         points.append(
             CurvePoint(
                 "random",
