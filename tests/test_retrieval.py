@@ -95,6 +95,22 @@ def test_bm25_matches_the_okapi_formula():
     assert scores == pytest.approx([expected(2, 3), 0.0, expected(1, 4)])
 
 
+def test_bm25_counts_a_repeated_query_term_again_and_ignores_unknown_terms():
+    index = BM25([["battery", "cycle"], ["frame"]])
+    once = index.scores(["battery"])
+    assert index.scores(["battery", "battery"]) == pytest.approx(2 * once)
+    assert index.scores(["battery", "zebra"]) == pytest.approx(once)
+    assert index.scores(["zebra"]).tolist() == [0.0, 0.0] == index.scores([]).tolist()
+
+
+def test_bm25_of_an_empty_corpus_or_empty_passages_scores_zero():
+    assert BM25([]).scores(["battery"]).tolist() == []
+    assert BM25([[], []]).scores(["battery"]).tolist() == [0.0, 0.0]
+    # An empty passage still counts in N and in the average length.
+    idf, norm = math.log(1 + 1.5 / 1.5), 1.5 * (0.25 + 0.75 * 1 / 0.5)
+    assert BM25([["x"], []]).scores(["x"]) == pytest.approx([idf * 2.5 / (1 + norm), 0.0])
+
+
 def test_bm25_ranks_the_obvious_passage_first_on_a_handmade_corpus():
     index = build_index(CORPUS)
     assert index.retrieve("how many charge cycles does the battery last")[0].passage.document_id == "battery"

@@ -3,24 +3,11 @@ source without reading the whole document: the best-matching paragraphs of a tex
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
+from evalcore.documents.retrieval import BM25, tokenize
 from evalcore.models import Document, DocumentKind
-
-_WORD = re.compile(r"[a-z0-9][a-z0-9\-]*[a-z0-9]|[a-z0-9]", re.IGNORECASE)
-_STOP = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "do", "does", "for", "from",
-    "has", "have", "how", "i", "if", "in", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or",
-    "our", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "up",
-    "us", "was", "we", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your",
-    "yes",
-))  # fmt: skip
-
-
-def _tokens(text: str) -> set[str]:
-    return {w for w in (m.group(0).lower() for m in _WORD.finditer(text)) if w not in _STOP and len(w) > 1}
 
 
 @dataclass(frozen=True)
@@ -59,30 +46,21 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1].rsplit(" ", 1)[0] + " …"
 
 
-def _bm25(units: list[set[str]], lengths: list[int], wanted: set[str]) -> list[float]:
-    """BM25 score (k1 = 1.2, b = 0.75, binary term frequency) of each unit for the wanted words: rare
-    words weigh more and a long unit does not win by length alone."""
-    n = len(units)
-    average = sum(lengths) / n if n else 1.0
-    df = {w: sum(w in u for u in units) for w in wanted}
-    idf = {w: math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5)) for w in wanted if df[w]}
-    return [
-        sum(idf[w] * 2.2 / (1 + 1.2 * (0.25 + 0.75 * length / average)) for w in wanted & unit if w in idf)
-        for unit, length in zip(units, lengths, strict=True)
-    ]
-
-
 def relevant_passages(doc: Document, turn_text: str, k: int = 2) -> list[Passage]:
     """Up to `k` sentences or list items (in document order) that best match `turn_text` (the question
     and answer of a turn), or for a table up to 3 rows, best first; nothing when no part shares a word."""
-    wanted = _tokens(turn_text)
+    wanted = set(tokenize(turn_text))
     if doc.kind == DocumentKind.table and doc.rows:
         texts = [" ".join(str(v) for v in row.values()) for row in doc.rows]
     else:
         pieces = _units(doc.text)
         texts = [u for _, u in pieces]
-    tokens = [_tokens(x) for x in texts]
-    scores = _bm25(tokens, [len(x.split()) for x in texts], wanted)
+    corpus = [tokenize(x) for x in texts]
+    tokens = [set(x) for x in corpus]
+    # BM25 over the document's own units: rare words weigh more and a long unit does not win by length.
+    # Each word of the turn counts once: question and answer repeat the same words, which says nothing
+    # about which unit grounds them (sorted, so the float sum and thus ties are the same in every run).
+    scores = BM25(corpus).scores(sorted(wanted)).tolist()
     best = max(scores, default=0.0)
     # Weak matches (under half the best score) are noise next to the passage that grounds the answer.
     ranked = sorted(
