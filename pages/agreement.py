@@ -8,13 +8,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.items.jsonl import export_jsonl
 from evalcore.review import (
     DISAGREEMENT,
     adjudication_queue,
     agreement_report,
     annotation_stamp,
     assign_items,
-    export_jsonl,
+    leads_of,
     progress,
     project_policy,
     set_leads,
@@ -23,7 +24,6 @@ from evalcore.review import (
     tier_counts,
     unassign,
 )
-from evalcore.review.state import leads_of
 from pages._common import current_project, require_user, show_error, store_or_stop
 
 store = store_or_stop()
@@ -228,7 +228,7 @@ def _export_section() -> None:
     for tier in ("gold", "silver"):
         st.download_button(
             f"Download the {tier} set ({counts[tier]:,} conversations)",
-            data=lambda tier=tier: "\n".join(export_jsonl(store, project_id, tier)) + "\n",
+            data=lambda tier=tier: "\n".join(export_jsonl(store, project_id, tier=tier, review=True)) + "\n",
             file_name=f"{project_id}-{tier}.jsonl",
             mime="application/jsonl",
             icon=":material/download:",

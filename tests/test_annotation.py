@@ -9,6 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from evalcore.errors import EvalcoreError, StaleVersionError
+from evalcore.items import state as state_module
 from evalcore.items.store_ops import add_conversation
 from evalcore.review import (
     ItemVerdict,
@@ -23,7 +24,6 @@ from evalcore.review import (
     set_leads,
     set_policy,
 )
-from evalcore.review import state as state_module
 from evalcore.review.queue import QueueFilter
 from evalcore.store import Store
 from evalcore.store import schema as t
@@ -177,7 +177,10 @@ def test_a_corrected_answer_is_a_new_version_and_shows_in_the_view(store: Store)
     save_review(store, item, "ann", 1, [fix], ACCEPT)
     view = open_item(store, item, "bea")
     assert view.content(1) == "Returns: 30 days."
-    assert view.conversation.turns[1].content != "Returns: 30 days.", "the generated content is kept"
+    original = store.current(item).body["turns"][1]["content"]
+    assert original != "Returns: 30 days.", "the generated content is kept"
+    assert view.conversation.turns[1].metadata["original_content"] == original
+    assert view.conversation.turns[1].metadata["corrected_by"] == "ann"
     assert view.state.tier.value == "gold" and view.state.inconsistent == ("ann",)
 
 

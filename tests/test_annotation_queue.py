@@ -10,6 +10,7 @@ from collections import Counter
 import pytest
 import sqlalchemy as sa
 
+from evalcore.items.jsonl import export_jsonl
 from evalcore.models import Conversation
 from evalcore.review import (
     ItemVerdict,
@@ -17,7 +18,6 @@ from evalcore.review import (
     TurnVerdict,
     agreement_report,
     assign_items,
-    export_jsonl,
     filter_options,
     next_item,
     open_item,
@@ -183,7 +183,7 @@ def test_gold_and_silver_exports_say_who_accepted_what_and_the_judge_score(store
     review(store, ids[0], "ann", ACCEPT, [fix, TurnVerdict(turn_index=3, label="accept")])
     review(store, ids[0], "bea", ACCEPT)
     review(store, ids[1], "ann", REJECT)
-    gold = [json.loads(line) for line in export_jsonl(store, PID, "gold")]
+    gold = [json.loads(line) for line in export_jsonl(store, PID, tier="gold", review=True)]
     assert len(gold) == 1
     line = gold[0]
     conversation = Conversation.model_validate(line["conversation"])
@@ -196,7 +196,7 @@ def test_gold_and_silver_exports_say_who_accepted_what_and_the_judge_score(store
     assert {a["author"] for a in line["review"]["annotations"]} == {"ann", "bea"}
     assert line["judge"]["score"] == open_item(store, ids[0]).judge_score
 
-    silver = [json.loads(line) for line in export_jsonl(store, PID, "silver")]
+    silver = [json.loads(line) for line in export_jsonl(store, PID, tier="silver", review=True)]
     counts = tier_counts(store, PID)
     assert len(silver) == counts["silver"] and all(s["judge"]["passed"] for s in silver)
     assert ids[1] not in {s["conversation"]["id"] for s in silver}, "a rejected item is not silver"

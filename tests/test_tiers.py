@@ -1,11 +1,11 @@
-"""Tier derivation from annotation history: each rule of evalcore.review.tiers has its own test."""
+"""Tier derivation from annotation history: each rule of evalcore.items.tiers has its own test."""
 
 from __future__ import annotations
 
 import pytest
 
+from evalcore.items.tiers import conversation_verdicts, current_edits, derive_tier, turn_verdicts
 from evalcore.models import Annotation, AnnotationLabel, Tier
-from evalcore.review.tiers import conversation_verdicts, current_edits, derive_tier, turn_verdicts
 
 ACCEPT, REJECT, REOPEN = AnnotationLabel.accept, AnnotationLabel.reject, AnnotationLabel.reopen
 

@@ -119,10 +119,10 @@ def export(
     db: DbOption = None,
 ) -> None:
     """Export a tier as JSONL: conversations with corrections, who accepted what, the judge's scores."""
-    from evalcore.review import export_jsonl
+    from evalcore.items.jsonl import export_jsonl
 
     store = open_store(db)
-    lines = export_jsonl(store, project_id_of(store, project), tier)
+    lines = export_jsonl(store, project_id_of(store, project), tier=tier, review=True)
     count = emit(lines, out)
     if out is not None:
         typer.echo(f"wrote {count} {tier} conversation(s) to {out}")

@@ -1,4 +1,5 @@
-"""Writing a project's records out: inputs as one JSON bundle, items of a kind as JSONL."""
+"""Writing a project's records out: inputs as one JSON bundle, items of a kind as JSONL (through the one
+item exporter, `evalcore.items.jsonl.export_jsonl`), and the atomic line writer every export uses."""
 
 from __future__ import annotations
 
@@ -7,21 +8,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from evalcore.items.jsonl import export_jsonl
 from evalcore.store import Store
-
-PAGE = 500
-
-
-def iter_items(store: Store, project_id: str, kind: str) -> Iterator[dict[str, Any]]:
-    """The current content of every item of a kind, one page of rows at a time (never all in memory)."""
-    offset = 0
-    while True:
-        page = store.list_current(project_id, kind, limit=PAGE, offset=offset)
-        for rev in page:
-            yield {**(rev.body or {}), "_version": rev.version, "_saved_by": rev.author}
-        if len(page) < PAGE:
-            return
-        offset += PAGE
 
 
 def inputs_bundle(store: Store, project_id: str) -> dict[str, Any]:
@@ -54,5 +42,4 @@ def export_lines(store: Store, project_id: str, what: str) -> Iterator[str]:
     if what == "inputs":
         yield json.dumps(inputs_bundle(store, project_id), indent=2, ensure_ascii=False)
         return
-    for record in iter_items(store, project_id, what):
-        yield json.dumps(record, ensure_ascii=False, default=str)
+    yield from export_jsonl(store, project_id, what)

@@ -1,7 +1,9 @@
 """Conversations and tests as JSONL: one item per line, with its turns, grounding and current tier.
 
-Export writes each item's current content, its tier derived now (annotations and the judge's verdict,
-evalcore.review.tiers) and its version (`_version`, `_saved_by`: informative, ignored on import). Import
+Export is the one JSONL writer of items (`evalcore conversations export`, `evalcore export <kind>`, the
+gold and silver sets of `evalcore annotate export`): each item as the read model has it now
+(`evalcore.items.current`: corrections applied, tier under the project's policy) and its version
+(`_version`, `_saved_by`: informative, ignored on import); a gold or silver set adds the review trail. Import
 validates the whole file first and reports every bad line with its file and line number; a file with
 any problem changes nothing, and a good one is written in one transaction. Items keep their ids; an id
 already in the store is a problem (import never overwrites: edits are revisions, made elsewhere).
@@ -17,27 +19,55 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evalcore.errors import EvalcoreError, NotFoundError, Problem, ValidationFailed
+from evalcore.errors import NotFoundError, Problem, ValidationFailed
+from evalcore.inputs.limits import MAX_UNPACKED_MB_ENV, current_limits
+from evalcore.inputs.sources import decode_text, dotted, load_json, read_bounded, value_problems
+from evalcore.items.current import CurrentItem, iter_items
 from evalcore.items.store_ops import KIND, TEST_KIND, add_conversation, add_test
-from evalcore.models import Conversation, Test
-from evalcore.review.tiers import derive_tier
+from evalcore.items.tiers import ANNOTATOR, LEAD, turn_verdicts
+from evalcore.models import AnnotationLabel, Conversation, Test
+from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.store import Store
 
-PAGE = 500
 KINDS = {KIND: Conversation, TEST_KIND: Test}
 # Column sizes of the store (evalcore/store/schema.py), checked up front so a long value is a line problem.
 LIMITS = {"id": 64, "spec_id": 64, "generator": 32, "conversation_id": 64}
 QUERY_TYPE_LIMIT = 32
 
 
-def _tier(store: Store, item_id: str, body: dict[str, Any]) -> str:
-    judge = (body.get("metadata") or {}).get("judge_passed")
-    if judge is None and body.get("tier") == "silver":
-        judge = True  # tests and imported items carry their tier, not a judge verdict
-    annotations = store.annotations(item_id)
-    if not annotations and judge is None:
-        return body.get("tier", "unreviewed")
-    return derive_tier(annotations, judge).tier.value
+def item_record(item: CurrentItem) -> dict[str, Any]:
+    """One line of an item export: the current content (corrections applied, tier under the project's
+    policy) and its version (`_version`, `_saved_by`: informative, ignored on import)."""
+    return {**item.content, "_version": item.version, "_saved_by": item.saved_by}
+
+
+def review_record(item: CurrentItem) -> dict[str, Any]:
+    """One line of a gold or silver set: ``{<kind>: <content>, "review": {...}, "judge": {...}}``.
+
+    ``review`` holds the tier, ``accepted_by``/``rejected_by``/``adjudicated_by``, the reasons, each turn's
+    verdicts by author, and the full annotation trail (who, role, when, label, reason, note, correction);
+    ``judge`` holds ``passed``, ``score``, the project's calibrated ``threshold`` (or null) and whether the
+    judge ``passes`` the item under the policy.
+    """
+    annotators = [r for r in item.reviewers if r.role == ANNOTATOR]
+    return {
+        item.kind: item.content,
+        "review": {
+            "tier": item.tier,
+            "version": item.version,
+            "accepted_by": [r.name for r in annotators if r.label == AnnotationLabel.accept],
+            "rejected_by": [r.name for r in annotators if r.label == AnnotationLabel.reject],
+            "adjudicated_by": next((r.name for r in item.reviewers if r.role == LEAD), None),
+            "reasons": item.reasons,
+            "turn_verdicts": {
+                str(k): {a: str(v) for a, v in d.items()} for k, d in turn_verdicts(item.annotations).items()
+            },
+            "annotations": [
+                a.model_dump(mode="json", exclude={"item_kind", "item_id"}) for a in item.annotations
+            ],
+        },
+        "judge": item.judge.model_dump(mode="json"),
+    }
 
 
 def export_jsonl(
@@ -47,24 +77,16 @@ def export_jsonl(
     *,
     generator: str | None = None,
     spec_id: str | None = None,
+    tier: str | None = None,
+    review: bool = False,
 ) -> Iterator[str]:
-    """One JSON line per current item of `kind` ('conversation' or 'test'), oldest first, paged."""
-    if kind not in KINDS:
-        raise EvalcoreError(f"cannot export '{kind}' as JSONL: use 'conversation' or 'test'")
-    store.project(project_id)
-    offset = 0
-    while True:
-        page = store.list_current(
-            project_id, kind, generator=generator, spec_id=spec_id, limit=PAGE, offset=offset
-        )
-        for rev in page:
-            body = dict(rev.body or {})
-            body["tier"] = _tier(store, rev.item_id, body)
-            body["_version"], body["_saved_by"] = rev.version, rev.author
-            yield json.dumps(body, ensure_ascii=False, default=str)
-        if len(page) < PAGE:
-            return
-        offset += PAGE
+    """The one JSONL exporter: one line per current item of `kind` (`item_record`, or with `review` the
+    review trail of `review_record`), oldest first, a page at a time; optionally of one generator, spec
+    or tier. Items are read through `evalcore.items.current`, so every export applies the same
+    corrections and tiers as the pages."""
+    for item in iter_items(store, project_id, kind, generator=generator, spec_id=spec_id, tier=tier):
+        record = review_record(item) if review else item_record(item)
+        yield json.dumps(record, ensure_ascii=False, default=str)
 
 
 def _kind_of(data: dict[str, Any]) -> str | None:
@@ -103,12 +125,20 @@ def parse_jsonl(text: str, shown: str, kind: str | None = None) -> list[Conversa
         if not raw.strip():
             continue
         try:
-            data = json.loads(raw)
+            data, duplicated = load_json(raw)
         except json.JSONDecodeError as exc:
             problems.append(Problem(shown, f"not valid JSON: {exc.msg} (column {exc.colno})", number))
             continue
+        except RecursionError:
+            problems.append(Problem(shown, "not valid JSON: nested too deeply", number))
+            continue
         if not isinstance(data, dict):
             problems.append(Problem(shown, "each line must be a JSON object", number))
+            continue
+        unstorable = [Problem(shown, f"key '{key}' is given twice", number, key) for key in duplicated]
+        unstorable += [Problem(shown, why, number, dotted(loc) or None) for loc, why in value_problems(data)]
+        if unstorable:
+            problems.extend(unstorable)
             continue
         data = {k: v for k, v in data.items() if not k.startswith("_")}  # export annotations
         found = _kind_of(data)
@@ -155,16 +185,21 @@ def import_jsonl(store: Store, project_id: str, path: Path | str, kind: str | No
     store.project(project_id)
     path = Path(path)
     shown = path.name
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValidationFailed(
-            [Problem(shown, f"not UTF-8 text (offset {exc.start})")], "JSONL file"
-        ) from None
+    problems: list[Problem] = []
+    limit = current_limits().max_unpacked_bytes  # a JSONL file is a whole import, not one document
+    raw = read_bounded(path, shown, problems, limit, MAX_UNPACKED_MB_ENV)
+    text = decode_text(raw, shown, problems) if raw is not None else None
+    if text is None:
+        raise ValidationFailed(problems, f"JSONL file {shown}")
     items = parse_jsonl(text, shown, kind)
     lines = [n for n, raw in enumerate(text.splitlines(), start=1) if raw.strip()]
+    specs = {rev.item_id for rev in store.list_current(project_id, SPEC_KIND)}
     clashes = []
     for number, item in zip(lines, items, strict=True):
+        if item.spec_id is not None and item.spec_id not in specs:
+            clashes.append(
+                Problem(shown, f"no spec '{item.spec_id}' in project {project_id}", number, "spec_id")
+            )
         try:
             store.current(item.id)
         except NotFoundError:

@@ -1,7 +1,9 @@
 """Conversations and tests in the store: add (as a job unit writes them), read one, list a page.
 
 Every generator writes the same Conversation model; annotators and runs read it back from here.
-The content is a versioned item; the tier is derived elsewhere (evalcore.review.tiers) from annotations.
+The content is a versioned item, read back here as it was stored. Whatever shows, plays or exports an item
+reads it through the read model instead (`evalcore.items.current`: corrections applied, tier under the
+project's policy).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Reports of runs: judged turns as the frame `evalcore.reports.tables` reads, every table, drill-downs.
 
 `judged_turns(store, run_ids)` loads one row per judged turn with the columns of
-`report_tables.COLUMNS` (target from the run, spec label from the project's specs, tier derived from
-the item's annotations and its generation-time judge verdict by `evalcore.review.tiers`), plus `judgment_id`
+`report_tables.COLUMNS` (target from the run, spec label from the project's specs, the item's tier now
+from the read model of the current item, `evalcore.items.current`), plus `judgment_id`
 and `item_id` for drill-downs. `build_report` scopes it to tiers and computes every table (seed 000's
 Tables 1/2 by spec, 10 by error type, 11 by number of documents and single vs multi-turn; by query type;
 by tier); `compare_runs` puts two runs, or two targets, side by side; `failing_turns` opens a cell.
@@ -83,6 +83,8 @@ def judged_turns(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
         pd.DataFrame.from_records(judgment_rows(store, rid), columns=list(ROW_COLUMNS)).assign(run_id=rid)
         for rid in runs
     ]
+    # No runs make the same columns with no rows, so callers need no special case.
+    parts = parts or [pd.DataFrame(columns=[*ROW_COLUMNS, "run_id"])]
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     frame["item_id"] = frame["conversation_id"].where(frame["conversation_id"].notna(), frame["test_id"])
     frame["target"] = frame["run_id"].map({rid: run.target for rid, run in runs.items()})

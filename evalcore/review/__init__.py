@@ -1,22 +1,33 @@
 """The annotation workbench: annotators turn silver conversations into gold, several at once, nothing lost.
 
 Seeds 000 (human verification of generated conversations) and 004 (gold = human-filtered, silver =
-LLM-judge-filtered and tuned for precision on gold). The pure rules live in `evalcore.review.tiers`,
-`evalcore.review.agreement` and `evalcore.review.calibration`; this package connects them to the store:
+LLM-judge-filtered and tuned for precision on gold). What a verdict makes of an item (its tier under the
+project's policy, its corrected content) is the read model's, `evalcore.items` (`tiers`, `state`,
+`current`); the pure agreement and calibration rules are `evalcore.review.agreement` and
+`evalcore.review.calibration`. This package is the workflow on top:
 
 - `queue`: filter (generator, spec, tier, assignee, "needs my review") and page the items in SQL;
   progress per annotator;
 - `workitem.open_item`: one conversation with its history, verdicts, corrections, grounding documents;
 - `verdicts`: save turn and whole-item verdicts with reasons, corrections, reopen, a lead's
   adjudication; version-checked, one transaction each;
-- `assignments`: hand items to annotators with an overlap;
-- `reports`: agreement (kappa, alpha), the adjudication queue, silver calibration;
-- `export`: gold and silver sets as JSONL;
-- `state`: the derived per-item state behind fast filtering, and the project's tier policy.
+- `assignments`: hand items to annotators with an overlap; name the leads who may adjudicate;
+- `reports`: agreement (kappa, alpha), the adjudication queue, silver calibration.
+
+Gold and silver sets are written by the one item exporter, `evalcore.items.jsonl.export_jsonl(...,
+tier=..., review=True)`; the project's tier policy (`Policy`, `set_policy`) is re-exported from
+`evalcore.items.state` for the pages.
 """
 
-from evalcore.review.assignments import AssignmentResult, assign_items, assignees_of, unassign
-from evalcore.review.export import export_jsonl, iter_tier
+from evalcore.items.state import Policy, project_policy, refresh_states, set_policy
+from evalcore.review.assignments import (
+    AssignmentResult,
+    assign_items,
+    assignees_of,
+    leads_of,
+    set_leads,
+    unassign,
+)
 from evalcore.review.queue import (
     DISAGREEMENT,
     TIER_FILTERS,
@@ -41,7 +52,6 @@ from evalcore.review.reports import (
     annotation_stamp,
     silver_calibration,
 )
-from evalcore.review.state import Policy, project_policy, refresh_states, set_leads, set_policy
 from evalcore.review.verdicts import (
     REASONS,
     ItemVerdict,
@@ -77,10 +87,9 @@ __all__ = [
     "annotation_stamp",
     "assign_items",
     "assignees_of",
-    "export_jsonl",
     "filter_options",
     "head_version",
-    "iter_tier",
+    "leads_of",
     "next_item",
     "open_item",
     "previous_item",

@@ -17,8 +17,8 @@ from typing import TypeVar
 
 import pandas as pd
 
+from evalcore.items.tiers import ANNOTATOR, conversation_verdicts
 from evalcore.models.items import Annotation, AnnotationLabel
-from evalcore.review.tiers import ANNOTATOR, conversation_verdicts
 
 LabelMatrix = dict[str, dict[Hashable, Hashable]]
 T = TypeVar("T", bound=Hashable)
@@ -52,7 +52,7 @@ def _by_item(annotations: Iterable[Annotation]) -> dict[tuple[str, str], list[An
 
 
 def conversation_label_matrix(annotations: Iterable[Annotation]) -> LabelMatrix:
-    """Annotator x item matrix of effective whole-item verdicts (``evalcore.review.tiers``), by item id.
+    """Annotator x item matrix of effective whole-item verdicts (``evalcore.items.tiers``), by item id.
 
     Leads are left out: an adjudication is made after seeing the annotators, so it is not an independent
     rating and would inflate agreement. Labels are the strings ``'accept'`` and ``'reject'``.

@@ -1,4 +1,5 @@
-"""Assigning items to annotators with a chosen overlap (each item to `overlap` distinct annotators).
+"""Who reviews what: items assigned to annotators with a chosen overlap (each item to `overlap` distinct
+annotators), and the project's leads, who may adjudicate.
 
 The overlap is what makes agreement measurable: `evalcore.review.agreement.assign` balances the loads and
 spreads the shared items over every pair of annotators, so each pair's kappa rests on some items.
@@ -8,17 +9,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
 from evalcore.errors import EvalcoreError
+from evalcore.items.sql import chunks, insert_missing
+from evalcore.items.state import refresh_states
 from evalcore.models import now_utc
-from evalcore.review._sql import chunks, insert_missing
 from evalcore.review.agreement import assign
 from evalcore.review.queue import QueueFilter, matching
-from evalcore.review.state import refresh_states
 from evalcore.store import Store
 from evalcore.store import schema as t
+
+# Project setting: the names allowed to adjudicate.
+LEADS = "leads"
 
 
 @dataclass(frozen=True)
@@ -98,3 +103,15 @@ def assignees_of(store: Store, item_id: str) -> list[str]:
         return list(
             conn.scalars(sa.select(a.c.annotator).where(a.c.item_id == item_id).order_by(a.c.annotator))
         )
+
+
+def leads_of(settings: dict[str, Any]) -> list[str]:
+    """Names allowed to adjudicate; an empty list means anyone who gives a name may."""
+    return [str(x) for x in settings.get(LEADS) or []]
+
+
+def set_leads(store: Store, project_id: str, names: list[str]) -> list[str]:
+    """Name the project's leads (who may adjudicate); an empty list lets anyone with a name decide."""
+    leads = sorted({n.strip() for n in names if n and n.strip()})
+    store.update_settings(project_id, {LEADS: leads or None})
+    return leads

@@ -1,7 +1,7 @@
 """The review queue: a project's items filtered by generator, spec, tier, assignee and "needs my review",
 one page at a time in SQL (never all items in memory), plus each annotator's progress.
 
-Filters read the derived rows of `evalcore.review.state`; call `refresh_states` first (queue_page
+Filters read the derived rows of `evalcore.items.state`; call `refresh_states` first (queue_page
 does) so items written since the last look are included.
 """
 
@@ -12,8 +12,8 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
+from evalcore.items.state import refresh_states
 from evalcore.models import Tier
-from evalcore.review.state import refresh_states
 from evalcore.store import Store
 from evalcore.store import schema as t
 

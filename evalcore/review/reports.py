@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 import sqlalchemy as sa
 
+from evalcore.items.state import refresh_states
 from evalcore.models import Annotation
 from evalcore.review.agreement import (
     conversation_label_matrix,
@@ -24,7 +25,6 @@ from evalcore.review.calibration import (
     threshold_for_precision,
 )
 from evalcore.review.queue import CONVERSATION
-from evalcore.review.state import refresh_states
 from evalcore.store import Store
 from evalcore.store import schema as t
 from evalcore.store.store import annotation_from_row

@@ -17,11 +17,12 @@ import sqlalchemy as sa
 from pydantic import Field, model_validator
 
 from evalcore.errors import EvalcoreError
+from evalcore.items.sql import annotations_of
+from evalcore.items.state import update_states
+from evalcore.items.tiers import ANNOTATOR, LEAD, TierState, TurnKey
 from evalcore.models import Annotation, AnnotationLabel
 from evalcore.models.common import Record
-from evalcore.review._sql import annotations_of
-from evalcore.review.state import leads_of, update_states
-from evalcore.review.tiers import ANNOTATOR, LEAD, TierState, TurnKey
+from evalcore.review.assignments import leads_of
 from evalcore.store import Store
 from evalcore.store import schema as t
 

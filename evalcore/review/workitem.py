@@ -1,4 +1,9 @@
-"""One item opened for review: its content, history, verdicts, corrections, grounding documents, spec."""
+"""One item opened for review: its content, history, verdicts, corrections, grounding documents, spec.
+
+The item is read through the read model (`evalcore.items.current`), so the reviewer sees the content every
+other reader sees: the latest corrections applied (a corrected turn keeps ``original_content`` and
+``corrected_by`` in its metadata). The tier state is derived from the same history with the project's
+policy, for the detail a review screen shows (who accepts, who disagrees, the lead's decision)."""
 
 from __future__ import annotations
 
@@ -9,11 +14,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from evalcore.errors import NotFoundError
+from evalcore.items.current import read_item
+from evalcore.items.sql import latest_bodies
+from evalcore.items.state import Policy, derive, policy_of
+from evalcore.items.tiers import ANNOTATOR, LEAD, TierState, TurnKey, turn_verdicts
 from evalcore.models import Annotation, Conversation, Document, TurnRole
-from evalcore.review._sql import annotations_of, latest_bodies
-from evalcore.review.state import Policy, derive, judge_fields, leads_of, policy_of
-from evalcore.review.tiers import ANNOTATOR, LEAD, TierState, TurnKey, current_edits, turn_verdicts
+from evalcore.review.assignments import leads_of
 from evalcore.review.verdicts import current_of
 from evalcore.store import Store
 from evalcore.store import schema as t
@@ -36,7 +42,6 @@ class ItemView:
     policy: Policy
     judge_passed: bool | None
     judge_score: float | None
-    edits: dict[TurnKey, str]
     turn_verdicts: dict[int, dict[str, str]]
     documents: dict[str, Document]
     spec: dict[str, Any] | None
@@ -54,7 +59,7 @@ class ItemView:
 
     def content(self, turn_index: int) -> str:
         """A turn's text with the latest correction applied."""
-        return self.edits.get(turn_index, self.conversation.turns[turn_index].content)
+        return self.conversation.turns[turn_index].content
 
     def blind(self, user: str | None) -> bool:
         """Whether `user` reviews blind: assigned the item, no verdict of theirs yet, not a named lead.
@@ -85,21 +90,9 @@ def documents_by_id(store: Store, project_id: str, ids: Iterable[str]) -> dict[s
 
 def open_item(store: Store, item_id: str, user: str | None = None) -> ItemView:
     """Read one conversation for review, with ``mine`` = `user`'s current verdicts to pre-fill the form."""
+    item = read_item(store, item_id)
     with store.read() as conn:
-        row = conn.execute(
-            sa.select(t.items.c.project_id, t.projects.c.settings)
-            .join(t.projects, t.projects.c.id == t.items.c.project_id)
-            .where(t.items.c.id == item_id)
-        ).first()
-        if row is None:
-            raise NotFoundError(f"no item '{item_id}' in the store")
-        head, body = latest_bodies(conn, [item_id])[item_id]
-        saved = conn.execute(
-            sa.select(t.revisions.c.author, t.revisions.c.created_at).where(
-                t.revisions.c.item_id == item_id, t.revisions.c.version == head
-            )
-        ).one()
-        history = annotations_of(conn, [item_id])[item_id]
+        settings = conn.scalar(sa.select(t.projects.c.settings).where(t.projects.c.id == item.project_id))
         assignees = list(
             conn.scalars(
                 sa.select(t.assignments.c.annotator)
@@ -107,32 +100,27 @@ def open_item(store: Store, item_id: str, user: str | None = None) -> ItemView:
                 .order_by(t.assignments.c.annotator)
             )
         )
-        spec = None
-        spec_id = body.get("spec_id")
-        if spec_id:
-            spec_row = latest_bodies(conn, [spec_id]).get(spec_id)
-            spec = spec_row[1] if spec_row else None
-    conversation = Conversation.model_validate(body)
-    policy = policy_of(row.settings)
-    passed, score = judge_fields(conversation.metadata)
+        spec_row = latest_bodies(conn, [item.spec_id]).get(item.spec_id) if item.spec_id else None
+    conversation = item.conversation()
+    policy = policy_of(settings)
+    history = item.annotations
     grounding = {g for turn in conversation.turns for g in turn.grounding}
     return ItemView(
         conversation=conversation,
-        project_id=row.project_id,
-        version=head,
-        saved_by=saved.author,
-        saved_at=saved.created_at,
+        project_id=item.project_id,
+        version=item.version,
+        saved_by=item.saved_by,
+        saved_at=item.saved_at,
         annotations=history,
-        state=derive(history, passed, score, policy),
+        state=derive(history, item.judge.passed, item.judge.score, policy),
         policy=policy,
-        judge_passed=passed,
-        judge_score=score,
-        edits=current_edits(history),
+        judge_passed=item.judge.passed,
+        judge_score=item.judge.score,
         turn_verdicts={k: {a: str(v) for a, v in d.items()} for k, d in turn_verdicts(history).items()},
-        documents=documents_by_id(store, row.project_id, grounding),
-        spec=spec,
+        documents=documents_by_id(store, item.project_id, grounding),
+        spec=spec_row[1] if spec_row else None,
         assignees=assignees,
-        leads=leads_of(row.settings),
+        leads=leads_of(settings),
         mine=current_of(history, user, ANNOTATOR) if user else {},
         my_lead=current_of(history, user, LEAD) if user else {},
     )

@@ -1,5 +1,7 @@
 """What a run plays: conversations turn by turn, or single tests, as a list of exchanges per item.
 
+Items are read through the read model (`evalcore.items.current`): an annotator's corrected expected
+answer is what the target is judged against, and the item's judge verdict is the one the tiers use.
 A conversation becomes one exchange per assistant turn: the user message(s) before it are sent, the
 assistant turn's content is the expected answer. Tool turns are not sent (chat targets see text only).
 A test is one exchange: its context is sent as it is (the reference history), its expected turn judged.
@@ -19,6 +21,7 @@ from typing import Any
 
 from evalcore.errors import NotFoundError
 from evalcore.generators.doc_qa.schema import CANNOTANSWER, is_cannot_answer
+from evalcore.items.current import CurrentItem, item_ids, read_items
 from evalcore.items.store_ops import KIND, TEST_KIND
 from evalcore.llm.types import Message
 from evalcore.models import Conversation, Test, Turn, TurnRole
@@ -62,20 +65,6 @@ def item_key(kind: str, item_id: str) -> str:
     return f"{kind}:{item_id}"
 
 
-def judge_passed(metadata: dict[str, Any]) -> bool | None:
-    """The generator's own judge verdict on an item, wherever the generator keeps it in metadata."""
-    for key in ("judge_passed", "verified", "passed"):
-        if isinstance(metadata.get(key), bool):
-            return metadata[key]
-    for key in ("verification", "judge", "filter"):
-        inner = metadata.get(key)
-        if isinstance(inner, dict):
-            found = judge_passed(inner)
-            if found is not None:
-                return found
-    return None
-
-
 def _expected_text(turn: Turn) -> str:
     if turn.role == TurnRole.tool_call:
         return f"call {turn.tool_name}({json.dumps(turn.arguments or {}, ensure_ascii=False)})"
@@ -92,8 +81,8 @@ def _n_documents(metadata: dict[str, Any], turns: list[Turn]) -> int | None:
     return len(documents) or None
 
 
-def conversation_item(conversation: Conversation, version: int) -> PlayItem:
-    """One exchange per assistant turn of the conversation."""
+def conversation_item(conversation: Conversation, version: int, judge_passed: bool | None) -> PlayItem:
+    """One exchange per assistant turn of the conversation; `judge_passed` is the item's judge verdict."""
     exchanges: list[Exchange] = []
     pending: list[Turn] = []
     for turn in conversation.turns:
@@ -123,7 +112,7 @@ def conversation_item(conversation: Conversation, version: int) -> PlayItem:
         version=version,
         spec_id=conversation.spec_id,
         n_documents=_n_documents(conversation.metadata, conversation.turns),
-        judge_passed=judge_passed(conversation.metadata),
+        judge_passed=judge_passed,
         exchanges=tuple(exchanges),
     )
 
@@ -156,15 +145,23 @@ def single_test_item(test: Test, version: int) -> PlayItem:
     )
 
 
+def play_item(item: CurrentItem) -> PlayItem:
+    """What a run plays of a current item: its content with the human corrections applied (a corrected
+    expected answer is what the target is judged against), and the judge verdict under the policy."""
+    if item.kind == KIND:
+        return conversation_item(item.conversation(), item.version, item.judge.passes)
+    if item.kind == TEST_KIND:
+        return single_test_item(item.test(), item.version)
+    raise NotFoundError(f"'{item.id}' is a {item.kind}: a run plays conversations and tests")
+
+
 def load_item(store: Store, key: str) -> PlayItem:
-    """The current content of the item behind a key."""
+    """The current item behind a key, ready to play."""
     kind, _, item_id = key.partition(":")
-    revision = store.current(item_id)
-    if revision.kind != kind or revision.body is None:
+    found = read_items(store, [item_id]).get(item_id)
+    if found is None or found.kind != kind:
         raise NotFoundError(f"no {kind} '{item_id}' in the store")
-    if kind == KIND:
-        return conversation_item(Conversation.model_validate(revision.body), revision.version)
-    return single_test_item(Test.model_validate(revision.body), revision.version)
+    return play_item(found)
 
 
 def select_keys(
@@ -176,15 +173,14 @@ def select_keys(
     generator: str | None = None,
     limit: int | None = None,
 ) -> list[str]:
-    """Keys of the items a run plays: the project's conversations and/or tests, oldest first."""
+    """Keys of the items a run plays: the project's conversations and/or tests, oldest first; at most
+    `limit` of them (None: all)."""
     if source not in ("conversations", "tests", "both"):
         raise ValueError(f"source must be 'conversations', 'tests' or 'both', not {source!r}")
     keys: list[str] = []
     if source in ("conversations", "both"):
-        revisions = store.list_current(project_id, KIND, generator=generator, spec_id=spec_id)
-        keys += [item_key(KIND, r.item_id) for r in revisions]
+        ids = item_ids(store, project_id, KIND, generator=generator, spec_id=spec_id)
+        keys += [item_key(KIND, i) for i in ids]
     if source in ("tests", "both"):
-        keys += [
-            item_key(TEST_KIND, r.item_id) for r in store.list_current(project_id, TEST_KIND, spec_id=spec_id)
-        ]
-    return keys[:limit] if limit else keys
+        keys += [item_key(TEST_KIND, i) for i in item_ids(store, project_id, TEST_KIND, spec_id=spec_id)]
+    return keys if limit is None else keys[: max(limit, 0)]

@@ -2,8 +2,8 @@
 
 Reports read only the indexed columns (no JSON), so aggregating a run of 100,000 judged turns loads in
 a fraction of a second; the bodies (reply, conversation so far, rationale) are read for the few turns a
-drill-down shows. Tiers are derived at read time from the items' annotations (one query for all items),
-so a report always reflects the latest human verdicts.
+drill-down shows. Tiers are read at report time from the read model of the current item (one query for
+all items), so a report always reflects the latest human verdicts under the project's policy.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from evalcore.items.current import read_tiers
 from evalcore.models.common import Tier
-from evalcore.review.state import current_tiers
 from evalcore.runs.records import JudgedTurn
 from evalcore.store import Store
 from evalcore.store import schema as t
@@ -94,11 +94,11 @@ def judgment_bodies(store: Store, ids: Sequence[int]) -> dict[int, JudgedTurn]:
 def item_tiers(
     store: Store, judge_passed: dict[str, bool | None], *, project_ids: Sequence[str] = ()
 ) -> dict[str, Tier]:
-    """The current tier of each item, from the annotation workbench's derived state (one tier rule, with
-    the project's policy); an item it does not know keeps the judge verdict copied into its judgments."""
+    """The current tier of each item, from the read model (one tier rule, with the project's policy); an
+    item no longer in the store keeps the judge verdict copied into its judgments."""
     known: dict[str, Tier] = {}
     for project_id in project_ids:
-        known.update(current_tiers(store, project_id, list(judge_passed)))
+        known.update(read_tiers(store, project_id, list(judge_passed)))
     return {
         item_id: known.get(item_id, Tier.silver if passed else Tier.unreviewed)
         for item_id, passed in judge_passed.items()

@@ -12,9 +12,9 @@ from evalcore.documents.retrieval import split_passages
 from evalcore.generators.doc_qa.facts import plain
 from evalcore.generators.doc_qa.generate import GENERATOR, qa_pairs
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
-from evalcore.items.store_ops import ConversationView, list_conversations
+from evalcore.items.current import CurrentItem, iter_items
+from evalcore.items.store_ops import KIND
 from evalcore.models import Conversation, Document, Tier
-from evalcore.review.state import current_tiers
 from evalcore.specs.store_ops import list_specs
 from evalcore.store import Store
 
@@ -29,8 +29,8 @@ def documents_used(conversation: Conversation) -> list[str]:
     return list(dict.fromkeys(d for _, a in qa_pairs(conversation) for d in a.grounding))
 
 
-def _row(view: ConversationView, scenarios: dict[str, str], tiers: dict[str, Tier]) -> dict[str, Any]:
-    c = view.conversation
+def _row(item: CurrentItem, scenarios: dict[str, str]) -> dict[str, Any]:
+    c = item.conversation()
     meta = c.metadata
     correction = (meta.get("verification") or {}).get("correction") or {}
     chain = meta.get("chain") or {}
@@ -46,10 +46,10 @@ def _row(view: ConversationView, scenarios: dict[str, str], tiers: dict[str, Tie
         ],
         "chain_length": int(chain.get("length") or meta.get("n_documents") or 0),
         "documents": len(documents_used(c)),
-        "tier": tiers[c.id].value if c.id in tiers else Tier.unreviewed.value,
+        "tier": (item.tier or Tier.unreviewed).value,
         "model": c.provenance.producer,
         "offline": c.provenance.is_offline,
-        "judge_score": meta.get("judge_score"),
+        "judge_score": item.judge.score,
         "corrected": int(correction.get("fired") or 0),
         "flagged": int(correction.get("flagged") or 0),
         "problems": len((meta.get("verification") or {}).get("reasons") or []),
@@ -57,11 +57,11 @@ def _row(view: ConversationView, scenarios: dict[str, str], tiers: dict[str, Tie
 
 
 def conversation_table(store: Store, project_id: str) -> pd.DataFrame:
-    """One row per doc-QA conversation of the project (see COLUMNS), oldest first."""
+    """One row per doc-QA conversation of the project (see COLUMNS), oldest first, as the read model has
+    it (annotators' corrections applied, tier under the project's policy)."""
     scenarios = {v.spec.id: v.spec.scenario for v in list_specs(store, project_id)}
-    views = list_conversations(store, project_id, generator=GENERATOR)
-    tiers = current_tiers(store, project_id)
-    return pd.DataFrame([_row(v, scenarios, tiers) for v in views], columns=COLUMNS)
+    items = iter_items(store, project_id, KIND, generator=GENERATOR)
+    return pd.DataFrame([_row(item, scenarios) for item in items], columns=COLUMNS)
 
 
 def filter_table(

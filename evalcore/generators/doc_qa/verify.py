@@ -13,7 +13,7 @@
    turn whose answer names the same bridging entity.
 
 Both results go in `conversation.metadata["verification"]`; `judge_passed` is the judge's pass with no
-rule problem and no flagged answer, and the tier follows from evalcore.review.tiers.derive_tier (silver when
+rule problem and no flagged answer, and the tier follows from evalcore.items.tiers.derive_tier (silver when
 the judge passed, else unreviewed). Nothing is dropped: a failed check keeps the item with its reasons.
 """
 
@@ -27,10 +27,10 @@ from evalcore.generators.doc_qa.generate import qa_pairs
 from evalcore.generators.doc_qa.rules import rule_problems
 from evalcore.generators.doc_qa.schema import AdherenceCheck, Corrections, is_cannot_answer
 from evalcore.generators.doc_qa.verify_offline import offline_check, offline_corrections, sourced_claims
+from evalcore.items.tiers import derive_tier
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.models import Conversation, Turn
-from evalcore.review.tiers import derive_tier
 
 CORRECT_ANSWERS = Task(
     "doc_qa_correct", Corrections, offline_corrections, prompt="doc_qa_correct.md", max_tokens=3000

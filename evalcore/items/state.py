@@ -1,6 +1,6 @@
 """The derived annotation state of each item (tier, judge fields, who decided), kept where SQL can filter.
 
-The tier of an item is derived from its appended annotations (`evalcore.review.tiers.derive_tier`) and the LLM
+The tier of an item is derived from its appended annotations (`evalcore.items.tiers.derive_tier`) and the LLM
 judge's verdict in the item's metadata (``judge_passed``, ``judge_score`` in [0, 1]). Deriving it for
 every item on every page view would read every annotation, so it is materialised in
 ``annotation_states`` (one row per item) and ``annotation_verdicts`` (each annotator's effective
@@ -27,15 +27,14 @@ from typing import Any
 import sqlalchemy as sa
 
 from evalcore.errors import EvalcoreError
+from evalcore.items.sql import BATCH, annotations_of, body_field, chunks, heads, upsert
+from evalcore.items.tiers import TierState, conversation_verdicts, derive_tier
 from evalcore.models import Annotation, Tier, now_utc
-from evalcore.review._sql import BATCH, annotations_of, body_field, chunks, heads, upsert
-from evalcore.review.tiers import TierState, conversation_verdicts, derive_tier
 from evalcore.store import Store
 from evalcore.store import schema as t
 
 REQUIRED_AGREEMENT = "required_agreement"
 JUDGE_THRESHOLD = "judge_threshold"
-LEADS = "leads"
 # Item kinds people review turn by turn and that get a tier (specs have their own review).
 REVIEWED_KINDS = ("conversation", "test")
 
@@ -70,11 +69,6 @@ def policy_of(settings: dict[str, Any]) -> Policy:
 def project_policy(store: Store, project_id: str) -> Policy:
     """The current policy of a project."""
     return policy_of(store.project(project_id).settings)
-
-
-def leads_of(settings: dict[str, Any]) -> list[str]:
-    """Names allowed to adjudicate; an empty list means anyone who gives a name may."""
-    return [str(x) for x in settings.get(LEADS) or []]
 
 
 def judge_fields(metadata: dict[str, Any] | None) -> tuple[bool | None, float | None]:
@@ -251,34 +245,3 @@ def set_policy(
     store.update_settings(project_id, changes)
     refresh_states(store, project_id)
     return policy
-
-
-def state_of(conn: sa.Connection, item_id: str) -> sa.Row | None:
-    """The derived row of one item, if any."""
-    return conn.execute(
-        sa.select(t.annotation_states).where(t.annotation_states.c.item_id == item_id)
-    ).first()
-
-
-def set_leads(store: Store, project_id: str, names: list[str]) -> list[str]:
-    """Name the project's leads (who may adjudicate); an empty list lets anyone with a name decide."""
-    leads = sorted({n.strip() for n in names if n and n.strip()})
-    store.update_settings(project_id, {LEADS: leads or None})
-    return leads
-
-
-def current_tiers(store: Store, project_id: str, item_ids: Sequence[str] | None = None) -> dict[str, Tier]:
-    """The tier of each item now (all reviewed items of the project, or `item_ids`), read from the derived
-    state after bringing it up to date: the one tier rule, with the project's policy, for every page."""
-    refresh_states(store, project_id)
-    s = t.annotation_states
-    query = sa.select(s.c.item_id, s.c.tier).where(s.c.project_id == project_id)
-    tiers: dict[str, Tier] = {}
-    with store.read() as conn:
-        if item_ids is None:
-            tiers.update({r.item_id: Tier(r.tier) for r in conn.execute(query)})
-        else:
-            for batch in chunks(list(item_ids), BATCH):
-                rows = conn.execute(query.where(s.c.item_id.in_(batch)))
-                tiers.update({r.item_id: Tier(r.tier) for r in rows})
-    return tiers

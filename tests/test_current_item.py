@@ -1,0 +1,104 @@
+"""The read model of "the current item" (issue 11): runs, exports, pages and reports read one item the
+same way: human corrections applied, the tier under the project's policy, one judge-verdict rule."""
+
+from __future__ import annotations
+
+import json
+
+from test_runs_support import conversation, sample_project
+
+from evalcore.items.exports import export_lines
+from evalcore.items.jsonl import export_jsonl
+from evalcore.items.store_ops import add_conversation
+from evalcore.reports import judged_turns
+from evalcore.review import (
+    ItemVerdict,
+    QueueFilter,
+    TurnVerdict,
+    open_item,
+    queue_page,
+    save_review,
+    set_policy,
+)
+from evalcore.runs import run_target
+from evalcore.runs.items import load_item, select_keys
+from evalcore.runs.store_ops import judgment_bodies, judgment_rows
+from evalcore.store import Store
+
+ACCEPT = ItemVerdict(label="accept")
+
+
+def queue_tiers(store: Store, project_id: str) -> dict[str, str]:
+    """The tier of every conversation as the Annotate page lists it."""
+    return {r.item_id: r.tier for r in queue_page(store, project_id, QueueFilter(), limit=100).rows}
+
+
+def test_a_run_after_a_correction_judges_against_the_corrected_answer(store):
+    """Bug 1, on SQLite and PostgreSQL: the annotator's corrected expected answer is what a run plays."""
+    project_id, ids = sample_project(store)
+    item = ids[0]
+    fixed = "Corrected: e-bikes can be returned within 14 days if the display shows under 25 km."
+    original = open_item(store, item).conversation.turns[1].content
+    correction = TurnVerdict(turn_index=1, label="reject", reason="wrong answer", edited_content=fixed)
+    save_review(store, item, "ann", open_item(store, item).version, [correction], ACCEPT)
+
+    outcome = run_target(store, project_id, "demo", judge="offline", keys=[f"conversation:{item}"])
+    rows = judgment_rows(store, outcome.run.id)
+    turns = {t.turn_index: t for t in judgment_bodies(store, [r[0] for r in rows]).values()}
+    assert turns[1].expected == fixed and turns[1].expected != original
+    assert turns[3].expected == open_item(store, item).conversation.turns[3].content
+    # The gold scope of the report holds the corrected item (one accept is enough by default).
+    assert set(judged_turns(store, [outcome.run.id])["tier"]) == {"gold"}
+
+
+def test_exports_tier_items_under_the_project_policy_as_the_pages_do(store):
+    """Bug 2: two approvals required, one given: the pages say silver, so does every export."""
+    project_id, ids = sample_project(store)
+    set_policy(store, project_id, required_agreement=2)
+    item = ids[0]  # its judge passed: silver until two annotators accept
+    fixed = "Within 14 days, under 25 km on the display."
+    correction = TurnVerdict(turn_index=1, label="accept", edited_content=fixed)
+    save_review(store, item, "ann", open_item(store, item).version, [correction], ACCEPT)
+    assert queue_tiers(store, project_id)[item] == "silver"
+
+    exported = {json.loads(x)["id"]: json.loads(x) for x in export_jsonl(store, project_id)}
+    assert exported[item]["tier"] == "silver"
+    assert {i: x["tier"] for i, x in exported.items()} == queue_tiers(store, project_id)
+    assert exported[item]["turns"][1]["content"] == fixed
+    listed = {json.loads(x)["id"]: json.loads(x) for x in export_lines(store, project_id, "conversation")}
+    assert listed[item]["tier"] == "silver" and listed[item]["turns"][1]["content"] == fixed
+
+
+def test_one_judge_verdict_rule_for_runs_and_pages(store):
+    """Bug 2: a run records the judge verdict the tiers fall back to, read by the one rule: the
+    calibrated threshold when the project sets one, and only `judge_passed`/`judge_score`."""
+    project_id, _ = sample_project(store)
+    _, chain, qa = (
+        "x",
+        ["return-policy"],
+        [("How long to return?", "Within 30 days.", "SINGLE-DOC", ["return-policy"])],
+    )
+    add_conversation(
+        store, project_id, conversation("scored", "spec-x", chain, qa, judge_passed=False, judge_score=0.9)
+    )
+    add_conversation(store, project_id, conversation("nested", "spec-x", chain, qa, verified=True))
+    set_policy(store, project_id, judge_threshold=0.5)
+    tiers = queue_tiers(store, project_id)
+    assert (tiers["scored"], tiers["nested"]) == ("silver", "unreviewed")
+    for item in ("scored", "nested"):
+        passes = load_item(store, f"conversation:{item}").judge_passed
+        assert bool(passes) == (tiers[item] == "silver"), item
+
+
+def test_no_runs_make_an_empty_frame(store):
+    """Bug 7: a report of no runs is an empty frame with the report's columns, not an IndexError."""
+    frame = judged_turns(store, [])
+    assert frame.empty and {"tier", "score", "item_id", "spec_id", "target"} <= set(frame.columns)
+
+
+def test_a_limit_of_zero_plays_nothing(store):
+    """Bug 7: `limit=0` selects no item; None selects all."""
+    project_id, ids = sample_project(store)
+    assert select_keys(store, project_id, limit=0) == []
+    assert select_keys(store, project_id, limit=2) == [f"conversation:{i}" for i in ids[:2]]
+    assert select_keys(store, project_id) == [f"conversation:{i}" for i in ids]
