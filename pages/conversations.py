@@ -15,7 +15,7 @@ from evalcore.generators.doc_qa.browse import (
 from evalcore.generators.doc_qa.generate import qa_pairs
 from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
-from evalcore.items.store_ops import get_conversation
+from evalcore.items.current import read_item
 from evalcore.specs.store_ops import list_specs
 from pages._common import current_project, current_user, show_error, store_or_stop
 
@@ -190,7 +190,7 @@ if shown.empty:
 # ------------------------------------------------------------------------------------------ one conversation
 labels = {row.id: f"{row.spec} · {row.id}" for row in shown.itertuples()}
 picked = st.selectbox("Open conversation", list(labels), format_func=labels.get)
-conversation = get_conversation(store, picked).conversation
+conversation = read_item(store, picked).conversation()  # annotators' corrections applied
 meta = conversation.metadata
 spec = specs.get(conversation.spec_id or "")
 tier = shown.set_index("id").loc[picked, "tier"]

@@ -55,11 +55,6 @@ def add_conversation(
     )
 
 
-def get_conversation(store: Store, conversation_id: str) -> ConversationView:
-    """One conversation's current state."""
-    return _view(store.current(conversation_id))
-
-
 def list_conversations(
     store: Store,
     project_id: str,
