@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import json
 
+import pytest
+import sqlalchemy as sa
 from test_runs_support import conversation, sample_project
 
+from evalcore.errors import EvalcoreError, NotFoundError
+from evalcore.items.current import iter_items, read_item, read_items, read_tiers
 from evalcore.items.exports import export_lines
 from evalcore.items.jsonl import export_jsonl
-from evalcore.items.store_ops import add_conversation
+from evalcore.items.store_ops import add_conversation, add_test
+from evalcore.models import Annotation, Provenance, Tier
+from evalcore.models import Test as ItemTest
 from evalcore.reports import judged_turns
 from evalcore.review import (
     ItemVerdict,
     QueueFilter,
     TurnVerdict,
+    adjudicate,
     open_item,
     queue_page,
     save_review,
@@ -24,6 +31,7 @@ from evalcore.runs import run_target
 from evalcore.runs.items import load_item, select_keys
 from evalcore.runs.store_ops import judgment_bodies, judgment_rows
 from evalcore.store import Store
+from tests.annotation_data import add_conversations
 
 ACCEPT = ItemVerdict(label="accept")
 
@@ -102,3 +110,98 @@ def test_a_limit_of_zero_plays_nothing(store):
     assert select_keys(store, project_id, limit=0) == []
     assert select_keys(store, project_id, limit=2) == [f"conversation:{i}" for i in ids[:2]]
     assert select_keys(store, project_id) == [f"conversation:{i}" for i in ids]
+
+
+def statements(store: Store, read) -> int:
+    """How many SQL statements `read()` sends."""
+    seen: list[str] = []
+
+    def record(conn, cursor, statement, parameters, context, executemany):
+        seen.append(statement)
+
+    sa.event.listen(store.engine, "before_cursor_execute", record)
+    try:
+        read()
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", record)
+    return len(seen)
+
+
+def test_many_items_are_read_in_a_few_queries_not_one_per_item(sqlite_store):
+    store = sqlite_store
+    store.create_project("p", "P")
+    store.create_project("q", "Q")
+    ids = add_conversations(store, "p", 60, pairs=2)
+    add_conversations(store, "q", 3, pairs=2, start=100)
+    read_items(store, ids)  # derive the states once
+    list(iter_items(store, "q", "conversation"))
+    few = statements(store, lambda: read_items(store, ids[:3]))
+    assert statements(store, lambda: read_items(store, ids)) == few <= 8
+    listing = statements(store, lambda: list(iter_items(store, "q", "conversation")))
+    assert statements(store, lambda: list(iter_items(store, "p", "conversation"))) == listing <= 20
+
+
+def test_the_current_item_has_its_corrections_reviewers_and_judge(store):
+    _, ids = sample_project(store)
+    item = ids[0]
+    fixed = "Within 14 days."
+    correction = TurnVerdict(turn_index=1, label="reject", reason="wrong answer", edited_content=fixed)
+    save_review(store, item, "ann", open_item(store, item).version, [correction], ACCEPT)
+    save_review(
+        store, item, "bea", open_item(store, item).version, [], ItemVerdict(label="reject", reason="unsafe")
+    )
+    current = read_item(store, item)
+    stored = store.current(item)
+    assert current.version == stored.version and current.saved_by == "bea"
+    assert current.tier == Tier.silver and current.needs_adjudication, (
+        "a disagreement falls back to the judge"
+    )
+    assert current.judge.passed is True and current.judge.passes is True and current.judge.score is None
+    assert [(r.name, r.label.value, r.role) for r in current.reviewers] == [
+        ("ann", "accept", "annotator"),
+        ("bea", "reject", "annotator"),
+    ]
+    turn = current.conversation().turns[1]
+    assert turn.content == fixed and turn.metadata["original_content"] == stored.body["turns"][1]["content"]
+    assert [(c.turn_index, c.content, c.by) for c in current.corrections] == [(1, fixed, "ann")]
+    assert current.content["tier"] == "silver" and stored.body["turns"][1]["content"] != fixed
+
+    adjudicate(store, item, "lee", current.version, ItemVerdict(label="accept"))
+    decided = read_item(store, item)
+    assert decided.tier == Tier.gold and decided.reviewers[-1].name == "lee"
+    assert decided.reviewers[-1].role == "lead" and decided.reviewers[-1].label.value == "accept"
+    with pytest.raises(NotFoundError):
+        read_item(store, "nope")
+
+
+def test_a_corrected_test_plays_its_corrected_expected_turn(store):
+    project_id, ids = sample_project(store)
+    source = read_item(store, ids[0]).conversation()
+    test = ItemTest(
+        id="test-1",
+        conversation_id=source.id,
+        spec_id=source.spec_id,
+        context=source.turns[:1],
+        expected=source.turns[1],
+        provenance=Provenance(producer="offline"),
+    )
+    add_test(store, project_id, test)
+    annotation = Annotation(
+        item_kind="test", item_id="test-1", label="accept", edited_content="Fourteen days.", author="ann"
+    )
+    store.annotate("test-1", [annotation], "ann", 1)
+    played = load_item(store, "test:test-1")
+    assert played.exchanges[0].expected == "Fourteen days."
+    assert read_item(store, "test-1").tier == Tier.gold
+    line = json.loads(next(export_jsonl(store, project_id, "test")))
+    assert line["expected"]["content"] == "Fourteen days." and line["tier"] == "gold"
+
+
+def test_items_nobody_reviews_have_no_tier_and_an_unknown_tier_is_refused(store):
+    project_id, _ = sample_project(store)
+    specs = list(iter_items(store, project_id, "spec"))
+    assert specs and all(s.tier is None and "tier" not in s.content for s in specs)
+    with pytest.raises(EvalcoreError, match="unknown tier 'bronze'"):
+        list(iter_items(store, project_id, "conversation", tier="bronze"))
+    silver = {i.id for i in iter_items(store, project_id, "conversation", tier="silver")}
+    assert silver == {i for i, t in read_tiers(store, project_id).items() if t == Tier.silver} != set()
