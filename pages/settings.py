@@ -97,6 +97,33 @@ if summary.runs:
         width="stretch",
     )
 
+st.subheader("Output repairs per model")
+st.caption(
+    "Task replies that needed a repair to be read (e.g. a think block, a key in the singular, an enum in "
+    "another case), and replies that could not be read and were asked again. A high rate says the model "
+    "needs a stricter structured-output mode for its provider, or a larger model."
+)
+rates = status.repair_rates(store, project_id)
+if rates:
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "model": f"{r.provider}/{r.model}",
+                    "task replies": r.replies,
+                    "repaired": f"{r.repair_rate:.0%}",
+                    "asked again": f"{r.invalid_rate:.0%}",
+                    "repairs": ", ".join(f"{name} ({n})" for name, n in r.kinds.items()),
+                }
+                for r in rates
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+else:
+    st.caption("No task replies yet.")
+
 st.subheader("Budget")
 current = status.budget(store, project_id)
 st.caption(

@@ -7,6 +7,7 @@ One `LLMServer` speaks all three APIs so the real `openai` and `anthropic` SDKs 
   is empty a default responder answers with a minimal valid instance of the requested JSON schema;
 - injected faults: `fail_next(429, retry_after=1)`, `fail_next(500)`, `timeout_next(seconds)`,
   `malformed_next()` (HTTP 200 with a body that is not JSON);
+- replies reported as cut at the token limit: `cut_next()` (finish reason `length` / `max_tokens`);
 - `latency` seconds added to every reply, an in-flight counter (`max_in_flight`), and a call log;
 - a gate (`hold_after=n`): after n replies, requests are held unanswered until `release_held()` drops
   them, so a test can kill a client with nothing in transit.
@@ -114,6 +115,7 @@ class LLMServer:
         self._lock = threading.Lock()
         self._release = threading.Event()
         self._served = 0
+        self._cut = 0
         self._httpd: ThreadingHTTPServer | None = None
 
     # ------------------------------------------------------------- scripting
@@ -134,6 +136,10 @@ class LLMServer:
         """Answer the next `count` calls with HTTP 200 and a body that is not JSON."""
         self._faults.extend(_Fault(malformed=True) for _ in range(count))
 
+    def cut_next(self, count: int = 1) -> None:
+        """Report the next `count` replies as cut at the token limit (their text is served as queued)."""
+        self._cut += count
+
     def release_held(self) -> None:
         """Open the gate: held requests are dropped unanswered, later ones are served normally."""
         self.hold_after = None
@@ -145,7 +151,7 @@ class LLMServer:
             self._replies.clear()
             self._faults.clear()
             self.calls.clear()
-            self.max_in_flight = self.in_flight = self._served = 0
+            self.max_in_flight = self.in_flight = self._served = self._cut = 0
             self.latency, self.hold_after, self.responder = 0.0, None, self.default_reply
             self._release.clear()
 
@@ -203,13 +209,15 @@ class LLMServer:
             last = " ".join(part.get("text", "") for part in last)
         return f"ok: {str(last)[:60]}"
 
-    def _next(self, call: Call) -> tuple[_Fault | None, str]:
+    def _next(self, call: Call) -> tuple[_Fault | None, str, bool]:
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
             reply = self._replies.popleft() if (fault is None and self._replies) else None
+            cut = fault is None and self._cut > 0
+            self._cut -= cut
         if fault is None and reply is None:
             reply = self.responder(call.api, call.body)
-        return fault, reply or ""
+        return fault, reply or "", cut
 
     def _hold(self) -> bool:
         """True when this request must be held (and then dropped) by the gate."""
@@ -235,10 +243,10 @@ def _tokens(value: Any) -> int:
     return max(1, len(json.dumps(value)) // 4)
 
 
-def _openai_chat(body: dict[str, Any], text: str) -> dict[str, Any]:
+def _openai_chat(body: dict[str, Any], text: str, cut: bool = False) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": text}
-    finish = "stop"
-    if body.get("tools"):
+    finish = "length" if cut else "stop"
+    if body.get("tools") and not cut:
         name = body["tools"][0]["function"]["name"]
         call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": text}}
         message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
@@ -255,10 +263,10 @@ def _openai_chat(body: dict[str, Any], text: str) -> dict[str, Any]:
     }
 
 
-def _anthropic_message(body: dict[str, Any], text: str) -> dict[str, Any]:
+def _anthropic_message(body: dict[str, Any], text: str, cut: bool = False) -> dict[str, Any]:
     block: dict[str, Any] = {"type": "text", "text": text}
-    stop = "end_turn"
-    if body.get("tools"):
+    stop = "max_tokens" if cut else "end_turn"
+    if body.get("tools") and not cut:
         try:
             block = {"type": "tool_use", "id": "toolu_1", "name": body["tools"][0]["name"]}
             block["input"] = json.loads(text)
@@ -331,16 +339,16 @@ class _Handler(BaseHTTPRequestHandler):
             call.outcome = "aborted"
             self.close_connection = True
             return None
-        fault, text = server._next(call)
+        fault, text, cut = server._next(call)
         time.sleep(server.latency + (fault.timeout if fault else 0.0))
         if fault and fault.malformed:
             return self._send(200, b"{'this is': not json", call)
         if fault and fault.status:
             return self._send_error(fault, call)
         if call.api == "openai":
-            return self._send(200, _openai_chat(call.body, text), call)
+            return self._send(200, _openai_chat(call.body, text, cut), call)
         if call.api == "anthropic":
-            return self._send(200, _anthropic_message(call.body, text), call)
+            return self._send(200, _anthropic_message(call.body, text, cut), call)
         return self._send(200, _embeddings(call.body), call)
 
     def _send_error(self, fault: _Fault, call: Call) -> None:

@@ -137,9 +137,8 @@ def test_a_pass_has_no_error_type(project, llm_env):
     [
         ["I think it is fine.", "Score: 1", "definitely a pass"],
         [{"rationale": "x", "score": 0.5}] * 3,
-        [{"rationale": "x", "score": 0, "error_type": "rude"}] * 3,
     ],
-    ids=["prose", "half-point", "unknown-error-type"],
+    ids=["prose", "half-point"],
 )
 def test_unparseable_judge_output_is_unscored_never_zero(project, llm_env, replies):
     llm_env.enqueue(*replies)
@@ -147,6 +146,43 @@ def test_unparseable_judge_output_is_unscored_never_zero(project, llm_env, repli
     assert verdict.score is None and verdict.error_type is None
     assert verdict.raw == (replies[-1] if isinstance(replies[-1], str) else json.dumps(replies[-1]))
     assert "unscored" in verdict.rationale and len(llm_env.calls) == 3, "re-asked twice first"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected", "repairs"),
+    [
+        (
+            '{"rationale": "Rude.", "score": 0, "error_type": "rude"}',
+            (0.0, "other", "Rude."),
+            ("enum_other",),
+        ),
+        (
+            '{"rationale": "Off.", "score": 0, "error_type": "Wrong Fact"}',
+            (0.0, "wrong_fact", "Off."),
+            ("enum_spelling",),
+        ),
+        ('{"score": 0, "error_type": "incomplete"}', (0.0, "incomplete", ""), ()),
+        (
+            '{"rationale": "Fine.", "score": "PASS", "error_type": "none"}',
+            (1.0, None, "Fine."),
+            ("score_word", "empty_as_null"),
+        ),
+        (
+            "Feedback: Gives both limits. [RESULT] 1",
+            (1.0, None, "Gives both limits."),
+            ("prometheus_result", "key_alias"),
+        ),
+    ],
+    ids=["unknown-error-type", "error-type-spelling", "no-rationale", "pass-word", "prometheus"],
+)
+def test_a_valid_score_survives_secondary_fields_with_the_raw_text_kept(
+    project, llm_env, reply, expected, repairs
+):
+    llm_env.enqueue(reply)
+    verdict = llm_judge(project).judge(inputs("Within 14 days."))
+    assert (verdict.score, verdict.error_type, verdict.rationale) == expected
+    assert verdict.repairs == repairs and len(llm_env.calls) == 1, "no re-ask"
+    assert verdict.raw == (reply if repairs else None)
 
 
 def test_make_judge_never_picks_the_targets_own_model_when_another_exists(project, llm_env):

@@ -18,15 +18,28 @@ CLEAN = json.dumps(GOOD)
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "repairs"),
     [
-        f"```json\n{CLEAN}\n```",
-        f"Here you go:\n{CLEAN} Done.",
-        '{"entities": [{"text": "Acme", "kind": "name",}, {"text": "5 kg", "kind": "quantity"},],}',
-        "{'entities': [{'text': 'Acme', 'kind': 'name'}, {'text': '5 kg', 'kind': 'quantity'}]}",
-        '{"entities": [{"text": "Acme", "kind": "name"}, {"text": "5 kg", "kind": "quantity"}, {"text": "Par',
-        '```\n{"entities": [{"text": "Acme", "kind": "name"}, {"text": "5 kg", "kind": "quantity"}, {"te',
-        '[{"text": "Acme", "kind": "name"}, {"text": "5 kg", "kind": "quantity"}]',
+        (f"```json\n{CLEAN}\n```", ("code_fence",)),
+        (f"Here you go:\n{CLEAN} Done.", ("prose",)),
+        (
+            '{"entities": [{"text": "Acme", "kind": "name",}, {"text": "5 kg", "kind": "quantity"},],}',
+            ("trailing_commas",),
+        ),
+        (
+            "{'entities': [{'text': 'Acme', 'kind': 'name'}, {'text': '5 kg', 'kind': 'quantity'}]}",
+            ("python_literals",),
+        ),
+        (
+            '{"entities": [{"text": "Acme", "kind": "name"}, {"text": "5 kg", "kind": "quantity"}, '
+            '{"text": "Par',
+            ("truncated",),
+        ),
+        (
+            '```\n{"entities": [{"text": "Acme", "kind": "name"}, {"text": "5 kg", "kind": "quantity"}, {"te',
+            ("code_fence", "truncated"),
+        ),
+        ('[{"text": "Acme", "kind": "name"}, {"text": "5 kg", "kind": "quantity"}]', ("bare_list",)),
     ],
     ids=[
         "fence",
@@ -38,9 +51,9 @@ CLEAN = json.dumps(GOOD)
         "bare-list",
     ],
 )
-def test_common_faults_are_repaired(text):
+def test_common_faults_are_repaired(text, repairs):
     parsed = parse_output(text, Entities)
-    assert parsed.error is None and parsed.repaired == (text[0] != "[")
+    assert parsed.error is None and parsed.repairs == repairs
     assert parsed.value.model_dump() == GOOD
 
 

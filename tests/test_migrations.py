@@ -66,6 +66,19 @@ EXPECTED_SCHEMA: dict[str, list[str]] = {
         "created_at",
     ],
     "embeddings": ["model", "content_hash", "dim", "vector", "created_at"],
+    # 006_call_repairs
+    "call_repairs": [
+        "id",
+        "project_id",
+        "run_id",
+        "task",
+        "provider",
+        "model",
+        "attempt",
+        "outcome",
+        "repairs",
+        "created_at",
+    ],
     # 003_runs
     "judgments": [
         "id",
@@ -119,6 +132,7 @@ EXPECTED_PRIMARY_KEYS: dict[str, list[str]] = {
     "run_units": ["run_id", "unit_key"],
     "llm_cache": ["key"],
     "model_calls": ["id"],
+    "call_repairs": ["id"],
     "embeddings": ["model", "content_hash"],
     "judgments": ["id"],
     "assignments": ["item_id", "annotator"],
@@ -133,6 +147,7 @@ EXPECTED_INDEXES = {
     "ix_runs_project_id",
     "ix_model_calls_project_id",
     "ix_model_calls_run_id",
+    "ix_call_repairs_project_id",
     "ix_judgments_run_turn",
     "ix_judgments_run_score",
     "ix_assignments_project_annotator",

@@ -7,6 +7,8 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.cli.main import SAMPLE_PROJECT
 from evalcore.inputs import import_project
+from evalcore.llm.records import CallRecord, record_call
+from evalcore.llm.repairs import record_repairs
 from evalcore.store import DATABASE_URL_ENV, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,3 +77,26 @@ def test_settings_shows_providers_but_never_a_key(db_url, monkeypatch):
     rendered = repr(at._tree)
     assert sentinel not in rendered
     assert "sqlite" in _text(at)
+
+
+def test_settings_shows_the_repair_rate_per_model(db_url):
+    store = Store(db_url)
+    project_id = import_project(store, SAMPLE_PROJECT).project_id
+    store.update_settings(project_id, {"models": {"generator": "compat/qwen2.5-0.5b"}})
+    row = {"project_id": project_id, "run_id": None, "task": "judge_turn", "provider": "compat",
+           "model": "qwen2.5-0.5b"}  # fmt: skip
+    with store.write() as conn:
+        call = CallRecord(**row, role="judge", tokens_in=9, tokens_out=9, cost_usd=0.0, latency_ms=1.0,
+                          cache_hit=False, attempts=1, status="ok")  # fmt: skip
+        for _ in range(4):
+            record_call(conn, call)
+        record_repairs(conn, **row, attempt=1, valid=True, repairs=("reasoning_block", "score_word"))
+    at = _app()
+    at.run()
+    at.switch_page("pages/settings.py").run()
+    assert not at.exception
+    (table,) = [d.value for d in at.dataframe if "repaired" in d.value.columns]
+    assert table.to_dict("records") == [
+        {"model": "compat/qwen2.5-0.5b", "task replies": 4, "repaired": "25%", "asked again": "0%",
+         "repairs": "reasoning_block (1), score_word (1)"}
+    ]  # fmt: skip

@@ -20,9 +20,13 @@ from typing import Any
 import numpy as np
 
 from evalcore.llm.calls import CallCore
-from evalcore.llm.parsing import parse_output
+from evalcore.llm.parsing import Parsed, parse_output
+from evalcore.llm.repairs import record_repairs
 from evalcore.llm.tasks import Task, reask_messages
 from evalcore.llm.types import BudgetExceeded, Completion, Message, ModelCallError, Request, TaskResult
+
+# Finish reasons of a reply cut at the token limit (OpenAI and compatible servers; Anthropic).
+TRUNCATED = ("length", "max_tokens")
 
 
 class ModelClient(CallCore):
@@ -47,11 +51,13 @@ class ModelClient(CallCore):
     ) -> TaskResult:
         """Run `task` on `inputs`: render, call, parse/repair, re-ask with the validation error if needed.
 
-        Never raises for model failures: a unit that cannot be produced comes back `failed` with its raw
-        output and error, or `stopped` when the budget would be exceeded. Misconfiguration raises.
+        A reply cut at the token limit that cannot be repaired is asked again afresh with twice the limit
+        (the budget reserves for it like for any call). Never raises for model failures: a unit that
+        cannot be produced comes back `failed` with its raw output and error, or `stopped` when the
+        budget would be exceeded. Misconfiguration raises.
         """
         provider, name, full = self.registry.resolve(role, model)
-        messages = task.render(inputs)
+        first = messages = task.render(inputs)
         result = TaskResult(
             task=task.name,
             status="failed",
@@ -65,11 +71,12 @@ class ModelClient(CallCore):
         )
         offline = lambda: task.run_offline(inputs, seed).model_dump_json()  # noqa: E731
         error = ""
-        for _ in range(task.max_reasks + 1):
+        max_tokens = task.max_tokens
+        for attempt in range(1, task.max_reasks + 2):
             request = Request(
                 messages=messages,
                 temperature=task.temperature,
-                max_tokens=task.max_tokens,
+                max_tokens=max_tokens,
                 seed=seed,
                 schema=task.schema,
                 schema_name=task.output.__name__,
@@ -94,10 +101,17 @@ class ModelClient(CallCore):
                 }
             )
             parsed = parse_output(done.text, task.output)
+            self._record_parse(task, provider.name, name, attempt, parsed)
             if parsed.value is not None:
-                return result.model_copy(update={"status": "ok", "output": parsed.value})
+                update = {"status": "ok", "output": parsed.value, "repairs": list(parsed.repairs)}
+                return result.model_copy(update=update)
             error = parsed.error or "unparseable"
-            messages = reask_messages(messages, done.text, error)
+            if done.response.finish_reason in TRUNCATED:
+                # The same limit would cut the reply again: ask afresh, with room to finish.
+                max_tokens *= 2
+                messages = first
+            else:
+                messages = reask_messages(messages, done.text, error)
         return result.model_copy(
             update={"error": f"no valid output after {result.attempts} attempt(s): {error}"}
         )
@@ -149,6 +163,23 @@ class ModelClient(CallCore):
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise
         return [r for r in results if r is not None]
+
+    def _record_parse(self, task: Task, provider: str, model: str, attempt: int, parsed: Parsed) -> None:
+        """Keep the repairs a reply needed (or that it failed), for the repair rate per model."""
+        if parsed.value is not None and not parsed.repairs:
+            return
+        with self.writing() as conn:
+            record_repairs(
+                conn,
+                project_id=self.project_id,
+                run_id=self.run_id,
+                task=task.name,
+                provider=provider,
+                model=model,
+                attempt=attempt,
+                valid=parsed.value is not None,
+                repairs=parsed.repairs,
+            )
 
     def _skipped(self, task: Task, role: str, model: str | None, seed: int | None) -> TaskResult:
         provider, _, full = self.registry.resolve(role, model)

@@ -1,4 +1,5 @@
-"""What the Settings page shows and changes: providers, role models, spend, cache hit rate, budget, prices.
+"""What the Settings page shows and changes: providers, role models, spend, cache hit rate, budget, prices,
+and how often each model's replies needed repairs (`repair_rates`, from evalcore.llm.repairs).
 
 Reads never reveal a key (only whether its environment variable is set); writes refuse anything that
 would store one. All settings live in the project's settings, under `models`, `providers`, `prices`,
@@ -7,6 +8,7 @@ would store one. All settings live in the project's settings, under `models`, `p
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -22,6 +24,7 @@ from evalcore.llm.registry import (
     provider_config,
     split_model,
 )
+from evalcore.llm.repairs import ModelRepairs
 from evalcore.llm.types import ROLES, ConfigError
 from evalcore.store import Store
 from evalcore.store import schema as t
@@ -147,6 +150,36 @@ def spend(store: Store, project_id: str) -> SpendSummary:
         cost_usd=sum(r.cost_usd for r in per_run),
         runs=per_run,
     )
+
+
+def repair_rates(store: Store, project_id: str) -> list[ModelRepairs]:
+    """Per model (most replies first): task replies, repaired, invalid, and the count of each repair."""
+    calls, rows = t.model_calls, t.call_repairs
+    replies_query = (
+        sa.select(calls.c.provider, calls.c.model, sa.func.count())
+        .where(calls.c.project_id == project_id, calls.c.task.is_not(None), calls.c.status == "ok")
+        .group_by(calls.c.provider, calls.c.model)
+    )
+    repairs_query = sa.select(rows.c.provider, rows.c.model, rows.c.outcome, rows.c.repairs).where(
+        rows.c.project_id == project_id
+    )
+    with store.read() as conn:
+        replies = {(p, m): n for p, m, n in conn.execute(replies_query)}
+        found = conn.execute(repairs_query).all()
+    outcomes: dict[tuple[str, str], Counter[str]] = {}
+    kinds: dict[tuple[str, str], Counter[str]] = {}
+    for provider, model, outcome, names in found:
+        key = (provider, model)
+        outcomes.setdefault(key, Counter())[outcome] += 1
+        kinds.setdefault(key, Counter()).update(n for n in names.split(",") if n)
+    result = []
+    for key in replies.keys() | outcomes.keys():
+        counted = outcomes.get(key, Counter())
+        # max(): a reply recorded here is a reply, even if its call row was written elsewhere.
+        total = max(replies.get(key, 0), counted.total())
+        kinds_seen = dict(kinds.get(key, Counter()).most_common())
+        result.append(ModelRepairs(*key, total, counted["repaired"], counted["invalid"], kinds_seen))
+    return sorted(result, key=lambda r: (-r.replies, r.provider, r.model))
 
 
 def budget(store: Store, project_id: str) -> Budget | None:

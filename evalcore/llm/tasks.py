@@ -4,8 +4,11 @@ Adding a task takes about thirty lines in the module of the pipeline that needs 
 
 1. Write the prompt as `evalcore/prompts/<name>.md`: front matter with `version`, then `## system` and
    `## user` sections (optionally `## assistant` / `## user` pairs as examples). `{{ field }}` is
-   replaced by an input (strings as they are, anything else as JSON). Change the text and bump
-   `version`: a changed prompt is a different cache key, and results record the version they used.
+   replaced by an input (strings as they are, anything else as JSON); `{{ output_shape }}` is filled
+   with the output's keys and types (see `output_shape`). Every prompt states its output shape in its
+   own text: providers in `json_object` or `none` mode, and compatible servers that ignore
+   `json_schema`, show the model nothing else. Change the text and bump `version`: a changed prompt is
+   a different cache key, and results record the version they used.
 2. Declare the output as a pydantic model (one-line `description` per field: it becomes the JSON schema
    the provider is constrained to).
 3. Write the offline implementation `def offline(inputs: dict, rng: random.Random) -> Output`: a
@@ -36,6 +39,8 @@ from evalcore.models.common import content_hash
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 _PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
 _SECTION = re.compile(r"^##\s+(system|user|assistant)\s*$", re.MULTILINE)
+
+OUTPUT_SHAPE = "output_shape"
 
 TASKS: dict[str, Task] = {}
 
@@ -120,7 +125,9 @@ class Task:
         return self.output.model_json_schema()
 
     def render(self, inputs: dict[str, Any]) -> tuple[Message, ...]:
-        """The messages for these inputs."""
+        """The messages for these inputs (and the output's shape, where the template asks for it)."""
+        if OUTPUT_SHAPE in self.template.fields:
+            inputs = {**inputs, OUTPUT_SHAPE: output_shape(self.output)}
         return self.template.render(inputs)
 
     def run_offline(self, inputs: dict[str, Any], seed: int | None = None) -> BaseModel:
@@ -128,6 +135,35 @@ class Task:
         digest = content_hash({"task": self.name, "inputs": _plain(inputs), "seed": seed})
         result = self.offline(inputs, random.Random(int(digest[:16], 16)))
         return self.output.model_validate(result.model_dump())
+
+
+def output_shape(model: type[BaseModel]) -> str:
+    """The output's keys with their types, one key per line, as a prompt shows them to the model.
+
+    E.g. `"query_type": "SINGLE-DOC" | "MULTI-DOC"` or `"bridging_entity": string or null`: enough for a
+    model that never sees the JSON schema to write the right keys and values.
+    """
+    return _shape(model.model_json_schema(), model.model_json_schema().get("$defs", {}), 0)
+
+
+def _shape(schema: dict[str, Any], defs: dict[str, Any], depth: int) -> str:
+    if "$ref" in schema:
+        return _shape(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, depth)
+    options = schema.get("anyOf")
+    if options:
+        kinds = [_shape(o, defs, depth) for o in options if o.get("type") != "null"]
+        nullable = len(kinds) < len(options)
+        return " | ".join(kinds) + (" or null" if nullable else "")
+    if "enum" in schema:
+        return " | ".join(json.dumps(v) for v in schema["enum"])
+    kind = schema.get("type")
+    if kind == "array":
+        return "[" + _shape(schema.get("items", {}), defs, depth) + ", ...]"
+    if kind == "object" and "properties" in schema:
+        pad = "  " * (depth + 1)
+        keys = [f'{pad}"{k}": {_shape(v, defs, depth + 1)}' for k, v in schema["properties"].items()]
+        return "{\n" + ",\n".join(keys) + "\n" + "  " * depth + "}"
+    return {"integer": "integer", "number": "number", "boolean": "true | false"}.get(kind or "", "string")
 
 
 def _plain(value: Any) -> Any:

@@ -119,6 +119,9 @@ class TaskResult(BaseModel):
     cache_hit: bool = Field(default=False, description="True when every call was served from the cache.")
     error: str | None = Field(default=None, description="Why it failed or stopped.")
     attempts: int = Field(default=0, description="Model calls made, re-asks included.")
+    repairs: list[str] = Field(
+        default_factory=list, description="Repairs the accepted reply needed (names: evalcore.llm.parsing)."
+    )
     tokens_in: int = Field(default=0, description="Prompt tokens over all attempts.")
     tokens_out: int = Field(default=0, description="Completion tokens over all attempts.")
     cost_usd: float = Field(default=0.0, description="Money spent (0 for cache hits and offline).")

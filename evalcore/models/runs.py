@@ -69,5 +69,5 @@ class Judgment(Record):
     rationale: str = Field(default="", description="Why the judge decided so.")
     reply: str = Field(default="", description="What the target said.")
     judge: str = Field(description="Judge model, or 'offline' or 'assertion'.")
-    raw: str | None = Field(default=None, description="Raw judge output, kept when unparseable.")
+    raw: str | None = Field(default=None, description="Raw judge output, kept when unparseable or repaired.")
     created_at: datetime = Field(default_factory=now_utc, description="When it was judged.")

@@ -4,7 +4,9 @@ Judges are made by `make_judge`, a factory in the style of inspect_ai's scorers:
 task `judge_turn` (prompt `evalcore/prompts/judge_turn.md`) run through the model layer, so its calls
 are cached, retried, accounted and budgeted; its offline implementation is the deterministic comparison
 of `evalcore.runs.offline_judge`, which is also the offline judge. A judge output that cannot be parsed (after
-the model layer's re-asks) is recorded as unscored, with the raw text: never as 0.
+the model layer's re-asks) is recorded as unscored, with the raw text: never as 0. A valid 0/1 score is
+kept when only a secondary field is off: an error type off the list becomes `other`, a missing rationale
+stays empty, and the raw text is kept beside the verdict with the names of the repairs (issue 14).
 
 The judge is never the target's own model when another one is configured: `make_judge` goes through the
 model layer's guard, which picks another configured model or, when there is none, records a warning on
@@ -17,7 +19,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalcore.errors import EvalcoreError
 from evalcore.llm.client import ModelClient
@@ -33,7 +35,12 @@ DOCUMENT_CHARS = 2500  # per grounding document in the judge prompt: enough for 
 class JudgeVerdict(BaseModel):
     """A judge's verdict on one reply."""
 
-    rationale: str = Field(description="Two or three sentences: what matches, what is wrong or missing.")
+    # The schema asks for a rationale, but a reply that gives a valid score without one keeps its score.
+    model_config = ConfigDict(json_schema_extra={"required": ["rationale", "score"]})
+
+    rationale: str = Field(
+        default="", description="Two or three sentences: what matches, what is wrong or missing."
+    )
     score: int = Field(description="1 if the reply is fully correct, else 0.", ge=0, le=1)
     error_type: JudgeErrorType | None = Field(default=None, description="Main error when the score is 0.")
 
@@ -106,6 +113,7 @@ class Verdict:
     judge: str
     raw: str | None = None
     prompt_version: str | None = None
+    repairs: tuple[str, ...] = ()  # what the judge's output needed to be read (its raw text is kept then)
 
 
 class TurnJudge:
@@ -150,7 +158,10 @@ class LLMJudge(TurnJudge):
             why = f"unscored: the judge's output could not be used ({result.error})"
             return Verdict(None, None, why, self.name, result.raw, version)
         out: JudgeVerdict = result.output  # type: ignore[assignment]
-        return Verdict(float(out.score), out.error_type, out.rationale, self.name, None, version)
+        # A repaired output is kept as written, so a reviewer can see what the repairs read into it.
+        raw = result.raw if result.repairs else None
+        repairs = tuple(result.repairs)
+        return Verdict(float(out.score), out.error_type, out.rationale, self.name, raw, version, repairs)
 
 
 def make_judge(client: ModelClient, judge: str | None, target_model: str | None) -> TurnJudge:

@@ -118,6 +118,7 @@ class Player:
             reply=reply,
             judge=verdict.judge + ("+assertions" if results else ""),
             raw=verdict.raw,
+            judge_repairs=list(verdict.repairs),
             spec_id=item.spec_id,
             n_documents=item.n_documents,
             query_type=exchange.query_type,

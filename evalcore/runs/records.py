@@ -60,3 +60,6 @@ class JudgedTurn(Judgment):
     target_details: dict[str, Any] | None = Field(default=None, description="Adapter extras (demo passage).")
     assertions: list[dict[str, Any]] = Field(default_factory=list, description="Results of the assertions.")
     prompt_version: str | None = Field(default=None, description="Version of the judge prompt.")
+    judge_repairs: list[str] = Field(
+        default_factory=list, description="Repairs the judge's output needed (its raw text is kept then)."
+    )

@@ -255,6 +255,24 @@ def m004_annotation(op: Operations) -> None:
     op.create_index("ix_items_queue", "items", ["project_id", "kind", "created_at", "id"])
 
 
+def m006_call_repairs(op: Operations) -> None:
+    """One row per task reply that needed repairs or did not validate: the repair rate per model."""
+    op.create_table(
+        "call_repairs",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("project_id", sa.String(64), nullable=True),
+        sa.Column("run_id", sa.String(64), nullable=True),
+        sa.Column("task", sa.String(100), nullable=False),
+        sa.Column("provider", sa.String(64), nullable=False),
+        sa.Column("model", sa.String(200), nullable=False),
+        sa.Column("attempt", sa.Integer, nullable=False),
+        sa.Column("outcome", sa.String(16), nullable=False),
+        sa.Column("repairs", sa.Text, nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+    )
+    op.create_index("ix_call_repairs_project_id", "call_repairs", ["project_id"])
+
+
 # Key of the PostgreSQL advisory lock held while migrating ("evalcore" read as a number, trimmed to 63 bits).
 MIGRATION_LOCK_KEY = int.from_bytes(b"evalcore", "big") & (2**63 - 1)
 
@@ -263,6 +281,7 @@ MIGRATIONS: list[Migration] = [
     Migration("002_model_layer", m002_model_layer),
     Migration("003_runs", m003_runs),
     Migration("004_annotation", m004_annotation),
+    Migration("006_call_repairs", m006_call_repairs),
 ]
 
 

@@ -213,6 +213,25 @@ model_calls = sa.Table(
     sa.Index("ix_model_calls_run_id", "run_id"),
 )
 
+# 006_call_repairs: one row per task reply that needed repairs (`outcome` repaired) or did not validate
+# (`outcome` invalid, re-asked); `repairs` names the fixes, comma-separated. Clean replies write nothing:
+# the rate's denominator is the task's calls in model_calls.
+call_repairs = sa.Table(
+    "call_repairs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("project_id", sa.String(64), nullable=True),
+    sa.Column("run_id", sa.String(64), nullable=True),
+    sa.Column("task", sa.String(100), nullable=False),
+    sa.Column("provider", sa.String(64), nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("outcome", sa.String(16), nullable=False),
+    sa.Column("repairs", sa.Text, nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Index("ix_call_repairs_project_id", "project_id"),
+)
+
 # Embedding vectors (float32 bytes) by model and content hash of the text.
 embeddings = sa.Table(
     "embeddings",
