@@ -28,7 +28,7 @@ from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Run, RunStatus, Target
 from evalcore.models.common import now_utc
 from evalcore.runs.control import code_version
-from evalcore.runs.items import PlayItem, load_item, select_keys
+from evalcore.runs.items import load_items, select_keys
 from evalcore.runs.judges import make_judge
 from evalcore.runs.player import Player
 from evalcore.runs.records import RUN_KIND
@@ -73,7 +73,9 @@ def create_run(
         if keys is not None
         else select_keys(store, project_id, source=source, spec_id=spec_id, generator=generator, limit=limit)
     )
-    items = [load_item(store, key) for key in keys]
+    items, missing = load_items(store, keys)
+    if missing:
+        raise NotFoundError(f"not in the store: {', '.join(missing)}")
     total = sum(len(item.exchanges) for item in items)
     if not total:
         raise EvalcoreError(
@@ -104,16 +106,6 @@ def create_run(
     run = run.model_copy(update={"status": RunStatus.pending})
     store.update_run(run)
     return run
-
-
-def _load_items(store: Store, run: Run) -> tuple[list[PlayItem], list[str]]:
-    items, missing = [], []
-    for key in run.params.get("items", []):
-        try:
-            items.append(load_item(store, key))
-        except NotFoundError:
-            missing.append(key)
-    return items, missing
 
 
 def execute_run(
@@ -152,7 +144,7 @@ def execute_run(
     fresh = store.run(run.id)
     versions = {**fresh.params.get("prompt_versions", {}), **judge.prompt_versions}
     store.update_run(fresh.model_copy(update={"params": {**fresh.params, "prompt_versions": versions}}))
-    items, missing = _load_items(store, run)
+    items, missing = load_items(store, run.params.get("items", []))
     if missing:
         client.warn(f"{len(missing)} item(s) no longer in the store were skipped: {', '.join(missing[:5])}")
     done = store.finished_units(run.id)
