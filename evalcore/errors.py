@@ -14,6 +14,10 @@ class NotFoundError(EvalcoreError):
     """A project, item or run that does not exist."""
 
 
+class UsageError(EvalcoreError):
+    """A command was given a value it cannot use (the CLI exits 2 for these, 1 for failures and gates)."""
+
+
 @dataclass
 class StaleVersionError(EvalcoreError):
     """A save carried a version older than the current one: someone else saved in between."""

@@ -17,6 +17,7 @@ from evalcore.items.jsonl import export_jsonl, import_jsonl, parse_jsonl
 from evalcore.items.store_ops import add_test, list_conversations, list_tests
 from evalcore.models import Annotation, Provenance, Turn
 from evalcore.specs.generation import generate_specs
+from evalcore.specs.transfer import export_specs, import_specs
 from evalcore.store import Store
 
 
@@ -53,7 +54,10 @@ def test_round_trip_keeps_turns_grounding_and_tier(filled, tmp_path):
     assert all(line["turns"][0]["query_type"] and line["turns"][1]["grounding"] for line in lines)
 
     other = Store(f"sqlite:///{tmp_path / 'other.db'}")
-    other.create_project("copy", "Copy")
+    import_project(other, SAMPLE_PROJECT, "copy")
+    with pytest.raises(ValidationFailed, match=r"conversations.jsonl:1 \[spec_id\]: no spec"):
+        import_jsonl(other, "copy", path)  # the specs they exercise come first, with their ids
+    import_specs(other, "copy", export_specs(store, project_id, "yaml"), "specs.yaml", "ana")
     result = import_jsonl(other, "copy", path)
     assert sorted(result.conversations) == sorted(original) and result.tests == []
     for view in list_conversations(other, "copy"):

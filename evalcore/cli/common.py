@@ -7,10 +7,11 @@ from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any
 
+import sqlalchemy as sa
 import typer
 
-from evalcore.errors import EvalcoreError
-from evalcore.store import DATABASE_URL_ENV, Store
+from evalcore.errors import EvalcoreError, UsageError
+from evalcore.store import DATABASE_URL_ENV, Store, database_url
 
 DbOption = Annotated[
     str | None,
@@ -23,13 +24,19 @@ ProjectOption = Annotated[
 ]
 
 
+USAGE_EXIT = 2  # like click's own usage errors; 1 is left to failures and to gates such as --fail-above
+
+
 def friendly(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Print evalcore errors as clear lines and exit 1, instead of a traceback."""
+    """Print evalcore errors as clear lines instead of a traceback: exit 2 for a usage error, else 1."""
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except UsageError as exc:
+            typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
+            raise typer.Exit(USAGE_EXIT) from None
         except EvalcoreError as exc:
             typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
             raise typer.Exit(1) from None
@@ -42,8 +49,24 @@ def friendly(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def open_store(db: str | None) -> Store:
-    """The store at `db` (or the default); any failure to open it becomes one clear line."""
+def _missing_sqlite_file(db: str | None) -> str | None:
+    """The path of the SQLite file `db` names, if it is not there."""
+    try:
+        url = sa.make_url(database_url(db))
+    except sa.exc.ArgumentError:
+        return None  # not a URL at all: opening the store reports it
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    return None if Path(url.database).is_file() else url.database
+
+
+def open_store(db: str | None, *, existing: bool = False) -> Store:
+    """The store at `db` (or the default); any failure to open it becomes one clear line.
+
+    With `existing`, a SQLite file that is not there is a usage error instead of a new empty store: a
+    command that only reads (status, export) must not create one, nor its folders, at a mistyped path."""
+    if existing and (missing := _missing_sqlite_file(db)):
+        raise UsageError(f"no store at {missing}: check --db (`evalcore init` creates a store)")
     try:
         return Store(db)
     except EvalcoreError:

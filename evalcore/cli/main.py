@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from evalcore.cli.common import open_store as _store
 from evalcore.cli.common import project_id_of as _project_id
 from evalcore.cli.conversations import app as conversations_app
 from evalcore.cli.runs import app as runs_app
+from evalcore.cli.simulations import app as simulations_app
 from evalcore.cli.specs import app as specs_app
 from evalcore.store import DATABASE_URL_ENV
 
@@ -28,10 +30,12 @@ app = typer.Typer(
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_PROJECT = REPO_ROOT / "data" / "sample"
+STOP_GRACE_SECONDS = 10  # Streamlit closes its sessions on SIGTERM within a second or two; then it is killed
 app.add_typer(specs_app, name="specs")
 app.add_typer(conversations_app, name="conversations")
 app.add_typer(runs_app)  # run, report, targets (evalcore/cli/runs.py)
 app.add_typer(annotate_app, name="annotate")
+app.add_typer(simulations_app, name="simulations")
 
 
 @app.command()
@@ -59,8 +63,8 @@ def import_(
     from evalcore.inputs.archive import import_archive
 
     store = _store(db)
-    if path.suffix == ".zip" and path.is_file():
-        result = import_archive(store, path.read_bytes(), path.name, project)
+    if path.suffix.lower() == ".zip" and path.is_file():
+        result = import_archive(store, path, path.name, project)
     else:
         result = import_project(store, path, project)
     changes = result.changes
@@ -78,7 +82,7 @@ def status(project: ProjectOption = None, db: DbOption = None) -> None:
     """Counts per stage of the data flow."""
     from evalcore.reports.status import project_status
 
-    store = _store(db)
+    store = _store(db, existing=True)
     projects = [store.project(project)] if project else store.projects()
     if not projects:
         typer.echo(f"store {store.display_url} has no project yet: run `evalcore import PATH`")
@@ -105,7 +109,7 @@ def export(
     """Export a project's inputs (JSON) or its items of one kind (JSONL)."""
     from evalcore.items.exports import export_lines
 
-    store = _store(db)
+    store = _store(db, existing=True)
     lines = export_lines(store, _project_id(store, project), what)
     count = emit(lines, out)
     if out is not None:
@@ -135,7 +139,41 @@ def serve(
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
     typer.echo(f"dashboard: http://127.0.0.1:{port}  (Ctrl+C stops it)")
-    raise typer.Exit(subprocess.call(command, env=env, cwd=REPO_ROOT))
+    raise typer.Exit(_run_until_stopped(command, env))
+
+
+class _Stop(Exception):
+    """A termination signal arrived while the dashboard was running."""
+
+
+def _raise_stop(signum: int, _frame: object) -> None:
+    raise _Stop(signum)
+
+
+def _run_until_stopped(command: list[str], env: dict[str, str]) -> int:
+    """Run the dashboard until it exits; on SIGTERM, SIGHUP or Ctrl+C stop it first, so no server is
+    left holding the port (a plain subprocess.call would die on SIGTERM and orphan its child)."""
+    stop_signals = (signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, _raise_stop) for sig in stop_signals}
+    process: subprocess.Popen | None = None
+    try:
+        process = subprocess.Popen(command, env=env, cwd=REPO_ROOT)
+        return process.wait()
+    except (_Stop, KeyboardInterrupt):
+        for sig in stop_signals:  # a second signal must not cut the shutdown short
+            signal.signal(sig, signal.SIG_IGN)
+        if process is not None:
+            process.terminate()
+            try:
+                process.wait(timeout=STOP_GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        typer.echo("dashboard stopped")
+        return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ evalcore report --fail-above 0.25        # exit 1 when the failure rate is above
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -16,7 +17,7 @@ import typer
 from pydantic import ValidationError
 
 from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
-from evalcore.errors import EvalcoreError
+from evalcore.errors import EvalcoreError, UsageError
 
 app = typer.Typer(help="Runs against targets and their reports.")
 targets_app = typer.Typer(help="The targets (systems under test) of a project.", no_args_is_help=True)
@@ -91,8 +92,16 @@ def _json(text: str) -> object:
 
 
 def _rate(text: str) -> float:
-    value = float(text.strip().rstrip("%"))
-    return value / 100 if text.strip().endswith("%") or value > 1 else value
+    """'0.25', '25%' or '25' as 0.25; anything else, or a rate outside 0-100%, is a usage error."""
+    raw = text.strip()
+    try:
+        value = float(raw.removesuffix("%"))
+    except ValueError:
+        value = math.nan
+    rate = value / 100 if raw.endswith("%") or value > 1 else value
+    if not 0 <= rate <= 1:  # also refuses nan
+        raise UsageError(f"--fail-above takes a rate such as 0.25 or 25% (got '{text}')")
+    return rate
 
 
 @app.command("report")
@@ -117,6 +126,7 @@ def report(
     from evalcore.reports import build_report, compare_runs, export_tables, table_name
     from evalcore.runs import RUN_KIND
 
+    threshold = _rate(fail_above) if fail_above is not None else None  # a usage error before any work
     store = open_store(db)
     if run is None:
         runs = store.runs(project_id_of(store, project), kind=RUN_KIND)
@@ -128,9 +138,8 @@ def report(
         rep = build_report(store, [run, compare] if compare else [run], tiers=tiers)
         tables = compare_runs(rep.frame, run, compare) if compare else rep.tables
         texts = export_tables({k: v for k, v in tables.items() if names is None or k in names}, fmt)
-        threshold = _rate(fail_above) if fail_above is not None else None
-    except ValueError as e:  # an unknown table, tier scope or format, or a rate that is not a number
-        raise EvalcoreError(str(e)) from None
+    except ValueError as e:  # an unknown table, tier scope or format: options the user gave
+        raise UsageError(str(e)) from None
     body = (
         ("\n" if fmt in ("md", "latex") else "").join(texts.values())
         if len(texts) > 1

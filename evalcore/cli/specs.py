@@ -96,10 +96,8 @@ def import_(
     db: DbOption = None,
 ) -> None:
     """Import human-written specs; a file with any problem changes nothing."""
-    from evalcore.specs.transfer import import_specs
+    from evalcore.specs.transfer import import_specs_file
 
     store = open_store(db)
-    result = import_specs(
-        store, project_id_of(store, project), path.read_text(encoding="utf-8"), path.name, author
-    )
+    result = import_specs_file(store, project_id_of(store, project), path, author)
     typer.echo(f"{len(result.added)} spec(s) added, {len(result.updated)} updated")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import unicodedata
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -20,8 +21,10 @@ FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
 
 def document_id(path: Path) -> str:
-    """A stable, readable id from a file name: 'Returns Policy.md' -> 'returns-policy'."""
-    return re.sub(r"[^a-z0-9]+", "-", path.stem.lower()).strip("-")
+    """A stable, readable id from a file name: 'Returns Policy.md' -> 'returns-policy'; letters of any
+    script are kept ('Доставка.md' -> 'доставка'), so a name without ASCII letters still gives an id."""
+    stem = unicodedata.normalize("NFKC", path.stem).casefold()
+    return re.sub(r"[\W_]+", "-", stem).strip("-")
 
 
 def read_prose(
@@ -66,14 +69,23 @@ def read_prose(
     if doc.kind == DocumentKind.table:
         problems.append(Problem(shown, "a prose file cannot be a table; tables are .csv files", 2, "kind"))
         return None
-    check_lengths(doc, problems, located)
+    if not check_fields(doc, problems, located):
+        return None
     return doc
 
 
-def check_lengths(doc: Document, problems: list[Problem], located: Located | None = None) -> None:
-    """The document's id and title must fit the store's columns."""
+def check_fields(doc: Document, problems: list[Problem], located: Located | None = None) -> bool:
+    """The document has an id, and its id and title fit the store's columns; False after a problem."""
+    found = len(problems)
+    if not doc.id.strip():
+        how = "name the file with a letter or digit" + (
+            " or set 'id:' in its front matter" if doc.kind != DocumentKind.table else ""
+        )
+        line = located.line_of(("id",)) if located is not None else None
+        problems.append(Problem(doc.path, f"the document id is empty: {how}", line, "id"))
     check_length(doc.id, schema.documents.c.id, doc.path, problems, located, ("id",))
     check_length(doc.title, schema.documents.c.title, doc.path, problems, located, ("title",))
+    return len(problems) == found
 
 
 def read_table(path: Path, shown: str, problems: list[Problem]) -> Document | None:
@@ -122,8 +134,7 @@ def read_table(path: Path, shown: str, problems: list[Problem]) -> Document | No
         columns=header,
         rows=rows,
     )
-    check_lengths(doc, problems)
-    return doc
+    return doc if check_fields(doc, problems) else None
 
 
 def render_table(columns: list[str], rows: list[dict[str, str]]) -> str:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from evalcore.errors import Problem, ValidationFailed
 from evalcore.inputs.documents import PROSE_SUFFIXES, TABLE_SUFFIXES, read_prose, read_table
+from evalcore.inputs.folder import SYSTEM_CARD_NAMES, list_project_files
 from evalcore.inputs.sources import (
     Located,
     check_length,
@@ -32,8 +33,6 @@ from evalcore.inputs.sources import (
 from evalcore.models import Document, DocumentKind, Procedure, SystemCard, Tool
 from evalcore.store import Store, schema
 from evalcore.store.store import InputChanges
-
-SYSTEM_CARD_NAMES = ("system.yaml", "system.yml", "system_card.yaml")
 
 
 @dataclass
@@ -54,10 +53,6 @@ class ImportResult:
     project_id: str
     changes: InputChanges
     bundle: ProjectBundle
-
-
-def _shown(root: Path, path: Path) -> str:
-    return str(path.relative_to(root.parent)) if root.parent != path else str(path)
 
 
 def load_system_card(path: Path, shown: str, problems: list[Problem]) -> SystemCard | None:
@@ -105,23 +100,26 @@ def _load_tool(path: Path, shown: str, problems: list[Problem], broken: set[str]
     return tool
 
 
+_META_SCHEMA = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+
+
 def _check_schema(tool: Tool, shown: str, located: Located, problems: list[Problem]) -> bool:
-    """The tool's parameters must be a valid JSON schema describing an object."""
-    try:
-        jsonschema.Draft202012Validator.check_schema(tool.parameters)
-    except jsonschema.SchemaError as exc:
-        loc = ("parameters", *exc.absolute_path)
+    """The tool's parameters must be a valid JSON schema describing an object; every problem is recorded."""
+    found = len(problems)
+    errors = sorted(
+        _META_SCHEMA.iter_errors(tool.parameters), key=lambda e: [str(p) for p in e.absolute_path]
+    )
+    for error in errors:
+        loc = ("parameters", *error.absolute_path)
         problems.append(
-            Problem(shown, f"not a valid JSON schema: {exc.message}", located.line_of(loc), dotted(loc))
+            Problem(shown, f"not a valid JSON schema: {error.message}", located.line_of(loc), dotted(loc))
         )
-        return False
     if tool.parameters.get("type") != "object":
         loc = ("parameters", "type")
         problems.append(
             Problem(shown, "the parameters schema must have type 'object'", located.line_of(loc), dotted(loc))
         )
-        return False
-    return True
+    return len(problems) == found
 
 
 def _load_procedure(path: Path, shown: str, problems: list[Problem]) -> tuple[Procedure, Located] | None:
@@ -141,31 +139,29 @@ def _load_procedure(path: Path, shown: str, problems: list[Problem]) -> tuple[Pr
     return procedure, located
 
 
-def _files(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+def load_project(folder: str | Path, *, label: str | None = None) -> ProjectBundle:
+    """Read and validate a whole project folder; raise ValidationFailed listing every problem found.
 
-
-def load_project(folder: str | Path) -> ProjectBundle:
-    """Read and validate a whole project folder; raise ValidationFailed listing every problem found."""
+    `label` names the folder in problems and stored document paths (default: the folder's name); an
+    archive passes its own name, so messages name the member, not a temporary folder.
+    """
     root = Path(folder).resolve()
     problems: list[Problem] = []
     if not root.is_dir():
         raise ValidationFailed([Problem(str(folder), "no such folder")], "project folder")
-    card_path = next((root / n for n in SYSTEM_CARD_NAMES if (root / n).is_file()), None)
+    files = list_project_files(root, label or root.name or str(root), problems)
     card = None
-    if card_path is None:
+    if files.card is not None:
+        card = load_system_card(files.card, files.shown(files.card), problems)
+    elif not files.card_refused:
         problems.append(
-            Problem(_shown(root, root), f"no system card: expected one of {', '.join(SYSTEM_CARD_NAMES)}")
+            Problem(files.label, f"no system card: expected one of {', '.join(SYSTEM_CARD_NAMES)}")
         )
-    else:
-        card = load_system_card(card_path, _shown(root, card_path), problems)
 
     documents: list[Document] = []
     for sub, kind in (("documents", DocumentKind.text), ("policies", DocumentKind.policy)):
-        for path in _files(root / sub):
-            shown = _shown(root, path)
+        for path in files.folders[sub]:
+            shown = files.shown(path)
             if path.suffix.lower() in TABLE_SUFFIXES:
                 doc = read_table(path, shown, problems)
             elif path.suffix.lower() in PROSE_SUFFIXES:
@@ -177,8 +173,8 @@ def load_project(folder: str | Path) -> ProjectBundle:
                 continue
             if doc:
                 documents.append(doc)
-    for path in _files(root / "tables"):
-        shown = _shown(root, path)
+    for path in files.folders["tables"]:
+        shown = files.shown(path)
         if path.suffix.lower() not in TABLE_SUFFIXES:
             problems.append(Problem(shown, f"unsupported table type '{path.suffix}' (use .csv)"))
         elif doc := read_table(path, shown, problems):
@@ -193,8 +189,8 @@ def load_project(folder: str | Path) -> ProjectBundle:
 
     tools: list[Tool] = []
     broken_tools: set[str] = set()  # named by a tool file already reported: procedures are not blamed too
-    for path in _files(root / "tools"):
-        shown = _shown(root, path)
+    for path in files.folders["tools"]:
+        shown = files.shown(path)
         if path.suffix.lower() != ".json":
             problems.append(Problem(shown, f"unsupported tool file '{path.suffix}' (use .json)"))
         elif tool := _load_tool(path, shown, problems, broken_tools):
@@ -204,8 +200,8 @@ def load_project(folder: str | Path) -> ProjectBundle:
 
     procedures: list[Procedure] = []
     tool_names = {t.name for t in tools}
-    for path in _files(root / "procedures"):
-        shown = _shown(root, path)
+    for path in files.folders["procedures"]:
+        shown = files.shown(path)
         if path.suffix.lower() not in (".yaml", ".yml"):
             problems.append(Problem(shown, f"unsupported procedure file '{path.suffix}' (use .yaml)"))
             continue
@@ -213,6 +209,15 @@ def load_project(folder: str | Path) -> ProjectBundle:
         if loaded is None:
             continue
         procedure, located = loaded
+        if any(p.name == procedure.name for p in procedures):
+            problems.append(
+                Problem(
+                    shown,
+                    f"procedure name '{procedure.name}' is defined twice",
+                    located.line_of(("name",)),
+                    "name",
+                )
+            )
         for i, step in enumerate(procedure.steps):
             if step.api and step.api not in tool_names and step.api not in broken_tools:
                 loc = ("steps", i, "api")
@@ -227,16 +232,21 @@ def load_project(folder: str | Path) -> ProjectBundle:
         procedures.append(procedure)
 
     if problems or card is None:
-        raise ValidationFailed(problems, f"project folder {root.name}")
+        raise ValidationFailed(problems, f"project folder {files.label}")
     return ProjectBundle(root=root, card=card, documents=documents, tools=tools, procedures=procedures)
 
 
-def import_project(store: Store, folder: str | Path, project_id: str | None = None) -> ImportResult:
-    """Validate a project folder whole, then write it in one transaction; a re-import adds no duplicates."""
-    bundle = load_project(folder)
+def import_project(
+    store: Store, folder: str | Path, project_id: str | None = None, *, label: str | None = None
+) -> ImportResult:
+    """Validate a project folder whole, then write it in one transaction; a re-import adds no duplicates.
+
+    `label` (an archive's name) replaces the folder's name in problems, stored paths and the source."""
+    bundle = load_project(folder, label=label)
     pid = project_id or bundle.card.id
+    source = label or str(bundle.root)
     with store.write() as conn:  # one transaction: a failure leaves no empty project behind
-        store.create_project(pid, bundle.card.chatbot_info.name, str(bundle.root), conn=conn)
+        store.create_project(pid, bundle.card.chatbot_info.name, source, conn=conn)
         changes = store.save_inputs(
             pid, bundle.card, bundle.documents, bundle.tools, bundle.procedures, conn=conn
         )

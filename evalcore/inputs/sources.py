@@ -1,7 +1,13 @@
-"""Reading files with positions: text that must be UTF-8, and YAML/JSON whose fields map to line numbers."""
+"""Reading files with positions: text that must be UTF-8, and YAML/JSON whose fields map to line numbers.
+
+Everything read here is untrusted: sizes are bounded (evalcore.inputs.limits), YAML aliases are refused
+(a few hundred bytes of nested aliases expand to gigabytes), duplicate keys are reported with both lines
+(otherwise the last one silently wins), and NUL characters are refused (PostgreSQL cannot store them).
+"""
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -11,23 +17,54 @@ import yaml
 from pydantic import ValidationError
 
 from evalcore.errors import Problem
+from evalcore.inputs.limits import MAX_FILE_MB_ENV, MAX_NESTING, MAX_YAML_NODES, current_limits, megabytes
 
 
-def read_text(path: Path, shown: str, problems: list[Problem]) -> str | None:
-    """The file's text, or None after recording a problem (not UTF-8, unreadable)."""
+def decode_text(raw: bytes | str, shown: str, problems: list[Problem]) -> str | None:
+    """UTF-8 text (bytes, or text already decoded) without its byte-order mark, or None after recording a
+    problem (not UTF-8, or a NUL character: not text, and PostgreSQL cannot store it)."""
+    if isinstance(raw, str):
+        text = raw.removeprefix("\ufeff")
+    else:
+        raw = raw.removeprefix(codecs.BOM_UTF8)  # Windows editors add it; it would stick to the first field
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[: exc.start].count(b"\n") + 1
+            problems.append(
+                Problem(shown, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line)
+            )
+            return None
+    nul = text.find("\x00")
+    if nul >= 0:
+        problems.append(
+            Problem(shown, "contains a NUL character: not a text file", text.count("\n", 0, nul) + 1)
+        )
+        return None
+    return text
+
+
+def read_bounded(path: Path, shown: str, problems: list[Problem], limit: int, env: str) -> bytes | None:
+    """The file's bytes, or None after recording a problem (unreadable, or larger than `limit`)."""
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            raw = handle.read(limit + 1)  # never more than the limit, even if the file grows meanwhile
     except OSError as exc:
         problems.append(Problem(shown, f"cannot read the file: {exc.strerror}"))
         return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
+    if len(raw) > limit:
+        size = max(path.stat().st_size, len(raw))
         problems.append(
-            Problem(shown, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})", line)
+            Problem(shown, f"{megabytes(size)} is over the {megabytes(limit)} limit of one file (set {env})")
         )
         return None
+    return raw
+
+
+def read_text(path: Path, shown: str, problems: list[Problem]) -> str | None:
+    """The file's text, or None after recording a problem (too large, unreadable, not UTF-8, NUL)."""
+    raw = read_bounded(path, shown, problems, current_limits().max_file_bytes, MAX_FILE_MB_ENV)
+    return decode_text(raw, shown, problems) if raw is not None else None
 
 
 class Located:
@@ -57,32 +94,168 @@ class Located:
         return line + self.line_offset if line is not None else None
 
 
-def parse_yaml(text: str, shown: str, problems: list[Problem], line_offset: int = 0) -> Located | None:
-    """Parse YAML, recording a problem with the line of the syntax error on failure."""
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases, deep nesting and huge node counts, and records duplicate keys."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.depth = 0
+        self.nodes = 0
+        self.duplicates: list[tuple[str, int, int]] = []  # (key, its line, line of its first use)
+
+    def _refuse(self, message: str) -> None:
+        raise yaml.composer.ComposerError(None, None, message, self.peek_event().start_mark)
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        if self.check_event(yaml.AliasEvent):
+            self._refuse("aliases (*name) are not accepted in input files: write the value out")
+        self.nodes += 1
+        if self.nodes > MAX_YAML_NODES:
+            self._refuse(f"more than {MAX_YAML_NODES} values in one file")
+        if self.depth >= MAX_NESTING:
+            self._refuse(f"nested deeper than {MAX_NESTING} levels")
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def compose_mapping_node(self, anchor: str | None) -> yaml.MappingNode:
+        node = super().compose_mapping_node(anchor)
+        first: dict[tuple[str, str], int] = {}
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                line = key.start_mark.line + 1
+                if (key.tag, key.value) in first:
+                    self.duplicates.append((key.value, line, first[key.tag, key.value]))
+                first.setdefault((key.tag, key.value), line)
+        return node
+
+
+def _compose(text: str) -> tuple[yaml.Node | None, Any, list[tuple[str, int, int]]]:
+    """The node tree, the data built from it (one parse for both) and the duplicate keys found."""
+    loader = _StrictLoader(text)
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+        return root, data, loader.duplicates
+    finally:
+        loader.dispose()
+
+
+def _yaml_error(exc: yaml.YAMLError, text: str) -> tuple[str, int | None]:
+    """The reason and 0-based line of a YAML error; an error found only at the end of the text (an
+    unclosed quote or bracket) is placed where the unclosed thing began."""
+    mark = getattr(exc, "problem_mark", None)
+    reason = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if mark is not None and context_mark is not None and mark.index >= len(text.rstrip()):
+        return f"{context} that starts here: {reason}", context_mark.line
+    return reason, mark.line if mark is not None else None
+
+
+def _unstorable(text: str) -> str | None:
+    """Why the store cannot hold this string (escapes in JSON and YAML can produce these), or None."""
+    if "\x00" in text:
+        return "contains a NUL character"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "contains an unpaired surrogate escape (\\ud800-\\udfff): not valid Unicode"
+    return None
+
+
+def value_problems(data: Any) -> list[tuple[tuple[str | int, ...], str]]:
+    """(location, why) of every key or value the store cannot hold (a NUL character, an unpaired
+    surrogate) and of nesting deeper than MAX_NESTING (JSON has no composer to stop it early, and
+    validating deeper data would recurse)."""
+    found: list[tuple[tuple[str | int, ...], str]] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        value, loc = stack.pop()
+        if len(loc) > MAX_NESTING:
+            return [*found, (loc[:MAX_NESTING], f"nested deeper than {MAX_NESTING} levels")]
+        if isinstance(value, str) and (reason := _unstorable(value)):
+            found.append((loc, reason))
+        elif isinstance(value, dict):
+            stack += [(k, loc) for k in value if isinstance(k, str)]  # a key's problem is its mapping's
+            stack += [(v, (*loc, k)) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(v, (*loc, i)) for i, v in enumerate(value)]
+    return sorted(found, key=lambda f: [str(p) for p in f[0]])
+
+
+def _check_values(located: Located, shown: str, problems: list[Problem]) -> bool:
+    """Record value_problems with their lines; False if there were any."""
+    found = value_problems(located.data)
+    for loc, message in found:
+        problems.append(Problem(shown, message, located.line_of(loc), dotted(loc) or None))
+    return not found
+
+
+def parse_yaml(text: str, shown: str, problems: list[Problem], line_offset: int = 0) -> Located | None:
+    """Parse YAML strictly, recording a problem with its line on failure or on a duplicate key."""
+    try:
+        root, data, duplicates = _compose(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 + line_offset if mark is not None else None
-        reason = getattr(exc, "problem", None) or str(exc)
-        problems.append(Problem(shown, f"invalid YAML: {reason}", line))
+        reason, line = _yaml_error(exc, text)
+        problems.append(
+            Problem(shown, f"invalid YAML: {reason}", line + 1 + line_offset if line is not None else None)
+        )
         return None
-    return Located(data, root, line_offset)
+    for key, line, first in duplicates:
+        problems.append(
+            Problem(
+                shown, f"key '{key}' is given twice (also on line {first + line_offset})", line + line_offset
+            )
+        )
+    located = Located(data, root, line_offset)
+    if duplicates or not _check_values(located, shown, problems):
+        return None
+    return located
+
+
+def load_json(text: str) -> tuple[Any, list[str]]:
+    """json.loads, and the keys given twice in one object (json.loads alone keeps the last silently).
+    Raises json.JSONDecodeError, or RecursionError on absurd nesting."""
+    duplicated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                duplicated.append(key)
+            out[key] = value
+        return out
+
+    return json.loads(text, object_pairs_hook=pairs), duplicated
 
 
 def parse_json(text: str, shown: str, problems: list[Problem]) -> Located | None:
-    """Parse JSON strictly; field lines come from reading the same text as YAML (JSON is valid YAML)."""
+    """Parse JSON strictly (duplicate keys are problems); field lines come from reading the same text as
+    YAML (JSON is valid YAML)."""
     try:
-        data = json.loads(text)
+        data, duplicated = load_json(text)
     except json.JSONDecodeError as exc:
         problems.append(Problem(shown, f"invalid JSON: {exc.msg}", exc.lineno))
         return None
+    except RecursionError:
+        problems.append(Problem(shown, f"invalid JSON: nested deeper than {MAX_NESTING} levels"))
+        return None
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root, _, lines = _compose(text)
     except yaml.YAMLError:
-        root = None
-    return Located(data, root)
+        root, lines = None, []
+    if duplicated:
+        if len(lines) != len(duplicated):  # YAML read it differently: name the keys without lines
+            lines = [(key, None, None) for key in duplicated]
+        for key, line, first in lines:
+            also = f" (also on line {first})" if first else ""
+            problems.append(Problem(shown, f"key '{key}' is given twice{also}", line))
+        return None
+    located = Located(data, root)
+    return located if _check_values(located, shown, problems) else None
 
 
 def dotted(loc: tuple[str | int, ...]) -> str:
