@@ -22,7 +22,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from llm_server import LLMServer  # noqa: E402
 
-from evalcore.llm import EXTRACT_ENTITIES, ModelClient  # noqa: E402
+from evalcore.documents.entity_task import EXTRACT_ENTITIES  # noqa: E402
+from evalcore.llm import ModelClient  # noqa: E402
 from evalcore.store import Store  # noqa: E402
 
 CALLS, CONCURRENCY, LATENCY = 320, 16, 0.2

@@ -1,9 +1,12 @@
-"""The offline entity extractor (evalcore.documents.entities) and the document graph (documents.graph)."""
+"""The entity extractor (evalcore.documents.entities, and its model path documents.entity_task) and the
+document graph (documents.graph)."""
 
 from __future__ import annotations
 
 import json
+import random
 
+from evalcore.documents import entity_task
 from evalcore.documents.entities import Entity, extract_entities
 from evalcore.documents.graph import build_graph, graph_stats
 from evalcore.inputs import load_project
@@ -82,6 +85,23 @@ def test_entities_skip_sentence_initial_words_and_normalise_forms():
         Entity("WB-STD", "id", "WB-STD"),
         Entity("WBAT-500", "id", "WBAT-500"),
     ]
+
+
+def test_the_task_offline_is_the_extractor_and_model_entities_take_its_matching_form():
+    text = "Harbor Point opened on 1 March 2025; returns within 14 days, order WEB-12345."
+    offline = entity_task.offline_entities({"passage": text}, random.Random(0))
+    assert [e.text for e in offline.entities] == [e.text for e in extract_entities(text)]
+    assert [e.kind for e in offline.entities] == ["name", "date", "quantity", "identifier"]
+    # What a model writes is matched like what the extractor finds: same canonical forms, back and forth.
+    assert [entity_task.as_entity(e) for e in offline.entities] == extract_entities(text)
+
+    def from_model(text: str, kind: str) -> Entity | None:
+        return entity_task.as_entity(entity_task.Entity(text=text, kind=kind))
+
+    assert from_model("2 years", "quantity") == Entity("2 years", "quantity", "2 year")
+    assert from_model("the spring sale", "name") == Entity("the spring sale", "name", "the spring sale")
+    assert from_model("ab12", "identifier").kind == "id"
+    assert from_model("  ", "name") is None
 
 
 def test_graph_on_a_handmade_corpus_has_exactly_the_expected_edges():

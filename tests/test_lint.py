@@ -1,5 +1,6 @@
 """The code base stays `ruff check` and `ruff format` clean."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,5 +30,18 @@ def test_library_never_imports_streamlit():
             line.strip().startswith(("import streamlit", "from streamlit"))
             for line in path.read_text(encoding="utf-8").splitlines()
         )
+    ]
+    assert offenders == []
+
+
+def test_the_model_layer_imports_no_pipeline_stage():
+    """llm is the layer every stage calls; a task lives with the stage that needs it (DESIGN.md, Layout)."""
+    stages = "inputs|documents|specs|generators|items|review|runs|reports"
+    stage = re.compile(rf"^\s*(from|import) evalcore\.({stages})\b")
+    offenders = [
+        f"{path.relative_to(ROOT)}: {line.strip()}"
+        for path in (ROOT / "evalcore" / "llm").rglob("*.py")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if stage.match(line)
     ]
     assert offenders == []

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from llm_server import FAST_RETRY, PROJECT
 
-from evalcore.llm import EXTRACT_ENTITIES, ModelClient, PriceTable
+from evalcore.documents.entity_task import EXTRACT_ENTITIES
+from evalcore.llm import ModelClient, PriceTable
 from evalcore.llm.records import calls, run_spend
 from evalcore.models import Run, RunStatus
 

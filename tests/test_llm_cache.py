@@ -6,7 +6,8 @@ import pytest
 from llm_server import FAST_RETRY, PROJECT
 from pydantic import BaseModel
 
-from evalcore.llm import EXTRACT_ENTITIES, ModelClient, Task
+from evalcore.documents.entity_task import EXTRACT_ENTITIES
+from evalcore.llm import ModelClient, Task
 from evalcore.llm.cache import cache_stats
 from evalcore.llm.records import calls
 from evalcore.store import Store

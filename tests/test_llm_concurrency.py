@@ -8,7 +8,8 @@ import threading
 import pytest
 from llm_server import FAST_RETRY, PROJECT
 
-from evalcore.llm import EXTRACT_ENTITIES, ModelClient
+from evalcore.documents.entity_task import EXTRACT_ENTITIES
+from evalcore.llm import ModelClient
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 

@@ -7,7 +7,8 @@ import json
 import pytest
 from llm_server import FAST_RETRY, PROJECT
 
-from evalcore.llm import EXTRACT_ENTITIES, Entities, ModelClient
+from evalcore.documents.entity_task import EXTRACT_ENTITIES, Entities
+from evalcore.llm import ModelClient
 from evalcore.llm.parsing import load_json, parse_output
 from evalcore.llm.records import calls
 

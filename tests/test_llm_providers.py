@@ -6,7 +6,8 @@ import pytest
 from llm_server import FAST_RETRY, PROJECT
 from pydantic import BaseModel, Field
 
-from evalcore.llm import EXTRACT_ENTITIES, ConfigError, Message, ModelClient, Task
+from evalcore.documents.entity_task import EXTRACT_ENTITIES
+from evalcore.llm import ConfigError, Message, ModelClient, Task
 from evalcore.llm.records import calls
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project

@@ -19,7 +19,8 @@ UNITS = 12
 HOLD_AFTER = 6
 JOB = """
 import sys
-from evalcore.llm import EXTRACT_ENTITIES, ModelClient
+from evalcore.documents.entity_task import EXTRACT_ENTITIES
+from evalcore.llm import ModelClient
 from evalcore.models import Run, RunStatus
 from evalcore.store import Store
 

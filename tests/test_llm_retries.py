@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from llm_server import FAST_RETRY, PROJECT
 
-from evalcore.llm import EXTRACT_ENTITIES, Message, ModelCallError, ModelClient, RetryPolicy
+from evalcore.documents.entity_task import EXTRACT_ENTITIES
+from evalcore.llm import Message, ModelCallError, ModelClient, RetryPolicy
 from evalcore.llm.records import calls
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project

@@ -8,15 +8,8 @@ from pathlib import Path
 import pytest
 from llm_server import FAST_RETRY, PROJECT, SENTINEL_ANTHROPIC_KEY, SENTINEL_OPENAI_KEY
 
-from evalcore.llm import (
-    EXTRACT_ENTITIES,
-    ConfigError,
-    Message,
-    ModelCallError,
-    ModelClient,
-    guard_judge,
-    status,
-)
+from evalcore.documents.entity_task import EXTRACT_ENTITIES
+from evalcore.llm import ConfigError, Message, ModelCallError, ModelClient, guard_judge, status
 from evalcore.llm.records import calls
 from evalcore.models import Run
 

@@ -17,7 +17,7 @@ Adding a task takes about thirty lines in the module of the pipeline that needs 
 4. Declare it: `MY_TASK = Task("my_task", Output, offline, prompt="my_task.md")`, and call it through
    `ModelClient(store, project_id).run_task(MY_TASK, {"field": ...}, role="generator")`.
 
-See `evalcore/llm/entities.py` for a complete example.
+See `evalcore/documents/entity_task.py` for a complete example.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Built once per job over the project's text and table documents (policy documents
 nodes, as in the seed); each spec's chains then stay within its retrieved documents. Entities come from:
 
 - offline: `evalcore.documents.entities.extract_entities` (capitalised phrases, ids, numbers with units);
-- with a model: the LLM task `extract_entities` (evalcore.llm.entities), one call per prose document,
+- with a model: the LLM task `extract_entities` (evalcore.documents.entity_task), one call per prose document,
   cached by the model layer so a resumed or repeated job pays nothing. Table cells are short and
   structured, so they keep the deterministic extractor (one call per cell would cost hundreds of calls
   for no better links); the graph links a cell to prose through the LLM's entities all the same.
@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from evalcore.documents.entities import Entity, canonical_name, extract_entities
+from evalcore.documents.entities import Entity, extract_entities
+from evalcore.documents.entity_task import EXTRACT_ENTITIES, as_entity
 from evalcore.documents.graph import build_graph
-from evalcore.llm import EXTRACT_ENTITIES, ModelClient
+from evalcore.llm import ModelClient
 from evalcore.models import Document, DocumentKind
-
-_KINDS = {"name": "name", "identifier": "id", "quantity": "quantity", "date": "quantity"}
 
 
 @dataclass
@@ -32,17 +31,6 @@ class GraphBuild:
     graph: nx.Graph
     extractor: str  # "offline" or the model that extracted entities
     failed: list[str] = field(default_factory=list)  # documents whose LLM extraction failed (offline used)
-
-
-def _as_entity(text: str, kind: str) -> Entity | None:
-    """An LLM entity in the matching form of the offline extractor (so both link the same way)."""
-    text = text.strip()
-    if not text:
-        return None
-    found = extract_entities(text)
-    if len(found) == 1 and found[0].text.strip() == text:
-        return found[0]  # ids and quantities get the offline canonical form ('2 years' -> '2 year')
-    return Entity(text, _KINDS.get(kind, "name"), canonical_name(text))  # type: ignore[arg-type]
 
 
 def _prose_text(doc: Document) -> str:
@@ -72,7 +60,7 @@ def build_document_graph(
     failed: list[str] = []
     for doc, text, result in zip(prose, texts, results, strict=True):
         if result.ok and result.output is not None:
-            entities = [_as_entity(e.text, e.kind) for e in result.output.entities]
+            entities = [as_entity(e) for e in result.output.entities]
             by_text[text] = [e for e in entities if e is not None]
         else:
             failed.append(doc.id)  # kept linkable with the offline extractor; the run records which
