@@ -9,6 +9,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.items.jsonl import export_jsonl
+from evalcore.reports.status import tier_counts
 from evalcore.review import (
     DISAGREEMENT,
     adjudication_queue,
@@ -21,7 +22,6 @@ from evalcore.review import (
     set_leads,
     set_policy,
     silver_calibration,
-    tier_counts,
     unassign,
 )
 from pages._common import current_project, require_user, show_error, store_or_stop

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from evalcore.items.jsonl import export_jsonl
 from evalcore.models import Conversation
+from evalcore.reports.status import tier_counts
 from evalcore.review import (
     ItemVerdict,
     QueueFilter,
@@ -26,7 +27,6 @@ from evalcore.review import (
     queue_page,
     save_review,
     silver_calibration,
-    tier_counts,
     unassign,
 )
 from evalcore.review.agreement import cohen_kappa

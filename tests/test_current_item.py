@@ -4,6 +4,7 @@ same way: human corrections applied, the tier under the project's policy, one ju
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 import sqlalchemy as sa
@@ -17,6 +18,7 @@ from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.models import Annotation, Provenance, Tier
 from evalcore.models import Test as ItemTest
 from evalcore.reports import judged_turns
+from evalcore.reports.status import project_status, tier_counts
 from evalcore.review import (
     ItemVerdict,
     QueueFilter,
@@ -205,3 +207,17 @@ def test_items_nobody_reviews_have_no_tier_and_an_unknown_tier_is_refused(store)
         list(iter_items(store, project_id, "conversation", tier="bronze"))
     silver = {i.id for i in iter_items(store, project_id, "conversation", tier="silver")}
     assert silver == {i for i, t in read_tiers(store, project_id).items() if t == Tier.silver} != set()
+
+
+def test_status_counts_tiers_as_the_read_model_does(store):
+    """One status module: the Home page's counts per stage say how many items each tier holds, the same
+    counts the annotation pages show, under the project's policy."""
+    project_id, ids = sample_project(store)
+    set_policy(store, project_id, required_agreement=2)
+    save_review(store, ids[0], "ann", open_item(store, ids[0]).version, [], ACCEPT)
+    tiers = Counter(t.value for t in read_tiers(store, project_id).values())
+    counts = tier_counts(store, project_id)
+    assert {k: v for k, v in counts.items() if k in tiers} == dict(tiers) and counts["gold"] == 0
+    row = next(r for r in project_status(store, project_id) if r.stage == "Conversations")
+    assert row.count == len(ids)
+    assert row.detail == ", ".join(f"{n} {t}" for t, n in counts.items() if n)

@@ -55,8 +55,8 @@ def assign(
 @friendly
 def progress(project: ProjectOption = None, db: DbOption = None) -> None:
     """Per annotator: assigned, done (assigned with a verdict), reviewed in all; and counts per tier."""
+    from evalcore.reports.status import tier_counts
     from evalcore.review import progress as progress_of
-    from evalcore.review import tier_counts
 
     store = open_store(db)
     pid = project_id_of(store, project)

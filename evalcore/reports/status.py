@@ -1,12 +1,20 @@
-"""Counts per stage of the data flow, for the Home page and `evalcore status`."""
+"""Status counts: how many records each stage of the data flow holds (the Home page and `evalcore status`),
+and how many items are in each tier (the annotation pages and `evalcore annotate progress`). Progress of a
+single job is the job's own (`evalcore.jobs`)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
 
+import sqlalchemy as sa
+
+from evalcore.items.state import REVIEWED_KINDS, refresh_states
+from evalcore.models import Tier
+from evalcore.review.queue import CONVERSATION, DISAGREEMENT
 from evalcore.runs.records import RUN_KIND
 from evalcore.store import Store
+from evalcore.store import schema as t
 
 # Item kinds in data-flow order, with the label users see.
 STAGES: list[tuple[str, str]] = [
@@ -38,7 +46,11 @@ def project_status(store: Store, project_id: str) -> list[StageCount]:
         StageCount("Procedures", len(store.procedures(project_id)), ""),
     ]
     items = store.count_items(project_id)
-    rows += [StageCount(label, items.get(kind, 0), "") for kind, label in STAGES]
+    for kind, label in STAGES:
+        count = items.get(kind, 0)
+        # Conversations and tests say how many are in each tier (nothing to say of an empty stage).
+        detail = _tier_detail(store, project_id, kind) if count and kind in REVIEWED_KINDS else ""
+        rows.append(StageCount(label, count, detail))
     # Runs against a target are what leads read; generation and selection jobs are counted apart.
     jobs = store.runs(project_id)
     played = [r for r in jobs if r.kind == RUN_KIND]
@@ -49,3 +61,24 @@ def project_status(store: Store, project_id: str) -> list[StageCount]:
         detail += ("; " if detail else "") + f"{others} generation or selection job(s)"
     rows.append(StageCount("Runs", len(played), detail))
     return rows
+
+
+def tier_counts(store: Store, project_id: str, kind: str = CONVERSATION) -> dict[str, int]:
+    """How many items are in each tier, and how many await adjudication ('disagreement')."""
+    refresh_states(store, project_id, kind)
+    s = t.annotation_states
+    where = (s.c.project_id == project_id, s.c.kind == kind)
+    with store.read() as conn:
+        counts = dict(
+            conn.execute(sa.select(s.c.tier, sa.func.count()).where(*where).group_by(s.c.tier)).all()
+        )
+        disagreements = conn.scalar(
+            sa.select(sa.func.count()).select_from(s).where(*where, s.c.needs_adjudication.is_(True))
+        )
+    return {**{x.value: counts.get(x.value, 0) for x in Tier}, DISAGREEMENT: disagreements}
+
+
+def _tier_detail(store: Store, project_id: str, kind: str) -> str:
+    """'2 gold, 5 silver, ...': the tiers that hold items of `kind`."""
+    counts = tier_counts(store, project_id, kind)
+    return ", ".join(f"{n} {tier}" for tier, n in counts.items() if n)

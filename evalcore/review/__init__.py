@@ -7,7 +7,7 @@ project's policy, its corrected content) is the read model's, `evalcore.items` (
 `evalcore.review.calibration`. This package is the workflow on top:
 
 - `queue`: filter (generator, spec, tier, assignee, "needs my review") and page the items in SQL;
-  progress per annotator;
+  progress per annotator (counts per tier are status counts: `evalcore.reports.status.tier_counts`);
 - `workitem.open_item`: one conversation with its history, verdicts, corrections, grounding documents;
 - `verdicts`: save turn and whole-item verdicts with reasons, corrections, reopen, a lead's
   adjudication; version-checked, one transaction each;
@@ -41,7 +41,6 @@ from evalcore.review.queue import (
     previous_item,
     progress,
     queue_page,
-    tier_counts,
 )
 from evalcore.review.reports import (
     Calibration,
@@ -102,6 +101,5 @@ __all__ = [
     "set_leads",
     "set_policy",
     "silver_calibration",
-    "tier_counts",
     "unassign",
 ]

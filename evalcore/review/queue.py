@@ -321,18 +321,3 @@ def progress(store: Store, project_id: str, kind: str = CONVERSATION) -> list[An
         )
     names = sorted(set(assigned) | set(reviewed))
     return [AnnotatorProgress(n, assigned.get(n, 0), done.get(n, 0), reviewed.get(n, 0)) for n in names]
-
-
-def tier_counts(store: Store, project_id: str, kind: str = CONVERSATION) -> dict[str, int]:
-    """How many items are in each tier, and how many await adjudication ('disagreement')."""
-    refresh_states(store, project_id, kind)
-    s = t.annotation_states
-    where = (s.c.project_id == project_id, s.c.kind == kind)
-    with store.read() as conn:
-        counts = dict(
-            conn.execute(sa.select(s.c.tier, sa.func.count()).where(*where).group_by(s.c.tier)).all()
-        )
-        disagreements = conn.scalar(
-            sa.select(sa.func.count()).select_from(s).where(*where, s.c.needs_adjudication.is_(True))
-        )
-    return {**{x.value: counts.get(x.value, 0) for x in Tier}, DISAGREEMENT: disagreements}
