@@ -1,17 +1,31 @@
-"""A sentinel API key set in the environment appears nowhere: not in the store file, the logs, or exports."""
+"""A sentinel credential set in the environment appears nowhere: not in the store file, the logs, exports or
+pages, whatever the name of the variable that holds it."""
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from llm_server import FAST_RETRY, PROJECT, SENTINEL_ANTHROPIC_KEY, SENTINEL_OPENAI_KEY
+from streamlit.testing.v1 import AppTest
+from test_runs_support import conversation, sample_project
 
+from evalcore import secrets
 from evalcore.documents.entity_task import EXTRACT_ENTITIES
+from evalcore.items.store_ops import add_conversation, list_conversations
 from evalcore.llm import ConfigError, Message, ModelCallError, ModelClient, guard_judge, status
 from evalcore.llm.records import calls
-from evalcore.models import Run
+from evalcore.models import Run, Target
+from evalcore.runs import create_run, execute_run
+from evalcore.runs.store_ops import judgment_bodies, judgment_rows
+from evalcore.runs.targets import save_target
+from evalcore.store import schema as t
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 
@@ -88,3 +102,132 @@ def test_settings_refuse_to_hold_a_key(project):
     )
     [vllm] = [p for p in status.providers(project, PROJECT) if p.name == "vllm"]
     assert vllm.base_url == "http://gpu:8000/v1" and not vllm.key_present
+
+
+# A credential under a variable name that says nothing (no KEY, TOKEN, SECRET or PASSWORD in it).
+BOT_KEY = "bot-SENTINEL-auth-4d9e1b7c2a86"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def evalcore_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """The real `evalcore` command in its own process (its own registry of credentials, its own logs)."""
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("evalcore")), *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def page_text(node) -> str:
+    """Everything an AppTest page holds: every element's protobuf (markdown, captions, dataframes' bytes)."""
+    children = getattr(node, "children", {}) or {}
+    return str(getattr(node, "proto", "")) + "".join(page_text(c) for c in children.values())
+
+
+def test_a_credential_under_any_variable_name_is_redacted_from_everything_written(
+    sqlite_store, llm_env, caplog, monkeypatch, tmp_path
+):
+    """A target's server (`BOT_AUTH`) and a provider's server echo the key in their errors: not in the
+    store file, the logs (ours and the CLI's), the CLI's exports, or the Reports page."""
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("BOT_AUTH", BOT_KEY)
+    monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)
+    store = sqlite_store
+    pid, _ = sample_project(store)
+    url = llm_env.openai_base_url
+    save_target(store, pid, Target(name="bot", kind="openai", config={
+        "base_url": url, "model": "gpt-4o-mini", "api_key_env": "BOT_AUTH", "cache": False,
+    }))  # fmt: skip
+    save_target(store, pid, Target(name="hook", kind="http", config={
+        "url": f"{url}/chat/completions", "headers": {"Authorization": "Bearer ${BOT_AUTH}"},
+        "request_template": {"model": "m", "messages": "{{messages}}"},
+        "response_path": "choices.0.message.content",
+    }))  # fmt: skip
+    status.set_provider(store, pid, "botllm", {"base_url": url, "api_key_env": "BOT_AUTH"})
+
+    # In this process: a chat target whose every reply is a 401 quoting the key.
+    llm_env.fail_next(401, count=100, echo_key=True)
+    run = create_run(store, pid, "bot", judge="offline", limit=1)
+    assert execute_run(store, run.id, retry=FAST_RETRY).crashed > 0
+    bodies = judgment_bodies(store, [r[0] for r in judgment_rows(store, run.id)])
+    crash = next(b.crash for b in bodies.values() if b.crash)
+    assert "incorrect API key provided: Bearer ***" in crash, "the error is kept, the key is not"
+    # A model that quoted the key in a reply a generator keeps: the store keeps the text without it.
+    leaked = conversation("c-echo", "spec-0", ["return-policy"], [(f"My key is {BOT_KEY}?", "No.", "X", [])])
+    add_conversation(store, pid, leaked)
+    logging.getLogger("evalcore.test").warning("reply from %s", f"Bearer {BOT_KEY}")
+    try:
+        raise RuntimeError(f"server said {BOT_KEY}")
+    except RuntimeError:
+        logging.getLogger("evalcore.test").exception("call failed")
+
+    # The CLI, in its own processes: an HTTP target and a judge (a configured provider) echoing the key.
+    env = {**os.environ, "EVALCORE_DATABASE_URL": store.url}
+    llm_env.reset()
+    llm_env.fail_next(401, count=100, echo_key=True)
+    outputs = [evalcore_cli("run", "--target", "hook", "--judge", "offline", "--limit", "1", env=env)]
+    llm_env.reset()
+    llm_env.fail_next(401, count=100, echo_key=True)
+    judged = evalcore_cli("run", "--target", "demo", "--judge", "botllm/judge-1", "--limit", "1", env=env)
+    outputs.append(judged)
+    llm_env.reset()
+    for run in store.runs(pid, kind="run"):
+        if run.target != "bot":  # the CLI's runs; a report reads the store like every export
+            outputs.append(evalcore_cli("report", "--run", run.id, "--format", "jsonl", env=env))
+    outputs.append(evalcore_cli("export", "conversation", env=env))
+    out = tmp_path / "conversations.jsonl"
+    evalcore_cli("conversations", "export", "--out", str(out), env=env)
+    assert "c-echo" in out.read_text(encoding="utf-8") and "My key is ***?" in out.read_text(encoding="utf-8")
+    with store.read() as conn:
+        errors = [row[0] for row in conn.execute(sa.select(t.model_calls.c.error)) if row[0]]
+    assert any("incorrect API key provided" in e for e in errors), "the provider's error was recorded"
+
+    # The Reports page of the CLI's HTTP-target run, drilled down to its crashed turn.
+    monkeypatch.setenv("EVALCORE_DATABASE_URL", store.url)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/reports.py").run()
+    [hook_run] = [r.id for r in store.runs(pid, kind="run") if r.target == "hook"]
+    at.selectbox(key="report_run").set_value(hook_run).run()
+    at.selectbox(key="drill:by_spec").select_index(1).run()
+    assert not at.exception, at.exception
+    page = page_text(at.main) + page_text(at.sidebar)
+    assert "no reply" in page, "the page shows the crash"
+
+    logs = caplog.text + "".join(str(r.args) for r in caplog.records)
+    assert "call failed" in logs and "reply from Bearer ***" in logs
+    texts = [logs, page, *(o.stdout + o.stderr for o in outputs)]
+    store.close()
+    raw = store_bytes(store)
+    assert b"incorrect API key provided" in raw, "the store file was read"
+    assert BOT_KEY.encode() not in raw, "key in the store file"
+    for text in texts:
+        assert BOT_KEY not in text, f"key written out: {text[text.find(BOT_KEY) - 200 :][:300]}"
+
+
+def test_the_store_redacts_every_text_it_writes_on_both_backends(store, snapshot, monkeypatch):
+    """JSON bodies (psycopg's Jsonb on PostgreSQL), plain columns and executemany batches alike."""
+    monkeypatch.setenv("BOT_AUTH", BOT_KEY)
+    secrets.register("BOT_AUTH")
+    store.create_project(PROJECT, f"Project {BOT_KEY}")
+    for n in range(2):
+        turns = [(f"key {BOT_KEY} #{n}", json.dumps({"auth": BOT_KEY}), "X", [])]
+        add_conversation(store, PROJECT, conversation(f"c{n}", "s", [], turns))
+    assert store.project(PROJECT).title == "Project ***"
+    turns = list_conversations(store, PROJECT)[1].conversation.turns
+    assert [turn.content for turn in turns] == ["key *** #1", '{"auth": "***"}']
+    assert BOT_KEY not in repr(snapshot(store))
+
+
+def test_redaction_catches_the_forms_servers_echo_and_leaves_short_values(monkeypatch):
+    monkeypatch.setenv("BOT_AUTH", 'a/b c"d-long-enough')
+    monkeypatch.setenv("BOT_PIN", "1234")
+    secrets.register("BOT_AUTH", "BOT_PIN", None, "not a name")
+    echoed = 'raw a/b c"d-long-enough, json "a/b c\\"d-long-enough", url a%2Fb%20c%22d-long-enough, pin 1234'
+    assert secrets.redact(echoed) == 'raw ***, json "***", url ***, pin 1234'
+    assert "not a name" not in secrets.registered()

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from evalcore.llm.types import ConfigError, ProviderError, Request, Response
+from evalcore.secrets import register
 
 Structured = Literal["json_schema", "tools", "json_object", "none"]
 
@@ -66,6 +67,7 @@ class Provider:
 
 
 def _api_key(config: ProviderConfig, required: bool) -> str:
+    register(config.api_key_env)  # its value is kept out of the store and the logs, whatever its name
     key = os.environ.get(config.api_key_env or "", "")
     if not key and required:
         raise ConfigError(

@@ -6,8 +6,8 @@ from dataclasses import asdict, dataclass
 
 import sqlalchemy as sa
 
-from evalcore.llm.types import scrub_secrets
 from evalcore.models.common import now_utc
+from evalcore.secrets import redact
 from evalcore.store import Store
 from evalcore.store import schema as t
 
@@ -33,10 +33,11 @@ class CallRecord:
 
 
 def record_call(conn: sa.Connection, record: CallRecord) -> None:
-    """Append a call row (error messages are scrubbed of secrets first)."""
+    """Append a call row. The error is redacted before it is cut (the store redacts what it writes, but
+    a credential cut in two would no longer be recognised)."""
     values = asdict(record)
     if values["error"]:
-        values["error"] = scrub_secrets(values["error"])[:2000]
+        values["error"] = redact(values["error"])[:2000]
     conn.execute(sa.insert(t.model_calls).values(**values, created_at=now_utc()))
 
 

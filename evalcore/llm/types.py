@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -12,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from evalcore.errors import EvalcoreError
 from evalcore.models.common import OFFLINE, Provenance
+from evalcore.secrets import redact
 
 ROLES = ("generator", "judge", "simulator", "target")
 
@@ -152,7 +151,7 @@ class ProviderError(Exception):
 
     def __init__(self, status: str, message: str, retryable: bool, retry_after: float | None = None):
         self.status = status
-        self.message = scrub_secrets(message)
+        self.message = redact(message)
         self.retryable = retryable
         self.retry_after = retry_after
         super().__init__(f"{status}: {self.message}")
@@ -163,7 +162,7 @@ class ModelCallError(EvalcoreError):
 
     def __init__(self, provider: str, model: str, status: str, message: str, attempts: int) -> None:
         self.provider, self.model, self.status, self.attempts = provider, model, status, attempts
-        self.message = scrub_secrets(message)
+        self.message = redact(message)
         super().__init__(
             f"{provider}/{model} failed with {status} after {attempts} attempt(s): {self.message}"
         )
@@ -175,17 +174,3 @@ class BudgetExceeded(EvalcoreError):
 
 class ConfigError(EvalcoreError):
     """A model, provider or role is misconfigured (unknown name, missing key, missing SDK)."""
-
-
-_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
-
-
-def scrub_secrets(text: str) -> str:
-    """`text` with the value of every secret-looking environment variable replaced by '***'.
-
-    Providers echo parts of a wrong key in error messages; this runs on every message we keep or show.
-    """
-    for name, value in os.environ.items():
-        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
-            text = text.replace(value, "***")
-    return text

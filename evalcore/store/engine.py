@@ -10,6 +10,8 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy import event
 
+from evalcore import secrets
+
 DATABASE_URL_ENV = "EVALCORE_DATABASE_URL"
 DEFAULT_SQLITE_PATH = Path("data") / "evalcore.db"
 
@@ -42,11 +44,24 @@ def _enable_wal(cursor: sqlite3.Cursor, wait_seconds: float = 30.0) -> None:
             time.sleep(0.05)
 
 
+def _redact_credentials(engine: sa.Engine) -> None:
+    """Every text parameter of every statement passes through `secrets.redact_parameters`: whichever
+    module writes a server's error or reply, a credential value never reaches a table (nor the WAL)."""
+    secrets.install_log_redaction()
+
+    @event.listens_for(engine, "before_cursor_execute", retval=True)
+    def _redact(_conn, _cursor, statement, parameters, _context, _executemany):
+        return statement, secrets.redact_parameters(parameters)
+
+
 def create_engine(url: str) -> sa.Engine:
-    """An engine for `url`; SQLite gets WAL, foreign keys, a busy timeout and real transactions."""
+    """An engine for `url`; SQLite gets WAL, foreign keys, a busy timeout and real transactions. Neither
+    kind ever stores a credential value (`_redact_credentials`)."""
     parsed = sa.make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return sa.create_engine(url, pool_pre_ping=True, future=True)
+        engine = sa.create_engine(url, pool_pre_ping=True, future=True)
+        _redact_credentials(engine)
+        return engine
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = sa.create_engine(url, connect_args={"timeout": 30}, future=True)
@@ -68,4 +83,5 @@ def create_engine(url: str) -> sa.Engine:
         immediate = conn.get_execution_options().get("evalcore_write", False)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
+    _redact_credentials(engine)
     return engine

@@ -24,7 +24,7 @@ from evalcore.llm.client import ModelClient
 from evalcore.llm.providers import ProviderConfig, make_provider
 from evalcore.llm.registry import forced_offline
 from evalcore.llm.retry import with_retries
-from evalcore.llm.types import ConfigError, Message, ModelCallError, ProviderError, scrub_secrets
+from evalcore.llm.types import ConfigError, Message, ModelCallError, ProviderError
 from evalcore.models import Target, TargetKind
 from evalcore.models.common import content_hash
 from evalcore.runs.targets.config import (
@@ -35,6 +35,7 @@ from evalcore.runs.targets.config import (
     TargetConfigError,
     parse_config,
 )
+from evalcore.secrets import redact, register
 from evalcore.store import Store
 
 
@@ -43,7 +44,7 @@ class TargetCrash(EvalcoreError):
 
     def __init__(self, kind: str, message: str) -> None:
         self.kind = kind
-        self.message = scrub_secrets(message)[:500]
+        self.message = redact(message)[:500]
         super().__init__(f"{kind}: {self.message}")
 
 
@@ -159,6 +160,7 @@ class HTTPTarget(TargetAdapter):
 
     def __init__(self, target: Target, config: HTTPConfig, client: ModelClient) -> None:
         names = {m for value in config.headers.values() for m in ENV_REF.findall(value)}
+        register(*names)  # whatever their names, the values these headers carry are credentials
         missing = sorted(n for n in names if not os.environ.get(n))
         if missing:
             raise TargetConfigError(

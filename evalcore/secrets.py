@@ -1,0 +1,129 @@
+"""Credentials: which environment variables hold one, and their values taken out of everything we keep.
+
+Configuration never holds a credential, only the name of the environment variable that does (a provider's
+or a target's `api_key_env`, `${NAME}` in a target's header). Whoever reads such a variable registers its
+name here, whatever the name is (`BOT_AUTH` as much as `OPENAI_API_KEY`). `redact` replaces the value of
+every registered variable, and of every variable named like a credential (KEY, TOKEN, SECRET, PASSWORD),
+with '***', in the forms a server may quote it back (as is, JSON-escaped, URL-encoded).
+
+It is applied where text leaves the process, so a server that echoes a key in an error cannot put it on
+disk, in a log, in an export or on a page:
+- the store redacts every text parameter of every statement it executes (`redact_parameters`, hooked
+  in by `evalcore.store.engine.create_engine`), so no table can hold a credential;
+- log records are redacted as they are made (`install_log_redaction`), whichever library logs them;
+- the errors the model layer raises carry redacted messages (`evalcore.llm.types`), for pages and CLI.
+Exports and pages read the store, so they only ever see redacted text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import urllib.parse
+from typing import Any
+
+MASK = "***"
+# Shorter values are not credentials anyone issues, and replacing them would blank out ordinary words.
+MIN_LENGTH = 8
+_CREDENTIAL_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+_log_factory_installed = False
+
+
+def register(*names: str | None) -> None:
+    """Record that these environment variables hold credentials (names only; values stay in the
+    environment and are read when redacting). Empty names are ignored."""
+    wanted = {n for n in names if n and _ENV_NAME.match(n)}
+    if not wanted <= _registered:
+        with _lock:
+            _registered.update(wanted)
+    install_log_redaction()
+
+
+def registered() -> frozenset[str]:
+    """The names registered so far in this process."""
+    return frozenset(_registered)
+
+
+def credential_values() -> list[str]:
+    """Every form of every credential value set in the environment, longest first (so a value that
+    contains another is replaced whole)."""
+    forms: set[str] = set()
+    for name, value in os.environ.items():
+        if len(value) < MIN_LENGTH or not (name in _registered or _CREDENTIAL_NAME.search(name)):
+            continue
+        forms.update((value, json.dumps(value)[1:-1], urllib.parse.quote(value, safe="")))
+    return sorted(forms, key=len, reverse=True)
+
+
+def _replace(text: str, values: list[str]) -> str:
+    for value in values:
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
+
+
+def redact(text: str) -> str:
+    """`text` with every credential value replaced by '***'."""
+    return _replace(text, credential_values()) if text else text
+
+
+def _redact_any(value: Any, values: list[str]) -> Any:
+    """Strings replaced inside containers; psycopg's Json/Jsonb wrappers (PostgreSQL JSON parameters)
+    are rebuilt around the redacted object."""
+    if isinstance(value, str):
+        return _replace(value, values)
+    if isinstance(value, dict):
+        return {_redact_any(k, values): _redact_any(v, values) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_redact_any(v, values) for v in value)
+    if type(value).__name__ in ("Json", "Jsonb") and hasattr(value, "obj"):
+        return type(value)(_redact_any(value.obj, values), value.dumps)
+    return value
+
+
+def redact_parameters(parameters: Any) -> Any:
+    """A statement's parameters (a tuple, a dict, or a list of them) with credentials redacted."""
+    values = credential_values()
+    return _redact_any(parameters, values) if values else parameters
+
+
+def _redacting_factory(previous: Any) -> Any:
+    def make(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        values = credential_values()
+        if not values:
+            return record
+        try:
+            message = record.getMessage()
+        except Exception:  # malformed arguments: logging reports them itself when it formats the record
+            return record
+        clean = _replace(message, values)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        if record.exc_info and record.exc_info[0] is not None:
+            # Formatters reuse exc_text when set: the traceback is written with the messages redacted.
+            trace = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = _replace(trace, values)
+        return record
+
+    return make
+
+
+def install_log_redaction() -> None:
+    """Redact every log record as it is made (once per process): a filter on a logger would miss records
+    of other loggers, a filter on a handler would miss handlers added later (pytest's, a worker's)."""
+    global _log_factory_installed
+    if _log_factory_installed:
+        return
+    with _lock:
+        if _log_factory_installed:
+            return
+        logging.setLogRecordFactory(_redacting_factory(logging.getLogRecordFactory()))
+        _log_factory_installed = True
