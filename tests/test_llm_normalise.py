@@ -9,7 +9,7 @@ from llm_server import FAST_RETRY, PROJECT
 
 from evalcore.generators.doc_qa.generate import GENERATE_CONVERSATION, conversation_inputs
 from evalcore.generators.doc_qa.job import generate_conversations  # noqa: F401 - registers its tasks
-from evalcore.generators.doc_qa.schema import QAConversation
+from evalcore.generators.doc_qa.schema import AdherenceCheck, QAConversation
 from evalcore.llm import ModelClient, status
 from evalcore.llm.parsing import TRUNCATED_ERROR, parse_output
 from evalcore.llm.tasks import PROMPTS_DIR, TASKS, output_shape
@@ -22,6 +22,7 @@ pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 TURN = {"question": "Which store has no workshop?", "answer": "Westbrook Station.",
         "document_ids": ["stores"], "query_type": "SINGLE-DOC"}  # fmt: skip
 CLEAN_TURNS = json.dumps({"turns": [TURN]})
+ENTITIES = TASKS["extract_entities"].output
 
 
 def turns_with(**change) -> str:
@@ -75,12 +76,27 @@ def test_each_found_fault_is_read_with_its_repairs_named(name):
         assert (parsed.value.score, parsed.value.error_type) == (1, None)
 
 
-def test_normalising_never_touches_a_valid_value():
-    text = turns_with(bridging_entity="none", query_type="FILLER")
-    parsed = parse_output(text, QAConversation)
-    assert parsed.repairs == () and parsed.value.turns[0].bridging_entity == "none"
+def test_normalising_leaves_values_that_fit_alone_but_reads_null_words_as_null():
+    parsed = parse_output(turns_with(query_type="FILLER", theme_relation="none"), QAConversation)
+    assert parsed.repairs == () and parsed.value.turns[0].theme_relation == "none", "a required text"
+    optional = parse_output(turns_with(bridging_entity="none"), QAConversation)
+    assert optional.repairs == ("empty_as_null",) and optional.value.turns[0].bridging_entity is None
     sentence = parse_output(turns_with(document_ids="a store, with a comma"), QAConversation)
     assert sentence.value.turns[0].document_ids == ["a store, with a comma"], "only identifiers are split"
+
+
+def test_a_key_under_another_name_is_kept_even_where_the_field_has_a_default():
+    parsed = parse_output(
+        '{"adheres": true, "coherent": true, "score": 0.9, "feedback": "Flows."}', AdherenceCheck
+    )
+    assert parsed.repairs == ("key_alias",) and parsed.value.rationale == "Flows."
+    wrapped = parse_output('{"Entities": {"entity": [{"text": "Acme", "kind": "Name"}]}}', ENTITIES)
+    assert wrapped.repairs == ("wrapper_key", "key_alias", "enum_spelling")
+    assert wrapped.value.entities[0].kind == "name"
+    inner = parse_output(
+        '{"score": 0.9, "problems": [], "adheres": true, "coherent": true // ok\n}', AdherenceCheck
+    )
+    assert inner.repairs == ("comments",), "a later bracket never passes for the whole reply"
 
 
 def test_truncation_drops_the_half_written_last_element():

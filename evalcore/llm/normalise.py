@@ -4,7 +4,9 @@ Small and local models get the shape right and the details wrong: a key in the s
 for `document_ids`), an enum in another case or with other separators (`single_doc`, `Single-Doc`,
 `Wrong Fact`), `""` or `"none"` for null, a string where a list is expected, `"PASS"` for a 0/1 score,
 the object wrapped under its schema's name, a list without its object. Each such fix is named (the call
-records the names) and applied only where the value does not already fit: a valid value is never touched.
+records the names). A key the schema lacks is renamed only into a field the reply left out, and a value
+is changed only where it does not fit its type, with one exception: the words for null ("", "none",
+"n/a") in an optional field become null.
 
 An enum value that matches nothing becomes `other` when the field offers it (a judge's valid score is not
 thrown away for a secondary field); otherwise it is left for validation to report.
@@ -58,7 +60,7 @@ def _unwrap(data: Any, schema: type[BaseModel], repairs: list[str]) -> Any:
         return data
     if isinstance(data, dict) and len(data) == 1:
         ((key, inner),) = data.items()
-        if key not in fields and isinstance(inner, dict) and set(inner) & set(fields):
+        if key not in fields and isinstance(inner, dict) and any(_target(k, schema) for k in inner):
             repairs.append("wrapper_key")
             return inner
     return data
@@ -79,18 +81,24 @@ def _key_token(key: str) -> str:
     return re.sub(r"[^a-z0-9]", "", key.lower())
 
 
-def _rename_keys(data: dict[str, Any], schema: type[BaseModel], repairs: list[str]) -> dict[str, Any]:
+def _target(key: str, schema: type[BaseModel]) -> str | None:
+    """The field a key names: itself, or up to case, separators and plural, or a synonym."""
     fields = schema.model_fields
+    if key in fields:
+        return key
     by_token = {_key_token(name): name for name in fields}
+    token = _key_token(key)
+    plurals = (token, token + "s", token.removesuffix("s"), token.removesuffix("y") + "ies", token[:-3] + "y")
+    target = next((by_token[t] for t in plurals if t in by_token), None)
+    words = {key.lower(), key.lower() + "s"}
+    return target or next((f for f, names in SYNONYMS.items() if f in fields and words & set(names)), None)
+
+
+def _rename_keys(data: dict[str, Any], schema: type[BaseModel], repairs: list[str]) -> dict[str, Any]:
     out = dict(data)
     for key in data:
-        if key in fields:
-            continue
-        token = _key_token(key)
-        target = by_token.get(token) or by_token.get(token + "s") or by_token.get(token.removesuffix("s"))
-        if target is None:
-            target = next((f for f, names in SYNONYMS.items() if f in fields and key.lower() in names), None)
-        if target is None or target in out:
+        target = _target(key, schema)
+        if target is None or target == key or target in out:
             continue
         out[target] = out.pop(key)
         repairs.append("key_alias")

@@ -7,8 +7,8 @@ Two layers, each repair named so the call can record it (the Settings page shows
    Python-style literals (single quotes, True/False/None); trailing commas; output cut off mid-way (the
    half-written last element is dropped and the open brackets closed). A reply with no JSON but a
    Prometheus-style `[RESULT] n` line becomes `{"feedback": ..., "result": n}`.
-2. Data (evalcore.llm.normalise), only when the JSON does not validate: key aliases, enum case and
-   separators, empty-as-null, string-to-list and the like, guided by the output schema.
+2. Data (evalcore.llm.normalise), guided by the output schema: key aliases, enum case and separators,
+   empty-as-null, string-to-list and the like; values that fit their type are left alone.
 
 What still fails is reported as a short message the re-ask sends back to the model.
 """
@@ -54,19 +54,21 @@ def parse_output(text: str, schema: type[BaseModel]) -> Parsed:
         data, repairs = load_json(text)
     except ValueError as e:
         return Parsed(None, f"the reply is not valid JSON ({e})")
-    try:
-        return Parsed(schema.model_validate(data), None, repairs)
-    except ValidationError as first:
-        error = first
+    written = data
     data, fixes = normalise(data, schema)
     repairs = _unique(repairs + tuple(fixes))
     try:
         return Parsed(schema.model_validate(data), None, repairs)
-    except ValidationError:
-        if "truncated" in repairs:
-            return Parsed(None, TRUNCATED_ERROR, repairs)
-        # The model is told what was wrong with what it wrote, not with our attempted repair of it.
-        return Parsed(None, "the JSON does not match the schema: " + format_validation_error(error), repairs)
+    except ValidationError as e:
+        error = e
+    if "truncated" in repairs:
+        return Parsed(None, TRUNCATED_ERROR, repairs)
+    if fixes:  # the model is told what was wrong with what it wrote, not with our repair of it
+        try:
+            schema.model_validate(written)
+        except ValidationError as e:
+            error = e
+    return Parsed(None, "the JSON does not match the schema: " + format_validation_error(error), repairs)
 
 
 def format_validation_error(error: ValidationError, limit: int = 8) -> str:
@@ -99,12 +101,13 @@ def load_json(text: str) -> tuple[Any, tuple[str, ...]]:
         return json.loads(body), tuple(repairs)
     except json.JSONDecodeError as e:
         error = e
-    for start in sorted(i for i in (body.find("{"), body.find("[")) if i >= 0):
+    starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
+    if starts:
+        # Only from the first bracket: a later one may open an inner list of a broken object.
         try:
-            value = json.JSONDecoder().raw_decode(body, start)[0]
+            return json.JSONDecoder().raw_decode(body, min(starts))[0], (*repairs, "prose")
         except json.JSONDecodeError:
-            continue
-        return value, (*repairs, "prose")
+            pass
     body = _from_first_bracket(body, repairs)
     for name, fix in _TEXT_FIXES:
         fixed = fix(body)
