@@ -1,4 +1,5 @@
-"""SQL shared by the annotation modules: batched reads of annotations, heads and bodies, and upserts."""
+"""SQL shared by the read model and the annotation modules: batched reads of annotations, heads and bodies,
+and upserts."""
 
 from __future__ import annotations
 
