@@ -43,10 +43,24 @@ EXPECTED_SCHEMA: dict[str, list[str]] = {
         "role",
         "created_at",
     ],
-    "runs": ["id", "project_id", "kind", "status", "body", "started_at", "updated_at"],
+    "runs": [
+        "id",
+        "project_id",
+        "kind",
+        "status",
+        "body",
+        "started_at",
+        "updated_at",
+        "stop_requested",
+        "stopped_reason",
+        "finished_at",
+        "judge",
+        "spent_usd",
+        "spent_tokens",
+    ],
     "run_units": ["run_id", "unit_key", "status", "result", "error", "finished_at"],
     # 002_model_layer
-    "llm_cache": ["key", "provider", "model", "response", "created_at"],
+    "llm_cache": ["key", "provider", "model", "response", "created_at", "rejected_at"],
     "model_calls": [
         "id",
         "project_id",
@@ -115,6 +129,10 @@ EXPECTED_SCHEMA: dict[str, list[str]] = {
         "updated_at",
     ],
     "annotation_verdicts": ["item_id", "author", "project_id", "label"],
+    # 005_jobs
+    "run_warnings": ["id", "run_id", "digest", "message", "created_at"],
+    "job_claims": ["run_id", "unit_key", "status", "claimed_by", "claimed_until", "attempts", "updated_at"],
+    "budget_reservations": ["id", "run_id", "holder", "usd", "tokens", "expires_at"],
 }
 
 EXPECTED_PRIMARY_KEYS: dict[str, list[str]] = {
@@ -138,6 +156,9 @@ EXPECTED_PRIMARY_KEYS: dict[str, list[str]] = {
     "assignments": ["item_id", "annotator"],
     "annotation_states": ["item_id"],
     "annotation_verdicts": ["item_id", "author"],
+    "run_warnings": ["id"],
+    "job_claims": ["run_id", "unit_key"],
+    "budget_reservations": ["id"],
 }
 
 EXPECTED_INDEXES = {
@@ -153,6 +174,9 @@ EXPECTED_INDEXES = {
     "ix_assignments_project_annotator",
     "ix_annotation_states_queue",
     "ix_annotation_verdicts_author",
+    "ux_run_warnings_message",
+    "ix_job_claims_holder",
+    "ix_budget_reservations_run",
     "ix_items_queue",
 }
 

@@ -6,7 +6,9 @@ prefix ("gpt-4o-mini-2024-07-18" -> "gpt-4o-mini"). A project overrides or adds 
 
 A budget ({"usd": 2.0} and/or {"tokens": 500000}) is checked before each call against what the run has
 spent (cache hits are free), what calls in flight may spend, and an upper bound for the next call
-(prompt characters / 3 + max_tokens). So a run never goes past it, even with calls in parallel.
+(prompt characters / 3 + max_tokens). So a run never goes past it, even with calls in parallel. A run's
+budget is kept in the store (`StoreBudget`), so it holds across every process that works the run; a
+client without a run keeps its budget in memory (`BudgetTracker`).
 """
 
 from __future__ import annotations
@@ -14,10 +16,19 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+import sqlalchemy as sa
+
 from evalcore.llm.types import BudgetExceeded, Request
+from evalcore.models.common import now_utc
+from evalcore.store import Store
+from evalcore.store import schema as t
+from evalcore.store.sql import locked
+from evalcore.store.workers import is_dead, worker_id
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +53,12 @@ PRICES: dict[str, tuple[float, float]] = {
     "text-embedding-3-small": (0.02, 0.0),
     "text-embedding-3-large": (0.13, 0.0),
 }
+
+
+# A reservation outlives any call with its retries (timeouts x attempts); a process that died holding one
+# on this machine is seen at once, one on another machine after this long.
+RESERVATION_S = 900.0
+WAIT_S = 0.05  # how often a call waiting on calls in flight (in any process) looks again
 
 
 class PriceTable:
@@ -98,23 +115,38 @@ class Budget:
         return " and ".join(parts) or "no limit"
 
 
+def _check(
+    budget: Budget | None, spent: tuple[float, int], held: tuple[float, int], call: tuple[float, int]
+) -> str:
+    """'fits', 'wait' (it would fit but for calls in flight) or 'exceeded', and why in the last case."""
+    if budget is None:
+        return "fits"
+
+    def fits(extra: tuple[float, int]) -> bool:
+        ok_usd = budget.usd is None or spent[0] + extra[0] + call[0] <= budget.usd
+        return ok_usd and (budget.tokens is None or spent[1] + extra[1] + call[1] <= budget.tokens)
+
+    if fits(held):
+        return "fits"
+    return "wait" if fits((0.0, 0)) else "exceeded"
+
+
+def _exceeded(budget: Budget | None, spent: tuple[float, int], call: tuple[float, int]) -> BudgetExceeded:
+    assert budget is not None
+    return BudgetExceeded(
+        f"stopped before exceeding the budget of {budget.describe()}: spent ${spent[0]:.4f} / {spent[1]} "
+        f"tokens, the next call may cost up to ${call[0]:.4f} / {call[1]} tokens"
+    )
+
+
 class BudgetTracker:
-    """Spent + reserved against a budget, shared by the threads of one client."""
+    """Spent + reserved against a budget in this process's memory: for a client without a run."""
 
     def __init__(self, budget: Budget | None, spent_usd: float = 0.0, spent_tokens: int = 0) -> None:
         self.budget = budget
         self.spent_usd, self.spent_tokens = spent_usd, spent_tokens
         self._reserved_usd, self._reserved_tokens = 0.0, 0
         self._changed = threading.Condition()
-
-    def _fits(self, usd: float, tokens: int, in_flight: bool) -> bool:
-        b = self.budget
-        if b is None:
-            return True
-        extra_usd, extra_tokens = (self._reserved_usd, self._reserved_tokens) if in_flight else (0.0, 0)
-        ok_usd = b.usd is None or self.spent_usd + extra_usd + usd <= b.usd
-        ok_tokens = b.tokens is None or self.spent_tokens + extra_tokens + tokens <= b.tokens
-        return ok_usd and ok_tokens
 
     def reserve(self, usd: float, tokens: int) -> tuple[float, int]:
         """Hold room for a call's upper bound; raises BudgetExceeded if it cannot fit.
@@ -123,14 +155,15 @@ class BudgetTracker:
         their reservation, so stopping then would end the run early.
         """
         with self._changed:
-            while not self._fits(usd, tokens, in_flight=True):
-                if not self._fits(usd, tokens, in_flight=False):
-                    assert self.budget is not None
-                    raise BudgetExceeded(
-                        f"stopped before exceeding the budget of {self.budget.describe()}: spent "
-                        f"${self.spent_usd:.4f} / {self.spent_tokens} tokens, the next call may cost up to "
-                        f"${usd:.4f} / {tokens} tokens"
-                    )
+            while True:
+                spent = (self.spent_usd, self.spent_tokens)
+                verdict = _check(
+                    self.budget, spent, (self._reserved_usd, self._reserved_tokens), (usd, tokens)
+                )
+                if verdict == "fits":
+                    break
+                if verdict == "exceeded":
+                    raise _exceeded(self.budget, spent, (usd, tokens))
                 self._changed.wait()
             self._reserved_usd += usd
             self._reserved_tokens += tokens
@@ -144,3 +177,86 @@ class BudgetTracker:
             self.spent_usd += usd
             self.spent_tokens += tokens
             self._changed.notify_all()
+
+
+class StoreBudget:
+    """A run's budget kept in the store, so it holds across the processes that work the run.
+
+    What the run spent is on its row (`spent_usd`, `spent_tokens`); each call in flight holds a row of
+    `budget_reservations` for its upper bound, taken under the run's lock before the call and replaced by
+    the real cost after it. A reservation whose process died, or older than RESERVATION_S, no longer
+    counts. Every call is settled here, budget or not, so a run's spend is always on its row.
+    """
+
+    def __init__(self, store: Store, run_id: str, budget: Budget | None) -> None:
+        self.store, self.run_id, self.budget = store, run_id, budget
+
+    @property
+    def spent_usd(self) -> float:
+        """USD the run has spent (every process)."""
+        return self._spent()[0]
+
+    @property
+    def spent_tokens(self) -> int:
+        """Tokens the run has spent (every process)."""
+        return self._spent()[1]
+
+    def _spent(self, conn: sa.Connection | None = None) -> tuple[float, int]:
+        query = sa.select(t.runs.c.spent_usd, t.runs.c.spent_tokens).where(t.runs.c.id == self.run_id)
+        if conn is not None:  # inside a reservation: the run's row stays locked until it commits
+            row = conn.execute(locked(conn, query)).one()
+        else:
+            with self.store.read() as c:
+                row = c.execute(query).one()
+        return float(row[0]), int(row[1])
+
+    def reserve(self, usd: float, tokens: int) -> int | None:
+        """Hold room for a call's upper bound (the reservation's id, None without a budget); raises
+        BudgetExceeded if it cannot fit, and waits while it fits but for calls in flight."""
+        if self.budget is None:
+            return None
+        r = t.budget_reservations
+        while True:
+            with self.store.write() as conn:
+                spent = self._spent(conn)
+                held = self._held(conn)
+                verdict = _check(self.budget, spent, held, (usd, tokens))
+                if verdict == "exceeded":
+                    raise _exceeded(self.budget, spent, (usd, tokens))
+                if verdict == "fits":
+                    expires = now_utc() + timedelta(seconds=RESERVATION_S)
+                    values = {"run_id": self.run_id, "holder": worker_id(), "usd": usd, "tokens": tokens,
+                              "expires_at": expires}  # fmt: skip
+                    return int(conn.execute(sa.insert(r).values(**values)).inserted_primary_key[0])
+            time.sleep(WAIT_S)
+
+    def _held(self, conn: sa.Connection) -> tuple[float, int]:
+        """What live reservations hold; those of dead processes or past their expiry are dropped."""
+        r = t.budget_reservations
+        rows = conn.execute(
+            sa.select(r.c.id, r.c.holder, r.c.usd, r.c.tokens, r.c.expires_at).where(
+                r.c.run_id == self.run_id
+            )
+        ).all()
+        now = now_utc()
+        stale = [row.id for row in rows if row.expires_at < now or is_dead(row.holder)]
+        if stale:
+            conn.execute(sa.delete(r).where(r.c.id.in_(stale)))
+        live = [row for row in rows if row.id not in stale]
+        return sum(row.usd for row in live), sum(row.tokens for row in live)
+
+    def settle(self, reservation: int | None, usd: float, tokens: int) -> None:
+        """Replace a reservation by what the call really cost (0 when it failed without a reply)."""
+        if reservation is None and not usd and not tokens:
+            return
+        with self.store.write() as conn:
+            if reservation is not None:
+                conn.execute(
+                    sa.delete(t.budget_reservations).where(t.budget_reservations.c.id == reservation)
+                )
+            if usd or tokens:
+                conn.execute(
+                    sa.update(t.runs)
+                    .where(t.runs.c.id == self.run_id)
+                    .values(spent_usd=t.runs.c.spent_usd + usd, spent_tokens=t.runs.c.spent_tokens + tokens)
+                )

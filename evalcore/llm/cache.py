@@ -2,12 +2,11 @@
 
 The key is a hash of canonical JSON of only what changes the output: provider (and its structured-output
 mode), model, messages, sampling parameters, output schema, task and prompt version. Never the API key,
-the base URL or the run: a re-run anywhere replays the same responses.
+the base URL or the run: a re-run anywhere replays the same responses. A response its task could not
+parse is marked rejected: never replayed, so retrying a failed unit asks the model again.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import sqlalchemy as sa
 
@@ -15,6 +14,7 @@ from evalcore.llm.types import Request, Response
 from evalcore.models.common import content_hash, now_utc
 from evalcore.store import Store
 from evalcore.store import schema as t
+from evalcore.store.sql import insert_ignore
 
 KEY_VERSION = 1  # bump when the key's composition changes
 
@@ -29,12 +29,16 @@ def cache_key(provider_tag: str, model: str, request: Request) -> str:
 def cache_get(store: Store, key: str) -> Response | None:
     """The cached response for `key`, if any."""
     with store.read() as conn:
-        data = conn.scalar(sa.select(t.llm_cache.c.response).where(t.llm_cache.c.key == key))
+        data = conn.scalar(
+            sa.select(t.llm_cache.c.response).where(
+                t.llm_cache.c.key == key, t.llm_cache.c.rejected_at.is_(None)
+            )
+        )
     return Response.from_json(data) if data is not None else None
 
 
 def cache_put(conn: sa.Connection, key: str, provider: str, model: str, response: Response) -> None:
-    """Store a response; if another worker stored the same key first, keep theirs."""
+    """Store a response; if another worker stored the same key first, keep theirs (unless it was rejected)."""
     values = {
         "key": key,
         "provider": provider,
@@ -42,18 +46,20 @@ def cache_put(conn: sa.Connection, key: str, provider: str, model: str, response
         "response": response.to_json(),
         "created_at": now_utc(),
     }
+    conn.execute(
+        sa.delete(t.llm_cache).where(t.llm_cache.c.key == key, t.llm_cache.c.rejected_at.is_not(None))
+    )
     insert_ignore(conn, t.llm_cache, values)
 
 
-def insert_ignore(
-    conn: sa.Connection, table: sa.Table, values: dict[str, Any] | list[dict[str, Any]]
-) -> None:
-    """INSERT that skips rows whose primary key already exists (SQLite and PostgreSQL)."""
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    conn.execute(insert(table).on_conflict_do_nothing(), values)
+def reject_cached(store: Store, key: str) -> None:
+    """Mark a cached response as one its task could not use: it is kept, and never replayed."""
+    with store.write() as conn:
+        conn.execute(
+            sa.update(t.llm_cache)
+            .where(t.llm_cache.c.key == key, t.llm_cache.c.rejected_at.is_(None))
+            .values(rejected_at=now_utc())
+        )
 
 
 def cache_stats(store: Store) -> dict[str, int]:

@@ -19,15 +19,14 @@ from typing import Any
 import sqlalchemy as sa
 
 from evalcore.errors import NotFoundError
-from evalcore.llm.accounting import Budget, BudgetTracker, PriceTable, estimate_tokens
-from evalcore.llm.cache import cache_get, cache_key, cache_put
+from evalcore.llm.accounting import Budget, BudgetTracker, PriceTable, StoreBudget, estimate_tokens
+from evalcore.llm.cache import cache_get, cache_key, cache_put, reject_cached
 from evalcore.llm.providers import Provider
-from evalcore.llm.records import CallRecord, record_call, run_spend
+from evalcore.llm.records import CallRecord, record_call
 from evalcore.llm.registry import Registry
 from evalcore.llm.retry import RetryPolicy, with_retries
 from evalcore.llm.types import BudgetExceeded, Completion, ModelCallError, Request
-from evalcore.models import Run, RunStatus
-from evalcore.models.common import now_utc
+from evalcore.models import Run
 from evalcore.store import Store
 
 log = logging.getLogger("evalcore.llm")
@@ -68,8 +67,11 @@ class CallCore:
         run = self.current_run()
         chosen = Budget.parse(budget) or Budget.parse(run.budget if run else None)
         chosen = chosen or Budget.parse(settings.get("budget"))
-        spent = run_spend(store, run_id) if run_id else (0.0, 0)  # a resumed run keeps what it spent
-        self.budget = BudgetTracker(chosen, *spent)
+        # A run's budget lives in the store: every process working the run shares it, and a resumed
+        # run keeps what it spent.
+        self.budget: StoreBudget | BudgetTracker = (
+            StoreBudget(store, run.id, chosen) if run is not None else BudgetTracker(chosen)
+        )
         self.stopped_reason: str | None = None
         self.warnings: list[str] = []
         self.sleep: Callable[[float], None] = time.sleep
@@ -93,7 +95,7 @@ class CallCore:
                 lambda: provider.generate(model, request), self.retry, provider.name, model, self.sleep
             )
         except BaseException as e:
-            self.budget.settle(reservation, 0.0, 0)  # always release: other threads may be waiting on it
+            self.settle(reservation, 0.0, 0)  # always release: other workers may be waiting on it
             if isinstance(e, ModelCallError):
                 latency = (time.perf_counter() - started) * 1000
                 self._record(
@@ -102,7 +104,7 @@ class CallCore:
             raise
         tokens = (response.tokens_in, response.tokens_out)
         cost = self._cost(provider, model, *tokens)
-        self.budget.settle(reservation, cost, sum(tokens) if provider.priced else 0)
+        self.settle(reservation, cost, sum(tokens) if provider.priced else 0)
         latency = (time.perf_counter() - started) * 1000
         with self.writing() as conn:  # the cache entry and its accounting row commit together
             if key:
@@ -112,15 +114,26 @@ class CallCore:
             )
         return Completion(response, provider.name, model, False, cost, latency, attempts)
 
-    def reserve(self, provider: Provider, model: str, tokens_in: int, tokens_out: int) -> tuple[float, int]:
+    def reserve(self, provider: Provider, model: str, tokens_in: int, tokens_out: int) -> Any:
         """Hold budget for a call of at most these tokens; stops the run and raises if it may not fit."""
         if not provider.priced:  # offline and local models are free and do not count against budgets
-            return 0.0, 0
+            return None
         try:
             return self.budget.reserve(self.prices.cost(model, tokens_in, tokens_out), tokens_in + tokens_out)
         except BudgetExceeded as e:
             self._stop_for_budget(str(e))
             raise
+
+    def reject(self, provider: Provider, model: str, requests: list[Request]) -> None:
+        """Never replay the cached replies to these requests: their task could not use them."""
+        if provider.cacheable:
+            for request in requests:
+                reject_cached(self.store, cache_key(provider.cache_tag, model, request))
+
+    def settle(self, reservation: Any, usd: float, tokens: int) -> None:
+        """Replace a reservation from `reserve` by what the call really cost."""
+        if reservation is not None or usd or tokens:  # an unpriced call held nothing and cost nothing
+            self.budget.settle(reservation, usd, tokens)
 
     def _cost(self, provider: Provider, model: str, tokens_in: int, tokens_out: int) -> float:
         if not provider.priced:
@@ -177,25 +190,22 @@ class CallCore:
             return None
 
     def warn(self, message: str) -> None:
-        """Record a warning once, on this client and on its run (the page shows the run's warnings)."""
+        """Record a warning once, on this client and on its run (appended: the page shows the run's)."""
         with self._lock:
             if message in self.warnings:
                 return
             self.warnings.append(message)
             log.warning(message)
-            run = self.current_run()
-            if run is not None and message not in run.warnings:
-                self.store.update_run(run.model_copy(update={"warnings": [*run.warnings, message]}))
+            if self.current_run() is not None:
+                self.store.add_run_warning(self.run_id, message)  # type: ignore[arg-type]
 
     def _stop_for_budget(self, message: str) -> None:
-        """Mark the run stopped for budget (once)."""
+        """Stop the run for budget (once): a stop request every worker of the run, in any process, reads."""
         with self._lock:
             if self.stopped_reason:
                 return
             self.stopped_reason = "budget"
             log.warning(message)
-            run = self.current_run()
-            if run is not None:
-                update = {"status": RunStatus.stopped, "stopped_reason": "budget", "finished_at": now_utc(),
-                          "warnings": [*run.warnings, message]}  # fmt: skip
-                self.store.update_run(run.model_copy(update=update))
+            if self.current_run() is not None:
+                self.store.add_run_warning(self.run_id, message)  # type: ignore[arg-type]
+                self.store.request_stop(self.run_id, "budget")  # type: ignore[arg-type]

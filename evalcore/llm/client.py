@@ -72,6 +72,7 @@ class ModelClient(CallCore):
         offline = lambda: task.run_offline(inputs, seed).model_dump_json()  # noqa: E731
         error = ""
         max_tokens = task.max_tokens
+        unusable: list[Request] = []  # requests whose replies could not be parsed
         for attempt in range(1, task.max_reasks + 2):
             request = Request(
                 messages=messages,
@@ -106,12 +107,14 @@ class ModelClient(CallCore):
                 update = {"status": "ok", "output": parsed.value, "repairs": list(parsed.repairs)}
                 return result.model_copy(update=update)
             error = parsed.error or "unparseable"
+            unusable.append(request)
             if done.response.finish_reason in TRUNCATED:
                 # The same limit would cut the reply again: ask afresh, with room to finish.
                 max_tokens *= 2
                 messages = first
             else:
                 messages = reask_messages(messages, done.text, error)
+        self.reject(provider, name, unusable)  # a retry of this unit asks the model again
         return result.model_copy(
             update={"error": f"no valid output after {result.attempts} attempt(s): {error}"}
         )

@@ -56,11 +56,11 @@ def embed_texts(client: ModelClient, texts: list[str], model: str | None = None)
                 client.sleep,
             )
         except BaseException:
-            client.budget.settle(reservation, 0.0, 0)
+            client.settle(reservation, 0.0, 0)
             raise
         matrix = _unit_rows(np.asarray(matrix, dtype=np.float32))
         cost = client.prices.cost(name, tokens, 0) if provider.priced else 0.0
-        client.budget.settle(reservation, cost, tokens if provider.priced else 0)
+        client.settle(reservation, cost, tokens if provider.priced else 0)
         fresh = dict(zip(batch, matrix, strict=True))
         vectors.update(fresh)
         latency = (time.perf_counter() - started) * 1000

@@ -65,7 +65,7 @@ def guard_judge(client: ModelClient, target_model: str | None, judge: str | None
     choice = choose_judge(client.registry, target_model, judge)
     run = client.current_run()
     if run is not None and run.judge != choice.model:
-        client.store.update_run(run.model_copy(update={"judge": choice.model}))
+        client.store.set_run_judge(run.id, choice.model)
     if choice.warning:
         client.warn(choice.warning)
     return choice

@@ -3,24 +3,24 @@
 Each unit asks for `batch` specs with one scenario focus over a few focused documents; the focuses
 rotate so the pool is varied before selection. Every finished unit is committed with its specs, so a
 stopped or crashed job resumes from the next unit and never pays for a finished call twice (the model
-layer's cache covers the rest). Each spec's documents D_s are those retrieval finds for its text, plus
-the ones the generator cited.
+layer's cache covers the rest). Units are claimed (evalcore.jobs), so two processes on one run never
+generate the same batch. Each spec's documents D_s are those retrieval finds for its text, plus the ones
+the generator cited.
 """
 
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore import __version__
+from evalcore import __version__, jobs
 from evalcore.documents.retrieval import build_index
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
-from evalcore.llm.types import TaskResult
-from evalcore.models import Document, Provenance, Run, RunStatus
-from evalcore.models.common import now_utc
+from evalcore.models import Document, Provenance, Run
 from evalcore.specs.drafts import CATEGORIES, SpecDraft, SpecDrafts
 from evalcore.specs.offline import offline_specs
 from evalcore.specs.store_ops import add_specs, list_specs
@@ -92,8 +92,13 @@ def generate_specs(
     budget: dict[str, float] | None = None,
     on_progress: Callable[[int, int], None] | None = None,
     model: str | None = None,
+    retry_failed: bool = False,
 ) -> GenerationOutcome:
-    """Generate about `m` candidate specs (or resume run `run_id` with its own parameters)."""
+    """Generate about `m` candidate specs (or resume run `run_id` with its own parameters).
+
+    A job (evalcore.jobs): each unit is claimed, then committed with its specs. `retry_failed` gives the
+    failed units of the resumed run back to be generated again (their unparseable replies are not replayed).
+    """
     if run_id:
         run = store.run(run_id)
         params = run.params
@@ -103,16 +108,15 @@ def generate_specs(
             id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__
         )
     run = store.start_run(project_id, run)
+    if retry_failed:
+        jobs.retry_failed(store, run.id)
     documents = store.documents(project_id)
     by_id = {d.id: d for d in documents}
     description, card = _system_description(store, project_id)
-    units = plan_units(documents, params["m"], params["batch"], params["seed"])
-    done = store.finished_units(run.id)
-    pending = [u for u in units if u["key"] not in done]
+    units = {u["key"]: u for u in plan_units(documents, params["m"], params["batch"], params["seed"])}
     if "history" not in params:
         params["history"] = [v.spec.scenario for v in list_specs(store, project_id)][-HISTORY_LIMIT:]
-        run = run.model_copy(update={"params": params})
-        store.update_run(run)
+        store.update_run_params(run.id, {"history": params["history"]})
     common = {
         "system_description": description,
         "card": card,
@@ -120,37 +124,34 @@ def generate_specs(
         "tools": [t.model_dump(mode="json") for t in store.tools(project_id)],
         "history": params["history"],
     }
-    inputs = [
-        {
-            **common,
-            "focus": u["focus"],
-            "count": u["count"],
-            "documents": [_document_input(by_id[i]) for i in u["documents"] if i in by_id],
-        }
-        for u in pending
-    ]
     llm = ModelClient(store, project_id, run_id=run.id)
+    llm.registry.resolve("generator", params.get("model"))  # a configuration error fails before any call
     index = build_index(documents)
-    added = 0
-    failed: list[str] = []
+    added: list[str] = []
     seen = {v.spec.scenario.strip().lower() for v in list_specs(store, project_id)}
+    dedupe = threading.Lock()  # units commit from several threads; one scenario is kept once
 
-    def save(i: int, result: TaskResult) -> None:
-        nonlocal added
-        unit = pending[i]
+    def work(claim: jobs.Claim) -> None:
+        unit = units[claim.key]
+        inputs = {
+            **common,
+            "focus": unit["focus"],
+            "count": unit["count"],
+            "documents": [_document_input(by_id[i]) for i in unit["documents"] if i in by_id],
+        }
+        result = llm.run_task(GENERATE_SPECS, inputs, role="generator", model=params.get("model"),
+                              seed=params["seed"])  # fmt: skip
         if result.status == "stopped":
-            return  # not done: a resume after raising the budget does it
-        with store.unit(run.id, unit["key"]) as writer:
+            raise jobs.UnitStopped(result.error or "budget")  # not done: a resume with more budget does it
+        with dedupe, claim.commit() as writer:
             if result.status != "ok" or result.output is None:
                 writer.fail(result.error or "no output", {"raw": result.raw})
-                failed.append(unit["key"])
                 return
             fresh = []
             for draft in result.output.specs:
                 if draft.scenario.strip().lower() not in seen:
                     seen.add(draft.scenario.strip().lower())
                     fresh.append(_with_documents(draft, index, by_id, params["docs_per_spec"]))
-            duplicates = len(result.output.specs) - len(fresh)
             provenance = Provenance(
                 producer=result.model or "offline",
                 provider=result.provider or "offline",
@@ -161,25 +162,14 @@ def generate_specs(
                 run_id=run.id,
             )
             ids = add_specs(store, project_id, fresh, provenance, conn=writer.conn)
+            duplicates = len(result.output.specs) - len(fresh)
             writer.result = {"specs": ids, "duplicates": duplicates, "cache_hit": result.cache_hit}
-            added += len(ids)
+        added.extend(ids)
 
-    llm.run_batch(GENERATE_SPECS, inputs, role="generator", model=params.get("model"), seed=params["seed"],
-                  on_result=save, on_progress=on_progress)  # fmt: skip
-    finished = store.finished_units(run.id)
-    status = RunStatus.finished if all(u["key"] in finished for u in units) else RunStatus.stopped
-    run = store.run(run.id)  # re-read: the model client may have recorded warnings or a budget stop
-    run = run.model_copy(
-        update={
-            "status": status,
-            "stopped_reason": run.stopped_reason or llm.stopped_reason
-            if status == RunStatus.stopped
-            else None,
-            "finished_at": now_utc(),
-        }
+    report = jobs.run_units(
+        store, run.id, list(units), work, concurrency=llm.concurrency, on_progress=on_progress
     )
-    store.update_run(run)
-    return GenerationOutcome(run, added, failed, len(units) - len(pending))
+    return GenerationOutcome(report.run, len(added), report.failed, report.skipped)
 
 
 def _with_documents(draft: SpecDraft, index, by_id: dict[str, Document], k: int) -> SpecDraft:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 import sqlalchemy as sa
 from alembic.migration import MigrationContext
 from alembic.operations import Operations
 
 from evalcore.errors import EvalcoreError
-from evalcore.models.common import now_utc
+from evalcore.models.common import content_hash, now_utc
 from evalcore.store.schema import JSON, TS, schema_migrations
 
 
@@ -255,6 +256,99 @@ def m004_annotation(op: Operations) -> None:
     op.create_index("ix_items_queue", "items", ["project_id", "kind", "created_at", "id"])
 
 
+def m005_jobs(op: Operations) -> None:
+    """The one job mechanism: claimed units, column-level run state, appended warnings, budget in the store.
+
+    A run's moving parts (status, stop request, stop reason, end, judge, spend) become columns updated one
+    by one, and its warnings rows appended, so no writer erases what another wrote in between. Existing
+    runs get their values from their bodies; finished units become finished claims.
+    """
+    op.add_column("runs", sa.Column("stop_requested", sa.Text, nullable=True))
+    op.add_column("runs", sa.Column("stopped_reason", sa.Text, nullable=True))
+    op.add_column("runs", sa.Column("finished_at", TS, nullable=True))
+    op.add_column("runs", sa.Column("judge", sa.String(200), nullable=True))
+    op.add_column("runs", sa.Column("spent_usd", sa.Float, nullable=False, server_default="0"))
+    op.add_column("runs", sa.Column("spent_tokens", sa.Integer, nullable=False, server_default="0"))
+    op.create_table(
+        "run_warnings",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("digest", sa.String(64), nullable=False),
+        sa.Column("message", sa.Text, nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+    )
+    op.create_index("ux_run_warnings_message", "run_warnings", ["run_id", "digest"], unique=True)
+    op.create_table(
+        "job_claims",
+        sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("unit_key", sa.String(200), primary_key=True),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("claimed_by", sa.String(200), nullable=True),
+        sa.Column("claimed_until", TS, nullable=True),
+        sa.Column("attempts", sa.Integer, nullable=False),
+        sa.Column("updated_at", TS, nullable=False),
+    )
+    op.create_index("ix_job_claims_holder", "job_claims", ["claimed_by", "status"])
+    op.create_table(
+        "budget_reservations",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("holder", sa.String(200), nullable=False),
+        sa.Column("usd", sa.Float, nullable=False),
+        sa.Column("tokens", sa.Integer, nullable=False),
+        sa.Column("expires_at", TS, nullable=False),
+    )
+    op.create_index("ix_budget_reservations_run", "budget_reservations", ["run_id"])
+    op.add_column("llm_cache", sa.Column("rejected_at", TS, nullable=True))
+    _jobs_data(op.get_bind())
+
+
+def _jobs_data(conn: sa.Connection) -> None:
+    """Copy the moving parts of existing runs out of their bodies, and their finished units into claims."""
+    runs = sa.table(
+        "runs", sa.column("id"), sa.column("body", JSON), sa.column("stopped_reason"),
+        sa.column("finished_at", TS), sa.column("judge"), sa.column("spent_usd"), sa.column("spent_tokens"),
+    )  # fmt: skip
+    warnings = sa.table(
+        "run_warnings", sa.column("run_id"), sa.column("digest"), sa.column("message"),
+        sa.column("created_at", TS),
+    )  # fmt: skip
+    calls = sa.table(
+        "model_calls", sa.column("run_id"), sa.column("cost_usd"), sa.column("tokens_in"),
+        sa.column("tokens_out"), sa.column("cache_hit", sa.Boolean),
+    )  # fmt: skip
+    spent = sa.select(
+        calls.c.run_id, sa.func.sum(calls.c.cost_usd), sa.func.sum(calls.c.tokens_in + calls.c.tokens_out)
+    ).where(calls.c.cache_hit.is_(False), calls.c.run_id.is_not(None))
+    spend = {row[0]: (row[1], row[2]) for row in conn.execute(spent.group_by(calls.c.run_id))}
+    stamp = now_utc()
+    for run_id, body in conn.execute(sa.select(runs.c.id, runs.c.body)).all():
+        usd, tokens = spend.get(run_id, (0.0, 0))
+        conn.execute(
+            sa.update(runs)
+            .where(runs.c.id == run_id)
+            .values(
+                stopped_reason=body.get("stopped_reason"),
+                finished_at=datetime.fromisoformat(body["finished_at"]) if body.get("finished_at") else None,
+                judge=body.get("judge"),
+                spent_usd=float(usd or 0.0),
+                spent_tokens=int(tokens or 0),
+            )
+        )
+        for message in dict.fromkeys(body.get("warnings") or []):
+            conn.execute(
+                sa.insert(warnings).values(
+                    run_id=run_id, digest=content_hash(message), message=message, created_at=stamp
+                )
+            )
+    conn.execute(
+        sa.text(
+            "INSERT INTO job_claims (run_id, unit_key, status, attempts, updated_at) "
+            "SELECT run_id, unit_key, status, 1, finished_at FROM run_units"
+        )
+    )
+
+
 def m006_call_repairs(op: Operations) -> None:
     """One row per task reply that needed repairs or did not validate: the repair rate per model."""
     op.create_table(
@@ -281,6 +375,7 @@ MIGRATIONS: list[Migration] = [
     Migration("002_model_layer", m002_model_layer),
     Migration("003_runs", m003_runs),
     Migration("004_annotation", m004_annotation),
+    Migration("005_jobs", m005_jobs),
     Migration("006_call_repairs", m006_call_repairs),
 ]
 

@@ -162,6 +162,13 @@ runs = sa.Table(
     sa.Column("body", JSON, nullable=False),
     sa.Column("started_at", TS, nullable=False),
     sa.Column("updated_at", TS, nullable=False),
+    # 005_jobs: the moving parts of a run, each updated on its own (see evalcore.store.runs)
+    sa.Column("stop_requested", sa.Text, nullable=True),
+    sa.Column("stopped_reason", sa.Text, nullable=True),
+    sa.Column("finished_at", TS, nullable=True),
+    sa.Column("judge", sa.String(200), nullable=True),
+    sa.Column("spent_usd", sa.Float, nullable=False, server_default="0"),
+    sa.Column("spent_tokens", sa.Integer, nullable=False, server_default="0"),
 )
 
 run_units = sa.Table(
@@ -186,6 +193,8 @@ llm_cache = sa.Table(
     sa.Column("model", sa.String(200), nullable=False),
     sa.Column("response", JSON, nullable=False),
     sa.Column("created_at", TS, nullable=False),
+    # 005_jobs: set when the response could not be parsed; such an entry is never replayed
+    sa.Column("rejected_at", TS, nullable=True),
 )
 
 # One row per model call (cache hits included): tokens, cost, latency, outcome. No foreign keys, so
@@ -318,3 +327,45 @@ annotation_verdicts = sa.Table(
 
 # The queue pages a project's items oldest first: this index serves its ORDER BY ... LIMIT.
 sa.Index("ix_items_queue", items.c.project_id, items.c.kind, items.c.created_at, items.c.id)
+
+# ------------------------------------------------------------------------------- jobs (005_jobs)
+
+# A run's warnings, appended (never rewritten); `digest` (hash of the message) keeps each one once.
+run_warnings = sa.Table(
+    "run_warnings",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("digest", sa.String(64), nullable=False),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Index("ux_run_warnings_message", "run_id", "digest", unique=True),
+)
+
+# Who works on which unit of a job: status claimed | done | failed | pending. A claim holds until
+# `claimed_until` (renewed by its worker's heartbeat) or until its worker's process is seen dead.
+job_claims = sa.Table(
+    "job_claims",
+    metadata,
+    sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("unit_key", sa.String(200), primary_key=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("claimed_by", sa.String(200), nullable=True),
+    sa.Column("claimed_until", TS, nullable=True),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("updated_at", TS, nullable=False),
+    sa.Index("ix_job_claims_holder", "claimed_by", "status"),
+)
+
+# Budget held for model calls in flight, by any process: spent + held never passes a run's budget.
+budget_reservations = sa.Table(
+    "budget_reservations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(64), sa.ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("holder", sa.String(200), nullable=False),
+    sa.Column("usd", sa.Float, nullable=False),
+    sa.Column("tokens", sa.Integer, nullable=False),
+    sa.Column("expires_at", TS, nullable=False),
+    sa.Index("ix_budget_reservations_run", "run_id"),
+)

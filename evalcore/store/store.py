@@ -1,4 +1,4 @@
-"""The Store facade: projects, inputs, versioned items, annotations, runs and their units."""
+"""The Store facade: projects, inputs, versioned items, annotations, runs (store/runs.py) and their units."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from evalcore.errors import NotFoundError, StaleVersionError
-from evalcore.models import Annotation, Document, Procedure, Run, RunStatus, SystemCard, Tool
+from evalcore.models import Annotation, Document, Procedure, SystemCard, Tool
 from evalcore.models.common import content_hash, now_utc
 from evalcore.store import schema as t
 from evalcore.store.engine import create_engine, database_url, redact
 from evalcore.store.migrations import migrate
+from evalcore.store.runs import RunTables
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-class Store:
+class Store(RunTables):
     """All reads and writes of evalcore's data. Open one per process; it is safe to share across threads."""
 
     def __init__(self, url: str | None = None) -> None:
@@ -177,7 +178,8 @@ class Store:
             conn.execute(sa.delete(t.annotations).where(t.annotations.c.item_id.in_(item_ids)))
             conn.execute(sa.delete(t.turns).where(t.turns.c.item_id.in_(item_ids)))
             conn.execute(sa.delete(t.revisions).where(t.revisions.c.item_id.in_(item_ids)))
-            conn.execute(sa.delete(t.run_units).where(t.run_units.c.run_id.in_(run_ids)))
+            for table in (t.run_units, t.job_claims, t.run_warnings, t.budget_reservations):
+                conn.execute(sa.delete(table).where(table.c.run_id.in_(run_ids)))
             for table in (t.items, t.runs, t.system_cards, t.documents, t.tools, t.procedures):
                 conn.execute(sa.delete(table).where(table.c.project_id == project_id))
             conn.execute(sa.delete(t.projects).where(t.projects.c.id == project_id))
@@ -497,61 +499,22 @@ class Store:
 
     # --------------------------------------------------------------------- runs
 
-    def start_run(self, project_id: str, run: Run) -> Run:
-        """Record a run (job) as running; if a run with this id exists, mark it running again (resume)."""
-        with self.write() as c:
-            exists = c.scalar(sa.select(t.runs.c.id).where(t.runs.c.id == run.id))
-            run = run.model_copy(update={"status": RunStatus.running})
-            values = {
-                "status": run.status.value,
-                "body": run.model_dump(mode="json"),
-                "updated_at": now_utc(),
-            }
-            if exists:
-                c.execute(sa.update(t.runs).where(t.runs.c.id == run.id).values(**values))
-            else:
-                c.execute(
-                    sa.insert(t.runs).values(
-                        id=run.id, project_id=project_id, kind=run.kind, started_at=run.started_at, **values
-                    )
-                )
-        return run
-
-    def update_run(self, run: Run) -> None:
-        """Save a run's status, warnings and stop reason."""
-        with self.write() as c:
-            c.execute(
-                sa.update(t.runs)
-                .where(t.runs.c.id == run.id)
-                .values(status=run.status.value, body=run.model_dump(mode="json"), updated_at=now_utc())
-            )
-
-    def run(self, run_id: str) -> Run:
-        """One run."""
-        with self.read() as c:
-            body = c.scalar(sa.select(t.runs.c.body).where(t.runs.c.id == run_id))
-        if body is None:
-            raise NotFoundError(f"no run '{run_id}' in the store")
-        return Run.model_validate(body)
-
-    def runs(self, project_id: str, kind: str | None = None) -> list[Run]:
-        """A project's runs, newest first."""
-        query = sa.select(t.runs.c.body).where(t.runs.c.project_id == project_id)
-        if kind:
-            query = query.where(t.runs.c.kind == kind)
-        with self.read() as c:
-            bodies = c.scalars(query.order_by(t.runs.c.started_at.desc())).all()
-        return [Run.model_validate(b) for b in bodies]
-
     @contextmanager
     def unit(self, run_id: str, unit_key: str) -> Iterator[UnitWriter]:
         """A transaction for one unit of a job: what the block writes and the unit's mark commit together.
 
         If the block raises, nothing it wrote is kept and the unit stays unfinished, so a resume redoes it.
+        A unit recorded as failed is replaced (a retry); one recorded as done raises IntegrityError.
         """
         with self.write() as c:
             writer = UnitWriter(c)
             yield writer
+            units = t.run_units
+            c.execute(
+                sa.delete(units).where(
+                    units.c.run_id == run_id, units.c.unit_key == unit_key, units.c.status == "failed"
+                )
+            )
             c.execute(
                 sa.insert(t.run_units).values(
                     run_id=run_id,

@@ -1,0 +1,24 @@
+"""The one job mechanism: the machinery under every long arrow of the flow (../shared/DESIGN.md, "Layers").
+
+Spec generation, doc-QA generation and runs against a target (and every later generator) are jobs: a run
+records the parameters, `run_units` claims each unit atomically before it is worked, commits it with its
+result, and stops between units when the run's stop request is set; failed units are kept with their
+error until `retry_failed` gives them back. Stop, warnings, progress and budget are column-level updates
+in the store, so several processes can work one run. It knows no generator.
+"""
+
+from evalcore.jobs.claims import ClaimLost, retry_failed
+from evalcore.jobs.control import failed_units, progress, request_stop
+from evalcore.jobs.runner import Claim, JobReport, UnitStopped, run_units
+
+__all__ = [
+    "Claim",
+    "ClaimLost",
+    "JobReport",
+    "UnitStopped",
+    "failed_units",
+    "progress",
+    "request_stop",
+    "retry_failed",
+    "run_units",
+]

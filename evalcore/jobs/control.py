@@ -1,0 +1,43 @@
+"""Controlling a job from a page or a shell: stop it, read its progress and its failed units.
+
+A stop is a column of the run, not a signal to a process: it reaches every worker of the run, in any
+process, between two units. Progress is read from the store, so a page shows it whoever works the run.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from evalcore.models import Run
+from evalcore.store import Store
+from evalcore.store import schema as t
+
+PROGRESS_TOTAL = "progress_total"  # the run parameter holding how many records the finished job has
+
+
+def request_stop(store: Store, run_id: str, who: str = "a user") -> Run:
+    """Ask a job to stop: marked stopped now (reason 'stopped by WHO'); its workers stop between units."""
+    store.request_stop(run_id, f"stopped by {who or 'a user'}")
+    return store.run(run_id)
+
+
+def committed_records(store: Store, run_id: str) -> int:
+    """How many records (units, or steps of units) a run has committed: what progress bars count."""
+    with store.read() as conn:
+        return int(conn.scalar(sa.select(sa.func.count()).where(t.run_units.c.run_id == run_id)) or 0)
+
+
+def progress(store: Store, run: Run) -> tuple[int, int]:
+    """(records committed, records when finished) of a run; the total is 0 before the job has planned."""
+    return committed_records(store, run.id), int(run.params.get(PROGRESS_TOTAL) or 0)
+
+
+def failed_units(store: Store, run_id: str) -> dict[str, str]:
+    """The run's failed units with their errors, by key (a unit given back for a retry is not listed)."""
+    u, c = t.run_units, t.job_claims
+    retried = sa.select(c.c.unit_key).where(c.c.run_id == run_id, c.c.status.in_(("pending", "claimed")))
+    query = sa.select(u.c.unit_key, u.c.error).where(
+        u.c.run_id == run_id, u.c.status == "failed", u.c.unit_key.not_in(retried)
+    )
+    with store.read() as conn:
+        return {key: error or "" for key, error in conn.execute(query.order_by(u.c.unit_key))}
