@@ -2,8 +2,10 @@
 
 The document graph (evalcore.documents.graph) links documents that mention the same things.
 Seed 000 asks an LLM for named entities; this module is the offline implementation of that step:
-regular expressions and a few heuristics, with no model and no network. An LLM-backed extractor can
-replace it anywhere an `Extractor` (a callable `text -> list[Entity]`) is accepted.
+regular expressions and a few heuristics, with no model and no network. It is the only offline one: the
+model path, the `extract_entities` task (evalcore.documents.entity_task), falls back on it and maps a
+model's entities into its canonical forms, so an LLM-backed `Extractor` (a callable
+`text -> list[Entity]`) can replace it anywhere one is accepted.
 
 Three kinds of entity:
 - `id`: codes such as RC-01, VT-BAT-500, WEB-204518, WB-STD: uppercase letters and digits joined by hyphens,
