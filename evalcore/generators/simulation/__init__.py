@@ -1,10 +1,12 @@
 """Simulated users against a target, breakdowns and ratings (seed 002, ChatChecker): the `simulation` arrow.
 
 Today: the records of a simulated dialogue and their mapping onto Conversation (records), the breakdown
-taxonomy (taxonomy), ChatChecker's run statistics (stats), ChatChecker run folders both ways
-(chatchecker), and simulation runs in the store: import, read back, statistics, export (store_ops).
+taxonomy (taxonomy), the offline breakdown detector (breakdown_rules), ChatChecker's run statistics
+(stats), ChatChecker run folders both ways (chatchecker), and simulation runs in the store: import, read
+back, statistics, export (store_ops).
 """
 
+from evalcore.generators.simulation.breakdown_rules import annotate_offline, detect_offline
 from evalcore.generators.simulation.records import (
     GENERATOR,
     RUN_KIND,
@@ -35,6 +37,8 @@ __all__ = [
     "FinishReason",
     "ImportedRun",
     "SimulationRun",
+    "annotate_offline",
+    "detect_offline",
     "export_chatchecker_run",
     "import_chatchecker_run",
     "load_simulation_run",
