@@ -14,7 +14,7 @@ from test_simulation_stats import assert_same, published_summary, reference_run
 from typer.testing import CliRunner
 
 from evalcore.cli.main import app
-from evalcore.errors import ValidationFailed
+from evalcore.errors import NotFoundError, ValidationFailed
 from evalcore.generators.simulation import (
     GENERATOR,
     RUN_KIND,
@@ -24,7 +24,7 @@ from evalcore.generators.simulation import (
     simulation_statistics,
 )
 from evalcore.items.store_ops import list_conversations
-from evalcore.models import RunStatus
+from evalcore.models import Run, RunStatus
 from evalcore.store import Store
 
 runner = CliRunner()
@@ -286,3 +286,35 @@ def test_folders_without_dialogues_are_refused(tmp_path, db):
     missing = runner.invoke(app, ["simulations", "import", str(tmp_path / "nope"), "--db", db])
     assert missing.exit_code == 1 and "no such folder" in missing.output
     assert Store(db).projects() == []
+
+
+def test_cli_export_then_import_gives_the_same_statistics(db, tmp_path):
+    first = runner.invoke(app, ["simulations", "import", str(reference_run()), "--db", db])
+    run_id = first.stdout.strip().splitlines()[-1]
+    out = tmp_path / "exported"
+    exported = runner.invoke(app, ["simulations", "export", run_id, "--out", str(out), "--db", db])
+    assert exported.exit_code == 0, exported.output
+    assert exported.stdout.strip() == f"wrote 23 file(s) to {out}"
+    second = runner.invoke(app, ["simulations", "import", str(out), "--project", "copy", "--db", db])
+    assert second.exit_code == 0, second.output
+    assert "project copy (new project): 10 dialogue(s), 10 persona(s)" in second.stdout
+    again = runner.invoke(
+        app, ["simulations", "stats", second.stdout.strip().splitlines()[-1], "--json", "--db", db]
+    )
+    assert_same(json.loads(again.stdout), published_summary())
+
+
+def test_a_conversational_target_is_judged_on_the_first_17_types(sqlite_store, run_copy):
+    _edit(run_copy / "simulation_run_info.yaml", "type: task-oriented", "type: conversational")
+    result = import_chatchecker_run(sqlite_store, run_copy)
+    figures = simulation_statistics(sqlite_store, result.run_id)
+    # Of the run's five types, Redundancy and Lack of clarity are task-oriented only.
+    assert figures["n_unique_breakdown_types"] == 3
+    assert figures["total_breakdown_count"] == 5  # the decisions count whatever their types
+
+
+def test_stats_of_a_run_of_another_kind_is_refused(sqlite_store):
+    sqlite_store.create_project("p", "P")
+    other = sqlite_store.start_run("p", Run(id="run-judged", kind="run"))
+    with pytest.raises(NotFoundError, match="'run-judged' is not a simulation run"):
+        simulation_statistics(sqlite_store, other.id)
