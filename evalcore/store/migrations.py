@@ -210,7 +210,7 @@ def m004_annotation(op: Operations) -> None:
 
     `annotation_states` and `annotation_verdicts` hold nothing that cannot be rebuilt from items,
     revisions and annotations: they are derived, kept current in the transaction that saves annotations,
-    and refreshed from the head revision when something else wrote (see evalcore.review.state).
+    and refreshed from the head revision when something else wrote (see evalcore.items.state).
     """
     op.create_table(
         "assignments",

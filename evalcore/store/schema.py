@@ -294,7 +294,7 @@ assignments = sa.Table(
 )
 
 # Derived, one row per item: its tier and judge fields, so the queue filters and pages in SQL. Rebuilt
-# from revisions and annotations (evalcore.review.state); `version` is the head revision it reflects.
+# from revisions and annotations (evalcore.items.state); `version` is the head revision it reflects.
 annotation_states = sa.Table(
     "annotation_states",
     metadata,
@@ -314,7 +314,7 @@ annotation_states = sa.Table(
     sa.Index("ix_annotation_states_queue", "project_id", "kind", "tier"),
 )
 
-# Derived: each annotator's effective whole-item verdict (evalcore.review.tiers rules), for "needs my review".
+# Derived: each annotator's effective whole-item verdict (evalcore.items.tiers rules), for "needs my review".
 annotation_verdicts = sa.Table(
     "annotation_verdicts",
     metadata,
