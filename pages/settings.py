@@ -124,6 +124,50 @@ if rates:
 else:
     st.caption("No task replies yet.")
 
+st.subheader("Model profiles")
+st.caption(
+    "What a model behind an OpenAI-compatible server accepts: how to ask it for structured output, the "
+    "most output tokens it grants, whether it takes a temperature. Its calls follow the profile. A probe "
+    "learns the structured mode and the temperature from one call; set the token limit by hand."
+)
+profiles = status.model_profiles(store, project_id)
+if profiles:
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "model": model,
+                    "structured output": p.structured or "(provider's setting)",
+                    "max tokens": p.max_tokens or "",
+                    "temperature": "yes" if p.temperature else "no",
+                    "probed": p.probed_at or "",
+                    "note": p.note,
+                }
+                for model, p in profiles.items()
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+with st.form("model_profile"):
+    c1, c2 = st.columns([3, 1])
+    profile_model = c1.text_input("Model (provider/model)", placeholder="compat/qwen2.5-0.5b-instruct")
+    limit = c2.number_input("Max tokens (0 = no limit)", min_value=0, step=256)
+    probe_clicked = c1.form_submit_button("Probe (one call)")
+    save_clicked = c2.form_submit_button("Save max tokens")
+    if (probe_clicked or save_clicked) and profile_model.strip():
+        require_user()
+        name = profile_model.strip()
+        try:
+            if probe_clicked:
+                status.probe_model(store, project_id, name)
+            else:
+                kept = profiles.get(name) or status.ModelProfile()
+                status.set_model_profile(store, project_id, name, kept.with_max_tokens(int(limit) or None))
+            st.rerun()
+        except EvalcoreError as exc:
+            show_error(exc)
+
 st.subheader("Budget")
 current = status.budget(store, project_id)
 st.caption(

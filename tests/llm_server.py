@@ -69,6 +69,7 @@ class _Fault:
     timeout: float = 0.0
     malformed: bool = False
     echo_key: bool = False
+    message: str | None = None
 
 
 def example_for(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> Any:
@@ -124,9 +125,12 @@ class LLMServer:
         """Queue replies (text, or a dict sent as JSON) for the next calls, in order."""
         self._replies.extend(r if isinstance(r, str) else json.dumps(r) for r in replies)
 
-    def fail_next(self, status: int, count: int = 1, retry_after: float | None = None, echo_key=False):
-        """Answer the next `count` calls with HTTP `status` (and a Retry-After header when given)."""
-        self._faults.extend(_Fault(status, retry_after, echo_key=echo_key) for _ in range(count))
+    def fail_next(
+        self, status: int, count: int = 1, retry_after: float | None = None, echo_key=False, message=None
+    ):
+        """Answer the next `count` calls with HTTP `status` (a Retry-After header, a message when given)."""
+        fault = _Fault(status, retry_after, echo_key=echo_key, message=message)
+        self._faults.extend(fault for _ in range(count))
 
     def timeout_next(self, seconds: float, count: int = 1) -> None:
         """Stall the next `count` calls for `seconds` before answering (the client should time out)."""
@@ -352,7 +356,9 @@ class _Handler(BaseHTTPRequestHandler):
         return self._send(200, _embeddings(call.body), call)
 
     def _send_error(self, fault: _Fault, call: Call) -> None:
-        message = {429: "Rate limit reached", 500: "Internal server error"}.get(fault.status, "Error")
+        message = fault.message or {429: "Rate limit reached", 500: "Internal server error"}.get(
+            fault.status, "Error"
+        )
         if fault.echo_key:  # like real APIs, which quote part of a wrong key back
             message += f": incorrect API key provided: {self.headers.get('Authorization', '')}"
             message += f" {self.headers.get('x-api-key', '')}"

@@ -7,8 +7,10 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.cli.main import SAMPLE_PROJECT
 from evalcore.inputs import import_project
+from evalcore.llm.profiles import ModelProfile
 from evalcore.llm.records import CallRecord, record_call
 from evalcore.llm.repairs import record_repairs
+from evalcore.llm.status import set_model_profile
 from evalcore.store import DATABASE_URL_ENV, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,3 +102,22 @@ def test_settings_shows_the_repair_rate_per_model(db_url):
         {"model": "compat/qwen2.5-0.5b", "task replies": 4, "repaired": "25%", "asked again": "0%",
          "repairs": "reasoning_block (1), score_word (1)"}
     ]  # fmt: skip
+
+
+def test_settings_shows_model_profiles(db_url):
+    store = Store(db_url)
+    project_id = import_project(store, SAMPLE_PROJECT).project_id
+    profile = ModelProfile(structured="none", max_tokens=2048, note="ignores json_schema")
+    set_model_profile(store, project_id, "compat/qwen2.5-0.5b", profile)
+    at = _app()
+    at.run()
+    at.switch_page("pages/settings.py").run()
+    assert not at.exception
+    (table,) = [d.value for d in at.dataframe if "probed" in d.value.columns]
+    row = table.to_dict("records")[0]
+    assert (row["model"], row["structured output"], row["max tokens"], row["temperature"]) == (
+        "compat/qwen2.5-0.5b",
+        "none",
+        2048,
+        "yes",
+    )

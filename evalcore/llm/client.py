@@ -21,6 +21,7 @@ import numpy as np
 
 from evalcore.llm.calls import CallCore
 from evalcore.llm.parsing import Parsed, parse_output
+from evalcore.llm.profiles import profile_for
 from evalcore.llm.repairs import record_repairs
 from evalcore.llm.tasks import Task, reask_messages
 from evalcore.llm.types import BudgetExceeded, Completion, Message, ModelCallError, Request, TaskResult
@@ -51,10 +52,11 @@ class ModelClient(CallCore):
     ) -> TaskResult:
         """Run `task` on `inputs`: render, call, parse/repair, re-ask with the validation error if needed.
 
-        A reply cut at the token limit that cannot be repaired is asked again afresh with twice the limit
-        (the budget reserves for it like for any call). Never raises for model failures: a unit that
-        cannot be produced comes back `failed` with its raw output and error, or `stopped` when the
-        budget would be exceeded. Misconfiguration raises.
+        Calls follow the model's profile (structured mode, temperature, token limit). A reply cut at the
+        token limit that cannot be repaired is asked again afresh with twice the limit, within the
+        model's limit (the budget reserves for it like for any call). Never raises for model failures:
+        a unit that cannot be produced comes back `failed` with its raw output and error, or `stopped`
+        when the budget would be exceeded. Misconfiguration raises.
         """
         provider, name, full = self.registry.resolve(role, model)
         first = messages = task.render(inputs)
@@ -71,7 +73,8 @@ class ModelClient(CallCore):
         )
         offline = lambda: task.run_offline(inputs, seed).model_dump_json()  # noqa: E731
         error = ""
-        max_tokens = task.max_tokens
+        profile = profile_for(self.registry.settings, full)
+        max_tokens = profile.limit(task.max_tokens)
         unusable: list[Request] = []  # requests whose replies could not be parsed
         for attempt in range(1, task.max_reasks + 2):
             request = Request(
@@ -85,6 +88,7 @@ class ModelClient(CallCore):
                 prompt_version=task.prompt_version,
                 offline=offline,
             )
+            request = profile.apply(request)
             try:
                 done = self._call(provider, name, request, role)
             except ModelCallError as e:
@@ -108,9 +112,10 @@ class ModelClient(CallCore):
                 return result.model_copy(update=update)
             error = parsed.error or "unparseable"
             unusable.append(request)
-            if done.response.finish_reason in TRUNCATED:
+            grown = profile.limit(2 * max_tokens)
+            if done.response.finish_reason in TRUNCATED and grown > max_tokens:
                 # The same limit would cut the reply again: ask afresh, with room to finish.
-                max_tokens *= 2
+                max_tokens = grown
                 messages = first
             else:
                 messages = reask_messages(messages, done.text, error)
@@ -211,8 +216,10 @@ class ModelClient(CallCore):
         seed: int | None = None,
     ) -> Completion:
         """A plain chat completion (cached, retried, accounted); raises ModelCallError/BudgetExceeded."""
-        provider, name, _ = self.registry.resolve(role, model)
-        request = Request(tuple(messages), temperature, max_tokens, seed)
+        provider, name, full = self.registry.resolve(role, model)
+        request = profile_for(self.registry.settings, full).apply(
+            Request(tuple(messages), temperature, max_tokens, seed)
+        )
         return self._call(provider, name, request, role)
 
     def embed(self, texts: Sequence[str], model: str | None = None) -> np.ndarray:

@@ -134,14 +134,15 @@ class OpenAIProvider(Provider):
         if self.config.kind == "openai":
             # OpenAI's current models take max_completion_tokens; reasoning models refuse a temperature.
             args["max_completion_tokens"] = request.max_tokens
-            if not model.startswith(_REASONING_PREFIXES):
+            if not model.startswith(_REASONING_PREFIXES) and request.temperature is not None:
                 args["temperature"] = request.temperature
         else:  # compatible servers (vLLM, Ollama, llama.cpp) all know max_tokens
             args["max_tokens"] = request.max_tokens
-            args["temperature"] = request.temperature
+            if request.temperature is not None:  # None: the model's profile says it takes none
+                args["temperature"] = request.temperature
         if request.seed is not None:
             args["seed"] = request.seed
-        mode = self.config.structured if request.schema is not None else "none"
+        mode = (request.structured or self.config.structured) if request.schema is not None else "none"
         name = (request.schema_name or "output")[:64]
         if mode == "json_schema":
             spec = {"name": name, "schema": request.schema, "strict": False}

@@ -1,5 +1,6 @@
 """What the Settings page shows and changes: providers, role models, spend, cache hit rate, budget, prices,
-and how often each model's replies needed repairs (`repair_rates`, from evalcore.llm.repairs).
+how often each model's replies needed repairs (`repair_rates`, from evalcore.llm.repairs), and the model
+profiles (evalcore.llm.profiles: structured mode, token limit, temperature; probed or set by hand).
 
 Reads never reveal a key (only whether its environment variable is set); writes refuse anything that
 would store one. All settings live in the project's settings, under `models`, `providers`, `prices`,
@@ -16,6 +17,9 @@ from urllib.parse import urlsplit, urlunsplit
 import sqlalchemy as sa
 
 from evalcore.llm.accounting import Budget, PriceTable
+from evalcore.llm.client import ModelClient
+from evalcore.llm.profiles import SETTING as PROFILES_SETTING
+from evalcore.llm.profiles import ModelProfile, probe, profile_for
 from evalcore.llm.registry import (
     EMBEDDING_ROLE,
     Registry,
@@ -264,3 +268,29 @@ def set_llm_options(
                 raise ConfigError(f"{key} must be at least {1 if key == 'concurrency' else 0}")
             options[key] = int(value)
     _update(store, project_id, "llm", options)
+
+
+def model_profiles(store: Store, project_id: str) -> dict[str, ModelProfile]:
+    """The kept model profiles, by 'provider/model'."""
+    settings = _settings(store, project_id)
+    return {model: profile_for(settings, model) for model in sorted(settings.get(PROFILES_SETTING) or {})}
+
+
+def set_model_profile(store: Store, project_id: str, model: str, profile: ModelProfile | None) -> None:
+    """Keep (or, with None, forget) a model's profile; its calls follow it from then on."""
+    split_model(model)
+    if profile is not None and profile.max_tokens is not None and profile.max_tokens < 1:
+        raise ConfigError("a model's token limit must be at least 1")
+    table = dict(_settings(store, project_id).get(PROFILES_SETTING) or {})
+    if profile is None:
+        table.pop(model, None)
+    else:
+        table[model] = profile.to_setting()
+    _update(store, project_id, PROFILES_SETTING, table)
+
+
+def probe_model(store: Store, project_id: str, model: str) -> ModelProfile:
+    """Probe a model behind an OpenAI-compatible server with one call, and keep what it showed."""
+    learned = probe(ModelClient(store, project_id), model)
+    set_model_profile(store, project_id, model, learned)
+    return learned

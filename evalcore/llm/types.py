@@ -28,13 +28,14 @@ class Request:
     """Everything a provider needs for one call; only what changes the output goes into the cache key."""
 
     messages: tuple[Message, ...]
-    temperature: float = 0.0
+    temperature: float | None = 0.0  # None: the model takes no temperature (its profile says so)
     max_tokens: int = 1024
     seed: int | None = None
     schema: dict[str, Any] | None = None
     schema_name: str | None = None
     task: str | None = None
     prompt_version: str | None = None
+    structured: str | None = None  # how to ask for the schema, from the model's profile; None: the provider's
     # For the offline provider: produces the reply text from the task's inputs. Not part of the key.
     offline: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
@@ -49,6 +50,8 @@ class Request:
             "schema_name": self.schema_name,
             "task": self.task,
             "prompt_version": self.prompt_version,
+            # Only when a profile sets it, so the keys of earlier cache entries stay as they were.
+            **({"structured": self.structured} if self.structured else {}),
         }
 
 
