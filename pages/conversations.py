@@ -13,9 +13,10 @@ from evalcore.generators.doc_qa.browse import (
     summary,
 )
 from evalcore.generators.doc_qa.generate import qa_pairs
-from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
+from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
 from evalcore.items.current import read_item
+from evalcore.jobs import failed_units, progress, request_stop
 from evalcore.specs.store_ops import list_specs
 from pages._common import current_project, current_user, show_error, store_or_stop
 
@@ -108,13 +109,15 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
             )
         st.dataframe(rows, hide_index=True, width="stretch")
         failed = [
-            {"unit (spec/conversation)": key, "error": unit["error"]}
-            for key, unit in store.finished_units(runs[0].id).items()
-            if unit["status"] == "failed"
+            {"unit (spec/conversation)": key, "error": error}
+            for key, error in failed_units(store, runs[0].id).items()
         ]
         if failed:  # kept with their reasons, never dropped silently
             st.warning(f"{len(failed)} conversation(s) of the latest run could not be generated:")
             st.dataframe(failed, hide_index=True, width="stretch")
+            retry_help = "Generate them again; replies that could not be used are not reused."
+            if st.button("Retry failed units", help=retry_help):
+                _run(runs[0].id, {"retry_failed": True})
     if unfinished is not None:
         for warning in unfinished.warnings:
             st.caption(f"note: {warning}")

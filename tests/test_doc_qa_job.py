@@ -11,10 +11,11 @@ from evalcore.cli.main import SAMPLE_PROJECT
 from evalcore.documents.retrieval import build_index
 from evalcore.errors import EvalcoreError
 from evalcore.generators.doc_qa.generate import GENERATE_CONVERSATION, conversation_inputs, to_conversation
-from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
+from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations
 from evalcore.generators.doc_qa.verify import verify_conversation
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
+from evalcore.jobs import progress, request_stop
 from evalcore.llm import ModelClient
 from evalcore.models import Provenance, Tier
 from evalcore.specs.generation import generate_specs
@@ -77,7 +78,7 @@ def test_a_stop_request_stops_between_units_and_resume_finishes(sqlite_store, on
     outcome = generate_conversations(
         store, project_id, specs="all", per_spec=2, dense=False, on_progress=stop_after_two
     )
-    assert outcome.stopped == "stop requested by dana" and outcome.added == 2 and seen == [1, 2]
+    assert outcome.stopped == "stopped by dana" and outcome.added == 2 and seen == [0, 1, 2]
     assert outcome.run.status.value == "stopped"
     resumed = generate_conversations(
         store, project_id, outcome.run.id, on_progress=lambda d, t: seen.append(d)

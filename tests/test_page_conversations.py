@@ -5,9 +5,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations, progress, request_stop
+from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
+from evalcore.jobs import progress, request_stop
 from evalcore.specs.generation import generate_specs
 from evalcore.store import DATABASE_URL_ENV, Store
 

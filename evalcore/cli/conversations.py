@@ -42,14 +42,20 @@ def generate(
     judge: Annotated[str | None, typer.Option(help="Judge model of the adherence check.")] = None,
     budget_usd: Annotated[float | None, typer.Option(help="Stop before spending more than this.")] = None,
     resume: Annotated[str | None, typer.Option(help="Resume this run id with its own parameters.")] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="With --resume: generate the failed units again too.")
+    ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
     """Generate document-grounded conversations from specs (seed 000, Algorithm 2), verified."""
     from evalcore.generators.doc_qa.job import generate_conversations
+    from evalcore.jobs import failed_units
 
     if generator not in GENERATORS:
         raise EvalcoreError(f"unknown generator '{generator}' (available: {', '.join(GENERATORS)})")
+    if retry_failed and not resume:
+        raise EvalcoreError("--retry-failed retries the failed units of a run: give --resume RUN_ID too")
     store = _store(db)
     project_id = _project_id(store, project)
     which: str | list[str] = specs if specs in ("selected", "all") else [s.strip() for s in specs.split(",")]
@@ -62,7 +68,9 @@ def generate(
         if done == total or done % 10 == 0:
             typer.echo(f"  {done}/{total} conversations")
 
-    outcome = generate_conversations(store, project_id, resume, on_progress=progress, **params)
+    outcome = generate_conversations(
+        store, project_id, resume, on_progress=progress, retry_failed=retry_failed, **params
+    )
     run = outcome.run
     for message in run.warnings:
         typer.secho(f"note: {message}", fg=typer.colors.YELLOW)
@@ -74,17 +82,21 @@ def generate(
         f"{len(outcome.failed)} failed, {outcome.total} planned; tiers: "
         + (", ".join(f"{n} {t}" for t, n in sorted(tiers.items()) if t) or "none")
     )
+    failed = failed_units(store, run.id)
     for key in outcome.failed:
-        typer.echo(f"  failed {key}: {store.finished_units(run.id)[key]['error']}")
+        typer.echo(f"  failed {key}: {failed.get(key, '')}")
     if outcome.stopped:
         typer.secho(f"stopped: {outcome.stopped}; resume with --resume {run.id}", fg=typer.colors.YELLOW)
+    if failed:
+        typer.echo(f"{len(failed)} failed unit(s); generate them again with --resume {run.id} --retry-failed")
 
 
 @app.command()
 @friendly
 def runs(project: ProjectOption = None, db: DbOption = None) -> None:
     """Generation runs with their progress (newest first)."""
-    from evalcore.generators.doc_qa.job import RUN_KIND, progress
+    from evalcore.generators.doc_qa.job import RUN_KIND
+    from evalcore.jobs import progress
 
     store = _store(db)
     for run in store.runs(_project_id(store, project), kind=RUN_KIND):

@@ -7,11 +7,11 @@ execute_run(store, run.run.id)                                 # resume after a 
 the deterministic checks. Reports over runs live in `evalcore.reports` (a higher package).
 """
 
+from evalcore.jobs import request_stop
 from evalcore.runs.control import (
     code_version,
     is_active,
     last_error,
-    request_stop,
     run_progress,
     start_in_background,
     wait_for,

@@ -1,9 +1,8 @@
-"""Controlling runs from a page or a shell: start in the background, stop, watch progress, code version.
+"""Controlling runs from a page or a shell: start in the background, watch progress, code version.
 
-A stop is a state in the store (status `stopped`, with who asked), not a signal to a process, so it
-reaches a run played by another process or worker too: `execute_run` polls its run's status and stops
-after the turns in flight. Progress is read from the store (finished units / total turns), so a page
-shows it whoever plays the run, and a reopened tab picks it up.
+Stopping is the job mechanism's (`evalcore.jobs.request_stop`: a column of the run every worker reads
+between turns, in any process). Progress is read from the store (finished turns / total turns), so a
+page shows it whoever plays the run, and a reopened tab picks it up.
 """
 
 from __future__ import annotations
@@ -16,9 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore import __version__
-from evalcore.models import Run, RunStatus
-from evalcore.models.common import now_utc
-from evalcore.runs.store_ops import count_units
+from evalcore.jobs import progress
 from evalcore.store import Store
 
 log = logging.getLogger("evalcore.runs")
@@ -44,25 +41,9 @@ def code_version() -> str:
     return f"{__version__}+g{sha}" if sha else __version__
 
 
-def request_stop(store: Store, run_id: str, who: str = "a user") -> Run:
-    """Ask a run to stop: marked stopped now; the process playing it stops after the turns in flight."""
-    run = store.run(run_id)
-    if run.status in (RunStatus.running, RunStatus.pending):
-        run = run.model_copy(
-            update={
-                "status": RunStatus.stopped,
-                "stopped_reason": f"stopped by {who}",
-                "finished_at": now_utc(),
-            }
-        )
-        store.update_run(run)
-    return run
-
-
 def run_progress(store: Store, run_id: str) -> tuple[int, int]:
     """(turns done, turns in the run)."""
-    run = store.run(run_id)
-    return count_units(store, run_id), int(run.params.get("total_turns") or 0)
+    return progress(store, store.run(run_id))
 
 
 def is_active(run_id: str) -> bool:

@@ -1,32 +1,32 @@
 """A run: play conversations (turn by turn) or tests against a target, judge every turn, store judgments.
 
-It is a job (DESIGN.md, "Layers"; `evalcore/specs/generation.py` is the pattern): `create_run` records
-the parameters, the target's configuration (never a secret: keys are environment variable names), the
-items to play, the judge, prompt versions and the code version; `execute_run` plays what is not done yet.
-Each played turn is one job unit, committed together with its judgment, so a killed run resumes at the
-next unplayed turn, its history rebuilt from the stored replies, and never replays a finished turn.
+It is a job of evalcore.jobs: `create_run` records the parameters, the target's configuration (never a
+secret: keys are environment variable names), the items to play, the judge, prompt versions and the code
+version; `execute_run` plays what is not done yet. Each item (conversation or test) is a unit, claimed
+before it is played, so processes resuming one run at once never play one turn twice; each played turn
+is committed with its judgment, so a killed run resumes at the next unplayed turn, its history rebuilt
+from the stored replies.
 
 Items are played in parallel (at most `concurrency` at once), the turns of one item in order: the target
 sees the conversation so far (the user turns, and its own earlier replies), then the next user turn.
 A target that errors, times out or answers garbage gets a crash recorded for that turn (scored 0, error
-type `crash`) and the run goes on. A spent budget, or a stop requested from the page or another process
-(`evalcore.runs.control.request_stop`), stops the run after the turns in flight; `execute_run` again
-resumes it.
+type `crash`) and the run goes on. A spent budget (kept in the store, shared by every process), or a
+stop requested from the page or another process (`evalcore.jobs.request_stop`), stops the run after the
+turns in flight; `execute_run` again resumes it.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
+from evalcore import jobs
 from evalcore.errors import EvalcoreError, NotFoundError
+from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Run, RunStatus, Target
-from evalcore.models.common import now_utc
 from evalcore.runs.control import code_version
 from evalcore.runs.items import load_items, select_keys
 from evalcore.runs.judges import make_judge
@@ -37,7 +37,6 @@ from evalcore.store import Store
 from evalcore.store.store import new_id
 
 DEFAULT_CONCURRENCY = 4
-POLL_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +88,7 @@ def create_run(
         "judge_requested": judge,
         "items": keys,
         "total_turns": total,
+        PROGRESS_TOTAL: total,
         "concurrency": max(1, int(concurrency)),
         "source": source,
         "filters": {"spec_id": spec_id, "generator": generator, "limit": limit},
@@ -121,13 +121,14 @@ def execute_run(
 
     `on_progress(done, total)` is called in the caller's thread as turns finish. `budget` replaces the
     run's budget (to resume a run stopped by it). Configuration errors (an unreachable target, a bad
-    judge) mark the run failed and raise.
+    judge) mark the run failed and raise. Another process may play the same run at once: each plays the
+    items the other has not claimed, and the last to finish records the run's end.
     """
     run = store.run(run_id)
     if run.kind != RUN_KIND:
         raise EvalcoreError(f"'{run_id}' is a {run.kind} job, not a run against a target")
     pid = run.params["project_id"]
-    updates: dict[str, Any] = {"status": RunStatus.running, "stopped_reason": None, "finished_at": None}
+    updates: dict[str, Any] = {}
     if budget is not None:
         updates["budget"] = budget
     if concurrency:
@@ -139,64 +140,27 @@ def execute_run(
         adapter = build_adapter(store, pid, target, client)
         judge = make_judge(client, run.params.get("judge_requested"), target.model)
     except EvalcoreError as e:
-        _finish(store, run.id, RunStatus.failed, str(e))
+        store.finish_run(run.id, RunStatus.failed, str(e))
         raise
-    fresh = store.run(run.id)
-    versions = {**fresh.params.get("prompt_versions", {}), **judge.prompt_versions}
-    store.update_run(fresh.model_copy(update={"params": {**fresh.params, "prompt_versions": versions}}))
+    versions = {**run.params.get("prompt_versions", {}), **judge.prompt_versions}
+    store.update_run_params(run.id, {"prompt_versions": versions})
     items, missing = load_items(store, run.params.get("items", []))
     if missing:
         client.warn(f"{len(missing)} item(s) no longer in the store were skipped: {', '.join(missing[:5])}")
-    done = store.finished_units(run.id)
+    by_key = {item.key: item for item in items}
     total = sum(len(item.exchanges) for item in items)
-    finished = sum(1 for item in items for ex in item.exchanges if item.unit_key(ex) in done)
     player = Player(store, run, adapter, judge)
-    todo = [i for i in items if any(i.unit_key(ex) not in done for ex in i.exchanges)]
-    played = crashed = unscored = 0
-    if on_progress:
-        on_progress(finished, total)
-    workers = max(1, min(int(run.params.get("concurrency") or DEFAULT_CONCURRENCY), len(todo) or 1))
-    try:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalcore-run") as pool:
-            pending = {pool.submit(player.play, item, done) for item in todo}
-            polled = time.monotonic()
-            while pending:
-                finished_now, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-                for future in finished_now:
-                    future.result()  # a bug in a worker surfaces here
-                while not player.events.empty():
-                    was_crash, score = player.events.get()
-                    played, finished = played + 1, finished + 1
-                    crashed += was_crash
-                    unscored += score is None
-                    if on_progress:
-                        on_progress(finished, total)
-                if time.monotonic() - polled > POLL_SECONDS:
-                    polled = time.monotonic()
-                    current = store.run(run.id)
-                    if current.status != RunStatus.running:
-                        player.halt(current.stopped_reason or "stopped")
-    except BaseException as e:
-        player.halt("interrupted")
-        if isinstance(e, KeyboardInterrupt):
-            _finish(store, run.id, RunStatus.stopped, "interrupted")
-        else:
-            _finish(store, run.id, RunStatus.failed, f"{type(e).__name__}: {e}")
-        raise
-    complete = finished >= total
-    reason = None if complete else (player.stop_reason or store.run(run.id).stopped_reason or "stopped")
-    final = _finish(store, run.id, RunStatus.finished if complete else RunStatus.stopped, reason)
-    return RunOutcome(final, played, crashed, unscored, finished, total)
-
-
-def _finish(store: Store, run_id: str, status: RunStatus, reason: str | None) -> Run:
-    """Record the final state on the run as stored now (keeping warnings others added meanwhile)."""
-    current = store.run(run_id)
-    if status == RunStatus.stopped and current.status == RunStatus.stopped and current.stopped_reason:
-        reason = current.stopped_reason  # a stop requested by a person or the budget keeps its reason
-    run = current.model_copy(update={"status": status, "stopped_reason": reason, "finished_at": now_utc()})
-    store.update_run(run)
-    return run
+    report = jobs.run_units(
+        store,
+        run.id,
+        list(by_key),
+        lambda claim: player.play(by_key[claim.key], claim),
+        concurrency=int(run.params.get("concurrency") or DEFAULT_CONCURRENCY),
+        on_progress=on_progress,
+        progress_total=total,
+    )
+    done = jobs.progress(store, report.run)[0]
+    return RunOutcome(report.run, player.played, player.crashed, player.unscored, done, total)
 
 
 def run_target(

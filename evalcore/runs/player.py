@@ -1,19 +1,16 @@
 """Playing one item of a run: the target's reply to each turn, its judgment, and the turn's job unit.
 
-The turns of an item are played in order; the target sees the conversation so far (the user turns and
-its own earlier replies, rebuilt from the stored units of finished turns on a resume). Each played turn
-is committed with its judgment as one job unit. A crash is recorded for the turn; a spent budget halts
-the whole run (`Player.halt`), which the other workers notice before their next turn.
+The turns of an item are played in order by the worker holding the item's claim (evalcore.jobs); the
+target sees the conversation so far (the user turns and its own earlier replies, rebuilt from the stored
+records of finished turns on a resume). Each played turn is committed with its judgment as one record of
+the item's unit. A crash is recorded for the turn; a spent budget stops the whole run, in every process.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
-from typing import Any
 
-from sqlalchemy.exc import IntegrityError
-
+from evalcore.jobs import Claim, UnitStopped
 from evalcore.llm.types import BudgetExceeded, Message
 from evalcore.models import Document, Run, Spec
 from evalcore.runs.assertions import check_assertions, combine
@@ -32,49 +29,46 @@ def spec_lines(spec: Spec) -> str:
 
 
 class Player:
-    """Plays the items of one run: shared by the worker threads, which each play one item at a time."""
+    """Plays the items of one run: shared by the job's worker threads, each playing one claimed item."""
 
     def __init__(self, store: Store, run: Run, adapter: TargetAdapter, judge: TurnJudge) -> None:
         self.store, self.run, self.adapter, self.judge = store, run, adapter, judge
         pid = run.params["project_id"]
         self.specs = {v.spec.id: v.spec for v in list_specs(store, pid)}
         self.documents: dict[str, Document] = {d.id: d for d in store.documents(pid)}
-        self.stop = threading.Event()
-        self.stop_reason: str | None = None
-        self.events: queue.Queue[tuple[bool, float | None]] = queue.Queue()
+        self.played = self.crashed = self.unscored = 0
+        self._count = threading.Lock()
 
-    def halt(self, reason: str) -> None:
-        """Stop starting new turns (the first reason given is kept)."""
-        if not self.stop.is_set():
-            self.stop_reason = reason
-            self.stop.set()
+    def play(self, item: PlayItem, claim: Claim) -> None:
+        """Play the item's unfinished turns in order, its history rebuilt from the finished ones.
 
-    def play(self, item: PlayItem, done: dict[str, dict[str, Any]]) -> None:
-        """Play the item's unfinished turns in order, rebuilding the history from finished ones."""
+        Runs as the work of the item's claim: the finished turns are read after the claim is taken (a
+        worker that died may have played some), and each turn commits with its judgment. A spent budget
+        or a stop raises UnitStopped, which gives the item back for a resume.
+        """
+        keys = [item.unit_key(exchange) for exchange in item.exchanges]
+        done = self.store.finished_units(self.run.id, keys)
         history: list[Message] = list(item.context)
-        for exchange in item.exchanges:
-            key = item.unit_key(exchange)
+        for exchange, key in zip(item.exchanges, keys, strict=True):
             asked = [Message("user", exchange.question)] if exchange.question else []
             if key in done:
                 reply = (done[key].get("result") or {}).get("reply")
                 history += asked + ([Message("assistant", reply)] if reply else [])
                 continue
-            if self.stop.is_set():
-                return
+            if claim.stopping:
+                raise UnitStopped("stopped between two turns")
             turn = self._turn(item, exchange, [*history, *asked])
-            if turn is None:
-                return
-            try:
-                with self.store.unit(self.run.id, key) as unit:
-                    insert_judgments(unit.conn, [turn])
-                    unit.result = {"reply": turn.reply, "score": turn.score, "crash": turn.crash is not None}
-            except IntegrityError:  # another worker on a shared store finished this turn first
-                pass
+            with claim.commit(key) as unit:
+                insert_judgments(unit.conn, [turn])
+                unit.result = {"reply": turn.reply, "score": turn.score, "crash": turn.crash is not None}
+            with self._count:
+                self.played += 1
+                self.crashed += turn.crash is not None
+                self.unscored += turn.score is None
             history += asked + ([Message("assistant", turn.reply)] if turn.reply else [])
-            self.events.put((turn.crash is not None, turn.score))
 
-    def _turn(self, item: PlayItem, exchange: Exchange, sent: list[Message]) -> JudgedTurn | None:
-        """Ask the target and judge its reply; None when the budget stops the run."""
+    def _turn(self, item: PlayItem, exchange: Exchange, sent: list[Message]) -> JudgedTurn:
+        """Ask the target and judge its reply; UnitStopped when the budget stops the run."""
         reply, crash, details, latency, cached = "", None, None, None, False
         try:
             answer = self.adapter.reply(sent)
@@ -82,8 +76,7 @@ class Player:
         except TargetCrash as e:
             crash = str(e)
         except BudgetExceeded as e:
-            self.halt(f"budget: {e}")
-            return None
+            raise UnitStopped(f"budget: {e}") from None
         question = exchange.question or next((m.content for m in reversed(sent) if m.role == "user"), "")
         grounding = [self.documents[d] for d in exchange.grounding if d in self.documents]
         results = []
@@ -103,8 +96,7 @@ class Player:
             try:
                 verdict = self.judge.judge(inputs)
             except JudgeStopped as e:
-                self.halt(f"budget: {e}")
-                return None
+                raise UnitStopped(f"budget: {e}") from None
             results = check_assertions(reply, exchange.assertions)
         score, error_type, rationale = combine(verdict.score, verdict.error_type, verdict.rationale, results)
         return JudgedTurn(

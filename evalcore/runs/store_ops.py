@@ -60,12 +60,6 @@ def insert_judgments(conn: sa.Connection, turns: Sequence[JudgedTurn]) -> None:
         conn.execute(sa.insert(t.judgments), [judgment_values(x) for x in turns])
 
 
-def count_units(store: Store, run_id: str) -> int:
-    """How many units of a run are finished (cheaper than loading them, for progress bars)."""
-    with store.read() as conn:
-        return int(conn.scalar(sa.select(sa.func.count()).where(t.run_units.c.run_id == run_id)) or 0)
-
-
 def judgment_rows(store: Store, run_id: str) -> list[tuple[Any, ...]]:
     """The report columns of every judgment of a run, in `ROW_COLUMNS` order (judgment id first).
 

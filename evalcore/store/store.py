@@ -526,10 +526,13 @@ class Store(RunTables):
                 )
             )
 
-    def finished_units(self, run_id: str) -> dict[str, dict[str, Any]]:
-        """Units of a run already committed: key -> {status, result, error}."""
+    def finished_units(self, run_id: str, keys: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+        """Units of a run already committed (those of `keys` when given): key -> {status, result, error}."""
+        query = sa.select(t.run_units).where(t.run_units.c.run_id == run_id)
+        if keys is not None:
+            query = query.where(t.run_units.c.unit_key.in_(list(keys)))
         with self.read() as c:
-            rows = c.execute(sa.select(t.run_units).where(t.run_units.c.run_id == run_id)).all()
+            rows = c.execute(query).all()
         return {r.unit_key: {"status": r.status, "result": r.result, "error": r.error} for r in rows}
 
     # ------------------------------------------------------------------ helpers

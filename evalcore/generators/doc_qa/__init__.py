@@ -12,12 +12,6 @@ The stages, one module each:
 Entry point: `generate_conversations(store, project_id, specs="selected", d=5, turns=7, per_spec=10)`.
 """
 
-from evalcore.generators.doc_qa.job import (
-    RUN_KIND,
-    DocQAOutcome,
-    generate_conversations,
-    progress,
-    request_stop,
-)
+from evalcore.generators.doc_qa.job import RUN_KIND, DocQAOutcome, generate_conversations
 
-__all__ = ["RUN_KIND", "DocQAOutcome", "generate_conversations", "progress", "request_stop"]
+__all__ = ["RUN_KIND", "DocQAOutcome", "generate_conversations"]

@@ -4,7 +4,9 @@ A run (kind `conversations.doc_qa`) records its parameters and, on its first sta
 spec the retrieved documents, the chains and one unit per (spec, conversation index) with its chain. Each
 unit generates one conversation, verifies it, and commits it together with the unit's done mark, so a
 stopped, killed or crashed job resumes (`run_id=...`) with the units left and never regenerates a
-finished conversation; model calls are cached, so even an interrupted unit costs nothing twice.
+finished conversation; model calls are cached, so even an interrupted unit costs nothing twice. It is a
+job of evalcore.jobs: units are claimed before they are worked, so two processes never generate the same
+conversation; its progress and stop request are that package's (`jobs.progress`, `jobs.request_stop`).
 
 Per-spec problems never stop the job: a spec whose documents cannot form a chain of length d gets a
 shorter chain and a message; one without any text or table document gets a message and no units. The
@@ -14,13 +16,10 @@ messages are the run's warnings. Stop requests (`request_stop`) are honoured bet
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
-
-from evalcore import __version__
+from evalcore import __version__, jobs
 from evalcore.documents.chains import chains_for_spec
 from evalcore.documents.graph import graph_stats
 from evalcore.documents.retrieval import PassageIndex, build_index
@@ -38,12 +37,10 @@ from evalcore.generators.doc_qa.verify import verify_conversation
 from evalcore.items.store_ops import add_conversation
 from evalcore.llm import ModelClient, choose_judge
 from evalcore.models import Document, Run, RunStatus, Spec
-from evalcore.models.common import now_utc
 from evalcore.store import Store
 from evalcore.store.store import new_id
 
 RUN_KIND = "conversations.doc_qa"
-STOP_REQUEST = "stop requested"
 
 
 @dataclass
@@ -155,39 +152,26 @@ def start_run(
     return store.run(run.id)
 
 
-def request_stop(store: Store, run_id: str, who: str = "") -> None:
-    """Ask a running job to stop after the units in flight (it checks between units)."""
-    run = store.run(run_id)
-    reason = f"{STOP_REQUEST} by {who}" if who else STOP_REQUEST
-    store.update_run(run.model_copy(update={"stopped_reason": reason}))
-
-
-def _stop_requested(store: Store, run_id: str) -> bool:
-    return (store.run(run_id).stopped_reason or "").startswith(STOP_REQUEST)
-
-
-def progress(store: Store, run: Run) -> tuple[int, int]:
-    """(finished units, planned units) of a run; (0, 0) before its plan exists."""
-    plan = run.params.get("plan") or {}
-    return len(store.finished_units(run.id)), len(plan.get("units", []))
-
-
 def generate_conversations(
     store: Store,
     project_id: str,
     run_id: str | None = None,
     *,
     on_progress: Callable[[int, int], None] | None = None,
+    retry_failed: bool = False,
     **params: Any,
 ) -> DocQAOutcome:
     """Run (or resume) a doc-QA generation job; keyword parameters are those of `start_run`.
 
-    `on_progress(done, total)` is called in the caller's thread after each committed unit, counting the
-    units finished before too. An exception raised there (e.g. Streamlit's rerun) stops the job between
-    units, with the run marked stopped.
+    A job (evalcore.jobs): each unit is claimed, then committed with its conversation, so several
+    processes may work one run. `retry_failed` gives the failed units of the resumed run back. Call
+    `on_progress(done, total)` in the caller's thread as units commit, counting those finished before;
+    an exception raised there (e.g. Streamlit's rerun) stops the job between units, the run stopped.
     """
     run = store.run(run_id) if run_id else start_run(store, project_id, **params)
-    run = store.start_run(project_id, run.model_copy(update={"stopped_reason": None}))
+    run = store.start_run(project_id, run)
+    if retry_failed:
+        jobs.retry_failed(store, run.id)
     p = run.params
     docs = store.documents(project_id)
     by_id = {doc.id: doc for doc in docs}
@@ -197,20 +181,17 @@ def generate_conversations(
     specs = {s.id: s for s in choose_specs(store, project_id, p["spec_ids"])[0]}
     if "plan" not in p:
         p = {**p, "plan": _plan(store, project_id, llm, list(specs.values()), docs, index, p, ignore)}
-        warnings = [w for w in [p.get("selection_note"), *p["plan"]["messages"]] if w]
-        run = run.model_copy(update={"params": p, "warnings": [*run.warnings, *warnings]})
-        store.update_run(run)
+        store.update_run_params(run.id, {"plan": p["plan"]})
+        for warning in [p.get("selection_note"), *p["plan"]["messages"]]:
+            if warning:
+                store.add_run_warning(run.id, warning)
     plan = p["plan"]
     generator_model = llm.registry.choose("generator", p["model"]).model
     judge = choose_judge(llm.registry, generator_model, p["judge"])
-    if judge.warning and judge.warning not in run.warnings:
-        run = run.model_copy(update={"warnings": [*run.warnings, judge.warning]})
-        store.update_run(run)
-    finished = store.finished_units(run.id)
-    pending = [u for u in plan["units"] if u["key"] not in finished]
-    outcome = DocQAOutcome(
-        run, skipped=len(finished), total=len(plan["units"]), messages=list(plan["messages"])
-    )
+    if judge.warning:
+        store.add_run_warning(run.id, judge.warning)
+    units = {u["key"]: u for u in plan["units"]}
+    added: list[str] = []
 
     def produce(unit: dict[str, Any]) -> dict[str, Any]:
         spec = specs[unit["spec_id"]]
@@ -268,69 +249,26 @@ def generate_conversations(
             return {"stopped": verified.stopped}
         return {"conversation": verified.conversation}
 
-    def commit(unit: dict[str, Any], made: dict[str, Any]) -> None:
-        try:
-            with store.unit(run.id, unit["key"]) as writer:
-                if "error" in made:
-                    writer.fail(made["error"], {"raw": made.get("raw")})
-                    outcome.failed.append(unit["key"])
-                    return
-                conversation = made["conversation"]
-                add_conversation(store, project_id, conversation, conn=writer.conn)
-                meta = conversation.metadata
-                writer.result = {"conversation": conversation.id, "judge_passed": meta.get("judge_passed"),
-                                 "tier": conversation.tier.value}  # fmt: skip
-        except IntegrityError:
-            return  # a second worker on this run (another tab, the CLI) committed the unit first: it stands
-        outcome.added += 1
+    def work(claim: jobs.Claim) -> None:
+        unit = units[claim.key]
+        made = produce(unit)
+        if "stopped" in made:
+            raise jobs.UnitStopped(f"budget: {made['stopped']}")  # not done: a resume does it
+        with claim.commit() as writer:
+            if "error" in made:
+                writer.fail(made["error"], {"raw": made.get("raw")})
+                return
+            conversation = made["conversation"]
+            add_conversation(store, project_id, conversation, conn=writer.conn)
+            meta = conversation.metadata
+            writer.result = {"conversation": conversation.id, "judge_passed": meta.get("judge_passed"),
+                             "tier": conversation.tier.value}  # fmt: skip
+        added.append(conversation.id)
 
-    try:
-        _execute(store, run.id, pending, produce, commit, outcome, llm.concurrency, on_progress)
-    finally:
-        _finish(store, run, outcome, llm)
-    return outcome
-
-
-def _execute(store, run_id, pending, produce, commit, outcome: DocQAOutcome, workers, on_progress) -> None:
-    """Units on a thread pool, committed in this thread; stops between units on request or budget."""
-    done = outcome.skipped
-    queue = list(pending)
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(queue) or 1))) as pool:
-        running: dict[Future, dict[str, Any]] = {}
-        try:
-            while queue or running:
-                while queue and len(running) < workers and not outcome.stopped:
-                    if _stop_requested(store, run_id):
-                        outcome.stopped = store.run(run_id).stopped_reason
-                        break
-                    unit = queue.pop(0)
-                    running[pool.submit(produce, unit)] = unit
-                if not running:
-                    break
-                ready, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in ready:
-                    unit = running.pop(future)
-                    made = future.result()
-                    if "stopped" in made:
-                        outcome.stopped = outcome.stopped or f"budget: {made['stopped']}"
-                        continue
-                    commit(unit, made)
-                    done += 1
-                    if on_progress:
-                        on_progress(done, outcome.total)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)  # units in flight are redone on resume (cached)
-            raise
-
-
-def _finish(store: Store, run: Run, outcome: DocQAOutcome, llm: ModelClient) -> None:
-    finished = store.finished_units(run.id)
-    complete = len(finished) >= outcome.total
-    latest = store.run(run.id)
-    reason = None if complete else (outcome.stopped or latest.stopped_reason or "interrupted")
-    status = RunStatus.finished if complete else RunStatus.stopped
-    warnings = list(dict.fromkeys([*latest.warnings, *llm.warnings]))
-    update = {"status": status, "stopped_reason": reason, "warnings": warnings, "finished_at": now_utc()}
-    outcome.run = latest.model_copy(update=update)
-    outcome.stopped = reason
-    store.update_run(outcome.run)
+    report = jobs.run_units(
+        store, run.id, list(units), work, concurrency=llm.concurrency, on_progress=on_progress
+    )
+    return DocQAOutcome(
+        report.run, len(added), report.failed, report.skipped, report.total, list(plan["messages"]),
+        report.stopped,
+    )  # fmt: skip
