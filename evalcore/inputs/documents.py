@@ -61,13 +61,14 @@ def read_prose(
         "text": body,
         "metadata": meta,
     }
+    if fields["kind"] == DocumentKind.table.value:  # before validation, whose complaint would be the columns
+        line = located.line_of(("kind",))
+        problems.append(Problem(shown, "a prose file cannot be a table; tables are .csv files", line, "kind"))
+        return None
     try:
         doc = Document.model_validate(fields)
     except ValidationError as exc:
         problems.extend(validation_problems(exc, shown, located))
-        return None
-    if doc.kind == DocumentKind.table:
-        problems.append(Problem(shown, "a prose file cannot be a table; tables are .csv files", 2, "kind"))
         return None
     if not check_fields(doc, problems, located):
         return None
