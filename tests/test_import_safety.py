@@ -370,3 +370,18 @@ def test_serve_stopped_with_sigterm_leaves_no_server_behind(db):
     finally:
         if serve.poll() is None:
             serve.kill()
+
+
+def test_a_spec_file_keeps_its_ids_in_a_new_store_and_refuses_one_id_twice(db, tmp_path):
+    specs = tmp_path / "specs.yaml"
+    spec = "- id: spec-mine\n  scenario: s\n  given: g\n  when: w\n  then: t\n"
+    specs.write_text(spec + spec, encoding="utf-8")
+    assert refused(db, "specs", "import", str(specs), "--author", "ana") == [
+        "specs.yaml [id]: spec id 'spec-mine' is given to two specs"
+    ]
+    specs.write_text(spec, encoding="utf-8")
+    first = cli("specs", "import", str(specs), "--author", "ana", "--db", db)
+    assert first.exit_code == 0 and "1 spec(s) added" in first.output
+    again = cli("specs", "import", str(specs), "--author", "ana", "--db", db)
+    assert again.exit_code == 0 and "0 spec(s) added, 0 updated" in again.output  # the same file: no-op
+    assert Store(db).current("spec-mine").body["scenario"] == "s"
