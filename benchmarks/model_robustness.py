@@ -15,6 +15,10 @@ at the token limit is cut again at the same limit (before), and complete with tw
 A judge score is "lost to a secondary field" when only the error type or rationale was off and the
 verdict ended unscored.
 
+Then the same on a real small model's replies, where recorded (benchmarks/record_small_model.py writes
+them to tests/fixtures/small_model/): the first reply of each unit read without a re-ask before and
+after, and how the units ended in the recorded run (every attempt parsed by the current parser).
+
     .venv/bin/python benchmarks/model_robustness.py [--before REV] [--per-task 240] [--kinds]
 """
 
@@ -437,6 +441,39 @@ def outcome(parse: Callable[[str, type[BaseModel]], Any], item: dict[str, Any], 
     return "lost"
 
 
+RECORDED = ROOT / "tests" / "fixtures" / "small_model"
+
+
+def recorded_figures(path: Path, parsers: dict[str, Callable[[str, type[BaseModel]], Any]]) -> None:
+    """Print, per task, the recorded first replies read without a re-ask, and how the units ended."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    units: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        units[row["unit"]].append(row)
+    modes = sorted({r["structured"] for r in rows})
+    print(f"\n{path.name}: {len(rows)} replies in {len(units)} units (structured mode {', '.join(modes)})")
+    labels = list(parsers)
+    print(f"{'task':<24}{'units':>6}" + "".join(f"{'first read, ' + label[:6]:>22}" for label in labels)
+          + f"{'after: ok at 1 / 2 / 3, lost':>34}")  # fmt: skip
+    for task in BASES:
+        mine = [attempts for attempts in units.values() if attempts[0]["task"] == task]
+        if not mine:
+            continue
+        schema = BASES[task][0]
+        row = f"{task:<24}{len(mine):>6}"
+        for parse in parsers.values():
+            read = sum(parse(a[0]["reply"], schema).value is not None for a in mine)
+            row += f"{read:>14} ({read / len(mine):4.0%})"
+        ended: Counter[str] = Counter()
+        for attempts in mine:
+            ok = next(
+                (i for i, a in enumerate(attempts, 1) if parsing.parse_output(a["reply"], schema).value), 0
+            )
+            ended[str(ok) if ok else "lost"] += 1
+        row += f"{ended['1']:>14} / {ended['2']} / {ended['3']}, {ended['lost']}"
+        print(row)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default=None, help="git revision of the parser before (default: found)")
@@ -489,6 +526,8 @@ def main() -> None:
                 total = sum(counts.values())
                 row += f"{'  '.join(f'{counts[c] / total:8.1%}' for c in columns):>40}"
             print(row + f"   (n={sum(kinds['after'][kind].values())})")
+    for path in sorted(RECORDED.glob("*.jsonl")):
+        recorded_figures(path, parsers)
 
 
 if __name__ == "__main__":
