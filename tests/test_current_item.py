@@ -17,7 +17,7 @@ from evalcore.items.jsonl import export_jsonl
 from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.models import Annotation, Provenance, Tier
 from evalcore.models import Test as ItemTest
-from evalcore.reports import judged_turns
+from evalcore.reports import build_report, judged_turns
 from evalcore.reports.status import project_status, tier_counts
 from evalcore.review import (
     ItemVerdict,
@@ -221,3 +221,25 @@ def test_status_counts_tiers_as_the_read_model_does(store):
     row = next(r for r in project_status(store, project_id) if r.stage == "Conversations")
     assert row.count == len(ids)
     assert row.detail == ", ".join(f"{n} {t}" for t, n in counts.items() if n)
+
+
+def test_a_verified_report_leaves_out_turns_judged_against_an_answer_corrected_since(store):
+    """Bug 1: a run played before a correction judged that turn against the answer people marked wrong;
+    gold and silver+gold scopes leave it out (and say how many), a run played after counts it."""
+    project_id, ids = sample_project(store)
+    item = ids[0]
+    before = run_target(store, project_id, "demo", judge="offline", keys=[f"conversation:{item}"])
+    correction = TurnVerdict(
+        turn_index=3, label="reject", reason="wrong answer", edited_content="Exchange only."
+    )
+    save_review(store, item, "ann", open_item(store, item).version, [correction], ACCEPT)
+    after = run_target(store, project_id, "demo", judge="offline", keys=[f"conversation:{item}"])
+
+    frame = judged_turns(store, [before.run.id, after.run.id])
+    outdated = frame[frame["outdated"]]
+    assert list(zip(outdated["run_id"], outdated["turn_index"], strict=True)) == [(before.run.id, 3)]
+    everything = build_report(store, [before.run.id], tiers="all")
+    gold = build_report(store, [before.run.id], tiers="gold")
+    assert len(everything.frame) == len(gold.frame) + 1 and gold.outdated == 1
+    assert 3 not in set(gold.frame["turn_index"])
+    assert build_report(store, [after.run.id], tiers="gold").outdated == 0

@@ -363,3 +363,20 @@ def read_tiers(store: Store, project_id: str, item_ids: Sequence[str] | None = N
                 rows = conn.execute(query.where(s.c.item_id.in_(batch)))
                 tiers.update({r.item_id: Tier(r.tier) for r in rows})
     return tiers
+
+
+def correction_versions(store: Store, item_ids: Sequence[str]) -> dict[tuple[str, int | None], int]:
+    """Per (item, turn) with a correction: the item version its latest correction was saved at (turn None:
+    an edit of the whole item, a test's expected turn). Whatever was read of the item before that version
+    had the uncorrected text."""
+    a = t.annotations
+    found: dict[tuple[str, int | None], int] = {}
+    with store.read() as conn:
+        for batch in chunks(list(dict.fromkeys(item_ids)), BATCH):
+            rows = conn.execute(
+                sa.select(a.c.item_id, a.c.turn_index, sa.func.max(a.c.version))
+                .where(a.c.item_id.in_(batch), a.c.edited_content.is_not(None))
+                .group_by(a.c.item_id, a.c.turn_index)
+            )
+            found.update({(r[0], r[1]): r[2] for r in rows})
+    return found

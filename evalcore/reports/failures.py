@@ -2,8 +2,10 @@
 
 `judged_turns(store, run_ids)` loads one row per judged turn with the columns of
 `report_tables.COLUMNS` (target from the run, spec label from the project's specs, the item's tier now
-from the read model of the current item, `evalcore.items.current`), plus `judgment_id`
-and `item_id` for drill-downs. `build_report` scopes it to tiers and computes every table (seed 000's
+from the read model of the current item, `evalcore.items.current`), plus `judgment_id` and `item_id` for
+drill-downs, and `outdated`: the turn was judged against an expected answer an annotator has corrected
+since it was played. `build_report` scopes it to tiers (a verified scope, gold or silver+gold, leaves
+outdated turns out: their reference is one people marked wrong) and computes every table (seed 000's
 Tables 1/2 by spec, 10 by error type, 11 by number of documents and single vs multi-turn; by query type;
 by tier); `compare_runs` puts two runs, or two targets, side by side; `failing_turns` opens a cell.
 """
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalcore.items.current import correction_versions
 from evalcore.models import Run
 from evalcore.reports.table_export import export_table
 from evalcore.reports.tables import (
@@ -33,7 +36,7 @@ from evalcore.reports.tables import (
     tier_filter,
 )
 from evalcore.runs.records import JudgedTurn
-from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_bodies, judgment_rows
+from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_bodies, judgment_rows, played_versions
 from evalcore.specs.store_ops import list_specs
 from evalcore.store import Store
 
@@ -63,7 +66,7 @@ BY_ALIASES: dict[str, str] = {
     "multi_turn": "by_turns",
 }
 TIER_SCOPES: dict[str, list[str] | None] = {"all": None, "gold": ["gold"], "silver+gold": ["silver", "gold"]}
-EXTRA_COLUMNS = ("judgment_id", "item_id")
+EXTRA_COLUMNS = ("judgment_id", "item_id", "outdated")
 
 
 def table_name(by: str) -> str:
@@ -102,7 +105,28 @@ def judged_turns(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
     frame["score"] = frame["score"].astype(float)
     frame["n_documents"] = frame["n_documents"].astype("Int64")
     frame["multi_turn"] = frame["multi_turn"].astype("boolean")
+    frame["outdated"] = _outdated(store, frame)
     return frame[[*COLUMNS, *EXTRA_COLUMNS]]
+
+
+def _outdated(store: Store, frame: pd.DataFrame) -> pd.Series:
+    """Per row: was the turn played from a version of its item older than the turn's latest correction?
+    (A test's whole-item correction is of its one expected turn.)"""
+    corrected = correction_versions(store, frame["item_id"].dropna().unique().tolist())
+    if not corrected:
+        return pd.Series(False, index=frame.index, dtype=bool)
+    items = sorted({item for item, _ in corrected})
+    played = played_versions(store, frame["run_id"].unique().tolist(), items)
+    flags = []
+    for judgment, item, test, turn in zip(
+        frame["judgment_id"], frame["item_id"], frame["test_id"], frame["turn_index"], strict=True
+    ):
+        since = corrected.get((item, None if pd.isna(turn) else int(turn)))
+        if since is None and isinstance(test, str):
+            since = corrected.get((item, None))
+        version = played.get(int(judgment))
+        flags.append(since is not None and (version is None or version < since))
+    return pd.Series(flags, index=frame.index, dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -115,6 +139,7 @@ class Report:
     overall: dict[str, float]
     crashes: int
     tiers: str
+    outdated: int = 0  # turns of the scope's items left out: judged against an answer corrected since
 
     @property
     def within(self) -> str | None:
@@ -127,12 +152,16 @@ def build_report(store: Store, run_ids: Sequence[str], *, tiers: str = "all") ->
     if tiers not in TIER_SCOPES:
         raise ValueError(f"tiers must be one of {', '.join(TIER_SCOPES)}, not {tiers!r}")
     frame = judged_turns(store, run_ids)
+    outdated = 0
     if TIER_SCOPES[tiers] is not None:
         frame = tier_filter(frame, TIER_SCOPES[tiers])
+        outdated = int(frame["outdated"].sum())
+        frame = frame[~frame["outdated"]]
     within = "target" if frame["target"].nunique() > 1 else None
     tables = all_tables(frame, within=within, total=True)
     runs = [store.run(r) for r in run_ids]
-    return Report(runs, frame, tables, overall(frame), int((frame["error_type"] == "crash").sum()), tiers)
+    crashes = int((frame["error_type"] == "crash").sum())
+    return Report(runs, frame, tables, overall(frame), crashes, tiers, outdated)
 
 
 def overall(frame: pd.DataFrame) -> dict[str, float]:

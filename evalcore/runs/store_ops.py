@@ -72,6 +72,24 @@ def judgment_rows(store: Store, run_id: str) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in conn.execute(query)]
 
 
+def played_versions(store: Store, run_ids: Sequence[str], item_ids: Sequence[str]) -> dict[int, int | None]:
+    """Judgment id -> the version of the item its turn was played from, for the runs' judgments of these
+    items (read out of the bodies in SQL, for the few items a report asks about)."""
+    j = t.judgments
+    version = j.c.body["item_version"].as_integer()
+    found: dict[int, int | None] = {}
+    with store.read() as conn:
+        for start in range(0, len(item_ids), 500):
+            chunk = list(item_ids[start : start + 500])
+            rows = conn.execute(
+                sa.select(j.c.id, version).where(
+                    j.c.run_id.in_(list(run_ids)), j.c.conversation_id.in_(chunk) | j.c.test_id.in_(chunk)
+                )
+            )
+            found.update({r[0]: r[1] for r in rows})
+    return found
+
+
 def judgment_bodies(store: Store, ids: Sequence[int]) -> dict[int, JudgedTurn]:
     """Judged turns by judgment id."""
     out: dict[int, JudgedTurn] = {}
