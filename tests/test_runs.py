@@ -261,3 +261,16 @@ def test_a_target_that_cannot_be_reached_as_configured_fails_the_run_with_the_re
     with pytest.raises(EvalcoreError, match="not a run against a target"):
         project.start_run(PROJECT, Run(id="gen-1", kind="specs.generate"))
         execute_run(project, "gen-1")
+
+
+def test_a_small_judges_near_misses_keep_their_scores_with_the_raw_text(sqlite_store, llm_env):
+    pid, _ = sample_project(sqlite_store)
+    sloppy = '<think>{fine?}</think>\n{"rationale": "Right.", "score": "PASS", "error_type": "none"}'
+    llm_env.responder = lambda api, body: sloppy
+    judge = "anthropic/claude-haiku-4-5"
+    run = run_target(sqlite_store, pid, "demo", judge=judge, limit=1, retry=NO_RETRY).run
+    turns = turns_of(sqlite_store, run.id)
+    assert turns and len(llm_env.calls) == len(turns), "no re-ask"
+    for turn in turns:
+        assert (turn.score, turn.error_type, turn.raw) == (1.0, None, sloppy)
+        assert turn.judge_repairs == ["reasoning_block", "score_word", "empty_as_null"]
