@@ -1,0 +1,47 @@
+"""Scenario tests (seed 003, the "Scenarios" page of Rasa Pro's simulation and evaluation docs): the
+`scenario` arrow. One YAML file per scenario: a simulated user's briefing, initial slots, and goals as
+LLM-judged criteria plus deterministic assertions over the conversation's events.
+
+Today: the records of a scenario (records), its YAML both ways with every problem located (format), the
+target's domain it is checked against (domain), the events a target reports (events), the assertion
+engine over an event history (checks) with an offline embedding scorer for the generative assertions
+(scoring), and scenarios in the store (store_ops).
+"""
+
+from evalcore.generators.scenario.checks import Outcome, Score, Scorer, ScoreRequest, check, check_all
+from evalcore.generators.scenario.domain import Domain, SlotType, read_domain
+from evalcore.generators.scenario.format import ScenarioFile, parse_scenario, read_scenarios, to_yaml
+from evalcore.generators.scenario.records import ASSERTION_MODELS, Assertion, Scenario
+from evalcore.generators.scenario.store_ops import (
+    KIND,
+    ImportedScenarios,
+    StoredScenario,
+    export_scenarios,
+    import_scenarios,
+    list_scenarios,
+)
+
+__all__ = [
+    "ASSERTION_MODELS",
+    "KIND",
+    "Assertion",
+    "Domain",
+    "ImportedScenarios",
+    "Outcome",
+    "Scenario",
+    "ScenarioFile",
+    "Score",
+    "ScoreRequest",
+    "Scorer",
+    "SlotType",
+    "StoredScenario",
+    "check",
+    "check_all",
+    "export_scenarios",
+    "import_scenarios",
+    "list_scenarios",
+    "parse_scenario",
+    "read_domain",
+    "read_scenarios",
+    "to_yaml",
+]

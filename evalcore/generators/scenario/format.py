@@ -1,0 +1,496 @@
+"""Scenario YAML in and out (seed 003, "Schema", "Field Reference" and the assertion table): one file per
+scenario, validated whole, every problem reported with its file, line and field.
+
+Accepted: the seed's forms, and the shorter forms Rasa's E2E assertions accept, so a file that runs in
+Rasa validates here: `flow_started: <flow id>` and `pattern_clarification_contains: [<flow name>, ...]`.
+`flow_completed` and `flow_cancelled` take the mapping `{flow_id, flow_step_id}` as in Rasa; a plain
+flow id is a sequencing step's form only. `generative_response_is_*` with no field at all (`{}` or an
+empty value) uses every default. Refused, each as its own problem: unknown keys and assertion kinds,
+values of the wrong type, `operator` other than any|all, a `bot_uttered` with none of its fields, a
+`text_matches` that is not a regular expression, a sequencing step with more than one key or a key the
+seed's step table does not list, and, when a domain is given, slots (and flows) it does not define or
+initial values of a type the slot cannot hold.
+
+`to_yaml` writes a scenario back in the form it was read in, so `read(to_yaml(s)) == s`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import difflib
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from evalcore.errors import Problem
+from evalcore.generators.scenario.domain import Domain
+from evalcore.generators.scenario.records import (
+    ASSERTION_MODELS,
+    STEP_KEYS,
+    Assertion,
+    FlowStartedAssertion,
+    Scenario,
+    SequencingStep,
+)
+from evalcore.inputs.limits import current_limits
+from evalcore.inputs.sources import Located, dotted, parse_yaml, read_text
+
+SUFFIXES = (".yml", ".yaml")
+OPERATORS = ("any", "all")
+Loc = tuple[str | int, ...]
+
+# The fields of each mapping, as the seed's "YAML value" column gives them (with Rasa's optional ones).
+_FIELDS: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required, optional)
+    "flow_completed": ({"flow_id"}, {"flow_step_id"}),
+    "flow_cancelled": ({"flow_id"}, {"flow_step_id"}),
+    "bot_uttered": (set(), {"utter_name", "text_matches", "buttons"}),
+    "bot_did_not_utter": (set(), {"utter_name", "text_matches", "buttons"}),
+    "generative_response_is_relevant": (set(), {"threshold", "utter_name", "utter_source"}),
+    "generative_response_is_grounded": (set(), {"threshold", "utter_name", "utter_source", "ground_truth"}),
+}
+
+
+def _kind_of(value: Any) -> str:
+    """How a YAML value is named in messages."""
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, datetime.date):
+        return "a date"
+    return type(value).__name__
+
+
+class _Reader:
+    """Checks one parsed file and builds its Scenario, recording every problem instead of stopping."""
+
+    def __init__(self, located: Located, shown: str, problems: list[Problem]) -> None:
+        self.located = located
+        self.shown = shown
+        self.problems = problems
+        self.count = len(problems)
+
+    @property
+    def clean(self) -> bool:
+        """Whether no problem was recorded since this reader began."""
+        return len(self.problems) == self.count
+
+    def problem(self, loc: Loc, message: str) -> None:
+        """Record a problem at the field `loc`."""
+        self.problems.append(Problem(self.shown, message, self.located.line_of(loc), dotted(loc) or None))
+
+    def mapping(self, value: Any, loc: Loc, required: set[str], optional: set[str]) -> dict | None:
+        """`value` if it is a mapping with all `required` keys and no key outside `required | optional`."""
+        if not isinstance(value, dict):
+            self.problem(loc, f"expected a mapping, got {_kind_of(value)}")
+            return None
+        allowed = required | optional
+        ok = True
+        for key in value:
+            if key not in allowed:
+                self.problem((*loc, key), f"unknown field{_suggest(key, allowed)}")
+                ok = False
+        for key in sorted(required - set(value)):
+            self.problem(loc, f"required field '{key}' is missing")
+            ok = False
+        return value if ok else None
+
+    def text(self, value: Any, loc: Loc) -> str | None:
+        """`value` if it is a non-empty string."""
+        if not isinstance(value, str):
+            self.problem(loc, f"expected a string, got {_kind_of(value)}")
+            return None
+        if not value.strip():
+            self.problem(loc, "must not be empty")
+            return None
+        return value
+
+    def texts(self, value: Any, loc: Loc) -> list[str] | None:
+        """`value` if it is a non-empty list of non-empty strings."""
+        if not isinstance(value, list):
+            self.problem(loc, f"expected a list of strings, got {_kind_of(value)}")
+            return None
+        if not value:
+            self.problem(loc, "must not be empty")
+            return None
+        items = [self.text(item, (*loc, i)) for i, item in enumerate(value)]
+        return None if None in items else items
+
+    def operator(self, value: Any, loc: Loc) -> str | None:
+        """`value` if it is any or all."""
+        if value not in OPERATORS:
+            shown = f"'{value}'" if isinstance(value, str) else _kind_of(value)
+            self.problem(loc, f"operator must be 'any' or 'all', got {shown}")
+            return None
+        return value
+
+    def json_value(self, value: Any, loc: Loc) -> bool:
+        """Whether `value` is a slot value (text, number, true/false, null, lists and mappings of them);
+        YAML reads an unquoted 2024-01-31 as a date, which no event can carry."""
+        if value is None or isinstance(value, str | int | float | bool):
+            return True
+        if isinstance(value, list):
+            return all([self.json_value(v, (*loc, i)) for i, v in enumerate(value)])
+        if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            return all([self.json_value(v, (*loc, k)) for k, v in value.items()])
+        self.problem(loc, f"{_kind_of(value)} is not a slot value: quote it to make it text")
+        return False
+
+    def pattern(self, value: Any, loc: Loc) -> None:
+        """Record a problem unless `value` compiles as a regular expression."""
+        if isinstance(value, str):
+            try:
+                re.compile(value)
+            except re.error as exc:
+                self.problem(loc, f"not a regular expression: {exc}")
+
+    def model(self, kind: str, data: dict[str, Any], loc: Loc) -> Assertion | None:
+        """The assertion record of `kind` from `data`, with pydantic's type errors as problems."""
+        try:
+            return ASSERTION_MODELS[kind].model_validate({"kind": kind, **data})
+        except ValidationError as exc:
+            for error in exc.errors():
+                sub = tuple(p for p in error["loc"] if p != "kind")
+                self.problem((*loc, *sub), error["msg"])
+            return None
+
+    # ------------------------------------------------------------------ the file
+
+    def scenario(self) -> Scenario | None:
+        """The Scenario of the file, or None after recording its problems."""
+        root = self.mapping(self.located.data, (), {"scenario"}, set())
+        if root is None:
+            return None
+        loc: Loc = ("scenario",)
+        body = self.mapping(root["scenario"], loc, {"name", "simulation_context"}, {"setup", "goals"}) or (
+            root["scenario"] if isinstance(root["scenario"], dict) else {}
+        )
+        name = self.text(body.get("name"), (*loc, "name")) if "name" in body else None
+        context = (
+            self.text(body.get("simulation_context"), (*loc, "simulation_context"))
+            if "simulation_context" in body
+            else None
+        )
+        setup = self.setup(body["setup"], (*loc, "setup")) if "setup" in body else None
+        goals = self.goals(body["goals"], (*loc, "goals")) if "goals" in body else None
+        if not self.clean:
+            return None
+        try:
+            return Scenario(name=name, simulation_context=context, setup=setup, goals=goals)
+        except ValidationError as exc:  # every check above passed: this is a safety net, not a path
+            for error in exc.errors():
+                self.problem((*loc, *error["loc"]), error["msg"])
+            return None
+
+    def setup(self, value: Any, loc: Loc) -> dict[str, Any] | None:
+        body = self.mapping(value, loc, set(), {"initial_slots"})
+        if body is None or "initial_slots" not in body:
+            return body
+        slots = body["initial_slots"]
+        if not isinstance(slots, dict):
+            self.problem((*loc, "initial_slots"), f"expected a mapping of slot names, got {_kind_of(slots)}")
+            return None
+        for key, slot_value in slots.items():
+            if not isinstance(key, str):
+                self.problem((*loc, "initial_slots"), f"slot name {key!r} is not a string")
+            else:
+                self.json_value(slot_value, (*loc, "initial_slots", key))
+        return body
+
+    def goals(self, value: Any, loc: Loc) -> dict[str, Any] | None:
+        body = self.mapping(value, loc, set(), {"criteria", "assertions"})
+        if body is None:
+            return None
+        out: dict[str, Any] = {}
+        if "criteria" in body:
+            out["criteria"] = self.texts(body["criteria"], (*loc, "criteria"))
+        if "assertions" in body:
+            items = body["assertions"]
+            if not isinstance(items, list):
+                self.problem((*loc, "assertions"), f"expected a list of assertions, got {_kind_of(items)}")
+            else:
+                out["assertions"] = [self.assertion(a, (*loc, "assertions", i)) for i, a in enumerate(items)]
+        return out
+
+    # ------------------------------------------------------------- assertions
+
+    def assertion(self, entry: Any, loc: Loc) -> Assertion | None:
+        """One item of goals.assertions: a mapping of one key, the kind, to its value."""
+        if not isinstance(entry, dict) or len(entry) != 1:
+            keys = ", ".join(map(str, entry)) if isinstance(entry, dict) else ""
+            got = f"keys {keys}" if len(keys) else _kind_of(entry)
+            self.problem(loc, f"an assertion is a mapping of one key (its kind) to its value, got {got}")
+            return None
+        kind, value = next(iter(entry.items()))
+        at = (*loc, kind)
+        if kind not in ASSERTION_MODELS:
+            self.problem(at, f"unknown assertion kind '{kind}'{_suggest(kind, ASSERTION_MODELS)}")
+            return None
+        return _READERS[kind](self, kind, value, at)
+
+    def flow_started(self, kind: str, value: Any, loc: Loc) -> Assertion | None:
+        if isinstance(value, str):  # Rasa E2E's short form
+            return FlowStartedAssertion(flow_id=value) if self.text(value, loc) else None
+        return self.ids_and_operator(kind, value, loc)
+
+    def ids_and_operator(self, kind: str, value: Any, loc: Loc) -> Assertion | None:
+        body = self.mapping(value, loc, {"flow_ids", "operator"}, set())
+        if body is None:
+            return None
+        ids = self.texts(body["flow_ids"], (*loc, "flow_ids"))
+        operator = self.operator(body["operator"], (*loc, "operator"))
+        return self.model(kind, {"flow_ids": ids, "operator": operator}, loc) if ids and operator else None
+
+    def clarification(self, kind: str, value: Any, loc: Loc) -> Assertion | None:
+        if isinstance(value, list):  # Rasa E2E's short form: the exact list of suggested flows
+            names = self.texts(value, loc)
+            return self.model(kind, {"flow_names": names}, loc) if names else None
+        return self.ids_and_operator(kind, value, loc)
+
+    def action_executed(self, kind: str, value: Any, loc: Loc) -> Assertion | None:
+        name = self.text(value, loc)
+        return self.model(kind, {"action_name": name}, loc) if name else None
+
+    def slots(self, kind: str, value: Any, loc: Loc) -> Assertion | None:
+        if not isinstance(value, list) or not value:
+            self.problem(loc, f"expected a list of {{name, value}} (value optional), got {_kind_of(value)}")
+            return None
+        slots = []
+        for i, item in enumerate(value):
+            body = self.mapping(item, (*loc, i), {"name"}, {"value"})
+            if (
+                body is not None
+                and self.text(body["name"], (*loc, i, "name"))
+                and self.json_value(body.get("value"), (*loc, i, "value"))
+            ):
+                slots.append({"name": body["name"], "value": body.get("value"), "has_value": "value" in body})
+        return self.model(kind, {"slots": slots}, loc) if len(slots) == len(value) else None
+
+    def fields(self, kind: str, value: Any, loc: Loc) -> Assertion | None:
+        if value is None and not _FIELDS[kind][0]:
+            value = {}  # every field optional: an empty value means all defaults
+        required, optional = _FIELDS[kind]
+        if isinstance(value, str) and kind in ("flow_completed", "flow_cancelled"):
+            form = f"'{kind}: <flow id>'"
+            self.problem(
+                loc, f"expected a mapping {{flow_id, flow_step_id}}: {form} is a sequencing step's form"
+            )
+            return None
+        body = self.mapping(value, loc, required, optional)
+        if body is None:
+            return None
+        if kind in ("bot_uttered", "bot_did_not_utter"):
+            if not any(body.get(k) for k in optional):
+                self.problem(loc, "give at least one of utter_name, text_matches, buttons")
+                return None
+            self.pattern(body.get("text_matches"), (*loc, "text_matches"))
+        return self.model(kind, body, loc)
+
+    def sequencing(self, kind: str, value: Any, loc: Loc) -> Assertion | None:
+        if not isinstance(value, list) or not value:
+            self.problem(
+                loc, f"expected a list of steps such as '- flow_started: <flow id>', got {_kind_of(value)}"
+            )
+            return None
+        steps: list[SequencingStep] = []
+        for i, step in enumerate(value):
+            at = (*loc, i)
+            if not isinstance(step, dict) or len(step) != 1:
+                keys = ", ".join(map(str, step)) if isinstance(step, dict) else ""
+                got = f"keys {keys}" if keys else _kind_of(step)
+                self.problem(at, f"a sequencing step has exactly one key, got {got}")
+                continue
+            key, name = next(iter(step.items()))
+            if key not in STEP_KEYS:
+                hint = _suggest(key, STEP_KEYS) or f" (allowed: {', '.join(STEP_KEYS)})"
+                self.problem((*at, key), f"'{key}' is not a sequencing step{hint}")
+                continue
+            if self.text(name, (*at, key)):
+                steps.append(SequencingStep(key=key, value=name))
+        return self.model(kind, {"steps": steps}, loc) if len(steps) == len(value) else None
+
+
+_READERS: dict[str, Callable[[_Reader, str, Any, Loc], Assertion | None]] = {
+    "flow_started": _Reader.flow_started,
+    "flow_completed": _Reader.fields,
+    "flow_cancelled": _Reader.fields,
+    "action_executed": _Reader.action_executed,
+    "slot_was_set": _Reader.slots,
+    "slot_was_not_set": _Reader.slots,
+    "bot_uttered": _Reader.fields,
+    "bot_did_not_utter": _Reader.fields,
+    "pattern_clarification_contains": _Reader.clarification,
+    "generative_response_is_relevant": _Reader.fields,
+    "generative_response_is_grounded": _Reader.fields,
+    "sequencing": _Reader.sequencing,
+}
+
+
+def _suggest(word: Any, choices: Iterable[str]) -> str:
+    """' (did you mean 'x'?)' when a choice is close to `word`, else ''."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class ScenarioFile:
+    """A scenario read from a file."""
+
+    path: str
+    scenario: Scenario
+
+
+def parse_scenario(
+    text: str, shown: str, problems: list[Problem], domain: Domain | None = None
+) -> Scenario | None:
+    """The scenario in `text` (the content of the file `shown`), or None after recording every problem;
+    with a domain, what it does not define is a problem too."""
+    located = parse_yaml(text, shown, problems)
+    if located is None:
+        return None
+    reader = _Reader(located, shown, problems)
+    scenario = reader.scenario()
+    if scenario is not None and domain is not None:
+        for loc, message in domain.problems(scenario):
+            reader.problem(loc, message)
+        if not reader.clean:
+            return None
+    return scenario
+
+
+def scenario_paths(paths: Iterable[Path], problems: list[Problem]) -> list[Path]:
+    """The scenario files named, folders expanded to their .yml/.yaml files (recursively, sorted)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file())
+            if not found:
+                problems.append(Problem(str(path), "no .yml or .yaml file in this folder"))
+            out += found
+        elif path.is_file():
+            out.append(path)
+        else:
+            problems.append(Problem(str(path), "no such file or folder"))
+    limit = current_limits().max_files
+    if len(out) > limit:
+        problems.append(
+            Problem(str(out[limit]), f"more than {limit} files in one import (set EVALCORE_MAX_FILES)")
+        )
+        return out[:limit]
+    return out
+
+
+def read_scenarios(
+    paths: Iterable[Path], domain: Domain | None = None
+) -> tuple[list[ScenarioFile], list[Problem]]:
+    """Every scenario in the files and folders named, and every problem found in any of them (a
+    scenario name given twice is one too: it is the scenario's identity in the store)."""
+    problems: list[Problem] = []
+    found: list[ScenarioFile] = []
+    for path in scenario_paths(paths, problems):
+        shown = str(path)
+        text = read_text(path, shown, problems)
+        scenario = parse_scenario(text, shown, problems, domain) if text is not None else None
+        if scenario is not None:
+            found.append(ScenarioFile(shown, scenario))
+    first: dict[str, str] = {}
+    for item in found:
+        if item.scenario.name in first:
+            other = first[item.scenario.name]
+            message = f"scenario name '{item.scenario.name}' is also used by {other}"
+            problems.append(Problem(item.path, message, field="scenario.name"))
+        first.setdefault(item.scenario.name, item.path)
+    return found, problems
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+
+def _assertion_value(assertion: Assertion) -> Any:
+    """The YAML value of an assertion, in the form it was read in."""
+    kind = assertion.kind
+    if kind == "flow_started" and assertion.flow_id is not None:
+        return assertion.flow_id
+    if kind == "pattern_clarification_contains" and assertion.flow_names is not None:
+        return list(assertion.flow_names)
+    if kind == "action_executed":
+        return assertion.action_name
+    if kind in ("slot_was_set", "slot_was_not_set"):
+        return [{"name": s.name, **({"value": s.value} if s.has_value else {})} for s in assertion.slots]
+    if kind == "sequencing":
+        return [{step.key: step.value} for step in assertion.steps]
+    value = assertion.model_dump(mode="json", exclude={"kind"}, exclude_none=True)
+    if kind in ("flow_started", "pattern_clarification_contains"):
+        value["flow_ids"] = _Inline(value["flow_ids"])
+    return value
+
+
+def to_data(scenario: Scenario) -> dict[str, Any]:
+    """The scenario as the YAML document's data: `{"scenario": {...}}`, optional parts only when given."""
+    body: dict[str, Any] = {"name": scenario.name, "simulation_context": scenario.simulation_context}
+    if scenario.setup is not None:
+        body["setup"] = scenario.setup.model_dump(mode="json", exclude_none=True)
+    if scenario.goals is not None:
+        goals: dict[str, Any] = {}
+        if scenario.goals.criteria is not None:
+            goals["criteria"] = list(scenario.goals.criteria)
+        if scenario.goals.assertions is not None:
+            goals["assertions"] = [{a.kind: _assertion_value(a)} for a in scenario.goals.assertions]
+        body["goals"] = goals
+    return {"scenario": body}
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, list items indented under their key (as the seed's files are written)."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+class _Inline(list):
+    """A list of flow ids, written inline as the seed writes them: `flow_ids: [a, b]`."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # a briefing stays readable: folded (>) as the seed writes it, literal (|) when it has line breaks
+    style = None
+    if "\n" in value.rstrip("\n"):
+        style = "|"
+    elif value.endswith("\n"):
+        style = ">"
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _inline(dumper: yaml.SafeDumper, value: _Inline) -> yaml.SequenceNode:
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
+
+
+_Dumper.add_representer(str, _text)
+_Dumper.add_representer(_Inline, _inline)
+
+
+def to_yaml(scenario: Scenario) -> str:
+    """The scenario as a YAML file's text."""
+    return yaml.dump(to_data(scenario), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def file_name(scenario: Scenario) -> str:
+    """A file name for the scenario: its name in lower case, words joined by '_', '.yml'."""
+    slug = re.sub(r"[^a-z0-9]+", "_", scenario.name.lower()).strip("_")[:80] or "scenario"
+    return f"{slug}.yml"

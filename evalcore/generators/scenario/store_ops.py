@@ -1,0 +1,108 @@
+"""Scenarios in the store (seed 003: "Each scenario is an individual YAML file in eval/scenarios/"):
+import files as items of kind `scenario`, list them, export them back one file each.
+
+A scenario's identity is its name within the project: importing a file whose scenario is already stored
+with the same content adds nothing; with other content it appends a revision (the item keeps its
+history). The files are validated whole first; one problem anywhere and nothing is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalcore.errors import Problem, ValidationFailed
+from evalcore.generators.scenario.domain import Domain
+from evalcore.generators.scenario.format import file_name, read_scenarios, to_yaml
+from evalcore.generators.scenario.records import Scenario
+from evalcore.store import Store
+from evalcore.store.store import new_id
+
+KIND = "scenario"
+FILE_KEY = "file"  # the body's record of the file a scenario came from, so an export can keep its name
+
+
+@dataclass(frozen=True)
+class StoredScenario:
+    """A scenario as stored: its item id, version and the file name it came from."""
+
+    item_id: str
+    version: int
+    scenario: Scenario
+    file: str | None
+
+
+@dataclass
+class ImportedScenarios:
+    """What an import did, by scenario name."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+def _body(scenario: Scenario, file: str | None) -> dict:
+    return {**scenario.model_dump(mode="json"), FILE_KEY: file}
+
+
+def list_scenarios(store: Store, project_id: str) -> list[StoredScenario]:
+    """The project's scenarios (current versions), oldest first."""
+    out = []
+    for revision in store.list_current(project_id, KIND):
+        body = dict(revision.body or {})
+        file = body.pop(FILE_KEY, None)
+        out.append(StoredScenario(revision.item_id, revision.version, Scenario.model_validate(body), file))
+    return out
+
+
+def import_scenarios(
+    store: Store, project_id: str, paths: Iterable[Path], author: str, domain: Domain | None = None
+) -> ImportedScenarios:
+    """Validate every file named (folders: their .yml/.yaml files) and store their scenarios; raise
+    ValidationFailed with every problem, storing nothing, when any file has one."""
+    store.project(project_id)
+    found, problems = read_scenarios(paths, domain)
+    if problems:
+        raise ValidationFailed(problems, "scenario files")
+    if not found:
+        raise ValidationFailed([Problem("(arguments)", "no scenario file given")], "scenario files")
+    stored = {s.scenario.name: s for s in list_scenarios(store, project_id)}
+    result = ImportedScenarios()
+    with store.write() as conn:
+        for item in found:
+            name, file = item.scenario.name, Path(item.path).name
+            old = stored.get(name)
+            if old is None:
+                body = _body(item.scenario, file)
+                note = f"imported from {item.path}"
+                store.add_item(project_id, KIND, body, author, item_id=new_id(KIND), note=note, conn=conn)
+                result.added.append(name)
+            elif old.scenario == item.scenario and old.file == file:
+                result.unchanged.append(name)
+            else:
+                body = _body(item.scenario, file)
+                note = f"imported from {item.path}"
+                store.save_revision(old.item_id, body, author, old.version, note=note, conn=conn)
+                result.updated.append(name)
+    return result
+
+
+def export_scenarios(store: Store, project_id: str, out: Path) -> list[Path]:
+    """Write each of the project's scenarios to its own YAML file in `out` (created if missing), named as
+    the file it was imported from, else after its name; return the files written."""
+    scenarios = list_scenarios(store, project_id)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    taken: set[str] = set()
+    for stored in scenarios:
+        name = stored.file or file_name(stored.scenario)
+        if name in taken:  # two scenarios imported from files of one name in different folders
+            name = f"{Path(name).stem}_{stored.item_id}{Path(name).suffix}"
+        taken.add(name)
+        path = out / name
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(to_yaml(stored.scenario), encoding="utf-8")
+        partial.replace(path)  # never half a file, even after a crash
+        written.append(path)
+    return written
