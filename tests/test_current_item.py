@@ -9,7 +9,9 @@ from collections import Counter
 import pytest
 import sqlalchemy as sa
 from test_runs_support import conversation, sample_project
+from typer.testing import CliRunner
 
+from evalcore.cli.main import app
 from evalcore.errors import EvalcoreError, NotFoundError
 from evalcore.items.current import iter_items, read_item, read_items, read_tiers
 from evalcore.items.exports import export_lines
@@ -243,3 +245,5 @@ def test_a_verified_report_leaves_out_turns_judged_against_an_answer_corrected_s
     assert len(everything.frame) == len(gold.frame) + 1 and gold.outdated == 1
     assert 3 not in set(gold.frame["turn_index"])
     assert build_report(store, [after.run.id], tiers="gold").outdated == 0
+    said = CliRunner().invoke(app, ["report", "--run", before.run.id, "--tiers", "gold", "--db", store.url])
+    assert said.exit_code == 0 and "1 turn(s) left out of the gold scope" in said.output

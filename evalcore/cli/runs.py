@@ -158,6 +158,12 @@ def report(
         f"{rep.crashes} crashes",
         err=True,
     )
+    if rep.outdated:
+        typer.echo(
+            f"{rep.outdated} turn(s) left out of the {tiers} scope: judged against an expected answer "
+            "corrected since (run again to judge them against the correction)",
+            err=True,
+        )
     if threshold is not None and overall["failure_rate"] > threshold:
         typer.secho(
             f"failure rate {_percent(overall['failure_rate'])} is above {fail_above}", err=True, fg="red"
