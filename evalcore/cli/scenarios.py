@@ -1,0 +1,103 @@
+"""`evalcore scenarios ...`: scenario files in and out (seed 003; issue 19).
+
+`scenarios validate PATH...` exits 0 when every file is valid, else 1 with one `file:line [field]:
+message` line per problem on standard error; `scenarios import` validates everything first and stores
+nothing on a problem; `scenarios export` writes one YAML file per scenario.
+"""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, project_id_of
+from evalcore.errors import ValidationFailed
+
+app = typer.Typer(
+    help="Scenario tests: validate, import and export scenario YAML files.", no_args_is_help=True
+)
+
+PathsArgument = Annotated[
+    list[Path], typer.Argument(help="Scenario files, or folders of them (e.g. eval/scenarios).")
+]
+DomainOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--domain",
+        help="The target's Rasa domain.yml or flows.yml (repeatable): slots and flows are checked.",
+    ),
+]
+
+
+def _domain(paths: list[Path] | None):
+    """The domain read from the files given, or None; problems in them stop the command."""
+    if not paths:
+        return None
+    from evalcore.generators.scenario import read_domain
+
+    domain, problems = read_domain(paths)
+    if problems:
+        raise ValidationFailed(problems, "domain files")
+    return domain
+
+
+@app.command()
+@friendly
+def validate(paths: PathsArgument, domain: DomainOption = None) -> None:
+    """Check scenario files and print every problem with its file, line and field; exit 1 on any."""
+    from evalcore.generators.scenario import read_scenarios
+
+    found, problems = read_scenarios(paths, _domain(domain))
+    for problem in problems:
+        typer.echo(str(problem), err=True)
+    if problems:
+        files = len({p.file for p in problems})
+        typer.secho(f"{len(problems)} problem(s) in {files} file(s)", err=True, fg=typer.colors.RED)
+        raise typer.Exit(1)
+    typer.echo(f"{len(found)} scenario(s) valid")
+
+
+@app.command("import")
+@friendly
+def import_(
+    paths: PathsArgument,
+    project: ProjectOption = None,
+    domain: DomainOption = None,
+    author: Annotated[str | None, typer.Option(help="Who is importing (default: your user name).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Validate scenario files whole and store their scenarios; a problem anywhere stores nothing.
+
+    A scenario is known by its name: importing it again adds nothing, importing it changed appends a
+    revision.
+    """
+    from evalcore.generators.scenario import import_scenarios
+
+    checked = _domain(domain)
+    store = open_store(db)
+    pid = project_id_of(store, project)
+    result = import_scenarios(store, pid, paths, author or getpass.getuser(), checked)
+    typer.echo(
+        f"project {pid}: {len(result.added)} added, {len(result.updated)} updated, "
+        f"{len(result.unchanged)} unchanged"
+    )
+
+
+@app.command()
+@friendly
+def export(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write (created if missing).")] = Path(
+        "eval/scenarios"
+    ),
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Write each of the project's scenarios to its own YAML file (named as the file it came from)."""
+    from evalcore.generators.scenario import export_scenarios
+
+    store = open_store(db, existing=True)
+    written = export_scenarios(store, project_id_of(store, project), out)
+    typer.echo(f"wrote {len(written)} file(s) to {out}")
