@@ -2,27 +2,37 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 
 import pytest
 from llm_server import FAST_RETRY, PROJECT
 
+import evalcore
 from evalcore.generators.doc_qa.generate import GENERATE_CONVERSATION, conversation_inputs
-from evalcore.generators.doc_qa.job import generate_conversations  # noqa: F401 - registers its tasks
 from evalcore.generators.doc_qa.schema import AdherenceCheck, QAConversation
 from evalcore.llm import ModelClient, status
 from evalcore.llm.parsing import TRUNCATED_ERROR, parse_output
 from evalcore.llm.tasks import PROMPTS_DIR, TASKS, output_shape
 from evalcore.models import Document, DocumentKind, Provenance, Spec
 from evalcore.runs.judges import JUDGE_TURN, JudgeVerdict
-from evalcore.specs.generation import generate_specs  # noqa: F401 - registers its task
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 
 TURN = {"question": "Which store has no workshop?", "answer": "Westbrook Station.",
         "document_ids": ["stores"], "query_type": "SINGLE-DOC"}  # fmt: skip
 CLEAN_TURNS = json.dumps({"turns": [TURN]})
-ENTITIES = TASKS["extract_entities"].output
+
+
+def all_tasks() -> dict:
+    """Every task of the library: a task registers itself when its module is imported."""
+    for module in pkgutil.walk_packages(evalcore.__path__, "evalcore."):
+        importlib.import_module(module.name)
+    return TASKS
+
+
+ENTITIES = all_tasks()["extract_entities"].output
 
 
 def turns_with(**change) -> str:
@@ -168,11 +178,15 @@ def test_every_prompt_names_every_key_of_its_output():
         return found
 
     prompts = {p.stem for p in PROMPTS_DIR.glob("*.md")} - {"README"}
-    for task in (TASKS[name] for name in sorted(prompts)):
+    tasks = all_tasks()
+    assert prompts <= set(tasks), "a prompt file without a task"
+    for task in (tasks[name] for name in sorted(prompts)):
         schema = task.output.model_json_schema()
         text = "\n".join(m.content for m in task.render({f: "x" for f in task.template.fields}))
         missing = {k for k in keys(schema, schema.get("$defs", {})) if k not in text}
-        assert not missing, f"{task.name}: the prompt never names {sorted(missing)}"
+        assert not missing, (
+            f"{task.name}: the prompt never names {sorted(missing)} (use {{{{ output_shape }}}})"
+        )
 
 
 def test_a_reply_cut_at_the_token_limit_is_asked_again_with_more_room(small, llm_env):

@@ -42,11 +42,6 @@ class Parsed:
     error: str | None
     repairs: tuple[str, ...] = ()
 
-    @property
-    def repaired(self) -> bool:
-        """True when the reply needed at least one repair."""
-        return bool(self.repairs)
-
 
 def parse_output(text: str, schema: type[BaseModel]) -> Parsed:
     """Validate `text` against `schema`, repairing the text and then the data when they do not fit."""
