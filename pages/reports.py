@@ -12,7 +12,7 @@ from evalcore.reports import (
     failing_turns,
 )
 from evalcore.reports.charts import failure_rate_chart
-from evalcore.reports.failures import TABLE_KEYS, overall, per_run_table, snippet
+from evalcore.reports.failures import TABLE_KEYS, overall, per_run_table, report_stamp, snippet
 from evalcore.reports.tables import TOTAL_LABEL
 from evalcore.runs import RUN_KIND, run_progress
 from evalcore.runs.records import ERROR_TYPES
@@ -64,14 +64,19 @@ versus = None if versus == "-" else versus
 
 
 @st.cache_data(show_spinner="Loading judged turns...", max_entries=16)
-def _report(url: str, run_ids: tuple[str, ...], scope: str, marker: tuple[int, ...]):
-    # `marker` (units done per run) changes as a run progresses, so a growing run is re-read.
+def _report(url: str, run_ids: tuple[str, ...], scope: str, stamp: tuple):
+    # `stamp` changes as a run progresses and as annotators decide or correct: the report is re-read.
     return build_report(store, list(run_ids), tiers=scope)
 
 
 run_ids = (run_id, versus) if versus else (run_id,)
-report = _report(store.url, run_ids, tiers, tuple(run_progress(store, r)[0] for r in run_ids))
+report = _report(store.url, run_ids, tiers, report_stamp(store, run_ids))
 run = by_id[run_id]
+if report.outdated:
+    st.caption(
+        f"{report.outdated} turn(s) left out: judged against an expected answer an annotator corrected "
+        "since. Run again to judge them against the correction."
+    )
 if report.frame.empty:
     st.warning(f"No judged turn of this run is in scope ({SCOPES[tiers].lower()}).")
     st.stop()

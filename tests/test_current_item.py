@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from streamlit.testing.v1 import AppTest
 from test_runs_support import conversation, sample_project
 from typer.testing import CliRunner
 
@@ -34,10 +36,11 @@ from evalcore.review import (
 from evalcore.runs import run_target
 from evalcore.runs.items import load_item, select_keys
 from evalcore.runs.store_ops import judgment_bodies, judgment_rows
-from evalcore.store import Store
+from evalcore.store import DATABASE_URL_ENV, Store
 from tests.annotation_data import add_conversations
 
 ACCEPT = ItemVerdict(label="accept")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def queue_tiers(store: Store, project_id: str) -> dict[str, str]:
@@ -247,3 +250,24 @@ def test_a_verified_report_leaves_out_turns_judged_against_an_answer_corrected_s
     assert build_report(store, [after.run.id], tiers="gold").outdated == 0
     said = CliRunner().invoke(app, ["report", "--run", before.run.id, "--tiers", "gold", "--db", store.url])
     assert said.exit_code == 0 and "1 turn(s) left out of the gold scope" in said.output
+
+
+def test_the_reports_page_rereads_a_report_after_a_verdict_or_a_correction(tmp_path, monkeypatch):
+    """The page caches a report; a verdict or a correction since makes it read the report again."""
+    url = f"sqlite:///{tmp_path / 'pages.db'}"
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    store = Store(url)
+    project_id, ids = sample_project(store)
+    run_target(store, project_id, "demo", judge="offline", keys=[f"conversation:{ids[0]}"])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/reports.py").run()
+    at.selectbox(key="report_tiers").set_value("gold").run()
+    assert any("No judged turn of this run is in scope" in str(w.value) for w in at.warning)
+
+    fixed = "Only an exchange."
+    correction = TurnVerdict(turn_index=3, label="reject", reason="wrong answer", edited_content=fixed)
+    save_review(store, ids[0], "ann", open_item(store, ids[0]).version, [correction], ACCEPT)
+    at.run()
+    assert not at.exception, at.exception
+    assert not at.warning and any("1 turn(s) left out" in str(c.value) for c in at.caption)
