@@ -222,3 +222,68 @@ def test_folders_are_read_whole_and_a_name_used_twice_is_a_problem(tmp_path):
 def test_file_names():
     scenario, _ = parse(SEED_EXAMPLE)
     assert file_name(scenario) == "agent_handles_delayed_order_gracefully.yml"
+
+
+def test_one_bad_key_does_not_hide_the_other_problems_of_its_mapping():
+    text = """\
+scenario:
+  name: x
+  simulation_context: y
+  goals:
+    assertions:
+      - flow_completed:
+          flow_id: [a]
+          flow_step: b
+      - generative_response_is_grounded:
+          threshold: high
+          ground_truth: 3
+          source: z
+"""
+    _, problems = parse(text)
+    assert [(p.line, p.field, p.message) for p in problems] == [
+        (8, "scenario.goals.assertions[0].flow_completed.flow_step",
+         "unknown field (did you mean 'flow_step_id'?)"),
+        (7, "scenario.goals.assertions[0].flow_completed.flow_id", "Input should be a valid string"),
+        (12, "scenario.goals.assertions[1].generative_response_is_grounded.source",
+         "unknown field (did you mean 'utter_source'?)"),
+        (10, "scenario.goals.assertions[1].generative_response_is_grounded.threshold",
+         "Input should be a valid number, unable to parse string as a number"),
+        (11, "scenario.goals.assertions[1].generative_response_is_grounded.ground_truth",
+         "Input should be a valid string"),
+    ]  # fmt: skip
+
+
+REPLACEMENTS = [None, 2.5, ["a"], {"x": ""}]  # nothing, a scalar, a list, a mapping: every wrong shape
+
+
+def _locations(data, loc=()):
+    yield loc
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _locations(value, (*loc, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _locations(value, (*loc, i))
+
+
+def _replaced(data, loc, value):
+    if not loc:
+        return value
+    copy = dict(data) if isinstance(data, dict) else list(data)
+    copy[loc[0]] = _replaced(data[loc[0]], loc[1:], value)
+    return copy
+
+
+def test_any_value_anywhere_gives_a_scenario_or_located_problems_never_an_exception():
+    seed = yaml.safe_load(SEED_EXAMPLE)
+    tried = 0
+    for loc in _locations(seed):
+        for value in REPLACEMENTS:
+            text = yaml.safe_dump(_replaced(seed, loc, value), sort_keys=False)
+            scenario, problems = parse(text)
+            assert (scenario is None) == bool(problems), (loc, value, problems)
+            assert all(p.line is not None for p in problems), (loc, value, problems)
+            if scenario is not None:
+                assert parse(to_yaml(scenario))[0] == scenario, (loc, value)
+            tried += 1
+    assert tried == 4 * 68  # every value and key of the seed's example

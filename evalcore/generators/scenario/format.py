@@ -93,20 +93,19 @@ class _Reader:
         self.problems.append(Problem(self.shown, message, self.located.line_of(loc), dotted(loc) or None))
 
     def mapping(self, value: Any, loc: Loc, required: set[str], optional: set[str]) -> dict | None:
-        """`value` if it is a mapping with all `required` keys and no key outside `required | optional`."""
+        """The known fields of `value` (None if it is not a mapping), after recording a problem for each
+        unknown field and each missing required one: the caller goes on checking the fields present, so
+        one bad key does not hide the other problems."""
         if not isinstance(value, dict):
             self.problem(loc, f"expected a mapping, got {_kind_of(value)}")
             return None
         allowed = required | optional
-        ok = True
         for key in value:
             if key not in allowed:
                 self.problem((*loc, key), f"unknown field{_suggest(key, allowed)}")
-                ok = False
         for key in sorted(required - set(value)):
             self.problem(loc, f"required field '{key}' is missing")
-            ok = False
-        return value if ok else None
+        return {key: v for key, v in value.items() if key in allowed}
 
     def text(self, value: Any, loc: Loc) -> str | None:
         """`value` if it is a non-empty string."""
@@ -158,13 +157,14 @@ class _Reader:
                 self.problem(loc, f"not a regular expression: {exc}")
 
     def model(self, kind: str, data: dict[str, Any], loc: Loc) -> Assertion | None:
-        """The assertion record of `kind` from `data`, with pydantic's type errors as problems."""
+        """The assertion record of `kind` from `data`, with pydantic's type errors as problems (a missing
+        field was recorded by `mapping` already)."""
         try:
             return ASSERTION_MODELS[kind].model_validate({"kind": kind, **data})
         except ValidationError as exc:
             for error in exc.errors():
-                sub = tuple(p for p in error["loc"] if p != "kind")
-                self.problem((*loc, *sub), error["msg"])
+                if error["type"] != "missing":
+                    self.problem((*loc, *error["loc"]), error["msg"])
             return None
 
     # ------------------------------------------------------------------ the file
@@ -172,12 +172,12 @@ class _Reader:
     def scenario(self) -> Scenario | None:
         """The Scenario of the file, or None after recording its problems."""
         root = self.mapping(self.located.data, (), {"scenario"}, set())
-        if root is None:
+        if root is None or "scenario" not in root:
             return None
         loc: Loc = ("scenario",)
-        body = self.mapping(root["scenario"], loc, {"name", "simulation_context"}, {"setup", "goals"}) or (
-            root["scenario"] if isinstance(root["scenario"], dict) else {}
-        )
+        body = self.mapping(root.get("scenario"), loc, {"name", "simulation_context"}, {"setup", "goals"})
+        if body is None:
+            return None
         name = self.text(body.get("name"), (*loc, "name")) if "name" in body else None
         context = (
             self.text(body.get("simulation_context"), (*loc, "simulation_context"))
@@ -250,8 +250,8 @@ class _Reader:
         body = self.mapping(value, loc, {"flow_ids", "operator"}, set())
         if body is None:
             return None
-        ids = self.texts(body["flow_ids"], (*loc, "flow_ids"))
-        operator = self.operator(body["operator"], (*loc, "operator"))
+        ids = self.texts(body["flow_ids"], (*loc, "flow_ids")) if "flow_ids" in body else None
+        operator = self.operator(body["operator"], (*loc, "operator")) if "operator" in body else None
         return self.model(kind, {"flow_ids": ids, "operator": operator}, loc) if ids and operator else None
 
     def clarification(self, kind: str, value: Any, loc: Loc) -> Assertion | None:
@@ -273,6 +273,7 @@ class _Reader:
             body = self.mapping(item, (*loc, i), {"name"}, {"value"})
             if (
                 body is not None
+                and "name" in body
                 and self.text(body["name"], (*loc, i, "name"))
                 and self.json_value(body.get("value"), (*loc, i, "value"))
             ):
