@@ -8,7 +8,7 @@ import pytest
 from scenario_examples import SEED_EXAMPLE
 
 from evalcore.errors import Problem
-from evalcore.generators.scenario.checks import Score, ScoreRequest, check, check_all, same_value
+from evalcore.generators.scenario.checks import Outcome, Score, ScoreRequest, check, check_all, same_value
 from evalcore.generators.scenario.events import (
     ActionExecuted,
     BotUttered,
@@ -36,7 +36,10 @@ from evalcore.generators.scenario.records import (
     SlotWasNotSetAssertion,
     SlotWasSetAssertion,
 )
-from evalcore.generators.scenario.scoring import embedding_scorer, sentences
+from evalcore.generators.scenario.scoring import client_scorer, embedding_scorer, sentences
+from evalcore.llm import ModelClient
+from evalcore.llm.registry import OFFLINE_EMBEDDING
+from evalcore.store import Store
 
 
 def sequencing(*steps: tuple[str, str]) -> SequencingAssertion:
@@ -376,3 +379,27 @@ def test_the_seed_example_runs_on_a_history_that_satisfies_it():
     ]
     failed = [o.kind for o in check_all(scenario.assertions, broken, scorer) if not o.passed]
     assert failed == ["sequencing"]
+
+
+def test_the_offline_scorer_uses_evalcores_embeddings(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}")
+    store.create_project("demo", "Demo", None)
+    score = client_scorer(ModelClient(store, "demo"), OFFLINE_EMBEDDING)
+    question = "Why is my order delayed?"
+    on_topic = score(
+        ScoreRequest("relevance", "Your order is delayed because the carrier missed it.", question, "")
+    )
+    off_topic = score(ScoreRequest("relevance", "Our office is open Monday to Friday.", question, ""))
+    assert 0 <= off_topic.value < on_topic.value <= 1
+    truth = "Refunds are paid within 14 days of purchase."
+    supported = score(ScoreRequest("groundedness", "Refunds are paid within 14 days.", "", truth))
+    unrelated = score(ScoreRequest("groundedness", "Trains leave every hour from platform 3.", "", truth))
+    assert unrelated.value < supported.value
+
+
+def test_outcomes_are_stored_as_json():
+    outcome = check(FlowCompletedAssertion(flow_id="f"), [FlowCompleted(flow_id="f", step_id="END", turn=3)])
+    assert Outcome.model_validate_json(outcome.model_dump_json()) == outcome
+    assert outcome.model_dump(mode="json")["events"] == [
+        {"type": "flow_completed", "flow_id": "f", "step_id": "END", "turn": 3}
+    ]
