@@ -202,6 +202,11 @@ def test_a_corrected_test_plays_its_corrected_expected_turn(store):
     assert read_item(store, "test-1").tier == Tier.gold
     line = json.loads(next(export_jsonl(store, project_id, "test")))
     assert line["expected"]["content"] == "Fourteen days." and line["tier"] == "gold"
+    # A later edit of the expected turn by its index wins over the earlier whole-item edit.
+    later = {"turn_index": test.expected.index, "edited_content": "Two weeks."}
+    by_turn = annotation.model_copy(update=later)
+    store.annotate("test-1", [by_turn], "bea", read_item(store, "test-1").version)
+    assert load_item(store, "test:test-1").exchanges[0].expected == "Two weeks."
 
 
 def test_items_nobody_reviews_have_no_tier_and_an_unknown_tier_is_refused(store):

@@ -109,12 +109,12 @@ class CurrentItem(Record):
         return Test.model_validate(self.content)
 
 
-def _authors(history: Sequence[Annotation]) -> dict[int | None, Annotation]:
-    """The annotation that made the latest edit of each turn."""
-    latest: dict[int | None, Annotation] = {}
-    for a in history:
+def _authors(history: Sequence[Annotation]) -> dict[int | None, tuple[int, Annotation]]:
+    """The annotation that made the latest edit of each turn, with its position in the history."""
+    latest: dict[int | None, tuple[int, Annotation]] = {}
+    for n, a in enumerate(history):
         if a.edited_content is not None:
-            latest[a.turn_index] = a
+            latest[a.turn_index] = (n, a)
     return latest
 
 
@@ -134,7 +134,7 @@ def corrected(body: dict[str, Any], history: Sequence[Annotation]) -> tuple[dict
     def fix(turn: dict[str, Any], key: int | None) -> None:
         if key not in edits or edits[key] == turn.get("content"):
             return
-        by = made[key]
+        _, by = made[key]
         changes.append(
             Correction(
                 turn_index=key,
@@ -155,7 +155,10 @@ def corrected(body: dict[str, Any], history: Sequence[Annotation]) -> tuple[dict
         fix(turn, turn.get("index"))
     expected = content.get("expected")
     if isinstance(expected, dict):
-        fix(expected, None if None in edits else expected.get("index"))
+        # A test's expected turn is edited as the whole item or by its index: the later edit wins.
+        keys = [k for k in (None, expected.get("index")) if k in edits]
+        if keys:
+            fix(expected, max(keys, key=lambda k: made[k][0]))
     return content, changes
 
 
