@@ -178,6 +178,7 @@ def test_the_domain_checks_slots_their_types_and_flows(tmp_path):
     assert domain.slots["authenticated"] == SlotType("bool")
     assert domain.flows == {"check_order_status", "verify_identity", "track_shipment"}
     assert parse(SEED_EXAMPLE, domain)[1] == []
+    assert read_domain([tmp_path]) == (domain, [])  # a folder stands for its files
 
     text = (
         SEED_EXAMPLE.replace('account_id: "12345"', "account_id: 12345")

@@ -27,7 +27,7 @@ DomainOption = Annotated[
     list[Path] | None,
     typer.Option(
         "--domain",
-        help="The target's Rasa domain.yml or flows.yml (repeatable): slots and flows are checked.",
+        help="The target's Rasa domain and flow files or folders (repeatable): slots and flows are checked.",
     ),
 ]
 

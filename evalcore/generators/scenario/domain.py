@@ -106,13 +106,24 @@ def _names(assertion: Any) -> Iterable[tuple[Loc, str, str]]:
                 yield (i, step.key), "flow", step.value
 
 
+def _files(paths: Iterable[Path]) -> list[Path]:
+    """The files named, a folder standing for its .yml/.yaml files (Rasa splits a domain into domain/)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out += sorted(p for p in path.rglob("*") if p.suffix.lower() in (".yml", ".yaml") and p.is_file())
+        else:
+            out.append(path)
+    return out
+
+
 def read_domain(paths: Iterable[Path]) -> tuple[Domain, list[Problem]]:
-    """The domain in Rasa domain and flow files (`slots:` with `type:` and `values:`; `flows:` keyed by
-    flow id); slots or flows stay unknown when no file has their section."""
+    """The domain in Rasa domain and flow files, or folders of them (`slots:` with `type:` and `values:`;
+    `flows:` keyed by flow id); slots or flows stay unknown when no file has their section."""
     problems: list[Problem] = []
     slots: dict[str, SlotType] | None = None
     flows: set[str] | None = None
-    for path in paths:
+    for path in _files(paths):
         shown = str(path)
         text = read_text(path, shown, problems)
         located = parse_yaml(text, shown, problems) if text is not None else None
