@@ -5,10 +5,11 @@ LLM-judged criteria plus deterministic assertions over the conversation's events
 Today: the records of a scenario (records), its YAML both ways with every problem located (format), the
 target's domain it is checked against (domain), the events a target reports (events), the assertion
 engine over an event history (checks) with an offline embedding scorer for the generative assertions
-(scoring), and scenarios in the store (store_ops).
+(scoring), the criteria judge over a transcript (criteria), and scenarios in the store (store_ops).
 """
 
 from evalcore.generators.scenario.checks import Outcome, Score, Scorer, ScoreRequest, check, check_all
+from evalcore.generators.scenario.criteria import CriterionResult, judge_criteria
 from evalcore.generators.scenario.domain import Domain, SlotType, read_domain
 from evalcore.generators.scenario.format import ScenarioFile, parse_scenario, read_scenarios, to_yaml
 from evalcore.generators.scenario.records import ASSERTION_MODELS, Assertion, Scenario
@@ -25,6 +26,7 @@ __all__ = [
     "ASSERTION_MODELS",
     "KIND",
     "Assertion",
+    "CriterionResult",
     "Domain",
     "ImportedScenarios",
     "Outcome",
@@ -39,6 +41,7 @@ __all__ = [
     "check_all",
     "export_scenarios",
     "import_scenarios",
+    "judge_criteria",
     "list_scenarios",
     "parse_scenario",
     "read_domain",
