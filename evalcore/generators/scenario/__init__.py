@@ -5,7 +5,8 @@ LLM-judged criteria plus deterministic assertions over the conversation's events
 Today: the records of a scenario (records), its YAML both ways with every problem located (format), the
 target's domain it is checked against (domain), the events a target reports (events), the assertion
 engine over an event history (checks) with an offline embedding scorer for the generative assertions
-(scoring), the criteria judge over a transcript (criteria), and scenarios in the store (store_ops).
+(scoring), the criteria judge over a transcript (criteria), a scenario's verdict on one conversation
+(verdict), and scenarios in the store (store_ops).
 """
 
 from evalcore.generators.scenario.checks import Outcome, Score, Scorer, ScoreRequest, check, check_all
@@ -21,6 +22,7 @@ from evalcore.generators.scenario.store_ops import (
     import_scenarios,
     list_scenarios,
 )
+from evalcore.generators.scenario.verdict import ScenarioVerdict, judge_conversation
 
 __all__ = [
     "ASSERTION_MODELS",
@@ -32,6 +34,7 @@ __all__ = [
     "Outcome",
     "Scenario",
     "ScenarioFile",
+    "ScenarioVerdict",
     "Score",
     "ScoreRequest",
     "Scorer",
@@ -41,6 +44,7 @@ __all__ = [
     "check_all",
     "export_scenarios",
     "import_scenarios",
+    "judge_conversation",
     "judge_criteria",
     "list_scenarios",
     "parse_scenario",
