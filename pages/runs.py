@@ -3,6 +3,7 @@
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.jobs import failed_units
 from evalcore.llm import Registry
 from evalcore.models import RunStatus, Target
 from evalcore.runs import (
@@ -162,6 +163,12 @@ def _panel(run_id: str) -> None:
         f"budget {run.budget or 'none'} · concurrency {run.params.get('concurrency')} · "
         f"evalcore {run.code_version}"
     )
+    failed = failed_units(store, run_id)
+    if failed and not live:  # kept with their reasons until retried
+        st.warning(f"{len(failed)} item(s) could not be played: {', '.join(sorted(failed)[:5])}")
+        if st.button("Retry failed units", key=f"retry:{run_id}", icon=":material/replay:"):
+            start_in_background(store, run_id, retry_failed=True)
+            st.rerun()
     left, middle, right = st.columns(3)
     if live:
         if left.button("Stop", key=f"stop:{run_id}", icon=":material/stop:"):

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, StaleVersionError
+from evalcore.jobs import failed_units
 from evalcore.models import SpecStatus
 from evalcore.specs.drafts import CATEGORIES, SpecDraft
 from evalcore.specs.generation import generate_specs, latest_generation
@@ -99,6 +100,26 @@ with st.expander("Generate and select", expanded=not any(v.spec.selected for v i
                         f" {len(outcome.failed)} batch(es) failed; they are kept with their raw output."
                     )
                 flash("success", message)
+            except EvalcoreError as exc:
+                show_error(exc)
+    failed = failed_units(store, last.id) if last is not None else {}
+    if failed:  # kept with their reasons until retried
+        gen.warning(f"{len(failed)} batch(es) of the latest generation failed: {', '.join(sorted(failed))}")
+        if gen.button(
+            "Retry failed units", help="Generate them again; replies that could not be used are not reused."
+        ):
+            bar = gen.progress(0.0, text="Retrying the failed batches...")
+            try:
+                outcome = generate_specs(
+                    store,
+                    project_id,
+                    run_id=last.id,
+                    retry_failed=True,
+                    on_progress=lambda done, total: bar.progress(
+                        done / total, text=f"Generating: {done}/{total}"
+                    ),
+                )
+                flash("success", f"{outcome.added} spec(s) added ({outcome.run.status.value}).")
             except EvalcoreError as exc:
                 show_error(exc)
     with sel, st.form("select"):

@@ -44,6 +44,9 @@ def run_(
     spec: Annotated[str | None, typer.Option(help="Only the items of this spec id.")] = None,
     limit: Annotated[int | None, typer.Option(help="Play at most this many items.")] = None,
     resume: Annotated[str | None, typer.Option(help="Resume this run id instead of starting one.")] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="With --resume: play the failed items again too.")
+    ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -54,6 +57,8 @@ def run_(
 
     store = open_store(db)
     limits = {k: v for k, v in {"usd": budget, "tokens": budget_tokens}.items() if v is not None}
+    if retry_failed and not resume:
+        raise EvalcoreError("--retry-failed retries the failed items of a run: give --resume RUN_ID too")
     if resume:
         run_id = resume
     else:
@@ -63,8 +68,9 @@ def run_(
         options = {"judge": judge, "budget": limits, "source": source, "spec_id": spec, "limit": limit}
         run_id = create_run(store, pid, target, concurrency=concurrency or DEFAULT_CONCURRENCY, **options).id
     outcome = execute_run(
-        store, run_id, on_progress=progress_printer("turns"), budget=limits or None, concurrency=concurrency
-    )
+        store, run_id, on_progress=progress_printer("turns"), budget=limits or None, concurrency=concurrency,
+        retry_failed=retry_failed,
+    )  # fmt: skip
     run = outcome.run
     typer.echo(
         f"run {run.id}: {run.status.value}; target {run.target}, judge {run.judge}; "
@@ -80,8 +86,10 @@ def run_(
             f"[{_percent(overall['ci_low'])}, {_percent(overall['ci_high'])}] "
             f"over {int(overall['n'])} scored turns"
         )
-    if run.status.value != "finished":
-        typer.echo(f"stopped ({run.stopped_reason}); resume with: evalcore run --resume {run.id}")
+    if run.status.value == "running":
+        typer.echo(f"other processes still play {run.id}; this one played what they had not claimed")
+    elif run.status.value != "finished":
+        typer.echo(f"{run.status.value} ({run.stopped_reason}); resume with: evalcore run --resume {run.id}")
 
 
 def _json(text: str) -> object:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
+from evalcore.errors import EvalcoreError
 from evalcore.specs.selection import DEFAULT_ALPHA
 
 app = typer.Typer(help="Generate, select, export and import test specs.", no_args_is_help=True)
@@ -24,24 +25,35 @@ def generate(
         float | None, typer.Option("--budget-usd", help="Stop before spending more.")
     ] = None,
     resume: Annotated[str | None, typer.Option(help="Resume this generation run id.")] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="With --resume: generate the failed units again too.")
+    ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
     """Generate candidate specs from the system card, documents and tools."""
+    from evalcore.jobs import failed_units
     from evalcore.specs.generation import generate_specs
 
+    if retry_failed and not resume:
+        raise EvalcoreError("--retry-failed retries the failed units of a run: give --resume RUN_ID too")
     store = open_store(db)
     pid = project_id_of(store, project)
     budget = {"usd": budget_usd} if budget_usd is not None else None
-    outcome = generate_specs(store, pid, m, batch=batch, seed=seed, run_id=resume, budget=budget, model=model,
-                             on_progress=progress_printer("generating"))  # fmt: skip
-    typer.echo(f"run {outcome.run.id}: {outcome.added} spec(s) added, status {outcome.run.status.value}")
+    outcome = generate_specs(
+        store, pid, m, batch=batch, seed=seed, run_id=resume, budget=budget, model=model,
+        retry_failed=retry_failed, on_progress=progress_printer("generating"),
+    )  # fmt: skip
+    run = outcome.run
+    typer.echo(f"run {run.id}: {outcome.added} spec(s) added, status {run.status.value}")
     if outcome.failed:
         typer.echo(
             f"{len(outcome.failed)} unit(s) failed (kept with their raw output): {', '.join(outcome.failed)}"
         )
-    if outcome.run.stopped_reason:
-        typer.echo(f"stopped: {outcome.run.stopped_reason}; resume with --resume {outcome.run.id}")
+    if run.status.value == "stopped":
+        typer.echo(f"stopped: {run.stopped_reason}; resume with --resume {run.id}")
+    if failed_units(store, run.id):
+        typer.echo(f"generate the failed units again with --resume {run.id} --retry-failed")
 
 
 @app.command()

@@ -116,13 +116,15 @@ def execute_run(
     budget: dict[str, float] | None = None,
     concurrency: int | None = None,
     retry: RetryPolicy | None = None,
+    retry_failed: bool = False,
 ) -> RunOutcome:
     """Play the run's unfinished turns (a first start or a resume); see the module docstring.
 
     `on_progress(done, total)` is called in the caller's thread as turns finish. `budget` replaces the
     run's budget (to resume a run stopped by it). Configuration errors (an unreachable target, a bad
     judge) mark the run failed and raise. Another process may play the same run at once: each plays the
-    items the other has not claimed, and the last to finish records the run's end.
+    items the other has not claimed, and the last to finish records the run's end. `retry_failed` gives
+    items whose unit failed back to be played again.
     """
     run = store.run(run_id)
     if run.kind != RUN_KIND:
@@ -134,6 +136,8 @@ def execute_run(
     if concurrency:
         updates["params"] = {**run.params, "concurrency": int(concurrency)}
     run = store.start_run(pid, run.model_copy(update=updates))
+    if retry_failed:
+        jobs.retry_failed(store, run.id)
     client = ModelClient(store, pid, run_id=run.id, retry=retry)
     target = Target.model_validate(run.params["target"])
     try:
