@@ -2,7 +2,9 @@
 
 The commands a CI job calls, kept exactly: `simulations import PATH [--project ID]` prints the new run's
 id on the last line of standard output; `simulations stats RUN --json` prints one JSON object with
-ChatChecker's names.
+ChatChecker's names. Beside them: `simulations personas generate|import|export` and
+`simulations run --target NAME [--standard N --challenging N] [--resume RUN] [--retry-failed]`, which
+prints the run's id on its last line too.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from typing import Annotated
 
 import typer
 
-from evalcore.cli.common import DbOption, friendly, open_store
+from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
 
 app = typer.Typer(
-    help="Simulation runs: import and export ChatChecker runs, statistics.", no_args_is_help=True
+    help="Simulation runs: personas, simulated dialogues against a target, ChatChecker runs in and out, "
+    "statistics.",
+    no_args_is_help=True,
 )
 
 RunArgument = Annotated[str, typer.Argument(help="Simulation run id (printed by `simulations import`).")]
@@ -86,3 +90,127 @@ def export(
 
     written = export_chatchecker_run(open_store(db, existing=True), run, out)
     typer.echo(f"wrote {len(written)} file(s) to {out}")
+
+
+personas_app = typer.Typer(
+    help="Personas: generate from the system card, import and export ChatChecker YAML.", no_args_is_help=True
+)
+app.add_typer(personas_app, name="personas")
+
+
+@personas_app.command("generate")
+@friendly
+def personas_generate(
+    standard: Annotated[int, typer.Option(help="Standard (cooperative) personas to generate.")] = 5,
+    challenging: Annotated[int, typer.Option(help="Challenging (non-cooperative) personas to generate.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the generator.")] = 0,
+    model: Annotated[
+        str | None, typer.Option(help="Model 'provider/model' (default: the generator role).")
+    ] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Generate standard and challenging personas from the project's system card; print their ids."""
+    from evalcore.generators.simulation.personas import generate_personas, list_personas
+
+    store = open_store(db)
+    pid = project_id_of(store, project)
+    ids = generate_personas(store, pid, standard=standard, challenging=challenging, seed=seed, model=model)
+    personas = list_personas(store, pid)
+    for item_id in ids:
+        persona = personas[item_id]
+        typer.echo(f"{item_id}  {persona.persona_id}  {persona.profile.name}: {persona.task}")
+
+
+@personas_app.command("import")
+@friendly
+def personas_import(
+    path: Annotated[Path, typer.Argument(help="A ChatChecker persona YAML file, or a folder of them.")],
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Import ChatChecker persona files (all or nothing); print the new item ids."""
+    from evalcore.generators.simulation.personas import import_personas
+
+    store = open_store(db)
+    for item_id in import_personas(store, project_id_of(store, project), path):
+        typer.echo(item_id)
+
+
+@personas_app.command("export")
+@friendly
+def personas_export(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write <persona_id>.yaml files into.")],
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Export the project's personas as ChatChecker persona files."""
+    from evalcore.generators.simulation.personas import export_personas
+
+    store = open_store(db, existing=True)
+    written = export_personas(store, project_id_of(store, project), out)
+    typer.echo(f"wrote {len(written)} persona file(s) to {out}")
+
+
+@app.command("run")
+@friendly
+def run_(
+    target: Annotated[
+        str, typer.Option("--target", "-t", help="Target name (see `evalcore targets list`).")
+    ] = "",
+    standard: Annotated[
+        int, typer.Option(help="Standard personas (generated if the project has fewer).")
+    ] = 0,
+    challenging: Annotated[int, typer.Option(help="Challenging personas (generated if fewer).")] = 0,
+    persona: Annotated[list[str] | None, typer.Option(help="A persona item id (repeatable).")] = None,
+    runs_per_user: Annotated[int, typer.Option(help="Dialogues per persona.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the simulated users.")] = 0,
+    budget: Annotated[float | None, typer.Option("--budget", help="Stop before spending more USD.")] = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Resume this simulation run instead of starting one.")
+    ] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Simulate failed dialogues again.")
+    ] = False,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Simulate personas against a target, detect breakdowns per target turn, rate every dialogue.
+
+    The run's id is the last line printed; `simulations stats RUN` gives its statistics.
+    """
+    from evalcore.errors import EvalcoreError
+    from evalcore.generators.simulation.job import create_simulation, execute_simulation
+
+    store = open_store(db)
+    limits = {"usd": budget} if budget is not None else None
+    if resume:
+        run_id = resume
+    else:
+        if not target:
+            raise EvalcoreError("give --target NAME (see `evalcore targets list`), or --resume RUN_ID")
+        pid = project_id_of(store, project)
+        run_id = create_simulation(
+            store,
+            pid,
+            target,
+            personas=persona or None,
+            standard=standard,
+            challenging=challenging,
+            runs_per_user=runs_per_user,
+            seed=seed,
+            budget=limits,
+        ).id
+    outcome = execute_simulation(
+        store, run_id, on_progress=progress_printer("dialogues"), retry_failed=retry_failed, budget=limits
+    )
+    run = outcome.run
+    typer.echo(
+        f"run {run.id}: {run.status.value}; target {run.target}; {outcome.done}/{outcome.total} dialogues "
+        f"({outcome.simulated} now, {outcome.crashed} ended by a target error, {len(outcome.failed)} failed)"
+    )
+    for warning in run.warnings:
+        typer.secho(f"warning: {warning}", err=True, fg="yellow")
+    if run.status.value != "finished":
+        typer.echo(f"stopped ({run.stopped_reason}); resume with: evalcore simulations run --resume {run.id}")
+    typer.echo(run.id)

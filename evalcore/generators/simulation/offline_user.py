@@ -1,0 +1,284 @@
+"""The offline user simulator: the next user turn of a persona, without a model (issue 18, item 2).
+
+Seeded and deterministic: the task's `rng` comes from the inputs (persona, dialogue so far) and the
+dialogue's seed; what must hold for the whole dialogue (how patient the user is) comes from a hash of the
+persona alone, so every turn of one dialogue agrees on it. The user pursues the persona's task (or a
+scenario's briefing): it opens with it, answers the bot's questions (with the briefing's slot values when
+the question names one), asks follow-ups about the task's words, and ends with END_CONVERSATION when it
+is done or when the bot makes no progress. Its manner follows the persona's traits and interaction style
+(polite, terse or chatty, typos, emoji, capitals). A challenging persona also acts out the
+non-cooperative behaviours its style names (seed 002, Listing 8): it changes its mind, goes off topic,
+sends fragments, repeats itself, contradicts itself, is sarcastic, or demands what the bot cannot do.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from evalcore.documents.retrieval import tokenize
+from evalcore.generators.simulation.personas import card_topics
+from evalcore.models.common import content_hash
+
+END = "END_CONVERSATION"
+
+
+class UserTurn(BaseModel):
+    """The simulated user's next turn."""
+
+    message: str = Field(
+        description="What the user writes next; END_CONVERSATION (alone or after the "
+        "last words) ends the conversation."
+    )
+
+
+# Behaviours of Listing 8, found in a persona's interaction style and background by these words.
+CUES = {
+    "change_mind": ("change your mind", "changing the intent", "multiple goals", "switch", "mixing it up"),
+    "off_topic": ("off topic", "irrelevant", "nothing to do with", "tangent"),
+    "fragments": ("fragment", "half-finished", "incomplete sentence"),
+    "caps": ("capital letters", "caps", "exclamation"),
+    "sarcasm": ("sarcas",),
+    "repeat": ("same question", "repetitive", "repeat"),
+    "contradict": ("contradict",),
+    "demand": ("whatever it says",),
+}
+# When a challenging persona's words name none of them, its traits pick some.
+_BY_TRAIT = {
+    ("agreeableness", "low"): "sarcasm",
+    ("neuroticism", "high"): "caps",
+    ("conscientiousness", "low"): "fragments",
+    ("openness", "high"): "off_topic",
+}
+# Share of a challenging user's turns that act out one of its behaviours (the others pursue the task).
+MISBEHAVE = 0.6
+_NO_PROGRESS = re.compile(
+    r"couldn'?t find|could not find|can(?:no|')t help|don'?t know|not sure|unable to|sorry|no information",
+    re.IGNORECASE,
+)
+_STOP_WORDS = (  # words of a persona's task that say nothing about what it wants
+    "about after again also although because before deal does find from have help into just like more "
+    "need only sort sorted that their them then there they this want what when where which while with "
+    "without would your fast reading anything everything something keep mixing settle conversation "
+    "yourself handles"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+_OFF_TOPIC = [
+    "btw do you know a good pizza place around here?",
+    "what's the weather going to be like tomorrow?",
+    "can you help me write a birthday poem for my sister?",
+    "who won the football last night?",
+    "how do I reset the password on my phone?",
+    "random question but what's the capital of Australia?",
+]
+_FOLLOW_UPS = [
+    "How long does {x} usually take?",
+    "Is there a cost for {x}?",
+    "What do I need to have ready for {x}?",
+    "Can you tell me more about {x}?",
+    "Are there any conditions for {x} I should know about?",
+    "What happens next with {x}?",
+]
+_OPENERS = {
+    "polite": ["Hi there! {task}", "Hello, I hope you can help. {task}", "Good morning! {task}"],
+    "plain": ["Hi. {task}", "{task}", "Hey, quick one: {task}"],
+}
+_CLOSERS = {
+    "polite": [
+        "Thanks so much, that's everything I needed.",
+        "Great, thank you for your help!",
+        "Perfect, thanks. Have a nice day.",
+    ],
+    "plain": ["Ok, got it.", "Fine, that's all.", "Alright. Bye."],
+    "give_up": [
+        "This isn't getting anywhere, I'll call the store instead.",
+        "Forget it, I'll ask someone else.",
+        "Never mind, you clearly can't help with this.",
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Style:
+    """How this user writes and which non-cooperative behaviours it acts out."""
+
+    polite: bool
+    terse: bool
+    chatty: bool
+    typos: bool
+    emoji: bool
+    behaviours: tuple[str, ...]
+
+    @classmethod
+    def of(cls, persona: dict[str, Any], kind: str) -> Style:
+        """Read from the persona's traits and the words of its interaction style and background."""
+        profile = persona.get("profile") or {}
+        traits = {k: str(v).lower() for k, v in (profile.get("personality") or {}).items()}
+        lines = (profile.get("interaction_style") or []) + (profile.get("background_info") or [])
+        words = " ".join(lines).lower()
+        behaviours: tuple[str, ...] = ()
+        if kind == "challenging":
+            named = [b for b, cues in CUES.items() if any(c in words for c in cues)]
+            named += [b for (t, level), b in _BY_TRAIT.items() if traits.get(t) == level and b not in named]
+            behaviours = tuple(named or ("fragments", "off_topic"))
+        return cls(
+            polite=traits.get("agreeableness") == "high" or "polite" in words or "friendly" in words,
+            terse=traits.get("extraversion") == "low" or "short" in words or "concise" in words,
+            chatty=traits.get("extraversion") == "high" or "chatty" in words,
+            typos=traits.get("conscientiousness") == "low" or "typo" in words,
+            emoji="emoji" in words,
+            behaviours=behaviours,
+        )
+
+
+def _first_person(text: str) -> str:
+    """A second-person persona sentence as the user would say it ('You are a nurse.' -> 'I'm a nurse.')."""
+    swaps = [
+        (r"\byou are\b", "I'm"),
+        (r"\byou have\b", "I have"),
+        (r"\byou're\b", "I'm"),
+        (r"\byour\b", "my"),
+        (r"\byourself\b", "myself"),
+        (r"\byou\b", "I"),
+    ]
+    for pattern, repl in swaps:
+        text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
+    return text[:1].upper() + text[1:]
+
+
+def _ask_for(task: str) -> str:
+    """The task as the user's request ('Get help with returns.' -> 'I need help with returns.')."""
+    task = task.strip().rstrip(".")
+    lowered = task[:1].lower() + task[1:]
+    if re.match(r"^(?:i|i'm|my)\b", lowered):
+        return task + "."
+    return f"I'd like to {lowered}." if re.match(r"^[a-z]+\b", lowered) else f"{task}."
+
+
+def _focus(goal: str, said: list[str], topics: list[str]) -> str:
+    """What the user is after now: the latest topic it switched to, else the card's topic its goal names,
+    else the goal's own content words."""
+    for text in reversed(said):
+        if found := re.search(r"I (?:want|need) to know about (.+?) instead", text, re.IGNORECASE):
+            return found.group(1)
+    named = [t for t in topics if t in goal.lower()]
+    if named:
+        return named[0]
+    words = [w for w in re.findall(r"[a-z][a-z'-]+", goal.lower()) if len(w) > 3 and w not in _STOP][:3]
+    return " ".join(words) or (topics[0] if topics else "this")
+
+
+def _answer(
+    question: str, slots: dict[str, Any], focus: str, background: list[str], rng: random.Random
+) -> str:
+    """A reply to the bot's question: a slot value the question names, else a detail of the user."""
+    asked = set(tokenize(question))
+    for name, value in slots.items():
+        if set(tokenize(str(name).replace("_", " "))) & asked:
+            return f"My {str(name).replace('_', ' ')} is {value}."
+    if re.search(r"\b(?:would you like|do you want|shall i|should i|can i)\b", question, re.IGNORECASE):
+        return rng.choice(["Yes, please.", "Yes, go ahead.", "Sure, that works."])
+    options = [f"It's about {focus}.", "Yes, that's right."]
+    options += [_first_person(b) for b in background[:2]]
+    return rng.choice(options)
+
+
+def _misbehave(kind: str, ctx: dict[str, Any], rng: random.Random) -> str:
+    focus, topics, said = ctx["focus"], ctx["topics"], ctx["said"]
+    word = rng.choice(focus.split()) if focus.split() else "that"
+    if kind == "change_mind":
+        other = rng.choice([t for t in topics if t not in focus] or ["something else"])
+        return f"Actually, forget {focus}. I want to know about {other} instead."
+    if kind == "off_topic":
+        return rng.choice(_OFF_TOPIC)
+    if kind == "fragments":
+        return rng.choice([f"wait the {word}", f"{word}??", "and also the", f"so if i {word}", "hm but"])
+    if kind == "repeat":
+        earlier = [s for s in said if "?" in s]
+        return f"Again: {rng.choice(earlier)}" if earlier else f"So what about {focus}? Answer that."
+    if kind == "contradict":
+        return rng.choice(
+            [
+                f"No, wait, it's not {word} at all.",
+                "Sorry, I said that wrong, it was the other one.",
+                f"Actually it's the opposite of what I said about {word}.",
+            ]
+        )
+    if kind == "demand" and ctx["demand"]:
+        return f"Just {ctx['demand']} for me. Now."
+    if kind == "sarcasm":
+        return (
+            rng.choice(["Wow, really helpful.", "Great, another non-answer.", "Amazing. Truly."])
+            + " "
+            + (rng.choice(_FOLLOW_UPS).format(x=focus))
+        )
+    return f"{rng.choice(_FOLLOW_UPS).format(x=focus).upper()} NOW!!"  # caps: impatience
+
+
+def _surface(text: str, style: Style, behaviour: str | None, rng: random.Random) -> str:
+    """The manner of the persona: emoji, typos, capitals."""
+    if style.emoji and rng.random() < 0.5:
+        text += " " + rng.choice(["🙂", "🙏", "😅", "👍"])
+    if style.typos and rng.random() < 0.7:
+        text = text.lower().replace(",", "").replace("'", "")
+        words = text.split()
+        long = [i for i, w in enumerate(words) if len(w) > 4 and w.isalpha()]
+        if long:
+            i = rng.choice(long)
+            w = words[i]
+            words[i] = w[:2] + w[3] + w[2] + w[4:]
+        text = " ".join(words)
+    if "caps" in style.behaviours and behaviour not in (None, "fragments") and rng.random() < 0.5:
+        text = text.upper()
+    return text
+
+
+def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
+    """The next user turn (see the module docstring)."""
+    persona = inputs.get("persona") or {}
+    kind = str(inputs.get("persona_type") or persona.get("type") or "standard")
+    history = inputs.get("history") or []
+    said = [t["content"] for t in history if t["role"] == "user"]
+    bot = [t["content"] for t in history if t["role"] == "assistant"]
+    style = Style.of(persona, kind)
+    background = list((persona.get("profile") or {}).get("background_info") or [])
+    goal = str(persona.get("task") or inputs.get("context") or "")
+    topics = card_topics({**(inputs.get("chatbot_info") or {}), "task": inputs.get("chatbot_task") or ""})
+    focus = _focus(goal, said, topics)
+    manner = "polite" if style.polite else "plain"
+    # Patience: standard users reach their goal in 3-5 turns, challenging ones keep going for 5-8.
+    patience = int(content_hash({"persona": persona, "context": inputs.get("context")})[:8], 16)
+    patience = 3 + patience % 3 if kind != "challenging" else 5 + patience % 4
+    failures = sum(1 for text in bot if _NO_PROGRESS.search(text))
+    if not said:
+        opener = rng.choice(_OPENERS[manner]).format(task=_ask_for(goal) if goal else "Can you help me?")
+        if style.chatty and background:
+            opener += " " + _first_person(background[0])
+        return UserTurn(message=_surface(opener, style, None, rng))
+    if bot and failures >= (2 if kind != "challenging" else 3):
+        return UserTurn(message=f"{rng.choice(_CLOSERS['give_up'])} {END}")
+    if len(said) >= patience:
+        return UserTurn(message=f"{rng.choice(_CLOSERS[manner])} {END}")
+    behaviour = None
+    if style.behaviours and rng.random() < MISBEHAVE:
+        behaviour = rng.choice(style.behaviours)
+        limits = [m.group(1) for b in background if (m := re.search(r"expect the chatbot to (.+?),", b))]
+        ctx = {"focus": focus, "topics": topics, "said": said, "demand": limits[0] if limits else ""}
+        text = _misbehave(behaviour, ctx, rng)
+    elif bot and "?" in bot[-1]:
+        question = [s for s in re.split(r"(?<=[.!?])\s+", bot[-1]) if s.endswith("?")] or [bot[-1]]
+        text = _answer(question[-1], inputs.get("slots") or {}, focus, background, rng)
+    else:
+        asked = {s.lower() for s in said}
+        options = [f.format(x=focus) for f in _FOLLOW_UPS if f.format(x=focus).lower() not in asked]
+        text = rng.choice(options or _FOLLOW_UPS).format(x=focus)
+        if style.polite and not style.terse:
+            text = rng.choice(["Thanks. ", "Okay, thank you. ", "Good to know. "]) + text
+    typical = inputs.get("typical_words")
+    if style.chatty and behaviour is None and typical and len(text.split()) < typical and background:
+        text += " " + _first_person(rng.choice(background))
+    return UserTurn(message=_surface(text, style, behaviour, rng))

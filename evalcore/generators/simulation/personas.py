@@ -1,0 +1,397 @@
+"""Personas: standard and challenging simulated users made from the system card (seed 002, Section 3.1 and
+Listings 6-8), ChatChecker persona YAML both ways, and personas in the store.
+
+`GENERATE_PERSONAS` is the persona generator as a task: the card's chatbot info and the persona type's
+description in, `count` personas out (name, gender, age, background, OCEAN traits, interaction style,
+task; challenging ones carry their non-cooperative behaviours in their interaction style, as
+ChatChecker's do). Its offline implementation writes each persona from what the card says the bot is
+for (the topics of its task and description) and cannot do (its known limitations), so offline personas
+ask about this bot's business. Personas are `persona` items of generator `simulation`, numbered as
+ChatChecker numbers them: `generated_<type>_persona_<NN>`.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from evalcore.errors import Problem, UsageError, ValidationFailed
+from evalcore.generators.simulation.records import GENERATOR
+from evalcore.inputs.sources import parse_yaml, read_text, validation_problems
+from evalcore.llm.client import ModelClient
+from evalcore.llm.tasks import Task
+from evalcore.models import Persona, PersonaProfile, SystemCard
+from evalcore.store import Store
+from evalcore.store.store import new_id
+
+PERSONA_KIND = "persona"
+PERSONA_TYPES = ("standard", "challenging")
+Level = Literal["low", "medium", "high"]
+OCEAN = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
+
+# Listings 7 and 8 of the seed: what each persona type is for.
+TYPE_DESCRIPTIONS = {
+    "standard": "Standard user personas should be as close to normal human users as possible with respect "
+    "to demographics, personality and behavior. They should be designed to act as realistic and "
+    "human-like as possible.",
+    "challenging": "Challenging user personas test the limits of the chatbot. They should be designed to "
+    "act human-like but may be more challenging for the chatbot to interact with. Examples of "
+    "challenging behaviors include: being impolite, impatient, frustrated, vague or sarcastic; "
+    "struggling with language, technology or understanding the chatbot; questioning the chatbot, "
+    "modifying previous input or trying to take control of the conversation; giving contradictory "
+    "responses, misinterpreting the chatbot's suggestions, or deliberately testing the chatbot's "
+    "patience by asking repetitive or irrelevant questions; having multiple goals or tasks in mind or "
+    "frequently changing the intent.",
+}
+
+
+class Personality(BaseModel):
+    """The Big Five (OCEAN) traits of a persona."""
+
+    openness: Level = Field(description="low, medium or high.")
+    conscientiousness: Level = Field(description="low, medium or high.")
+    extraversion: Level = Field(description="low, medium or high.")
+    agreeableness: Level = Field(description="low, medium or high.")
+    neuroticism: Level = Field(description="low, medium or high.")
+
+
+class GeneratedPersona(BaseModel):
+    """One persona as the generator writes it (second person: 'You ...')."""
+
+    name: str = Field(description="The persona's name.")
+    gender: str = Field(description="Gender, free text.")
+    age: int = Field(ge=0, le=120, description="Age in years.")
+    background_info: list[str] = Field(description="Facts about the persona, addressed as 'you'.")
+    personality: Personality = Field(description="OCEAN traits.")
+    interaction_style: list[str] = Field(description="How the persona writes to the chatbot.")
+    task: str = Field(description="What the persona wants to get done with the chatbot.")
+
+
+class GeneratedPersonas(BaseModel):
+    """The generator's answer."""
+
+    personas: list[GeneratedPersona] = Field(description="The personas, as many as asked for.")
+
+
+# ------------------------------------------------------------------------------ offline generator
+
+_FIRST = {
+    "female": ["Amara", "Ingrid", "Lucía", "Mei", "Priya", "Hannah", "Zoe", "Fatima", "Olga", "Grace"],
+    "male": ["Tomás", "Kwame", "Lars", "Daniel", "Hiroshi", "Omar", "Felix", "Rahul", "Sean", "Mateo"],
+    "non-binary": ["Robin", "Alex", "Sam", "Jules"],
+}
+_LAST = [
+    "Okafor",
+    "Lindqvist",
+    "Moreno",
+    "Chen",
+    "Iyer",
+    "Becker",
+    "Novak",
+    "Haddad",
+    "Walsh",
+    "Tanaka",
+    "Costa",
+    "Dubois",
+    "Kowalski",
+    "Mensah",
+    "Reyes",
+]
+_WORK = {
+    "young": [
+        "a university student",
+        "a barista saving for travel",
+        "an apprentice electrician",
+        "a junior web developer",
+        "a delivery rider",
+    ],
+    "middle": [
+        "a nurse on rotating shifts",
+        "a secondary-school teacher",
+        "a logistics planner",
+        "a freelance photographer",
+        "a parent of two who works part-time",
+    ],
+    "older": [
+        "a retired engineer",
+        "a small-business owner",
+        "a grandparent who looks after the grandchildren twice a week",
+        "a part-time librarian",
+    ],
+}
+_TASK_FORMS = {
+    "standard": [
+        "Get help with {topic}.",
+        "Find out how {org} handles {topic}.",
+        "Ask about {topic} and settle it in one conversation.",
+        "Sort out {topic} for yourself.",
+    ],
+    "challenging": [
+        "Get {topic} sorted, fast, and without reading anything.",
+        "Find out about {topic}, then also about {other}.",
+        "Deal with {topic}, although you keep mixing it up with {other}.",
+    ],
+}
+_STYLE = {
+    ("extraversion", "high"): "You are chatty and mention small details about your day.",
+    ("extraversion", "low"): "You keep your messages short and to the point.",
+    ("agreeableness", "high"): "You stay friendly and thank the chatbot when it helps.",
+    ("agreeableness", "low"): "You are blunt and get irritated by vague answers.",
+    ("conscientiousness", "high"): "You write complete sentences and double-check the details.",
+    ("conscientiousness", "low"): "You type quickly, with little punctuation and the odd typo.",
+    ("neuroticism", "high"): "You worry about getting it wrong and ask for reassurance.",
+    ("openness", "high"): "You are happy to try what the chatbot suggests.",
+}
+# The seed's challenging behaviours (Listing 8), as instructions to the actor; the offline user simulator
+# recognises them by their words (simulator.py), so generated personas act them out.
+_NON_COOPERATIVE = [
+    "You change your mind halfway through and ask for something else instead.",
+    "You drift off topic and ask things that have nothing to do with {domain}.",
+    "You often send fragments and half-finished sentences.",
+    "You are impatient and write in capital letters when the chatbot does not help at once.",
+    "You are sarcastic about the chatbot's answers.",
+    "You ask the same question again in other words to test the chatbot's patience.",
+    "You give contradictory details, first one thing and then another.",
+]
+_LEAD = re.compile(
+    r"^(?:the (?:chatbot|assistant|bot)|it|you)\s+(?:must|should|can|will|also)\s+(?:also\s+)?"
+    r"|^(?:help|assist|support)s?\s+(?:customers|users|the user|people)\s+(?:with|to|in)\s+"
+    r"|^(?:provide|give)s?\s+information\s+about\s+|^(?:including|such as|like)\s+|^(?:an?|the)\s+",
+    re.IGNORECASE,
+)
+_CANNOT = re.compile(r"^(?:the chatbot\s+)?(?:can ?not|can't|is not able to)\s+", re.IGNORECASE)
+_CLAUSE = re.compile(r"^(?:following|according|using|while|without|so that|which|that)\b", re.IGNORECASE)
+
+
+def _items(text: str) -> list[str]:
+    """The comma-separated items of a text's sentences (parentheses open lists too), lead-ins removed."""
+    found = []
+    for sentence in re.split(r"(?<=[.;:!?])\s+|\(|\)", text):
+        for part in re.split(r",\s*(?:and\s+|or\s+)?|;\s*", sentence.strip(" .;:")):
+            part = part.strip(" .\"'")
+            while (stripped := _LEAD.sub("", part, count=1)) != part:
+                part = stripped
+            if 1 <= len(part.split()) <= 6 and not _CLAUSE.match(part):
+                found.append(part.lower())
+    return found
+
+
+def card_topics(info: dict[str, Any]) -> list[str]:
+    """What users come to this bot for: the list items of its task, then those its description introduces
+    with 'including', 'such as' or 'covers'; in order, no repeats.
+
+    'Help customers with product questions, order tracking, returns and bike rentals.' gives
+    ['product questions', 'order tracking', 'returns and bike rentals'].
+    """
+    listed = re.findall(r"(?:including|such as|covers|like)\s+([^.]+)", str(info.get("description") or ""))
+    items = _items(str(info.get("task") or "")) + [x for part in listed for x in _items(part)]
+    return list(dict.fromkeys(items))
+
+
+def _limitation(text: str) -> str:
+    """A known limitation as something a user asks for ('Cannot take payments.' -> 'take payments')."""
+    first = re.split(r"[;.]", text.strip())[0]
+    return _CANNOT.sub("", first).strip()
+
+
+def _traits(kind: str, rng: random.Random) -> dict[str, str]:
+    """Standard users are mostly easy-going; challenging ones lean disagreeable and anxious."""
+    levels = ("low", "medium", "high")
+    weights = {
+        "standard": {"agreeableness": (1, 3, 5), "neuroticism": (4, 3, 1)},
+        "challenging": {"agreeableness": (5, 2, 1), "neuroticism": (1, 2, 4)},
+    }[kind]
+    return {t: rng.choices(levels, weights.get(t, (2, 3, 2)))[0] for t in OCEAN}
+
+
+def _offline_persona(
+    info: dict[str, Any], kind: str, topics: list[str], index: int, rng: random.Random
+) -> GeneratedPersona:
+    gender = rng.choices(list(_FIRST), (10, 10, 2))[0]
+    age = rng.randint(19, 74)
+    band = "young" if age < 30 else "middle" if age < 55 else "older"
+    org = str(info.get("business") or info.get("name") or "the service")
+    topic = topics[index % len(topics)] if topics else "what the chatbot is for"
+    other = rng.choice([t for t in topics if t != topic] or [topic])
+    traits = _traits(kind, rng)
+    background = [
+        f"You are {rng.choice(_WORK[band])}.",
+        rng.choice(
+            [
+                f"You have dealt with {org} a couple of times before.",
+                f"You are new to {org}.",
+                f"A friend told you about {org}.",
+            ]
+        ),
+        rng.choice(
+            [
+                f"You are getting in touch about {topic}.",
+                f"You want {topic} sorted this week.",
+                f"You have a question about {topic} that nobody has answered yet.",
+            ]
+        ),
+    ]
+    if traits["conscientiousness"] == "high":
+        background.append(f"You have already read what {org} says on its website.")
+    style = [text for (trait, level), text in _STYLE.items() if traits[trait] == level][:3]
+    if not style:
+        style = ["You write the way you would text a friend."]
+    task = rng.choice(_TASK_FORMS[kind]).format(topic=topic, other=other, org=org)
+    if kind == "challenging":
+        domain = str(info.get("domain") or (topics[0] if topics else "the chatbot's job"))
+        style += [b.format(domain=domain) for b in rng.sample(_NON_COOPERATIVE, 2)]
+        limits = [_limitation(x) for x in info.get("known_limitations") or [] if _CANNOT.match(x.strip())]
+        if limits:
+            background.append(f"You expect the chatbot to {rng.choice(limits)}, whatever it says it can do.")
+    name = f"{rng.choice(_FIRST[gender])} {rng.choice(_LAST)}"
+    return GeneratedPersona(
+        name=name,
+        gender=gender,
+        age=age,
+        background_info=background,
+        personality=Personality.model_validate(traits),
+        interaction_style=style,
+        task=task,
+    )
+
+
+def offline_personas(inputs: dict[str, Any], rng: random.Random) -> GeneratedPersonas:
+    """The offline generator: personas written from the card's topics and limitations (see the module)."""
+    info = inputs["chatbot_info"] if isinstance(inputs["chatbot_info"], dict) else {}
+    topics = card_topics(info)
+    start = rng.randrange(max(1, len(topics)))  # personas of two calls do not all start on one topic
+    kind = str(inputs["persona_type"])
+    return GeneratedPersonas(
+        personas=[_offline_persona(info, kind, topics, start + i, rng) for i in range(int(inputs["count"]))]
+    )
+
+
+GENERATE_PERSONAS = Task(
+    "generate_personas", GeneratedPersonas, offline_personas, temperature=1.0, max_tokens=4000
+)
+
+
+# ---------------------------------------------------------------------------------- in the store
+
+
+def list_personas(store: Store, project_id: str, kind: str | None = None) -> dict[str, Persona]:
+    """The project's personas by item id, oldest first (of one type when `kind` is given)."""
+    found = {}
+    for revision in store.list_current(project_id, PERSONA_KIND):
+        persona = Persona.model_validate(revision.body or {})
+        if kind is None or persona.type == kind:
+            found[revision.item_id] = persona
+    return found
+
+
+def add_persona(store: Store, project_id: str, persona: Persona, author: str, conn=None) -> str:
+    """Store a persona as a `persona` item; return its item id."""
+    body = persona.model_dump(mode="json")
+    return store.add_item(
+        project_id, PERSONA_KIND, body, author, item_id=new_id("persona"), generator=GENERATOR, conn=conn
+    )
+
+
+def generate_personas(
+    store: Store,
+    project_id: str,
+    *,
+    standard: int = 0,
+    challenging: int = 0,
+    seed: int = 0,
+    model: str | None = None,
+    client: ModelClient | None = None,
+) -> list[str]:
+    """Generate personas of both types from the project's system card (one call per type); their ids.
+
+    Ids continue ChatChecker's numbering after the project's personas of the same type. A call that
+    yields no valid output raises, naming the model's error.
+    """
+    card = store.system_card(project_id)
+    info = card.chatbot_info.model_dump(mode="json") if card else {"name": store.project(project_id).title}
+    llm = client or ModelClient(store, project_id)
+    added: list[str] = []
+    for kind, count in (("standard", standard), ("challenging", challenging)):
+        if count <= 0:
+            continue
+        inputs = {
+            "count": count,
+            "persona_type": kind,
+            "chatbot_info": info,
+            "persona_type_description": TYPE_DESCRIPTIONS[kind],
+        }
+        result = llm.run_task(GENERATE_PERSONAS, inputs, role="generator", model=model, seed=seed)
+        if not result.ok or result.output is None:
+            raise UsageError(f"persona generation failed ({result.model}): {result.error}")
+        start = sum(1 for p in list_personas(store, project_id, kind).values() if p.generated) + 1
+        for i, made in enumerate(result.output.personas[:count]):  # type: ignore[attr-defined]
+            persona = Persona(
+                persona_id=f"generated_{kind}_persona_{start + i:02d}",
+                type=kind,
+                profile=PersonaProfile.model_validate(made.model_dump(exclude={"task"})),
+                task=made.task,
+            )
+            added.append(add_persona(store, project_id, persona, result.model))
+    return added
+
+
+# ------------------------------------------------------------------------------ ChatChecker YAML
+
+
+def read_persona_files(path: Path) -> list[Persona]:
+    """Personas from a ChatChecker persona YAML file, or every `*.yaml` in a folder (sorted).
+
+    A file is a persona (`persona_id`, `type`, `profile`, `task`) or a run's `persona_info.yaml` (the
+    persona under `persona`). Every problem of every file is reported at once; nothing is returned then.
+    """
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    if not files:
+        raise ValidationFailed([Problem(str(path), "no persona file (*.yaml)")], "personas")
+    problems: list[Problem] = []
+    personas: list[Persona] = []
+    for file in files:
+        shown = str(file)
+        text = read_text(file, shown, problems)
+        located = parse_yaml(text, shown, problems) if text is not None else None
+        if located is None:
+            continue
+        data, prefix = located.data, ()
+        if isinstance(data, dict) and isinstance(data.get("persona"), dict):
+            data, prefix = data["persona"], ("persona",)
+        try:
+            personas.append(Persona.model_validate(data))
+        except ValidationError as exc:
+            problems.extend(validation_problems(exc, shown, located, prefix))
+    if problems:
+        raise ValidationFailed(problems, "personas")
+    return personas
+
+
+def import_personas(store: Store, project_id: str, path: Path, author: str = "import") -> list[str]:
+    """Import ChatChecker persona files as `persona` items, all or nothing; their item ids."""
+    personas = read_persona_files(path)
+    with store.write() as conn:
+        return [add_persona(store, project_id, p, author, conn=conn) for p in personas]
+
+
+def export_personas(store: Store, project_id: str, out: Path) -> list[Path]:
+    """Write the project's personas as ChatChecker persona files `<persona_id>.yaml` in folder `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for persona in list_personas(store, project_id).values():
+        path = out / f"{persona.persona_id}.yaml"
+        body = persona.model_dump(mode="json", exclude={"provenance"})
+        with path.open("w", encoding="utf-8") as handle:  # ChatChecker's own dump settings
+            yaml.safe_dump(body, handle, indent=4, sort_keys=False, allow_unicode=True)
+        written.append(path)
+    return written
+
+
+def card_info(card: SystemCard | None) -> dict[str, Any]:
+    """The chatbot info the persona tasks and the simulator show to a model."""
+    return card.chatbot_info.model_dump(mode="json") if card else {}
