@@ -1,0 +1,7 @@
+"""Procedure-grounded tests for tool-using agents (seed 001, ALMITA): the `procedure` arrow.
+
+intents -> procedures -> APIs -> flowgraph -> conversation graph (rule-checked in networkx) -> noise ->
+weighted random-walk paths -> conversations -> tests (context, expected next action), and the seven
+metrics of Table 2. Modules: tool_formats (tools as teams hold them), graphs (the two graphs and their
+rules), flowgraph, convgraph, noise, paths, conversations, cut (tests), metrics, agents, job.
+"""
