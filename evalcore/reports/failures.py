@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import sqlalchemy as sa
 
 from evalcore.items.current import correction_versions
 from evalcore.items.state import project_policy
+from evalcore.jobs.control import progress
 from evalcore.models import Run
 from evalcore.reports.table_export import export_table
 from evalcore.reports.tables import (
@@ -42,7 +42,6 @@ from evalcore.runs.records import JudgedTurn
 from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_bodies, judgment_rows, played_versions
 from evalcore.specs.store_ops import list_specs
 from evalcore.store import Store
-from evalcore.store import schema as t
 
 TABLE_TITLES: dict[str, str] = {
     "by_spec": "Failure rate by spec",
@@ -134,21 +133,13 @@ def _outdated(store: Store, frame: pd.DataFrame) -> pd.Series:
 
 
 def report_stamp(store: Store, run_ids: Sequence[str]) -> tuple[Any, ...]:
-    """What a report depends on besides its arguments, for a page that caches it: each run's number of
-    judged turns, and the annotations and tier policy of the runs' projects (a growing run, a verdict, a
-    correction or a policy change each make a new stamp)."""
-    j = t.judgments
-    with store.read() as conn:
-        judged = dict(
-            conn.execute(
-                sa.select(j.c.run_id, sa.func.count())
-                .where(j.c.run_id.in_(list(run_ids)))
-                .group_by(j.c.run_id)
-            ).all()
-        )
-    projects = sorted({store.run(r).params.get("project_id") for r in run_ids} - {None})
+    """What a report depends on besides its arguments, for a page that caches it: each run's progress,
+    and the annotations and tier policy of the runs' projects (a growing run, a verdict, a correction or
+    a policy change each make a new stamp)."""
+    runs = [store.run(r) for r in run_ids]
+    projects = sorted({run.params.get("project_id") for run in runs} - {None})
     return (
-        tuple(judged.get(r, 0) for r in run_ids),
+        tuple(progress(store, run)[0] for run in runs),
         tuple((p, annotation_stamp(store, p), project_policy(store, p).key) for p in projects),
     )
 
