@@ -1,0 +1,201 @@
+"""Simulation runs as jobs (issue 18, item 4): offline against the demo target, a target that crashes on a
+keyword, export as a ChatChecker run, the CLI, and a kill -9 mid-run resumed with no finished dialogue's
+model calls repeated (local model server, child process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from llm_server import model_env
+from typer.testing import CliRunner
+
+from evalcore.cli.main import app
+from evalcore.generators.simulation import load_simulation_run, simulation_statistics
+from evalcore.generators.simulation.chatchecker import read_run
+from evalcore.generators.simulation.job import create_simulation, execute_simulation, simulate
+from evalcore.generators.simulation.personas import generate_personas, list_personas
+from evalcore.generators.simulation.records import BreakdownDecision, FinishReason
+from evalcore.generators.simulation.taxonomy import CHATBOT_CRASH_TITLE
+from evalcore.inputs import import_project
+from evalcore.jobs import progress
+from evalcore.models import RunStatus, Target, TurnRole
+from evalcore.runs.targets import save_target
+from evalcore.store import Store
+
+pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample"
+MODEL = "openai/gpt-4o-mini"
+CRASH_WORD = "order"
+
+
+def keyword_bot(messages: list[dict[str, str]]) -> str:
+    """A python target that fails whenever the user's latest message mentions an order."""
+    last = messages[-1]["content"]
+    if CRASH_WORD in last.lower():
+        raise RuntimeError("order service unavailable")
+    return f"Happy to help with that: {last}"
+
+
+@pytest.fixture
+def sample(sqlite_store: Store, monkeypatch) -> tuple[Store, str]:
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    return sqlite_store, import_project(sqlite_store, SAMPLE).project_id
+
+
+def test_an_offline_run_against_the_demo_target_annotates_rates_and_exports(sample, tmp_path):
+    store, pid = sample
+    seen = []
+    outcome = simulate(store, pid, "demo", standard=2, challenging=2, on_progress=lambda d, n: seen.append(d))
+    assert outcome.run.status == RunStatus.finished and (outcome.done, outcome.total) == (4, 4)
+    assert seen[-1] == 4 and outcome.simulated == 4
+    sim = load_simulation_run(store, outcome.run.id)
+    assert sorted(d.user_name for d in sim.dialogues) == [
+        "generated_challenging_persona_01", "generated_challenging_persona_02",
+        "generated_standard_persona_01", "generated_standard_persona_02",
+    ]  # fmt: skip
+    card = store.system_card(pid)
+    for dialogue in sim.dialogues:
+        assert dialogue.turns[0].role == TurnRole.user and dialogue.persona_item in list_personas(store, pid)
+        assert (
+            sum(t.role == TurnRole.user for t in dialogue.turns) <= card.user_simulation_config.max_user_turns
+        )
+        assert all(t.breakdown is not None for t in dialogue.turns if t.role == TurnRole.assistant)
+        assert set(dialogue.ratings) == set(sim.rating_dimensions) and dialogue.finish_reason in FinishReason
+        longest = int(card.user_simulation_config.max_user_turn_length.split()[0])
+        assert all(len(t.content.split()) <= longest for t in dialogue.turns if t.role == TurnRole.user)
+    assert set(sim.personas) == {d.user_name for d in sim.dialogues}
+    stats = simulation_statistics(store, outcome.run.id)
+    assert stats["num_dialogues"] == 4 and stats["num_chatbot_turns"] > 0
+    assert set(stats["rating_stats"]) == set(sim.rating_dimensions)
+    from evalcore.generators.simulation import export_chatchecker_run
+
+    export_chatchecker_run(store, outcome.run.id, tmp_path / "out")
+    back = read_run(tmp_path / "out")
+    assert len(back.dialogues) == 4 and set(back.personas) == set(sim.personas)
+    # A finished run does nothing more when started again.
+    again = execute_simulation(store, outcome.run.id)
+    assert (again.simulated, again.done) == (0, 4)
+
+
+def test_a_target_that_crashes_on_a_keyword_is_recorded_as_chatbot_crash(sample):
+    store, pid = sample
+    bot = Target(name="fragile", kind="python", config={"callable": "test_simulation_job:keyword_bot"})
+    save_target(store, pid, bot)
+    generate_personas(store, pid, standard=3)
+    personas = {i: p for i, p in list_personas(store, pid).items()}
+    for item_id, persona in personas.items():  # every persona asks about an order in its first turn
+        body = persona.model_copy(update={"task": "Track my order."}).model_dump(mode="json")
+        store.save_revision(item_id, body, "test", 1)
+    outcome = simulate(store, pid, "fragile", standard=3)
+    assert outcome.crashed == 3
+    stats = simulation_statistics(store, outcome.run.id)
+    assert stats["num_dialogues_with_chatbot_errors"] == 3
+    for dialogue in load_simulation_run(store, outcome.run.id).dialogues:
+        last = dialogue.turns[-1]
+        assert dialogue.finish_reason == FinishReason.chatbot_error and "order service" in dialogue.error
+        assert last.breakdown.breakdown_types == [CHATBOT_CRASH_TITLE] and last.breakdown.score == 0
+        assert last.breakdown.decision == BreakdownDecision.breakdown
+
+
+def test_the_cli_runs_a_simulation_and_prints_its_id_last(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    db = ["--db", f"sqlite:///{tmp_path / 'cli.db'}"]
+    runner = CliRunner()
+    assert runner.invoke(app, ["import", str(SAMPLE), *db]).exit_code == 0
+    made = runner.invoke(
+        app, ["simulations", "personas", "generate", "--standard", "1", "--challenging", "1", *db]
+    )
+    assert made.exit_code == 0 and "generated_challenging_persona_01" in made.output
+    result = runner.invoke(
+        app, ["simulations", "run", "--target", "demo", "--standard", "1", "--challenging", "1", *db]
+    )
+    assert result.exit_code == 0, result.output
+    run_id = result.output.strip().splitlines()[-1]
+    assert re.fullmatch(r"run-[0-9a-f]+", run_id) and "2/2 dialogues" in result.output
+    stats = runner.invoke(app, ["simulations", "stats", run_id, "--json", *db])
+    assert json.loads(stats.output)["num_dialogues"] == 2
+    exported = runner.invoke(app, ["simulations", "personas", "export", "-o", str(tmp_path / "p"), *db])
+    assert exported.exit_code == 0 and len(list((tmp_path / "p").glob("*.yaml"))) == 2
+
+
+# ------------------------------------------------------------------------------------ kill and resume
+
+DIMENSION = re.compile(r"\(key=([a-z_]+)\)")
+
+
+def scripted(api: str, body: dict) -> str:
+    """The fake model: a user who asks two questions then ends, a calm detector, a content rater."""
+    name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+    text = body["messages"][-1]["content"]
+    if name == "UserTurn":
+        asked = text.count("YOU:") - 1
+        persona = re.search(r"name: (.+)", body["messages"][0]["content"]).group(1)
+        message = END if asked >= 2 else f"{persona} asks about returns, question {asked + 1}?"
+        return json.dumps({"message": message})
+    if name == "BreakdownAnnotation":
+        return json.dumps(
+            {"reasoning": "Relevant.", "score": 1.0, "decision": "no_breakdown", "breakdown_types": []}
+        )
+    keys = DIMENSION.findall(body["messages"][0]["content"])
+    return json.dumps({"ratings": [{"dimension": k, "reasoning": "Fine.", "rating": 4} for k in keys]})
+
+
+END = "Thanks. END_CONVERSATION"
+CALLS_PER_DIALOGUE = 6  # 3 user turns (the last ends it), 2 breakdown verdicts, 1 rating
+HOLD_AFTER = CALLS_PER_DIALOGUE + 2  # the second dialogue is half done when the server stops answering
+
+
+def test_a_killed_run_resumes_without_repeating_a_finished_dialogues_calls(tmp_path, llm_env, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store = Store(url)
+    pid = import_project(store, SAMPLE).project_id
+    generate_personas(store, pid, standard=3, model="offline/heuristic")
+    run = create_simulation(
+        store, pid, "demo", standard=3, simulator_model=MODEL, judge_model=MODEL, concurrency=1
+    )
+    llm_env.responder = scripted
+    llm_env.hold_after = HOLD_AFTER
+    code = (
+        "from evalcore.generators.simulation.job import execute_simulation\n"
+        f"from evalcore.store import Store\nexecute_simulation(Store({url!r}), {run.id!r})\n"
+    )
+    env = {**os.environ, **model_env(llm_env)}
+    env.pop("EVALCORE_OFFLINE", None)
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while (
+            progress(store, store.run(run.id))[0] < 1 or llm_env.in_flight < 1
+        ) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        os.kill(child.pid, signal.SIGKILL)  # no cleanup of any kind
+        child.wait()
+    assert progress(store, store.run(run.id))[0] == 1 and store.run(run.id).status == RunStatus.running
+    llm_env.release_held()
+    deadline = time.monotonic() + 10
+    while llm_env.in_flight and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(llm_env.completed()) == HOLD_AFTER
+
+    outcome = execute_simulation(store, run.id)
+    assert outcome.run.status == RunStatus.finished and (outcome.done, outcome.simulated) == (3, 2)
+    keys = [call.key for call in llm_env.completed()]
+    assert len(keys) == 3 * CALLS_PER_DIALOGUE and len(set(keys)) == len(keys), (
+        "a completed call was repeated"
+    )
+    sim = load_simulation_run(store, run.id)
+    assert len(sim.dialogues) == 3 and all(
+        d.finish_reason == FinishReason.user_ended_chat for d in sim.dialogues
+    )
+    assert all(len(d.turns) == 5 and d.ratings["overall_performance"].rating == 4 for d in sim.dialogues)
+    store.close()
