@@ -152,21 +152,20 @@ def test_a_unit_is_claimed_once_a_dead_claim_expires_and_a_done_unit_is_never_re
 
 CHILD = """
 import sys
-from evalcore.runs import execute_run
-from evalcore.store import Store
-store = Store(sys.argv[1])
-outcome = execute_run(store, sys.argv[2], budget={"tokens": int(sys.argv[3])})
+from evalcore.jobs import resume
+outcome = resume(sys.argv[1], sys.argv[2])  # all a worker process needs: the store's URL and the run's id
 print(outcome.run.status.value, outcome.played, flush=True)
 """
 CONVERSATIONS, TURNS = 10, 3
 
 
-def _three_processes(url: str, run_id: str, budget: int) -> list[str]:
+def _three_processes(store: Store, run_id: str, budget: int) -> list[str]:
+    store.update_run(store.run(run_id).model_copy(update={"budget": {"tokens": budget}}))
     env = {k: v for k, v in os.environ.items() if k != "EVALCORE_OFFLINE"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
     children = [
         subprocess.Popen(
-            [sys.executable, "-c", CHILD, url, run_id, str(budget)],
+            [sys.executable, "-c", CHILD, store.url, run_id],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -199,7 +198,7 @@ def test_three_processes_resuming_one_run_play_every_turn_once_within_the_budget
         total = CONVERSATIONS * TURNS
 
         tight = 1200  # room for about half the turns (each reserves its prompt estimate + 50 tokens)
-        _three_processes(db_url, run.id, tight)
+        _three_processes(store, run.id, tight)
         stopped = store.run(run.id)
         spent = sum(c.tokens_in + c.tokens_out for c in calls(store, run_id=run.id) if not c.cache_hit)
         assert stopped.status == RunStatus.stopped and stopped.stopped_reason == "budget"
@@ -207,7 +206,7 @@ def test_three_processes_resuming_one_run_play_every_turn_once_within_the_budget
         played_first = len(judgment_rows(store, run.id))
         assert 0 < played_first < total
 
-        _three_processes(db_url, run.id, 100_000)
+        _three_processes(store, run.id, 100_000)
         finished = store.run(run.id)
         assert finished.status == RunStatus.finished
         rows = judgment_rows(store, run.id)

@@ -92,6 +92,7 @@ def create_run(
         "concurrency": max(1, int(concurrency)),
         "source": source,
         "filters": {"spec_id": spec_id, "generator": generator, "limit": limit},
+        **jobs.entry_point(execute_run),
     }
     run = Run(
         id=new_id("run"),

@@ -103,7 +103,8 @@ def generate_specs(
         run = store.run(run_id)
         params = run.params
     else:
-        params = {"m": m, "batch": batch, "seed": seed, "docs_per_spec": docs_per_spec, "model": model}
+        params = {"m": m, "batch": batch, "seed": seed, "docs_per_spec": docs_per_spec, "model": model,
+                  **jobs.entry_point(resume_generation)}  # fmt: skip
         run = Run(
             id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__
         )
@@ -170,6 +171,11 @@ def generate_specs(
         store, run.id, list(units), work, concurrency=llm.concurrency, on_progress=on_progress
     )
     return GenerationOutcome(report.run, len(added), report.failed, report.skipped)
+
+
+def resume_generation(store: Store, run_id: str) -> GenerationOutcome:
+    """Resume a generation run with its own parameters (what a worker process calls)."""
+    return generate_specs(store, store.run_project(run_id), run_id=run_id)
 
 
 def _with_documents(draft: SpecDraft, index, by_id: dict[str, Document], k: int) -> SpecDraft:

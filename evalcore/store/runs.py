@@ -188,6 +188,14 @@ class RunTables:
             warnings = _warnings(c, [run_id])
         return _from_row(row, warnings.get(run_id, []))
 
+    def run_project(self, run_id: str) -> str:
+        """The id of the project a run belongs to."""
+        with self.read() as c:
+            project_id = c.scalar(sa.select(t.runs.c.project_id).where(t.runs.c.id == run_id))
+        if project_id is None:
+            raise NotFoundError(f"no run '{run_id}' in the store")
+        return project_id
+
     def runs(self, project_id: str, kind: str | None = None) -> list[Run]:
         """A project's runs, newest first."""
         query = sa.select(t.runs).where(t.runs.c.project_id == project_id)

@@ -145,6 +145,7 @@ def start_run(
         "spec_ids": [s.id for s in chosen], "selection_note": note,
         "d": lengths[0] if len(lengths) == 1 else lengths, "turns": turns, "per_spec": per_spec,
         "seed": seed, "model": model, "judge": judge, "k": {**DEFAULT_K, **(k or {})}, "dense": dense,
+        **jobs.entry_point(resume),
     }  # fmt: skip
     run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
     run = store.start_run(project_id, run)
@@ -272,3 +273,8 @@ def generate_conversations(
         report.run, len(added), report.failed, report.skipped, report.total, list(plan["messages"]),
         report.stopped,
     )  # fmt: skip
+
+
+def resume(store: Store, run_id: str) -> DocQAOutcome:
+    """Resume a doc-QA run with its own parameters (what a worker process calls)."""
+    return generate_conversations(store, store.run_project(run_id), run_id)
