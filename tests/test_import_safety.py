@@ -116,6 +116,16 @@ def test_a_200_mb_document_is_refused_without_reading_it(db, tmp_path):
     assert peak < BOUNDED_MB
 
 
+def test_a_table_of_tiny_cells_stops_at_the_cell_limit_in_bounded_memory(db, tmp_path):
+    project = copy_sample(tmp_path / "cells")
+    (project / "tables" / "tiny.csv").write_text("a,b\n" + "1,2\n" * 2_000_000)  # 8 MB, 4 million cells
+    before = store_bytes(db)
+    code, output, peak = measured("import", str(project), "--db", db)
+    assert code == 1 and store_bytes(db) == before
+    assert "cells/tables/tiny.csv:100002: more than 200000 cells (set EVALCORE_MAX_TABLE_CELLS)" in output
+    assert peak < BOUNDED_MB  # read whole, a 10 MB table of such cells took 1.4 GB
+
+
 # ---------------------------------------------------------------------------------- 5. YAML alias bomb
 
 

@@ -6,11 +6,13 @@ import csv
 import io
 import re
 import unicodedata
+from collections import Counter
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from evalcore.errors import Problem
+from evalcore.inputs.limits import MAX_TABLE_CELLS_ENV, current_limits
 from evalcore.inputs.sources import Located, check_length, parse_yaml, read_text, validation_problems
 from evalcore.models import Document, DocumentKind
 from evalcore.store import schema
@@ -101,17 +103,26 @@ def read_table(path: Path, shown: str, problems: list[Problem]) -> Document | No
         problems.append(Problem(shown, "the table is empty (no header row)", 1))
         return None
     header = [h.strip() for h in header]
+    max_cells = current_limits().max_table_cells
+    if len(header) > max_cells:
+        problems.append(Problem(shown, f"more than {max_cells} cells (set {MAX_TABLE_CELLS_ENV})", 1))
+        return None
     found = len(problems)
     for position, name in enumerate(header):
         if not name:
             problems.append(Problem(shown, f"column {position + 1} has no name", 1))
-    duplicates = sorted({h for h in header if h and header.count(h) > 1})
-    for name in duplicates:
-        problems.append(Problem(shown, "column name used twice", 1, name))
+    for name, count in sorted(Counter(header).items()):
+        if name and count > 1:
+            problems.append(Problem(shown, "column name used twice", 1, name))
     rows = []
     for record in reader:
         if not any(cell.strip() for cell in record):
             continue
+        if (len(rows) + 1) * len(header) > max_cells:  # stop reading: the rows held are what costs memory
+            problems.append(
+                Problem(shown, f"more than {max_cells} cells (set {MAX_TABLE_CELLS_ENV})", reader.line_num)
+            )
+            return None
         if len(record) != len(header):
             problems.append(
                 Problem(

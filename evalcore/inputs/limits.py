@@ -21,6 +21,7 @@ MAX_FILE_MB_ENV = "EVALCORE_MAX_FILE_MB"
 MAX_UNPACKED_MB_ENV = "EVALCORE_MAX_UNPACKED_MB"
 MAX_FILES_ENV = "EVALCORE_MAX_FILES"
 MAX_RATIO_ENV = "EVALCORE_MAX_COMPRESSION_RATIO"
+MAX_TABLE_CELLS_ENV = "EVALCORE_MAX_TABLE_CELLS"
 DEFAULTS: dict[str, float] = {
     # A long policy or manual is ~100 KB of text; 10 MB is a few thousand pages, far past what retrieval
     # and generation use, and small enough to hold several copies of in memory while validating.
@@ -32,6 +33,10 @@ DEFAULTS: dict[str, float] = {
     # Prose and CSV deflate 3-10x; a zip bomb deflates 1000x. Members under RATIO_EXEMPT_BYTES are not
     # held to it (a small file of repeated characters is harmless); the size limits still apply to them.
     MAX_RATIO_ENV: 100,
+    # A cell costs ~300 bytes once read (its row's dict, the text rendering, the stored JSON): a 10 MB CSV
+    # of one-character cells (5 million) took 1.4 GB. 200,000 cells (10,000 rows of 20 columns) take
+    # ~60 MB, and are already far more than a prompt can show.
+    MAX_TABLE_CELLS_ENV: 200_000,
 }
 RATIO_EXEMPT_BYTES = 1 * MB
 # Fixed bounds of structured files, not configurable: no real card, tool or spec needs more.
@@ -49,6 +54,7 @@ class Limits:
     max_unpacked_bytes: int
     max_files: int
     max_ratio: float
+    max_table_cells: int
 
 
 def _read(name: str, integer: bool = False) -> float:
@@ -72,6 +78,7 @@ def current_limits() -> Limits:
         max_unpacked_bytes=int(_read(MAX_UNPACKED_MB_ENV) * MB),
         max_files=int(_read(MAX_FILES_ENV, integer=True)),
         max_ratio=_read(MAX_RATIO_ENV),
+        max_table_cells=int(_read(MAX_TABLE_CELLS_ENV, integer=True)),
     )
 
 
