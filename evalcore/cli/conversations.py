@@ -11,7 +11,7 @@ import typer
 from evalcore.cli.common import DbOption, ProjectOption, friendly
 from evalcore.cli.common import open_store as _store
 from evalcore.cli.common import project_id_of as _project_id
-from evalcore.errors import EvalcoreError
+from evalcore.errors import EvalcoreError, UsageError
 
 app = typer.Typer(help="Generate, export and import conversations.", no_args_is_help=True)
 GENERATORS = ("doc_qa",)
@@ -117,8 +117,10 @@ def export(
 ) -> None:
     """Export conversations (or tests) as JSONL: one per line, with turns, grounding and tier."""
     from evalcore.items.exports import write_lines
-    from evalcore.items.jsonl import export_jsonl
+    from evalcore.items.jsonl import KINDS, export_jsonl
 
+    if kind not in KINDS:
+        raise UsageError(f"--kind must be one of {', '.join(sorted(KINDS))} (got '{kind}')")
     store = _store(db)
     lines = export_jsonl(store, _project_id(store, project), kind, generator=generator, spec_id=spec)
     if out is None:
