@@ -173,7 +173,7 @@ def make_judge(client: ModelClient, judge: str | None, target_model: str | None)
     if judge == OFFLINE:
         run = client.current_run()
         if run is not None and run.judge != OFFLINE:
-            client.store.update_run(run.model_copy(update={"judge": OFFLINE}))
+            client.store.set_run_judge(run.id, OFFLINE)
         return OfflineJudge()
     choice = guard_judge(client, target_model, judge)
     if choice.model.startswith("offline/"):
