@@ -1,0 +1,186 @@
+"""Conversations from sampled paths (seed 001, Section 3.8, prompt A.6; issue 17, item 6).
+
+The LLM task `generate_conversation` is one-shot as A.6: a conversation graph, the APIs and a sampled
+path in, the conversation out, under A.6's conditions. Its offline implementation writes the path's
+nodes in order: agent nodes as assistant turns (their description), customer nodes as user turns (the
+opening states the intent; a customer who "gives the details asked for" gives values for the next API
+call's required parameters, filled from the tool's schema and kept for the whole conversation; noise
+messages as they are), api nodes as a `tool_call` turn with its arguments and a `tool_result` turn whose
+`result` is the outcome on the path's next edge.
+
+`conversation_problems` checks A.6's conditions on any generated conversation: an API output after every
+call, customer and agent alternating (tool turns belong to the agent), the agent acting on every API
+output, arguments that respect the tool's parameter types. A conversation that breaks one is kept with the
+reasons in its metadata and not cut into tests.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any, Literal
+
+from pydantic import Field
+
+from evalcore.generators.procedure.graphs import Graph
+from evalcore.generators.procedure.noise import STEER_BACK
+from evalcore.generators.procedure.values import check_arguments, value_for
+from evalcore.llm.tasks import Task
+from evalcore.models import Conversation, Provenance, Turn
+from evalcore.models.common import Record
+
+GENERATOR = "procedure"
+GIVES_DETAILS = "Customer gives the details asked for"
+_SPEAKER = {"user": "customer", "assistant": "agent"}
+
+
+class GeneratedTurn(Record):
+    """One turn of a generated conversation."""
+
+    role: Literal["user", "assistant", "tool_call", "tool_result"] = Field(
+        description="user (customer), assistant (agent), tool_call (agent calls an API) or tool_result."
+    )
+    content: str = Field(default="", description="Message text; for tool_result the API output as JSON.")
+    tool_name: str | None = Field(default=None, description="API called or answering, for tool turns.")
+    arguments: dict[str, Any] | None = Field(default=None, description="Arguments of a tool_call.")
+    node: str | None = Field(default=None, description="Id of the path's node the turn comes from.")
+
+
+class GeneratedConversation(Record):
+    """A conversation written from one path of a conversation graph."""
+
+    turns: list[GeneratedTurn] = Field(description="The turns in order.")
+
+
+def _customer_text(description: str, intent: str, details: dict[str, Any]) -> str:
+    if description.startswith("Customer wants to "):
+        return f"Hi, I'd like to {intent}."
+    if description == GIVES_DETAILS:
+        if not details:
+            return "Sure, go ahead."
+        said = ", ".join(f"{k.replace('_', ' ')}: {json.dumps(v)}" for k, v in details.items())
+        return f"Sure. {said}."
+    if description.startswith("Customer acknowledges"):
+        return "OK, that's fine. Please go on."
+    if description == "Customer agrees":
+        return "Yes, please do that."
+    if description.startswith("Customer's case: "):
+        case = description.removeprefix("Customer's case: ")
+        return f"Yes, that's my situation: {case}."
+    if description.startswith("Otherwise. "):
+        return _customer_text(description.removeprefix("Otherwise. "), intent, details)
+    return description
+
+
+def render_path(
+    graph: Graph, path: list[str], apis: dict[str, dict[str, Any]], intent: str, rng: random.Random
+) -> GeneratedConversation:
+    """The offline conversation of one path (module docstring)."""
+    g = graph.digraph()
+    given: dict[str, Any] = {}
+    turns: list[GeneratedTurn] = []
+
+    def next_api(start: int) -> str | None:
+        return next((g.nodes[n]["description"] for n in path[start:] if g.nodes[n]["type"] == "api"), None)
+
+    def arguments(tool: str | None) -> dict[str, Any]:
+        schema = apis.get(tool or "", {})
+        properties = schema.get("properties") or {}
+        for name in schema.get("required", []):
+            # a value said earlier is reused only where this tool's schema accepts it ("reason" differs)
+            prop = {"type": "object", "properties": {name: properties.get(name, {})}}
+            if name not in given or check_arguments(prop, {name: given[name]}):
+                given[name] = value_for(name, properties.get(name, {}), rng, intent)
+        return {name: given[name] for name in schema.get("required", [])}
+
+    for i, node_id in enumerate(path):
+        kind, text = g.nodes[node_id]["type"], g.nodes[node_id]["description"]
+        if kind == "customer":
+            details: dict[str, Any] = {}
+            if text == GIVES_DETAILS:
+                before = dict(given)
+                wanted = arguments(next_api(i + 1))
+                details = {k: v for k, v in wanted.items() if k not in before or before[k] != v}
+            turns.append(
+                GeneratedTurn(role="user", content=_customer_text(text, intent, details), node=node_id)
+            )
+        elif kind == "agent":
+            content = (
+                f"Sorry, I can only help you {intent} here. Let's carry on." if text == STEER_BACK else text
+            )
+            turns.append(GeneratedTurn(role="assistant", content=content, node=node_id))
+        else:
+            args = arguments(text)
+            call = GeneratedTurn(role="tool_call", tool_name=text, arguments=args, node=node_id)
+            call.content = json.dumps({"name": text, "arguments": args}, ensure_ascii=False)
+            outcome = g.edges[node_id, path[i + 1]]["description"] if i + 1 < len(path) else ""
+            result = json.dumps({"result": outcome}, ensure_ascii=False)
+            turns += [call, GeneratedTurn(role="tool_result", tool_name=text, content=result, node=node_id)]
+    return GeneratedConversation(turns=turns)
+
+
+def _offline(inputs: dict[str, Any], rng: random.Random) -> GeneratedConversation:
+    graph = Graph.model_validate(inputs["graph"])
+    apis = {t["name"]: t["parameters"] for t in inputs["apis"]}
+    return render_path(graph, inputs["path"], apis, inputs["intent"], rng)
+
+
+GENERATE_CONVERSATION = Task(
+    "generate_conversation",
+    GeneratedConversation,
+    _offline,
+    prompt="generate_conversation.md",
+    max_tokens=4000,
+)
+
+
+def conversation_problems(turns: list[GeneratedTurn], apis: dict[str, dict[str, Any]]) -> list[str]:
+    """The A.6 conditions the conversation breaks (module docstring); empty when it keeps them all."""
+    problems: list[str] = []
+    for i, turn in enumerate(turns):
+        after = turns[i + 1] if i + 1 < len(turns) else None
+        if turn.role == "tool_call":
+            if after is None or after.role != "tool_result" or after.tool_name != turn.tool_name:
+                problems.append(f"turn {i}: the call to {turn.tool_name} has no API output after it")
+            if turn.tool_name not in apis:
+                problems.append(f"turn {i}: unknown API {turn.tool_name}")
+            else:
+                for problem in check_arguments(apis[turn.tool_name], turn.arguments or {}):
+                    problems.append(f"turn {i}: {turn.tool_name} {problem}")
+        if turn.role == "tool_result" and (after is None or after.role not in ("assistant", "tool_call")):
+            problems.append(f"turn {i}: the agent does not act on the output of {turn.tool_name}")
+        if turn.role in ("user", "assistant") and i and turns[i - 1].role == turn.role:
+            problems.append(f"turn {i}: two {_SPEAKER[turn.role]} messages in a row")
+    if turns and turns[-1].role == "user":
+        problems.append("the conversation ends on a customer message")
+    return problems
+
+
+def to_conversation(
+    conversation_id: str,
+    generated: GeneratedConversation,
+    *,
+    graph: Graph,
+    path: list[str],
+    problems: list[str],
+    provenance: Provenance,
+) -> Conversation:
+    """The stored Conversation: tool turns as `tool_call`/`tool_result`, the path and noise in metadata."""
+    noise = {n.node_id for n in graph.nodes if n.noise}
+    turns = [
+        Turn(
+            index=i,
+            role=t.role,
+            content=t.content,
+            tool_name=t.tool_name,
+            arguments=t.arguments,
+            metadata={"node": t.node, "noise": t.node in noise} if t.node else {},
+        )
+        for i, t in enumerate(generated.turns)
+    ]
+    metadata = {"procedure": graph.procedure, "path": path, "noise": sorted(noise & set(path))}
+    if problems:
+        metadata["problems"] = problems
+    return Conversation(
+        id=conversation_id, generator=GENERATOR, turns=turns, metadata=metadata, provenance=provenance
+    )

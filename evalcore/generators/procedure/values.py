@@ -1,0 +1,114 @@
+"""Argument values that respect a tool's JSON schema, for offline conversations (seed 001, Section 3.8:
+"verifying API input and output types"; issue 17, item 6).
+
+A value follows its property's schema: an enum member, a string matching a simple `pattern`, an email or
+date for those formats, an integer or number within its bounds, a boolean, an array of one item. Plain
+strings take a value from the parameter's name (names, phones, summaries) or the example its description
+gives ("e.g. VT-BAT-500"). `check_arguments` validates arguments against the schema, so a generated
+conversation whose call breaks its tool's types is caught.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import string
+from datetime import date, timedelta
+from typing import Any
+
+import jsonschema
+
+_FIRST = ("Alex", "Sam", "Jordan", "Priya", "Mateo", "Lena", "Chen", "Amara")
+_LAST = ("Kim", "Rivera", "Novak", "Okafor", "Schmidt", "Tanaka", "Haddad", "Brooks")
+_EXAMPLE = re.compile(r"e\.g\.\s*\[?\"?([A-Za-z0-9][\w\-]*)")
+_CLASS = {"0-9": string.digits, "A-Z": string.ascii_uppercase, "a-z": string.ascii_lowercase}
+
+
+def sample_pattern(pattern: str, rng: random.Random) -> str | None:
+    """A string matching a simple regular expression (literals, `(a|b)`, `[0-9]`-style classes with
+    `{n}`, `+` or `*`), or None when the pattern uses more than that."""
+    body = pattern.removeprefix("^").removesuffix("$")
+    out, i = [], 0
+    while i < len(body):
+        c = body[i]
+        if c == "(":
+            end = body.find(")", i)
+            if end < 0:
+                return None
+            piece, i = rng.choice(body[i + 1 : end].split("|")), end + 1
+        elif c == "[":
+            end = body.find("]", i)
+            chars = "".join(_CLASS.get(part, part) for part in re.findall(r".-.|.", body[i + 1 : end]))
+            if end < 0 or not chars:
+                return None
+            count, i = 1, end + 1
+            if i < len(body) and body[i] == "{":
+                close = body.find("}", i)
+                count, i = int(body[i + 1 : close].split(",")[0]), close + 1
+            elif i < len(body) and body[i] in "+*":
+                count, i = 4, i + 1
+            piece = "".join(rng.choice(chars) for _ in range(count))
+        elif c in "\\.?|{}+*":
+            return None
+        else:
+            piece, i = c, i + 1
+        out.append(piece)
+    text = "".join(out)
+    return text if re.fullmatch(pattern, text) else None
+
+
+def _string(name: str, schema: dict[str, Any], rng: random.Random, topic: str) -> str:
+    fmt, lowered = schema.get("format"), name.lower()
+    if fmt == "email" or "email" in lowered:
+        return f"{rng.choice(_FIRST).lower()}.{rng.choice(_LAST).lower()}@example.com"
+    if fmt == "date" or lowered.endswith("date") or lowered == "date":
+        return (date(2026, 12, 1) + timedelta(days=rng.randrange(0, 40))).isoformat()
+    pattern = schema.get("pattern")
+    if pattern and (sampled := sample_pattern(pattern, rng)) is not None:
+        return sampled
+    if "name" in lowered:
+        return f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
+    if "phone" in lowered or "contact" in lowered:
+        return f"+1 555 01{rng.randrange(10, 99)}"
+    if example := _EXAMPLE.search(schema.get("description", "")):
+        return example.group(1)
+    if any(word in lowered for word in ("summary", "description", "issue", "notes", "reason")):
+        return f"Customer wants to {topic}."
+    return f"{name.upper().replace('_', '-')}-{rng.randrange(100, 999)}"
+
+
+def value_for(name: str, schema: dict[str, Any], rng: random.Random, topic: str = "get help") -> Any:
+    """A value of the property `name` that its schema accepts."""
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    kind = schema.get("type", "string")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if kind == "integer":
+        low = int(schema.get("minimum", 1))
+        return rng.randint(low, max(low, min(int(schema.get("maximum", low + 5)), low + 5)))
+    if kind == "number":
+        return float(schema.get("minimum", 0)) + rng.randrange(1, 50)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "array":
+        return [value_for(name.rstrip("s"), schema.get("items", {}), rng, topic)]
+    if kind == "object":
+        return fill_arguments(schema, rng, topic)
+    return _string(name, schema, rng, topic)
+
+
+def fill_arguments(schema: dict[str, Any], rng: random.Random, topic: str = "get help") -> dict[str, Any]:
+    """Values for every required parameter of an object schema."""
+    properties = schema.get("properties") or {}
+    return {
+        name: value_for(name, properties.get(name, {}), rng, topic) for name in schema.get("required", [])
+    }
+
+
+def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """Why the arguments break the schema (one message per problem); empty when they fit."""
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    return [
+        f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in validator.iter_errors(arguments)
+    ]
