@@ -147,6 +147,7 @@ def yaml_wrong_type(key: str) -> Callable[[random.Random, bytes], Broken]:
         out = text[: match.start()] + f"{key}: {value}" + text[match.end() :]
         return Broken(out.encode(), text[: match.start()].count("\n") + 1, "")
 
+    op.__name__ = f"yaml_wrong_type_of_{key}"
     return op
 
 
@@ -287,6 +288,7 @@ FRONT_MATTERS = [
     ("---\nkind: poem\n---\n", 2, ""),
     ('---\ntitle: "never closed\n---\n', 2, "quoted scalar"),
     ("---\nid: ''\n---\n", 2, "id is empty"),
+    ("---\ntitle: !!binary AAAA\n---\n", 2, "binary"),
     ("---\ntitle: " + "[" * 70 + "1" + "]" * 70 + "\n---\n", 2, "nested"),
 ]
 

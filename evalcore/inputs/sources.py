@@ -168,7 +168,7 @@ def _unstorable(text: str) -> str | None:
 
 def value_problems(data: Any) -> list[tuple[tuple[str | int, ...], str]]:
     """(location, why) of every key or value the store cannot hold (a NUL character, an unpaired
-    surrogate) and of nesting deeper than MAX_NESTING (JSON has no composer to stop it early, and
+    surrogate, bytes) and of nesting deeper than MAX_NESTING (JSON has no composer to stop it early, and
     validating deeper data would recurse)."""
     found: list[tuple[tuple[str | int, ...], str]] = []
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
@@ -178,10 +178,12 @@ def value_problems(data: Any) -> list[tuple[tuple[str | int, ...], str]]:
             return [*found, (loc[:MAX_NESTING], f"nested deeper than {MAX_NESTING} levels")]
         if isinstance(value, str) and (reason := _unstorable(value)):
             found.append((loc, reason))
+        elif isinstance(value, bytes):  # YAML's !!binary: validation would decode it to text unchecked
+            found.append((loc, "binary values (!!binary) are not accepted"))
         elif isinstance(value, dict):
-            stack += [(k, loc) for k in value if isinstance(k, str)]  # a key's problem is its mapping's
+            stack += [(k, loc) for k in value]  # a key's problem is its mapping's
             stack += [(v, (*loc, k)) for k, v in value.items()]
-        elif isinstance(value, list):
+        elif isinstance(value, list | tuple | set | frozenset):  # YAML's !!set and !!omap build these
             stack += [(v, (*loc, i)) for i, v in enumerate(value)]
     return sorted(found, key=lambda f: [str(p) for p in f[0]])
 
