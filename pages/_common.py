@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 import streamlit as st
@@ -11,6 +12,50 @@ from evalcore.specs.projection import warm_up
 from evalcore.store import Store, database_url
 
 PROJECT_KEY = "project_id"
+# Every ASCII punctuation character: CommonMark lets each be backslash-escaped, and between them they start
+# every construct that could make data live (links, images, HTML, autolinks, code, math, colour directives).
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+# Except bare web and mail addresses: markdown links them after escapes are resolved. A word joiner
+# (invisible, no line break) after the scheme or 'www', and before '@', keeps them plain text.
+_AUTOLINK = re.compile(r"(?i)(?<![^\W_])(https?|ftp|mailto|www)(?=[:.])|(?=@)")
+WORD_JOINER = "\u2060"
+
+
+def md(value: object) -> str:
+    """Data (a document, a model's output, an imported id or title) as markdown that shows exactly its text.
+
+    Pages put data into markdown (st.markdown, st.caption, st.info and the like, widget and expander
+    labels) only through this: every punctuation character is escaped, so no image, link, HTML, math,
+    heading or colour in the data is live. Line breaks stay line breaks; leading spaces stay visible
+    spaces (not a code block); a bare web or mail address shows as text, not as a link.
+    """
+    lines = str(value).replace("\r\n", "\n").split("\n")
+    shown = []
+    for line in lines:
+        text = line.lstrip(" \t")
+        text = _MARKDOWN_PUNCTUATION.sub(r"\\\1", _AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, text))
+        shown.append("\u00a0" * (len(line) - len(line.lstrip(" \t"))) + text)
+    return "  \n".join(shown)
+
+
+# In formatted text: what could load, run or link (HTML and entities, images and links, code that would
+# show escapes verbatim, math, Streamlit's ':name[...]' directives, strikethrough that garbles '~10 km');
+# emphasis, lists and headings stay.
+_LIVE_MARKDOWN = re.compile(r"([\\`<>&\[\]$~:])")
+
+
+def md_block(value: object) -> str:
+    """Long text from a file or a model (a document, a passage, an answer) as markdown that keeps its
+    formatting (emphasis, lists, headings, quotes) while nothing in it is live: no image, link, HTML,
+    math or code span; a bare web or mail address shows as text. For ids, names and short fields inside
+    a sentence of ours, use `md`."""
+    text = _AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, str(value).replace("\r\n", "\n"))
+    return _LIVE_MARKDOWN.sub(r"\\\1", text)
+
+
+def quoted(value: object) -> str:
+    """`md_block(value)` as a markdown block quote, every line of it inside the quote."""
+    return "\n".join("> " + line for line in md_block(value).split("\n"))
 
 
 @st.cache_resource(show_spinner=False)
@@ -31,7 +76,7 @@ def store_or_stop() -> Store:
     try:
         return _open_store(database_url())
     except Exception as exc:
-        st.error(f"Cannot open the store: {exc}")
+        st.error(f"Cannot open the store: {md(exc)}")
         st.info("Set EVALCORE_DATABASE_URL to a reachable database, or unset it to use ./data/evalcore.db.")
         st.stop()
 
@@ -64,7 +109,7 @@ def show_error(exc: EvalcoreError) -> None:
     """An evalcore error on the page; validation problems as a table a user can scan."""
     problems = getattr(exc, "problems", None)
     if not problems:
-        st.error(str(exc))
+        st.error(md(exc))
         return
     st.error(f"{len(problems)} problem(s) found; nothing was imported. Fix them and import again.")
     st.dataframe(
@@ -91,7 +136,7 @@ def identity_sidebar() -> str | None:
         if not st.user.is_logged_in:
             st.sidebar.button("Log in", on_click=st.login)
             return None
-        st.sidebar.caption(f"Signed in as **{st.user.get('name') or st.user.get('email')}**")
+        st.sidebar.caption(f"Signed in as **{md(st.user.get('name') or st.user.get('email'))}**")
         st.sidebar.button("Log out", on_click=st.logout)
         return str(st.user.get("name") or st.user.get("email"))
     name = st.sidebar.text_input(

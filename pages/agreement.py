@@ -24,7 +24,7 @@ from evalcore.review import (
     silver_calibration,
     unassign,
 )
-from pages._common import current_project, require_user, show_error, store_or_stop
+from pages._common import current_project, md, require_user, show_error, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -185,7 +185,7 @@ def _assign_section() -> None:
                     only_unassigned=only_new, limit=int(limit) or None, seed=int(seed),
                 )  # fmt: skip
                 shares = ", ".join(f"{k}: {v}" for k, v in result.per_annotator.items())
-                st.success(f"Assigned {result.items} conversation(s) ({shares}).")
+                st.success(f"Assigned {result.items} conversation(s) ({md(shares)}).")
             except EvalcoreError as exc:
                 show_error(exc)
     team = progress(store, project_id)
@@ -204,7 +204,7 @@ def _assign_section() -> None:
         left, right = st.columns([2, 1], vertical_alignment="bottom")
         who = left.selectbox("Take back open conversations from", [p.annotator for p in team])
         if right.button("Take back"):
-            st.toast(f"{unassign(store, project_id, who)} conversation(s) taken back from {who}.")
+            st.toast(f"{unassign(store, project_id, who)} conversation(s) taken back from {md(who)}.")
     st.subheader("Policy")
     policy = project_policy(store, project_id)
     settings = store.project(project_id).settings

@@ -27,7 +27,17 @@ from evalcore.review.verdicts import (
     turn_verdict,
 )
 from evalcore.review.workitem import trail, turn_groups
-from pages._common import current_project, current_user, flash, require_user, show_flash, store_or_stop
+from pages._common import (
+    current_project,
+    current_user,
+    flash,
+    md,
+    md_block,
+    quoted,
+    require_user,
+    show_flash,
+    store_or_stop,
+)
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -209,32 +219,33 @@ def _documents(view, indexes: list[int]) -> None:
     for doc_id in ids:
         doc = view.documents.get(doc_id)
         if doc is None:
-            st.warning(f"Grounding document `{doc_id}` is not in the project.")
+            st.warning(f"Grounding document {md(doc_id)} is not in the project.")
             continue
-        st.markdown(f"**{doc.title}** · {doc.kind.value} · `{doc.id}`")
+        st.markdown(f"**{md(doc.title)}** · {doc.kind.value} · {md(doc.id)}")
         for passage in relevant_passages(doc, text):
             for row in passage.rows:  # one line per row: every field stays visible in a narrow column
-                st.markdown("> " + " · ".join(f"`{k}` {v}" for k, v in row.items()))
+                st.markdown("> " + " · ".join(f"**{md(k)}** {md(v)}" for k, v in row.items()))
             if passage.text:
                 st.markdown(
-                    f"> {passage.text}" + (f"  \n> :gray[— {passage.heading}]" if passage.heading else "")
+                    quoted(passage.text)
+                    + (f"  \n> :gray[— {md(passage.heading)}]" if passage.heading else "")
                 )
         with st.expander("Whole document"):
             if doc.rows:
                 st.dataframe(pd.DataFrame(doc.rows), hide_index=True, height=240)
             else:
-                st.container(height=260).markdown(doc.text)
+                st.container(height=260).markdown(md_block(doc.text))
 
 
 def _chat(turn, content: str) -> None:
     role = {"user": "user", "assistant": "assistant"}.get(turn.role.value, turn.role.value)
     with st.chat_message(role, avatar=":material/build:" if role.startswith("tool") else None):
         label = " · ".join(x for x in (turn.role.value, turn.query_type, turn.tool_name) if x)
-        st.caption(f"Turn {turn.index} · {label}")
+        st.caption(f"Turn {turn.index} · {md(label)}")
         if turn.role.value == "tool_call" and not content:
-            st.markdown(f"Calls `{turn.tool_name}`")
+            st.markdown(f"Calls {md(turn.tool_name)}")
         else:
-            st.markdown(content or "_(empty)_")
+            st.markdown(md_block(content) if content else "_(empty)_")
         if turn.arguments:
             st.json(turn.arguments, expanded=True)
 
@@ -244,14 +255,16 @@ def _adjudication(view, version: int) -> None:
     if view.blind(user) or not (state.needs_adjudication or state.adjudicated_by or user in view.leads):
         return
     with st.expander("Adjudicate as lead", expanded=state.needs_adjudication, icon=":material/gavel:"):
-        st.write(
-            f"Accepted by: {', '.join(state.accepted_by) or 'nobody'} · rejected by: "
-            f"{', '.join(state.rejected_by) or 'nobody'} · reasons: {', '.join(state.reasons) or 'none'}"
+        st.markdown(
+            md(
+                f"Accepted by: {', '.join(state.accepted_by) or 'nobody'} · rejected by: "
+                f"{', '.join(state.rejected_by) or 'nobody'} · reasons: {', '.join(state.reasons) or 'none'}"
+            )
         )
         if state.adjudicated_by:
-            st.info(f"Decided by lead {state.adjudicated_by}: {state.adjudication}.")
+            st.info(md(f"Decided by lead {state.adjudicated_by}: {state.adjudication}."))
         if view.leads and user not in view.leads:
-            st.caption(f"Only the project's leads ({', '.join(view.leads)}) can decide.")
+            st.caption(md(f"Only the project's leads ({', '.join(view.leads)}) can decide."))
             return
         with st.form(f"lead:{view.conversation.id}"):
             decision = st.segmented_control(
@@ -271,10 +284,12 @@ def _adjudication(view, version: int) -> None:
                     )
                     adjudicate(store, view.conversation.id, user, version, item)
                 except (EvalcoreError, ValueError) as exc:
-                    st.error(_message(exc))
+                    st.error(md(_message(exc)))
                 else:
                     flash(
-                        "toast", f"Lead decision on {view.conversation.id} recorded: {decision}.", rerun=False
+                        "toast",
+                        f"Lead decision on {md(view.conversation.id)} recorded: {decision}.",
+                        rerun=False,
                     )
                     _open(
                         next_item(store, project_id, flt, after=view.conversation.id) or view.conversation.id
@@ -299,7 +314,7 @@ def _guarded(action, item_id: str) -> None:
         _session(item_id)["refused"] = str(exc)
         st.rerun()
     except EvalcoreError as exc:
-        st.error(str(exc))
+        st.error(md(exc))
     else:
         _forget(item_id)
         flash("toast", "Saved.", rerun=False)
@@ -340,13 +355,13 @@ def _save(view, opened: int, fields: dict, verdict: str | None, reason: str | No
         _session(item_id)["refused"] = str(exc)
         st.rerun()
     except (EvalcoreError, ValueError) as exc:
-        st.error(_message(exc))
+        st.error(md(_message(exc)))
         return
     state = result.state or view.state
     tier = "disagreement" if state.needs_adjudication else state.tier.value
-    done = f"Saved {item_id}: you {item.label}ed it; tier now {tier}."
+    done = f"Saved {md(item_id)}: you {item.label}ed it; tier now {tier}."
     st.session_state["annotate_last"] = item_id
-    flash("toast", done if result.appended else f"{item_id}: nothing changed.", rerun=False)
+    flash("toast", done if result.appended else f"{md(item_id)}: nothing changed.", rerun=False)
     following = next_item(store, project_id, flt, after=item_id)
     if following is None or following == item_id:
         flash("toast", f"{done} Nothing else matches the filters: this queue is done.", rerun=False)
@@ -359,9 +374,11 @@ def _stale_notice(view, record: dict, where: str) -> None:
     if view.version == record["opened"] and not record["refused"]:
         return
     st.warning(
-        record["refused"]
-        or f"{view.saved_by} saved this conversation (version {view.version}) after you opened version "
-        f"{record['opened']}. Reload to see their change; your unsaved choices stay in the form.",
+        md(
+            record["refused"]
+            or f"{view.saved_by} saved this conversation (version {view.version}) after you opened version "
+            f"{record['opened']}. Reload to see their change; your unsaved choices stay in the form."
+        ),
         icon=":material/sync_problem:",
     )
     if st.button("Reload", type="primary", icon=":material/refresh:", key=f"reload:{where}"):
@@ -372,7 +389,7 @@ def item_view(item_id: str) -> None:
     try:
         view = open_item(store, item_id, user)
     except NotFoundError:
-        st.warning(f"There is no conversation '{item_id}' any more.")
+        st.warning(f"There is no conversation '{md(item_id)}' any more.")
         if st.button("Back to the queue"):
             _open(None)
         return
@@ -383,8 +400,10 @@ def item_view(item_id: str) -> None:
     opened = record["opened"]
     if st.session_state.get("annotate_shown") != item_id:
         # "Save & next" is pressed at the bottom; the next conversation must start at its top, not there.
+        # The script differs from the last one (so it runs again) by a counter: no data goes into it.
         st.session_state["annotate_shown"] = item_id
-        st.html(f"<script>/* {item_id} */ {SCROLL_TOP}</script>", unsafe_allow_javascript=True, width=1)
+        shown = st.session_state["annotate_scrolls"] = st.session_state.get("annotate_scrolls", 0) + 1
+        st.html(f"<script>/* {shown} */ {SCROLL_TOP}</script>", unsafe_allow_javascript=True, width=1)
     with st.container(horizontal=True, vertical_alignment="center"):
         if st.button("Queue", icon=":material/list:", shortcut="Alt+Q"):
             _open(None)
@@ -396,7 +415,7 @@ def item_view(item_id: str) -> None:
         if (
             last
             and last != item_id
-            and st.button(f"Back to {last}", icon=":material/undo:", shortcut="Alt+B")
+            and st.button(f"Back to {md(last)}", icon=":material/undo:", shortcut="Alt+B")
         ):
             _open(last)  # the one just saved has left a "to review" queue: this is the way back to fix it
         # Blind review: until you give your verdict, others' verdicts (and the tier they make) stay hidden.
@@ -407,22 +426,25 @@ def item_view(item_id: str) -> None:
             else f":{TIER_COLORS.get(tier, 'violet')}-badge[{tier}]"
         )
         judge = f" :gray-badge[judge {view.judge_score:.2f}]" if view.judge_score is not None else ""
-        st.markdown(f"#### {conv.id} {badge}{judge}", width="content")
+        st.markdown(f"#### {md(conv.id)} {badge}{judge}", width="content")
     st.caption(
-        f"{conv.generator} · version {view.version} saved by {view.saved_by} · produced by "
-        f"{'the offline provider' if conv.provenance.is_offline else conv.provenance.producer} · assigned to "
-        f"{', '.join(view.assignees) or 'nobody'} · {len(view.others_reviewed(user))} other reviewer(s)"
+        md(
+            f"{conv.generator} · version {view.version} saved by {view.saved_by} · produced by "
+            f"{'the offline provider' if conv.provenance.is_offline else conv.provenance.producer} · "
+            f"assigned to {', '.join(view.assignees) or 'nobody'} · {len(view.others_reviewed(user))} other "
+            "reviewer(s)"
+        )
     )
     if view.spec:
-        with st.expander(f"Spec: {view.spec.get('scenario', conv.spec_id)}"):
-            st.markdown(f"**Given** {view.spec.get('given', '')}  \n**When** {view.spec.get('when', '')}  \n"
-                        f"**Then** {view.spec.get('then', '')}")  # fmt: skip
+        with st.expander(f"Spec: {md(view.spec.get('scenario', conv.spec_id))}"):
+            st.markdown("  \n".join(f"**{part.capitalize()}** {md(view.spec.get(part, ''))}"
+                                     for part in ("given", "when", "then")))  # fmt: skip
     judge_notes = (conv.metadata.get("verification") or {}).get("reasons") or []
     with st.expander(
         "Generator and judge details" + (f" ({len(judge_notes)} judge notes)" if judge_notes else "")
     ):
         for note in judge_notes:
-            st.markdown(f"- {note}")
+            st.markdown(f"- {md(note)}")
         st.json(conv.metadata, expanded=1)
     _stale_notice(view, record, "top")
     _adjudication(view, opened)

@@ -5,10 +5,9 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.generators.doc_qa.browse import (
+    cited_spans,
     conversation_table,
-    escape_markdown,
     filter_table,
-    highlight,
     passage_views,
     summary,
 )
@@ -18,7 +17,7 @@ from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
 from evalcore.items.current import read_item
 from evalcore.jobs import failed_units, progress, request_stop
 from evalcore.specs.store_ops import list_specs
-from pages._common import current_project, current_user, show_error, store_or_stop
+from pages._common import current_project, current_user, md, md_block, show_error, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -120,7 +119,7 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
                 _run(runs[0].id, {"retry_failed": True})
     if unfinished is not None:
         for warning in unfinished.warnings:
-            st.caption(f"note: {warning}")
+            st.caption(f"note: {md(warning)}")
         left, right = st.columns(2)
         resume = left.button(f"Resume {unfinished.id}", type="primary")
         right.button(
@@ -133,7 +132,7 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
             _run(unfinished.id, {})
     elif runs:
         for warning in runs[0].warnings:
-            st.caption(f"note: {warning}")
+            st.caption(f"note: {md(warning)}")
     if start:
         params = {"specs": which, "d": sorted(d) or [5], "turns": int(turns), "per_spec": int(per_spec)}
         # Clicking it reruns the page, which interrupts the job between two conversations; the request
@@ -197,12 +196,12 @@ conversation = read_item(store, picked).conversation()  # annotators' correction
 meta = conversation.metadata
 spec = specs.get(conversation.spec_id or "")
 tier = shown.set_index("id").loc[picked, "tier"]
-st.subheader(escape_markdown(spec.scenario) if spec else picked)
+st.subheader(md(spec.scenario if spec else picked))
 if spec:
-    st.caption(escape_markdown(f"Given {spec.given} · When {spec.when} · Then {spec.then}"))
-badges = [f":{TIER_BADGE.get(tier, 'gray')}-badge[{tier}]", f"model `{conversation.provenance.producer}`"]
+    st.caption(md(f"Given {spec.given} · When {spec.when} · Then {spec.then}"))
+badges = [f":{TIER_BADGE.get(tier, 'gray')}-badge[{tier}]", f"model {md(conversation.provenance.producer)}"]
 if meta.get("judge_score") is not None:
-    badges.append(f"judge score {meta['judge_score']:.2f} (`{meta.get('judge_model')}`)")
+    badges.append(f"judge score {meta['judge_score']:.2f} ({md(meta.get('judge_model'))})")
 st.markdown(" · ".join(badges))
 if conversation.provenance.is_offline:
     st.warning(
@@ -212,13 +211,18 @@ if conversation.provenance.is_offline:
 documents = {doc.id: doc for doc in store.documents(project_id)}
 chain = (meta.get("chain") or {}).get("documents", [])
 chain_titles = " → ".join(documents[d].title if d in documents else d for d in chain)
-st.markdown(f"**Chain ({len(chain)} documents):** {chain_titles}")
+st.markdown(f"**Chain ({len(chain)} documents):** {md(chain_titles)}")
 if (meta.get("chain") or {}).get("note"):
-    st.caption(f"note: {meta['chain']['note']}")
+    st.caption(f"note: {md(meta['chain']['note'])}")
 reasons = (meta.get("verification") or {}).get("reasons") or []
 for reason in reasons:
-    st.warning(escape_markdown(reason))
+    st.warning(md(reason))
 passages = passage_views(list(documents.values()))
+
+
+def _passage(text: str, source: dict | None = None) -> str:
+    """A passage as markdown: its text shown as it is, what the answer cites in bold."""
+    return "".join(f"**{md(span)}**" if cited else md(span) for span, cited in cited_spans(text, source))
 
 
 def _open_sources(answer) -> None:
@@ -228,30 +232,28 @@ def _open_sources(answer) -> None:
         doc = documents.get(doc_id)
         title = doc.title if doc else doc_id
         mine = [s for s in sources if s.get("document_id") == doc_id]
-        with st.expander(f":material/description: {title} ({doc_id})"):
+        with st.expander(f":material/description: {md(title)} ({md(doc_id)})"):
             if not mine:
-                st.markdown(
-                    highlight(doc.text if doc else "", "") if doc else "(document not in the project)"
-                )
+                st.markdown(_passage(doc.text) if doc else "(document not in the project)")
             for source in mine:
                 passage = passages.get(source.get("passage_id", ""), {})
-                st.caption(f"passage {source.get('passage_id', '?')}")
-                st.markdown(highlight(passage.get("text", ""), source))
+                st.caption(f"passage {md(source.get('passage_id', '?'))}")
+                st.markdown(_passage(passage.get("text", ""), source))
 
 
 for k, (question, answer) in enumerate(qa_pairs(conversation), start=1):
     with st.chat_message("user"):
-        st.markdown(escape_markdown(question.content))
-        bridge = f" · bridging entity **{question.bridging_entity}**" if question.bridging_entity else ""
+        st.markdown(md_block(question.content))
+        bridge = f" · bridging entity **{md(question.bridging_entity)}**" if question.bridging_entity else ""
         kind = "CANNOTANSWER" if is_cannot_answer(answer.content) else question.query_type
-        st.caption(f"pair {k} · :violet-badge[{kind}]{bridge}")
+        st.caption(f"pair {k} · :violet-badge[{md(kind)}]{bridge}")
     with st.chat_message("assistant"):
-        st.markdown(escape_markdown(answer.content))
+        st.markdown(md_block(answer.content))
         verdict = answer.metadata.get("correction")
         grounded = ", ".join(answer.grounding) or "none (the documents do not answer it)"
         st.caption(
-            f"expected answer · grounding: {grounded}" + (f" · correction: {verdict}" if verdict else "")
+            md(f"expected answer · grounding: {grounded}" + (f" · correction: {verdict}" if verdict else ""))
         )
         if answer.metadata.get("original_answer"):
-            st.caption(f"before correction: {escape_markdown(answer.metadata['original_answer'])}")
+            st.caption(f"before correction: {md(answer.metadata['original_answer'])}")
         _open_sources(answer)

@@ -13,7 +13,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.specs.projection import map_2d
 from evalcore.specs.selecting import load_candidates, metrics_by_k
 from evalcore.specs.store_ops import list_specs
-from pages._common import current_project, store_or_stop
+from pages._common import current_project, md, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -57,7 +57,7 @@ def _curves(project: str, key: str, ks: tuple[int, ...]) -> pd.DataFrame:
 try:
     frame, method = _map(project_id, fingerprint)
 except EvalcoreError as exc:
-    st.error(str(exc))
+    st.error(md(exc))
     st.stop()
 selected = {v.spec.id for v in views if v.spec.selected}
 frame["selected"] = frame["id"].isin(selected)

@@ -8,7 +8,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.inputs import import_project
 from evalcore.inputs.archive import import_archive
 from evalcore.reports.status import project_status
-from pages._common import current_project, show_error, store_or_stop
+from pages._common import current_project, md, show_error, store_or_stop
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where each stage is worked on; a link appears once its page exists.
@@ -30,10 +30,10 @@ def _report_import(result) -> None:
     changes = result.changes
     if changes.total_written:
         st.success(
-            f"Imported project '{result.project_id}': {changes.total_written} record(s) added or updated."
+            f"Imported project '{md(result.project_id)}': {changes.total_written} record(s) added or updated."
         )
     else:
-        st.info(f"Project '{result.project_id}' is already up to date: nothing changed.")
+        st.info(f"Project '{md(result.project_id)}' is already up to date: nothing changed.")
 
 
 with st.expander("Import a project", expanded=not store.projects()):
@@ -67,10 +67,10 @@ if project_id is None:
 
 info = store.project(project_id)
 card = store.system_card(project_id)
-st.header(info.title)
+st.header(md(info.title))
 if card:
-    st.write(card.chatbot_info.description)
-    st.caption(f"Project id `{info.id}` · imported from `{info.source_path or 'an upload'}`")
+    st.markdown(md(card.chatbot_info.description))
+    st.caption(md(f"Project id {info.id} · imported from {info.source_path or 'an upload'}"))
 
 st.subheader("Counts per stage")
 rows = project_status(store, project_id)
@@ -84,7 +84,7 @@ for group, label in ((inputs, "Inputs"), (pipeline, "Pipeline")):
                 column.page_link(page, label=label, icon=":material/arrow_forward:")
 details = [f"{row.stage}: {row.detail}" for row in rows if row.detail]
 if details:
-    st.caption(" · ".join(details))
+    st.caption(md(" · ".join(details)))
 
 with st.expander("Documents, tools and procedures"):
     st.dataframe(

@@ -16,7 +16,7 @@ from evalcore.reports.failures import TABLE_KEYS, overall, per_run_table, report
 from evalcore.reports.tables import TOTAL_LABEL
 from evalcore.runs import RUN_KIND, run_progress
 from evalcore.runs.records import ERROR_TYPES
-from pages._common import current_project, store_or_stop
+from pages._common import current_project, md, md_block, quoted, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -105,9 +105,12 @@ def _metrics(o: dict, title: str = "", delta: dict | None = None) -> None:
 def _about(r) -> None:
     versions = ", ".join(f"{k} v{v}" for k, v in (r.params.get("prompt_versions") or {}).items())
     st.caption(
-        f"Target **{r.target}** ({r.params.get('target_description', '')}) · judge **{r.judge}** · "
-        f"prompts {versions or '-'} · evalcore {r.code_version} · status {r.status.value}"
-        + (f" ({r.stopped_reason})" if r.stopped_reason else "")
+        f"Target **{md(r.target)}** ({md(r.params.get('target_description', ''))}) · "
+        f"judge **{md(r.judge)}** · "
+        + md(
+            f"prompts {versions or '-'} · evalcore {r.code_version} · status {r.status.value}"
+            + (f" ({r.stopped_reason})" if r.stopped_reason else "")
+        )
     )
 
 
@@ -123,7 +126,7 @@ else:
     _about(run)
 for r in report.runs:
     for warning in r.warnings:
-        st.warning(f"{r.target}: {warning}")
+        st.warning(md(f"{r.target}: {warning}"))
 
 tables = compare_runs(report.frame, run_id, versus) if versus else report.tables
 within = report.within if not versus else None
@@ -226,32 +229,33 @@ def _turn(detail) -> None:
     item = turn.conversation_id or turn.test_id
     with st.container(border=True):
         st.markdown(
-            f"**{item} · turn {turn.turn_index}** · {turn.query_type or 'no query type'} · "
-            f"error **{turn.error_type or 'unspecified'}** · tier **{detail.tier}** · target {detail.target}"
+            f"**{md(item)} · turn {turn.turn_index}** · {md(turn.query_type or 'no query type')} · "
+            f"error **{md(turn.error_type or 'unspecified')}** · tier **{md(detail.tier)}** · "
+            f"target {md(detail.target)}"
         )
         if detail.spec_label:
-            st.caption(f"Spec: {detail.spec_label}")
+            st.caption(f"Spec: {md(detail.spec_label)}")
         if turn.history:
             st.markdown("Conversation so far")
             for message in turn.history:
-                st.markdown(f"> **{message['role']}**: {message['content']}")
-        st.markdown(f"**Question:** {turn.question}")
+                st.markdown(f"**{md(message['role'])}**:\n" + quoted(message["content"]))
+        st.markdown(f"**Question:** {md_block(turn.question)}")
         expected, got = st.columns(2)
         expected.markdown("**Expected**")
-        expected.info(turn.expected or "(none)")
+        expected.info(md_block(turn.expected or "(none)"))
         got.markdown("**Got**")
-        got.error(turn.reply or f"(no reply: {turn.crash})")
+        got.error(md_block(turn.reply or f"(no reply: {turn.crash})"))
         if turn.target_details and turn.target_details.get("passage"):
-            got.caption(f"Answered from passage {turn.target_details['passage']}")
-        st.markdown(f"**Judge** ({turn.judge}): {turn.rationale}")
+            got.caption(f"Answered from passage {md(turn.target_details['passage'])}")
+        st.markdown(f"**Judge** ({md(turn.judge)}): {md_block(turn.rationale)}")
         if turn.error_type in ERROR_TYPES:
             st.caption(f"{turn.error_type}: {ERROR_TYPES[turn.error_type]}")
         for assertion in turn.assertions:
-            st.caption(f"Assertion {assertion['detail']}")
+            st.caption(f"Assertion {md(assertion['detail'])}")
         if detail.documents:
             st.markdown("Grounding documents")
             for doc_id, title, text in detail.documents:
-                st.caption(f"**{title}** ({doc_id}): {snippet(text)}")
+                st.caption(f"**{md(title)}** ({md(doc_id)}): {md(snippet(text))}")
 
 
 def _downloads(name: str, df: pd.DataFrame) -> None:

@@ -16,7 +16,7 @@ from evalcore.runs import (
     start_in_background,
 )
 from evalcore.runs.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
-from pages._common import current_project, current_user, show_error, store_or_stop
+from pages._common import current_project, current_user, md, show_error, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -85,15 +85,15 @@ with st.expander("Add or replace a target"):
                 saved = save_target(
                     store, project_id, Target(name=name.strip(), kind=kind, model=model or None, config=clean)
                 )
-                st.success(f"Saved target {saved.name}: {describe(saved)}")
+                st.success(md(f"Saved target {saved.name}: {describe(saved)}"))
             except EvalcoreError as exc:
                 show_error(exc)
             except ValueError as exc:  # JSON of the template, or the record itself
-                st.error(f"Not saved: {exc}")
+                st.error(f"Not saved: {md(exc)}")
     saved_names = [t.name for t in targets if t.name != DEMO_NAME]
     if saved_names:
         gone = st.selectbox("Remove a saved target", ["-", *saved_names], key="target_remove")
-        if gone != "-" and st.button(f"Remove {gone}"):
+        if gone != "-" and st.button(f"Remove {md(gone)}"):
             remove_target(store, project_id, gone)
             st.rerun()
 
@@ -153,15 +153,17 @@ def _panel(run_id: str) -> None:
     state = "playing" if is_active(run_id) else run.status.value
     st.progress(done / total if total else 0.0, text=f"{done} / {total} turns · {state}")
     if run.stopped_reason:
-        st.caption(f"Stopped: {run.stopped_reason}")
+        st.caption(f"Stopped: {md(run.stopped_reason)}")
     if error := last_error(run_id):
-        st.error(error)
+        st.error(md(error))
     for warning in run.warnings:
-        st.warning(warning)
+        st.warning(md(warning))
     st.caption(
-        f"Target {run.target} ({run.params.get('target_description', '')}) · judge {run.judge or '-'} · "
-        f"budget {run.budget or 'none'} · concurrency {run.params.get('concurrency')} · "
-        f"evalcore {run.code_version}"
+        md(
+            f"Target {run.target} ({run.params.get('target_description', '')}) · judge {run.judge or '-'} · "
+            f"budget {run.budget or 'none'} · concurrency {run.params.get('concurrency')} · "
+            f"evalcore {run.code_version}"
+        )
     )
     failed = failed_units(store, run_id)
     if failed and not live:  # kept with their reasons until retried

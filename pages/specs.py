@@ -24,6 +24,7 @@ from pages._common import (
     current_project,
     current_user,
     flash,
+    md,
     require_user,
     show_error,
     show_flash,
@@ -59,7 +60,7 @@ def _show_refusal(spec_id: str) -> None:
     refusal = st.session_state.get("spec_refusal")
     if not refusal or refusal[0] != spec_id:
         return
-    st.error(refusal[1])
+    st.error(md(refusal[1]))
     if st.button("Reload the current version", key=f"reload:{spec_id}", type="primary"):
         st.session_state.pop(_opened_key(spec_id), None)
         st.session_state.pop("spec_refusal", None)
@@ -245,12 +246,14 @@ if spec_id and any(v.spec.id == spec_id for v in views):
     opened = st.session_state.setdefault(_opened_key(spec_id), view.version)
     spec = view.spec
     st.divider()
-    st.subheader(spec.scenario)
+    st.subheader(md(spec.scenario))
     producer = "offline provider" if spec.provenance.is_offline else spec.provenance.producer
     st.caption(
-        f"`{spec.id}` · version {view.version} saved by {view.saved_by} at {view.saved_at:%Y-%m-%d %H:%M}"
-        f" · written by {producer} · {'selected' if spec.selected else 'not selected'}"
-        f" · status {spec.status.value}" + (" · locked" if spec.locked else "")
+        md(
+            f"{spec.id} · version {view.version} saved by {view.saved_by} at {view.saved_at:%Y-%m-%d %H:%M}"
+            f" · written by {producer} · {'selected' if spec.selected else 'not selected'}"
+            f" · status {spec.status.value}" + (" · locked" if spec.locked else "")
+        )
     )
     if opened != view.version:
         st.warning(
@@ -320,13 +323,14 @@ if spec_id and any(v.spec.id == spec_id for v in views):
             except StaleVersionError as exc:
                 _refused(exc, spec_id)
     if spec.reason:
-        st.caption(f"Reason: {spec.reason}")
+        st.caption(f"Reason: {md(spec.reason)}")
     _show_refusal(spec_id)
 
     with st.expander(f"Version history ({view.version} version(s))"):
         for rev, diff in reversed(version_diffs(store, spec_id)):
             st.markdown(
-                f"**v{rev.version}** · {rev.note} by {rev.author} at {rev.created_at:%Y-%m-%d %H:%M:%S}"
+                f"**v{rev.version}** · "
+                + md(f"{rev.note} by {rev.author} at {rev.created_at:%Y-%m-%d %H:%M:%S}")
             )
             if diff:
                 st.code(diff, language="diff")
@@ -365,7 +369,7 @@ with io_col, st.expander("Import or export specs"):
         except EvalcoreError as exc:
             show_error(exc)
         except UnicodeDecodeError:
-            st.error(f"{upload.name} is not UTF-8 text; nothing was imported.")
+            st.error(f"{md(upload.name)} is not UTF-8 text; nothing was imported.")
     only = st.toggle("Selected specs only", value=True, key="export_selected")
     st.download_button(
         "Download YAML",

@@ -116,21 +116,16 @@ def passage_views(documents: list[Document]) -> dict[str, dict[str, str]]:
     }
 
 
-def highlight(text: str, source: dict[str, Any] | None = None) -> str:
-    """A passage as markdown, with what the answer cites in bold: its sentence, or its table cells
-    ('column: value' as rendered in row passages). Dollar signs are escaped (markdown reads them as math)."""
-    flat = plain(text)
-    targets: list[str] = []
-    if source and source.get("sentence"):
-        targets.append(plain(source["sentence"]))
-    for column, value in (source or {}).get("cells") or []:
-        targets.append(plain(f"{column}: {value}"))
-    for target in targets:
-        if target and target in flat:
-            flat = flat.replace(target, f"**{target}**", 1)
-    return escape_markdown(flat)
-
-
-def escape_markdown(text: str) -> str:
-    """Text shown as markdown without '$' turning into math."""
-    return text.replace("$", "\\$")
+def cited_spans(text: str, source: dict[str, Any] | None = None) -> list[tuple[str, bool]]:
+    """A passage as (text, cited) spans in order: cited is what the answer quotes, its sentence or its
+    table cells ('column: value' as rendered in row passages); a page shows those in bold."""
+    spans = [(plain(text), False)]
+    targets = [plain(source["sentence"])] if source and source.get("sentence") else []
+    targets += [plain(f"{column}: {value}") for column, value in (source or {}).get("cells") or []]
+    for target in filter(None, targets):
+        for n, (span, cited) in enumerate(spans):
+            if not cited and target in span:
+                before, _, after = span.partition(target)
+                spans[n : n + 1] = [s for s in ((before, False), (target, True), (after, False)) if s[0]]
+                break
+    return spans

@@ -1,0 +1,39 @@
+"""How pages put data into markdown (pages/_common.py): nothing from a file or a model is live, and normal
+text reads as it did. The browser's view of the same is tests/test_e2e_security.py."""
+
+from __future__ import annotations
+
+import re
+
+from evalcore.generators.doc_qa.browse import cited_spans
+from pages._common import WORD_JOINER, md, md_block, quoted
+
+HOSTILE = "![x](http://h/b.png) <img src=x onerror=alert(1)> [a](javascript:x) :red[r] $x$ &lt; `c` ~1~"
+CONSTRUCTS = ("![", "<img", "[a]", ":red[", "$x$", "&lt;", "`c`", "~1~")
+
+
+def live(shown: str, construct: str) -> bool:
+    """The construct appears with its first character not backslash-escaped."""
+    return re.search(r"(?<!\\)" + re.escape(construct), shown) is not None
+
+
+def test_md_escapes_every_construct_and_keeps_lines():
+    shown = md(HOSTILE + "\n  # not a heading")
+    assert not any(live(shown, c) for c in CONSTRUCTS)
+    assert shown.endswith("  \n\u00a0\u00a0\\# not a heading"), "a hard break, indentation as spaces"
+    assert md("E-bikes: 14 days.") == "E\\-bikes\\: 14 days\\."
+
+
+def test_md_block_keeps_formatting_and_neutralises_what_loads_runs_or_links():
+    shown = md_block("- **30 days** for _most_ items\n" + HOSTILE + " mail a@b.com or www.x.com")
+    assert shown.startswith("- **30 days** for _most_ items\n"), "emphasis and lists stay"
+    assert not any(live(shown, c) for c in (*CONSTRUCTS, "a@b", "www."))
+    assert f"http{WORD_JOINER}\\://h/b.png" in shown, "a bare address is text, not a link"
+    assert quoted("one\n- two") == "> one\n> - two"
+
+
+def test_cited_spans_mark_the_sentence_and_cells_an_answer_cites():
+    text = "Most items: 30 days. **E-bikes**: 14 days. Fee | 15%"
+    spans = cited_spans(text, {"sentence": "E-bikes: 14 days.", "cells": [["Fee", "15%"]]})
+    assert spans == [("Most items: 30 days. ", False), ("E-bikes: 14 days.", True), (" Fee | 15%", False)]
+    assert cited_spans("a b", None) == [("a b", False)]
