@@ -103,10 +103,7 @@ def create_run(
         budget=budget or {},
         code_version=code_version(),
     )
-    run = store.start_run(project_id, run)
-    run = run.model_copy(update={"status": RunStatus.pending})
-    store.update_run(run)
-    return run
+    return store.start_run(project_id, run, pending=True)
 
 
 def execute_run(

@@ -59,8 +59,9 @@ class RunTables:
     read: Any
     _using: Any
 
-    def start_run(self, project_id: str, run: Run) -> Run:
-        """Record a run (job) as running; if a run with this id exists, mark it running again (resume).
+    def start_run(self, project_id: str, run: Run, *, pending: bool = False) -> Run:
+        """Record a run (job) as running, or `pending` (recorded, not started yet); if a run with this id
+        exists, mark it so again (a resume).
 
         A resume clears the stop request and reason; its parameters are merged into those stored (a key
         recorded by another worker, such as a plan, is never dropped) and its budget replaces the stored one.
@@ -69,7 +70,7 @@ class RunTables:
         with self.write() as c:
             row = lock_run(c, run.id)
             columns = {
-                "status": RunStatus.running.value,
+                "status": (RunStatus.pending if pending else RunStatus.running).value,
                 "stop_requested": None,
                 "stopped_reason": None,
                 "finished_at": None,

@@ -36,7 +36,7 @@ from evalcore.generators.doc_qa.specs import choose_specs, system_description
 from evalcore.generators.doc_qa.verify import verify_conversation
 from evalcore.items.store_ops import add_conversation
 from evalcore.llm import ModelClient, choose_judge
-from evalcore.models import Document, Run, RunStatus, Spec
+from evalcore.models import Document, Run, Spec
 from evalcore.store import Store
 from evalcore.store.store import new_id
 
@@ -148,9 +148,7 @@ def start_run(
         **jobs.entry_point(resume),
     }  # fmt: skip
     run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
-    run = store.start_run(project_id, run)
-    store.update_run(run.model_copy(update={"status": RunStatus.pending}))
-    return store.run(run.id)
+    return store.start_run(project_id, run, pending=True)
 
 
 def generate_conversations(
