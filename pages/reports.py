@@ -208,7 +208,7 @@ def _drill(table: str, df: pd.DataFrame) -> None:
     if versus:
         side = st.radio(
             "Of", ["a", "b"], horizontal=True, key=f"side:{table}",
-            format_func=lambda s: _label(run_id if s == "a" else versus),
+            format_func=lambda s: md(_label(run_id if s == "a" else versus)),
         )  # fmt: skip
         filters["run_id"] = run_id if side == "a" else versus
     outcome = "failed"
@@ -285,7 +285,7 @@ for tab, (name, df) in zip(tabs, tables.items(), strict=True):
     with tab:
         st.caption(
             TABLE_TITLES[name]
-            + (f": {_label(run_id)} (a) vs {_label(versus)} (b), diff = b - a" if versus else "")
+            + (f": {md(_label(run_id))} (a) vs {md(_label(versus))} (b), diff = b - a" if versus else "")
         )
         st.dataframe(_shown(df), hide_index=True, use_container_width=True)
         _downloads(name, df)
