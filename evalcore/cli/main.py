@@ -16,6 +16,7 @@ from evalcore.cli.common import DbOption, ProjectOption, emit, friendly
 from evalcore.cli.common import open_store as _store
 from evalcore.cli.common import project_id_of as _project_id
 from evalcore.cli.conversations import app as conversations_app
+from evalcore.cli.procedures import app as procedures_app
 from evalcore.cli.runs import app as runs_app
 from evalcore.cli.scenarios import app as scenarios_app
 from evalcore.cli.simulations import app as simulations_app
@@ -38,6 +39,7 @@ app.add_typer(runs_app)  # run, report, targets (evalcore/cli/runs.py)
 app.add_typer(annotate_app, name="annotate")
 app.add_typer(simulations_app, name="simulations")
 app.add_typer(scenarios_app, name="scenarios")
+app.add_typer(procedures_app, name="procedures")
 
 
 @app.command()

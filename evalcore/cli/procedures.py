@@ -1,0 +1,174 @@
+"""`evalcore procedures ...`: procedure-grounded tests for tool-using agents (seed 001; issue 17, item 11).
+
+`procedures generate` runs (or resumes) the generation job and prints the run's id on its last line;
+`procedures graphs` shows each procedure's flowgraph and conversation graph with their broken rules;
+`procedures paths` the sampled paths and their edge coverage; `procedures tests` the tests cut from the
+run's conversations (a line each, or JSONL with `--out`). Without `--run` they read the newest run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalcore.cli.common import (
+    DbOption,
+    ProjectOption,
+    emit,
+    friendly,
+    open_store,
+    progress_printer,
+    project_id_of,
+)
+from evalcore.errors import EvalcoreError
+
+app = typer.Typer(
+    help="Procedure-grounded tests (ALMITA): graphs, paths, conversations and tests from the procedures.",
+    no_args_is_help=True,
+)
+RunOption = Annotated[str | None, typer.Option("--run", help="Generation run id (default: the newest).")]
+
+
+def _run_id(store, project_id: str, run: str | None) -> str:
+    from evalcore.generators.procedure.job import latest_run
+
+    if run:
+        return run
+    newest = latest_run(store, project_id)
+    if newest is None:
+        raise EvalcoreError("no procedure generation run yet: run `evalcore procedures generate` first")
+    return newest.id
+
+
+@app.command()
+@friendly
+def generate(
+    procedures: Annotated[
+        str | None, typer.Option(help="Comma-separated procedure names (default: all).")
+    ] = None,
+    paths: Annotated[int, typer.Option(help="Paths (conversations) per conversation graph (n).")] = 5,
+    p: Annotated[float, typer.Option("--p", help="Noise probability per agent node (seed: ~0.2).")] = 0.2,
+    seed: Annotated[int, typer.Option(help="Seed of noise, walks and generation.")] = 0,
+    model: Annotated[str | None, typer.Option(help="Generator model 'provider/model'.")] = None,
+    resume: Annotated[str | None, typer.Option(help="Resume this run id with its own parameters.")] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="With --resume: work the failed procedures again too.")
+    ] = False,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Generate flowgraphs, conversation graphs, paths, conversations and tests from the procedures."""
+    from evalcore.generators.procedure.job import create_generation, execute_generation, list_graphs
+
+    if retry_failed and not resume:
+        raise EvalcoreError("--retry-failed retries the failed procedures of a run: give --resume RUN_ID too")
+    store = open_store(db)
+    project_id = project_id_of(store, project)
+    if resume is None:
+        names = [n.strip() for n in procedures.split(",")] if procedures else None
+        run_id = create_generation(
+            store, project_id, procedures=names, paths=paths, p=p, seed=seed, model=model
+        ).id
+    else:
+        run_id = resume
+    outcome = execute_generation(
+        store, run_id, on_progress=progress_printer("procedures"), retry_failed=retry_failed
+    )
+    for g in list_graphs(store, project_id, run_id):
+        conv = g.conversation_graph
+        state = "valid" if g.flowgraph.valid and conv and conv.valid else "kept, not used"
+        typer.echo(f"{g.procedure}: {state}; {len(g.conversations)} conversation(s)")
+    if outcome.failed:
+        typer.echo(f"failed: {', '.join(outcome.failed)} (resume with --resume {run_id} --retry-failed)")
+    typer.echo(f"{outcome.done}/{outcome.total} procedure(s) done, run {outcome.run.status.value}")
+    typer.echo(run_id)
+
+
+def _graph_lines(name: str, graph) -> list[str]:
+    if graph is None:
+        return [f"  {name}: not made (the graph before it is not valid)"]
+    head = f"  {name}: {len(graph.nodes)} nodes, {len(graph.edges)} edges, " + (
+        "valid" if graph.valid else f"{len(graph.broken)} broken rule(s)"
+    )
+    return [head, *(f"    - {rule}" for rule in graph.broken)]
+
+
+@app.command()
+@friendly
+def graphs(
+    run: RunOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per procedure.")] = False,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Each procedure's flowgraph and conversation graph, with the rules they break."""
+    from evalcore.generators.procedure.job import list_graphs
+
+    store = open_store(db, existing=True)
+    project_id = project_id_of(store, project)
+    for g in list_graphs(store, project_id, _run_id(store, project_id, run)):
+        if as_json:
+            typer.echo(g.model_dump_json())
+            continue
+        typer.echo(g.procedure)
+        for line in _graph_lines("flowgraph", g.flowgraph) + _graph_lines(
+            "conversation graph", g.conversation_graph
+        ):
+            typer.echo(line)
+        if g.noisy_graph is not None:
+            noise = sum(n.noise for n in g.noisy_graph.nodes)
+            typer.echo(f"  noise: {noise} node(s) added")
+
+
+@app.command("paths")
+@friendly
+def paths_(run: RunOption = None, project: ProjectOption = None, db: DbOption = None) -> None:
+    """The sampled paths of each conversation graph and the share of its edges they cover."""
+    from evalcore.generators.procedure.job import list_graphs
+
+    store = open_store(db, existing=True)
+    project_id = project_id_of(store, project)
+    for g in list_graphs(store, project_id, _run_id(store, project_id, run)):
+        if g.coverage is None:
+            typer.echo(f"{g.procedure}: no paths (no valid conversation graph)")
+            continue
+        typer.echo(f"{g.procedure}: {len(g.paths)} path(s), edge coverage {g.coverage:.0%}")
+        for path in g.paths:
+            typer.echo("  " + " -> ".join(path))
+
+
+def _expected(test) -> str:
+    turn = test.expected
+    if turn.role.value == "tool_call":
+        return f"call {turn.tool_name}({json.dumps(turn.arguments or {}, ensure_ascii=False)})"
+    return f"reply: {turn.content[:100]}"
+
+
+@app.command()
+@friendly
+def tests(
+    run: RunOption = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the tests as JSONL to this file.")] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """The tests cut from the run's conversations: context length and expected action."""
+    from evalcore.generators.procedure.job import list_graphs
+    from evalcore.items.store_ops import list_tests
+
+    store = open_store(db, existing=True)
+    project_id = project_id_of(store, project)
+    conversations = {
+        c for g in list_graphs(store, project_id, _run_id(store, project_id, run)) for c in g.conversations
+    }
+    found = [t for t in list_tests(store, project_id) if t.conversation_id in conversations]
+    if out is not None:
+        written = emit((t.model_dump_json() for t in found), out)
+        typer.echo(f"{written} test(s) written to {out}")
+        return
+    for t in found:
+        typer.echo(f"{t.id}: {len(t.context)} turn(s) of context -> {_expected(t)}")
+    typer.echo(f"{len(found)} test(s)")

@@ -1,0 +1,287 @@
+"""The procedure generation job (seed 001, Sections 3.4-3.9, Figure 1; issue 17, items 2-7 and 11).
+
+`create_generation` records a run (kind `procedures.generate`) with its parameters: the procedures, n
+paths per graph, the noise probability p, the seed and the model. `execute_generation` works one unit
+per procedure, claimed before it is worked (evalcore.jobs): flowgraph (task `generate_flowgraph`), its
+rule check; conversation graph (task `generate_conversation_graph`), its rule check; noise; n weighted
+walks; one conversation per path (task `generate_conversation`) checked against A.6's conditions; the
+tests of every conversation that keeps them. A unit commits in one transaction a `procedure_graphs`
+item (both graphs with their broken rules, the noisy graph, the paths and their edge coverage) and its
+conversations and tests, so a stopped or crashed run resumes at the next procedure. A graph that breaks a
+rule, or a model reply that is not a graph, is kept with the reason and the procedure goes no further.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field
+
+from evalcore import __version__, jobs
+from evalcore.errors import EvalcoreError, NotFoundError
+from evalcore.generators.procedure.conversations import (
+    GENERATE_CONVERSATION,
+    GENERATOR,
+    GeneratedConversation,
+    conversation_problems,
+    to_conversation,
+)
+from evalcore.generators.procedure.convgraph import GENERATE_CONVERSATION_GRAPH, build_conversation_graph
+from evalcore.generators.procedure.cut import cut_tests
+from evalcore.generators.procedure.flowgraph import GENERATE_FLOWGRAPH, build_flowgraph, flowgraph_inputs
+from evalcore.generators.procedure.graphs import Graph, GraphBody
+from evalcore.generators.procedure.noise import DEFAULT_P, add_noise
+from evalcore.generators.procedure.paths import edge_coverage, weighted_walks
+from evalcore.items.store_ops import add_conversation, add_test
+from evalcore.jobs.control import PROGRESS_TOTAL
+from evalcore.llm.client import ModelClient
+from evalcore.llm.types import TaskResult
+from evalcore.models import Procedure, Provenance, Run, RunStatus, Tool
+from evalcore.models.common import Record
+from evalcore.store import Store
+from evalcore.store.store import new_id
+
+RUN_KIND = "procedures.generate"
+GRAPHS_KIND = "procedure_graphs"
+DEFAULT_PATHS = 5  # conversations per graph: enough to cover most branches of the sample's procedures
+
+
+class ProcedureGraphs(Record):
+    """What one procedure became: its graphs (with broken rules), paths and their edge coverage."""
+
+    id: str = Field(description="Item id.")
+    procedure: str = Field(description="Procedure name.")
+    flowgraph: Graph = Field(description="The flowgraph, with the rules it breaks.")
+    conversation_graph: Graph | None = Field(default=None, description="Made only from a valid flowgraph.")
+    noisy_graph: Graph | None = Field(default=None, description="The conversation graph with noise added.")
+    paths: list[list[str]] = Field(
+        default_factory=list, description="Sampled paths (node ids of noisy_graph)."
+    )
+    coverage: float | None = Field(
+        default=None, description="Share of the noisy graph's edges the paths cover."
+    )
+    conversations: list[str] = Field(default_factory=list, description="Ids of the conversations written.")
+    provenance: Provenance = Field(description="Models (or offline) that produced the graphs.")
+
+
+@dataclass(frozen=True)
+class GenerationOutcome:
+    """What one `execute_generation` call did, and where the run stands."""
+
+    run: Run
+    done: int
+    total: int
+    failed: list[str]
+
+
+def create_generation(
+    store: Store,
+    project_id: str,
+    *,
+    procedures: list[str] | None = None,
+    paths: int = DEFAULT_PATHS,
+    p: float = DEFAULT_P,
+    seed: int = 0,
+    model: str | None = None,
+) -> Run:
+    """Record a new generation run (status pending) over the project's procedures (all, or those named)."""
+    known = {pr.name for pr in store.procedures(project_id)}
+    chosen = procedures or sorted(known)
+    missing = [name for name in chosen if name not in known]
+    if missing:
+        raise NotFoundError(f"no procedure(s) {', '.join(missing)} in project '{project_id}'")
+    if not chosen:
+        raise EvalcoreError(f"project '{project_id}' has no procedures (add procedures/*.yaml and import it)")
+    if not 0.0 <= p <= 1.0 or paths < 1:
+        raise EvalcoreError("the noise probability must be within 0..1 and paths at least 1")
+    params: dict[str, Any] = {
+        "project_id": project_id,
+        "procedures": chosen,
+        "paths": paths,
+        "p": p,
+        "seed": seed,
+        "model": model,
+        PROGRESS_TOTAL: len(chosen),
+    }
+    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget={}, code_version=__version__)
+    run = store.start_run(project_id, run)
+    run = run.model_copy(update={"status": RunStatus.pending})
+    store.update_run(run)
+    return run
+
+
+class _Worker:
+    def __init__(self, store: Store, run: Run, llm: ModelClient) -> None:
+        self.store, self.run, self.llm = store, run, llm
+        self.pid = run.params["project_id"]
+        self.procedures = {pr.name: pr for pr in store.procedures(self.pid)}
+        self.tools: list[Tool] = store.tools(self.pid)
+        self.producers: list[str] = []
+        self._lock = threading.Lock()
+
+    def _task(self, task: Any, inputs: dict[str, Any], seed: int) -> TaskResult:
+        result = self.llm.run_task(task, inputs, "generator", model=self.run.params.get("model"), seed=seed)
+        if result.status == "stopped":
+            raise jobs.UnitStopped(result.error or "budget")  # not done: a resume with more budget does it
+        with self._lock:
+            self.producers.append(result.model)
+        return result
+
+    def _graph(self, kind: str, procedure: Procedure, result: TaskResult) -> Graph | None:
+        """The checked graph, or a kept empty one saying why the model's reply was not a graph."""
+        tools = [t.name for t in self.tools]
+        if not result.ok:
+            reason = f"the model's reply is not a valid graph: {result.error}"
+            return Graph(kind=kind, procedure=procedure.name, nodes=[], edges=[], broken=[reason])  # type: ignore[arg-type]
+        body = GraphBody.model_validate(result.output.model_dump())  # type: ignore[union-attr]
+        if kind == "flowgraph":
+            return build_flowgraph(procedure, self.tools, body)
+        return build_conversation_graph(procedure.name, body, tools)
+
+    def work(self, claim: jobs.Claim) -> None:
+        params = self.run.params
+        procedure = self.procedures[claim.key]
+        seed = int(params["seed"])
+        inputs = flowgraph_inputs(procedure, self.tools)
+        flow = self._graph("flowgraph", procedure, self._task(GENERATE_FLOWGRAPH, inputs, seed))
+        provenance = Provenance(
+            producer="offline",
+            task=GENERATE_FLOWGRAPH.name,
+            inputs=[procedure.name],
+            seed=seed,
+            run_id=self.run.id,
+        )
+        record = ProcedureGraphs(
+            id=new_id("pgraph"), procedure=procedure.name, flowgraph=flow, provenance=provenance
+        )
+        conversations, tests = [], []
+        if flow.valid:
+            flow_body = {
+                "nodes": [n.model_dump() for n in flow.nodes],
+                "edges": [e.model_dump() for e in flow.edges],
+            }
+            graph_inputs = {"flowgraph": flow_body, "intent": procedure.intent}
+            conv = self._graph(
+                "conversation", procedure, self._task(GENERATE_CONVERSATION_GRAPH, graph_inputs, seed)
+            )
+            record.conversation_graph = conv
+            if conv.valid:
+                noisy = add_noise(conv, p=float(params["p"]), seed=seed)
+                record.noisy_graph = noisy
+                record.paths = weighted_walks(noisy, int(params["paths"]), seed)
+                record.coverage = edge_coverage(noisy, record.paths)
+                apis = {t.name: t.parameters for t in self.tools}
+                for k, path in enumerate(record.paths):
+                    conversation_inputs = {
+                        "graph": noisy.model_dump(mode="json"),
+                        "path": path,
+                        "apis": inputs["apis"],
+                        "intent": procedure.intent,
+                    }
+                    result = self._task(GENERATE_CONVERSATION, conversation_inputs, seed * 1000 + k)
+                    if not result.ok:
+                        generated, problems = (
+                            GeneratedConversation(turns=[]),
+                            [f"no conversation: {result.error}"],
+                        )
+                    else:
+                        generated = GeneratedConversation.model_validate(result.output.model_dump())  # type: ignore[union-attr]
+                        problems = conversation_problems(generated.turns, apis)
+                    made_by = Provenance(
+                        producer="offline" if result.offline else result.model,
+                        provider="offline" if result.offline else result.provider,
+                        task=GENERATE_CONVERSATION.name,
+                        prompt_version=GENERATE_CONVERSATION.prompt_version,
+                        inputs=[procedure.name, record.id],
+                        seed=seed * 1000 + k,
+                        run_id=self.run.id,
+                    )
+                    conversation = to_conversation(
+                        new_id("proc"),
+                        generated,
+                        graph=noisy,
+                        path=path,
+                        problems=problems,
+                        provenance=made_by,
+                    )
+                    conversations.append(conversation)
+                    if not problems:
+                        tests += cut_tests(conversation)
+        record.conversations = [c.id for c in conversations]
+        with self._lock:
+            offline = all(m.startswith("offline") for m in self.producers)
+        record.provenance = provenance.model_copy(
+            update={
+                "producer": "offline" if offline else ", ".join(dict.fromkeys(self.producers)),
+                "provider": "offline" if offline else "model",
+            }
+        )
+        with claim.commit() as writer:
+            body = record.model_dump(mode="json")
+            self.store.add_item(
+                self.pid,
+                GRAPHS_KIND,
+                body,
+                record.provenance.producer,
+                item_id=record.id,
+                generator=GENERATOR,
+                run_id=self.run.id,
+                conn=writer.conn,
+            )
+            for conversation in conversations:
+                add_conversation(self.store, self.pid, conversation, conn=writer.conn)
+            for test in tests:
+                add_test(self.store, self.pid, test, conn=writer.conn)
+            writer.result = {
+                "flowgraph_valid": flow.valid,
+                "conversation_graph_valid": bool(
+                    record.conversation_graph and record.conversation_graph.valid
+                ),
+                "conversations": len(conversations),
+                "tests": len(tests),
+                "coverage": record.coverage,
+            }
+
+
+def execute_generation(
+    store: Store,
+    run_id: str,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+    retry_failed: bool = False,
+) -> GenerationOutcome:
+    """Work the run's procedures not done yet (a first start or a resume); see the module docstring."""
+    run = store.run(run_id)
+    if run.kind != RUN_KIND:
+        raise EvalcoreError(f"'{run_id}' is not a procedure generation run (kind {run.kind})")
+    run = store.start_run(run.params["project_id"], run)
+    if retry_failed:
+        jobs.retry_failed(store, run.id)
+    llm = ModelClient(store, run.params["project_id"], run_id=run.id)
+    worker = _Worker(store, run, llm)
+    keys = list(run.params["procedures"])
+    report = jobs.run_units(store, run.id, keys, worker.work, concurrency=1, on_progress=on_progress)
+    done = jobs.progress(store, report.run)[0]
+    return GenerationOutcome(report.run, done, len(keys), report.failed)
+
+
+def generate(store: Store, project_id: str, **options: Any) -> GenerationOutcome:
+    """Create a generation run (options as for `create_generation`) and work it to the end."""
+    on_progress = options.pop("on_progress", None)
+    run = create_generation(store, project_id, **options)
+    return execute_generation(store, run.id, on_progress=on_progress)
+
+
+def list_graphs(store: Store, project_id: str, run_id: str | None = None) -> list[ProcedureGraphs]:
+    """The project's procedure graphs, oldest first (of one run, when given)."""
+    found = [ProcedureGraphs.model_validate(r.body) for r in store.list_current(project_id, GRAPHS_KIND)]
+    return [g for g in found if run_id is None or g.provenance.run_id == run_id]
+
+
+def latest_run(store: Store, project_id: str) -> Run | None:
+    """The newest procedure generation run of the project, if any."""
+    runs = store.runs(project_id, kind=RUN_KIND)
+    return runs[0] if runs else None
