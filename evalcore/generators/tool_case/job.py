@@ -1,0 +1,214 @@
+"""Tool-case generation as a job (seed 004, Section 2.2; issue 20, item 2): situations x tool groups ->
+labelled tool-use conversations. A job of evalcore.jobs.
+
+`plan_toolcases` decides the units: for each situation, `per_situation` conversations, each on a tool
+group drawn (seeded) among the groups whose schemas can produce it, as the seed samples one group at a
+time. A group that cannot produce a situation is recorded with the reason; a situation no group can
+produce has no unit and is listed as skipped, never faked. `create_toolcases` records the run (kind
+`tool_case`) with its units; `execute_toolcases` works the units not done yet, each committed with its
+Conversation (generator `tool_case`, the intended labels in its metadata). `generate_toolcases` does both.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from evalcore import __version__, jobs
+from evalcore.errors import EvalcoreError, UsageError
+from evalcore.generators.tool_case.catalog import Situation, catalog, project_situations
+from evalcore.generators.tool_case.groups import ToolGroup, requirement, tool_groups
+from evalcore.generators.tool_case.records import GENERATOR, to_conversation
+from evalcore.generators.tool_case.synthesis import GENERATE_TOOL_CASE, case_inputs, check_case
+from evalcore.items.store_ops import add_conversation
+from evalcore.jobs.control import PROGRESS_TOTAL
+from evalcore.llm.client import ModelClient
+from evalcore.models import Provenance, Run, RunStatus
+from evalcore.store import Store
+from evalcore.store.store import new_id
+
+RUN_KIND = GENERATOR
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The units of a tool-case job, and what was skipped with why."""
+
+    units: list[dict[str, Any]]
+    skipped: list[dict[str, str]]  # {situation, group, reason}: a group that cannot produce a situation
+    unproduced: list[str]  # situations no group can produce
+
+
+@dataclass(frozen=True)
+class ToolCaseOutcome:
+    """What one `execute_toolcases` call did, and where the run stands."""
+
+    run: Run
+    done: int
+    total: int
+    failed: list[str]
+
+
+def project_catalog(store: Store, project_id: str) -> dict[str, Situation]:
+    """The seed's situations and the project's own."""
+    return catalog(project_situations(store.project(project_id).settings))
+
+
+def project_groups(store: Store, project_id: str) -> list[ToolGroup]:
+    """The project's tool groups (the setting `tool_groups`, else derived from the tools)."""
+    tools = store.tools(project_id)
+    if not tools:
+        raise UsageError(f"project '{project_id}' has no tools: import a project with tools/*.json")
+    return tool_groups(tools, store.project(project_id).settings)
+
+
+def plan_toolcases(
+    situations: list[Situation], groups: list[ToolGroup], per_situation: int, seed: int, offline: bool
+) -> Plan:
+    """Units (see the module docstring); offline, a situation without a template cannot be produced."""
+    units: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    unproduced: list[str] = []
+    rng = random.Random(seed)
+    for situation in situations:
+        able = []
+        for group in groups:
+            why = requirement(situation.recipe, group) if (situation.recipe or offline) else None
+            if why is None:
+                able.append(group)
+            else:
+                skipped.append({"situation": situation.id, "group": group.name, "reason": why})
+        if not able:
+            unproduced.append(situation.id)
+            continue
+        for n in range(1, per_situation + 1):
+            group = rng.choice(able)
+            units.append({"key": f"{situation.id}#{n}", "situation": situation.id, "group": group.name})
+    return Plan(units, skipped, unproduced)
+
+
+def create_toolcases(
+    store: Store,
+    project_id: str,
+    *,
+    situations: list[str] | None = None,
+    groups: list[str] | None = None,
+    per_situation: int = 1,
+    seed: int = 0,
+    model: str | None = None,
+    concurrency: int = 1,
+) -> Run:
+    """Record a new tool-case run (status pending) with its plan; unknown situations or groups are refused."""
+    known = project_catalog(store, project_id)
+    chosen_groups = project_groups(store, project_id)
+    if unknown := [s for s in situations or [] if s not in known]:
+        raise UsageError(f"unknown situation(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    if groups:
+        names = {g.name for g in chosen_groups}
+        if unknown := [g for g in groups if g not in names]:
+            raise UsageError(
+                f"unknown tool group(s) {', '.join(unknown)}; groups: {', '.join(sorted(names))}"
+            )
+        chosen_groups = [g for g in chosen_groups if g.name in groups]
+    provider, _, _ = ModelClient(store, project_id).registry.resolve("generator", model)
+    offline = provider.name == "offline"
+    wanted = [known[s] for s in situations] if situations else list(known.values())
+    plan = plan_toolcases(wanted, chosen_groups, max(1, per_situation), seed, offline)
+    params = {
+        "project_id": project_id,
+        "situations": [s.id for s in wanted],
+        "groups": {g.name: [t.name for t in g.tools] for g in chosen_groups},
+        "per_situation": max(1, per_situation),
+        "seed": seed,
+        "model": model,
+        "units": plan.units,
+        "skipped": plan.skipped,
+        "unproduced": plan.unproduced,
+        "concurrency": max(1, int(concurrency)),
+        PROGRESS_TOTAL: len(plan.units),
+    }
+    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, code_version=__version__, judge=None)
+    run = store.start_run(project_id, run)
+    run = run.model_copy(update={"status": RunStatus.pending})
+    store.update_run(run)
+    return run
+
+
+def execute_toolcases(
+    store: Store,
+    run_id: str,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+    retry_failed: bool = False,
+) -> ToolCaseOutcome:
+    """Generate the run's conversations not done yet (a first start or a resume)."""
+    run = store.run(run_id)
+    if run.kind != RUN_KIND or "units" not in run.params:
+        raise EvalcoreError(f"'{run_id}' is not a tool-case run (kind {run.kind})")
+    params = run.params
+    pid = params["project_id"]
+    run = store.start_run(pid, run)
+    if retry_failed:
+        jobs.retry_failed(store, run.id)
+    known = project_catalog(store, pid)
+    by_tool = {t.name: t for t in store.tools(pid)}
+    groups = {
+        name: ToolGroup(name, tuple(by_tool[t] for t in tools)) for name, tools in params["groups"].items()
+    }
+    llm = ModelClient(store, pid, run_id=run.id)
+    llm.registry.resolve("generator", params.get("model"))  # a configuration error fails before any call
+    units = {u["key"]: u for u in params["units"]}
+
+    def work(claim: jobs.Claim) -> None:
+        unit = units[claim.key]
+        situation, group = known[unit["situation"]], groups[unit["group"]]
+        seed = int(params.get("seed") or 0) * 1000 + params["units"].index(unit)  # one seed per conversation
+        result = llm.run_task(
+            GENERATE_TOOL_CASE,
+            case_inputs(situation, group),
+            role="generator",
+            model=params.get("model"),
+            seed=seed,
+        )
+        if result.status == "stopped":
+            raise jobs.UnitStopped(result.error or "budget")
+        with claim.commit() as writer:
+            if result.status != "ok" or result.output is None:
+                writer.fail(result.error or "no output", {"raw": result.raw})
+                return
+            if problems := check_case(result.output, group):
+                writer.fail("; ".join(problems), {"raw": result.raw})
+                return
+            provenance = Provenance(
+                producer=result.model or "offline",
+                provider=result.provider or "offline",
+                task=GENERATE_TOOL_CASE.name,
+                prompt_version=result.prompt_version,
+                inputs=[situation.id, group.name],
+                seed=seed,
+                run_id=run.id,
+            )
+            conversation = to_conversation(result.output, new_id("tc"), situation, group.name, provenance)
+            cid = add_conversation(store, pid, conversation, conn=writer.conn)
+            writer.result = {"conversation": cid, "situation": situation.id, "group": group.name}
+
+    report = jobs.run_units(
+        store,
+        run.id,
+        list(units),
+        work,
+        concurrency=int(params.get("concurrency") or 1),
+        on_progress=on_progress,
+    )
+    done = jobs.progress(store, report.run)[0]
+    return ToolCaseOutcome(report.run, done, len(units), report.failed)
+
+
+def generate_toolcases(
+    store: Store, project_id: str, *, on_progress: Callable[[int, int], None] | None = None, **options: Any
+) -> ToolCaseOutcome:
+    """Create a tool-case run (options as for `create_toolcases`) and work it to the end."""
+    run = create_toolcases(store, project_id, **options)
+    return execute_toolcases(store, run.id, on_progress=on_progress)
