@@ -8,6 +8,7 @@ import threading
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.secrets import redact
 from evalcore.specs.projection import warm_up
 from evalcore.store import Store, database_url
 
@@ -27,9 +28,10 @@ def md(value: object) -> str:
     Pages put data into markdown (st.markdown, st.caption, st.info and the like, widget and expander
     labels) only through this: every punctuation character is escaped, so no image, link, HTML, math,
     heading or colour in the data is live. Line breaks stay line breaks; leading spaces stay visible
-    spaces (not a code block); a bare web or mail address shows as text, not as a link.
+    spaces (not a code block); a bare web or mail address shows as text, not as a link. A credential
+    value (an error held in memory, never stored) shows as '***'.
     """
-    lines = str(value).replace("\r\n", "\n").split("\n")
+    lines = redact(str(value)).replace("\r\n", "\n").split("\n")
     shown = []
     for line in lines:
         text = line.lstrip(" \t")
@@ -47,9 +49,9 @@ _LIVE_MARKDOWN = re.compile(r"([\\`<>&\[\]$~:])")
 def md_block(value: object) -> str:
     """Long text from a file or a model (a document, a passage, an answer) as markdown that keeps its
     formatting (emphasis, lists, headings, quotes) while nothing in it is live: no image, link, HTML,
-    math or code span; a bare web or mail address shows as text. For ids, names and short fields inside
-    a sentence of ours, use `md`."""
-    text = _AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, str(value).replace("\r\n", "\n"))
+    math or code span; a bare web or mail address shows as text; a credential value shows as '***'. For
+    ids, names and short fields inside a sentence of ours, use `md`."""
+    text = _AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, redact(str(value)).replace("\r\n", "\n"))
     return _LIVE_MARKDOWN.sub(r"\\\1", text)
 
 

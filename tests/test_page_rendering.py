@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from evalcore import secrets
 from evalcore.generators.doc_qa.browse import cited_spans
 from pages._common import WORD_JOINER, md, md_block, quoted
 
@@ -37,3 +38,11 @@ def test_cited_spans_mark_the_sentence_and_cells_an_answer_cites():
     spans = cited_spans(text, {"sentence": "E-bikes: 14 days.", "cells": [["Fee", "15%"]]})
     assert spans == [("Most items: 30 days. ", False), ("E-bikes: 14 days.", True), (" Fee | 15%", False)]
     assert cited_spans("a b", None) == [("a b", False)]
+
+
+def test_a_credential_value_is_never_shown(monkeypatch):
+    """An error held in memory (never stored) can still quote a key: what a page shows is redacted."""
+    monkeypatch.setenv("BOT_AUTH", "bot-SENTINEL-page-93c1d7")
+    secrets.register("BOT_AUTH")
+    for shown in (md("401: bad key bot-SENTINEL-page-93c1d7"), md_block("bad key bot-SENTINEL-page-93c1d7")):
+        assert "SENTINEL" not in shown and "key" in shown
