@@ -173,3 +173,35 @@ def run_offline_dialogue(llm):
 @pytest.fixture(autouse=True)
 def _offline_by_default(monkeypatch):
     monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)
+
+
+def test_a_stray_shared_word_does_not_answer_a_question_and_a_fragment_needs_asking_back():
+    from evalcore.generators.simulation.breakdown_rules import judge_turn
+    from evalcore.generators.simulation.records import Dialogue, DialogueTurn
+
+    def dialogue(*lines):
+        roles = (TurnRole.user, TurnRole.assistant)
+        turns = [DialogueTurn(role=roles[i % 2], content=x) for i, x in enumerate(lines)]
+        return Dialogue(
+            dialogue_id="d", user_name="u", turns=turns, finish_reason=FinishReason.user_ended_chat
+        )
+
+    stray = dialogue(
+        "What's the weather going to be like tomorrow?", "Our helmets look like new after a wash."
+    )
+    assert judge_turn(stray, 1).breakdown_types == ["Ignore question"]
+    on_topic = dialogue(
+        "Is there a cost for returns?", "Returns of unworn items are accepted within 30 days."
+    )
+    assert judge_turn(on_topic, 1).decision == "no_breakdown"
+    fragment = dialogue("wait the returns", "Returns of unworn items are accepted within 30 days.")
+    assert judge_turn(fragment, 1, task_oriented=True).breakdown_types == ["Clarification failure"]
+    assert judge_turn(fragment, 1, task_oriented=False).decision == "no_breakdown", "a task-oriented type"
+    answer = dialogue(
+        "I want to return a jacket.", "Which size is it?", "Medium", "Medium jackets can be returned."
+    )
+    assert judge_turn(answer, 3, task_oriented=True).decision == "no_breakdown", (
+        "a short answer is no fragment"
+    )
+    thanks = dialogue("Thanks a lot", "You are welcome, happy riding.")
+    assert judge_turn(thanks, 1, task_oriented=True).decision == "no_breakdown"

@@ -5,11 +5,14 @@ decision, score, types}, types by their taxonomy titles), from five rules that n
 - a crash: the dialogue ended with `chatbot_error` and this is its last turn -> "Chatbot Crash", score 0;
 - an empty reply -> "Uninterpretable";
 - a sentence the assistant said before (paraphrases included, by shared content words) -> "Repetition";
-- a user question the reply neither answers (no content word in common) nor asks back about -> "Ignore
-  question";
+- a user question the reply neither answers (less than a third of its content words in common) nor asks
+  back about -> "Ignore question";
 - a sentence that says the opposite of an earlier sentence (the same content words, the other polarity):
   of the assistant's own -> "Self-contradiction", of the user's -> "Contradiction".
-All five types are among the first 17, so the rules hold for conversational and task-oriented bots alike.
+These five types are among the first 17, so they hold for conversational and task-oriented bots alike.
+For task-oriented bots, a sixth:
+- a vague user turn (a fragment of a few words that neither asks nor answers) acted on without asking
+  what was meant -> "Clarification failure".
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ SCORES = {
     "Contradiction": 0.3,
     "Ignore question": 0.4,
     "Repetition": 0.5,
+    "Clarification failure": 0.6,
 }
 # Share of content words two sentences must have in common to count as the same (Jaccard): high enough
 # that two sentences on one topic are not a repetition, low enough that a reworded one is.
@@ -44,6 +48,15 @@ REPETITION_OVERLAP = 0.8
 MIN_REPEATED_WORDS = 4
 # Sentences with fewer content words are too vague to contradict each other.
 MIN_CLAIM_WORDS = 2
+# Share of a question's content words a reply must take up to answer it: one word in common out of four
+# ("what's the weather like tomorrow?" answered by a passage that says "like") is a retrieval bot
+# matching a stray word, not an answer; one of two ("is there a cost for returns?") is on the question.
+TAKEN_UP = 1 / 3
+# A user turn of at most this many words that neither asks nor answers is too vague to act on.
+VAGUE_WORDS = 3
+_COURTESY = re.compile(
+    r"\b(?:thanks?|thank you|hi|hello|hey|bye|ok(?:ay)?|yes|no|sure|great|cool|fine)\b", re.I
+)
 NEGATIONS = frozenset({"not", "no", "never", "cannot", "nothing", "none", "nobody", "nowhere"})
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -100,12 +113,28 @@ def _repeats(reply: str, turns: list[DialogueTurn], before: int) -> int | None:
 
 
 def _ignored_question(reply: str, words: set[str], previous: DialogueTurn | None) -> bool:
-    """The user asked, and the reply shares no content word with the question nor asks anything back."""
+    """The user asked, and the reply takes up less than `TAKEN_UP` of the question's content words and
+    asks nothing back."""
     if previous is None or previous.role != TurnRole.user or "?" in reply:
         return False
     questions = [s for s in _SENTENCE.split(previous.content.strip()) if s.rstrip().endswith("?")]
     asked = set().union(*(_words(q) for q in questions)) if questions else set()
-    return bool(asked) and not asked & words
+    return bool(asked) and len(asked & words) < TAKEN_UP * len(asked)
+
+
+def _vague_input_acted_on(reply: str, turns: list[DialogueTurn], index: int) -> bool:
+    """The user's turn was a fragment (at most VAGUE_WORDS words, no question, no courtesy, not an answer
+    to a question of the bot) and the reply goes ahead without asking what was meant."""
+    if index < 1 or turns[index - 1].role != TurnRole.user or "?" in reply:
+        return False
+    said = turns[index - 1].content.strip()
+    answering = index >= 2 and turns[index - 2].role == TurnRole.assistant and "?" in turns[index - 2].content
+    return (
+        not answering
+        and "?" not in said
+        and not _COURTESY.search(said)
+        and 0 < len(said.split()) <= VAGUE_WORDS
+    )
 
 
 def _annotation(findings: dict[str, str]) -> BreakdownAnnotation:
@@ -123,8 +152,9 @@ def _annotation(findings: dict[str, str]) -> BreakdownAnnotation:
     )
 
 
-def judge_turn(dialogue: Dialogue, index: int) -> BreakdownAnnotation:
-    """The rules' verdict on the assistant turn at `index` (from 0), given the turns before it."""
+def judge_turn(dialogue: Dialogue, index: int, task_oriented: bool = False) -> BreakdownAnnotation:
+    """The rules' verdict on the assistant turn at `index` (from 0), given the turns before it; the
+    task-oriented rule only for a task-oriented bot."""
     turns = dialogue.turns
     reply = turns[index].content
     crashed = dialogue.finish_reason == FinishReason.chatbot_error and index == len(turns) - 1
@@ -144,21 +174,23 @@ def judge_turn(dialogue: Dialogue, index: int) -> BreakdownAnnotation:
         findings["Self-contradiction"] = f"It says the opposite of its own turn {said}."
     if (said := _contradicts(reply, turns[:index], TurnRole.user)) is not None:
         findings["Contradiction"] = f"It says the opposite of the user's turn {said}."
+    if task_oriented and _vague_input_acted_on(reply, turns, index):
+        findings["Clarification failure"] = "It acts on a vague user turn without asking what was meant."
     return _annotation(findings)
 
 
-def detect_offline(dialogue: Dialogue) -> list[BreakdownAnnotation | None]:
+def detect_offline(dialogue: Dialogue, task_oriented: bool = False) -> list[BreakdownAnnotation | None]:
     """One annotation per turn: the rules' verdict on each assistant turn, None for user turns."""
     return [
-        judge_turn(dialogue, i) if turn.role == TurnRole.assistant else None
+        judge_turn(dialogue, i, task_oriented) if turn.role == TurnRole.assistant else None
         for i, turn in enumerate(dialogue.turns)
     ]
 
 
-def annotate_offline(dialogue: Dialogue) -> Dialogue:
+def annotate_offline(dialogue: Dialogue, task_oriented: bool = False) -> Dialogue:
     """The dialogue with every unannotated assistant turn annotated by the rules; annotations already
     there (a crash recorded by the simulator, a model's verdict) are kept."""
-    verdicts = detect_offline(dialogue)
+    verdicts = detect_offline(dialogue, task_oriented)
     turns = [
         turn
         if turn.breakdown is not None or verdict is None

@@ -147,7 +147,7 @@ def offline_breakdown(inputs: dict[str, Any], rng: random.Random) -> BreakdownAn
     dialogue = Dialogue(
         dialogue_id="offline", user_name="offline", turns=turns, finish_reason=FinishReason.user_ended_chat
     )
-    return judge_turn(dialogue, len(turns) - 1)
+    return judge_turn(dialogue, len(turns) - 1, bool(inputs.get("task_oriented")))
 
 
 DETECT_BREAKDOWN = Task("detect_breakdown", BreakdownAnnotation, offline_breakdown, max_tokens=800)
@@ -187,7 +187,7 @@ def offline_ratings(inputs: dict[str, Any], rng: random.Random) -> DialogueRatin
         finish_reason=reason,
         error=inputs.get("error"),
     )
-    verdicts = [v for v in detect_offline(dialogue) if v is not None]
+    verdicts = [v for v in detect_offline(dialogue, bool(inputs.get("task_oriented"))) if v is not None]
     bot = [t for t in turns if t.role == TurnRole.assistant]
     broken = sum(1 for v in verdicts if v.decision == BreakdownDecision.breakdown)
     share = broken / len(bot) if bot else 1.0
@@ -299,6 +299,7 @@ def judge_dialogue(
             "chat_history": history_text(list(turns[:i]), "USER", "CHATBOT") or "(no earlier turns)",
             "last_bot_utterance": turn.content,
             "turns": [{"role": t.role.value, "content": t.content} for t in turns[: i + 1]],
+            "task_oriented": task_oriented,
         }
         result = llm.run_task(DETECT_BREAKDOWN, inputs, role="judge", model=model)
         note(result)
@@ -316,6 +317,7 @@ def judge_dialogue(
         "finish_reason": finish_reason.value,
         "error": error,
         "dimensions": [d.key for d in dimensions],
+        "task_oriented": task_oriented,
     }
     result = llm.run_task(RATE_DIALOGUE, inputs, role="judge", model=model)
     note(result)

@@ -56,6 +56,11 @@ _BY_TRAIT = {
 }
 # Share of a challenging user's turns that act out one of its behaviours (the others pursue the task).
 MISBEHAVE = 0.6
+# Tone behaviours change how the user writes, the others what it says.
+TONE = ("caps", "sarcasm")
+# Listing 8's "testing the chatbot's patience by asking repetitive or irrelevant questions" and vague
+# input: what a challenging user does when its persona names only a tone.
+DEFAULT_MOVES = ("off_topic", "repeat", "fragments")
 _NO_PROGRESS = re.compile(
     r"couldn'?t find|could not find|can(?:no|')t help|don'?t know|not sure|unable to|sorry|no information",
     re.IGNORECASE,
@@ -196,9 +201,9 @@ def _misbehave(kind: str, ctx: dict[str, Any], rng: random.Random) -> str:
     if kind == "off_topic":
         return rng.choice(_OFF_TOPIC)
     if kind == "fragments":
-        return rng.choice([f"wait the {word}", f"{word}??", "and also the", f"so if i {word}", "hm but"])
+        return rng.choice([f"wait the {word}", f"{word}??", "and also the", f"{word} but", "hm but"])
     if kind == "repeat":
-        earlier = [s for s in said if "?" in s]
+        earlier = [s.removeprefix("Again: ") for s in said if "?" in s]
         return f"Again: {rng.choice(earlier)}" if earlier else f"So what about {focus}? Answer that."
     if kind == "contradict":
         return rng.choice(
@@ -209,18 +214,15 @@ def _misbehave(kind: str, ctx: dict[str, Any], rng: random.Random) -> str:
             ]
         )
     if kind == "demand" and ctx["demand"]:
-        return f"Just {ctx['demand']} for me. Now."
-    if kind == "sarcasm":
-        return (
-            rng.choice(["Wow, really helpful.", "Great, another non-answer.", "Amazing. Truly."])
-            + " "
-            + (rng.choice(_FOLLOW_UPS).format(x=focus))
-        )
-    return f"{rng.choice(_FOLLOW_UPS).format(x=focus).upper()} NOW!!"  # caps: impatience
+        return f"Can you just {ctx['demand']} for me? Now."
+    return rng.choice(_OFF_TOPIC)  # a demand with nothing named: something the bot is not for
 
 
-def _surface(text: str, style: Style, behaviour: str | None, rng: random.Random) -> str:
-    """The manner of the persona: emoji, typos, capitals."""
+def _surface(
+    text: str, style: Style, behaviour: str | None, rng: random.Random, opening: bool = False
+) -> str:
+    """The manner of the persona: emoji, typos, sarcasm (never in the first turn: nothing to mock yet),
+    capitals."""
     if style.emoji and rng.random() < 0.5:
         text += " " + rng.choice(["🙂", "🙏", "😅", "👍"])
     if style.typos and rng.random() < 0.7:
@@ -232,8 +234,12 @@ def _surface(text: str, style: Style, behaviour: str | None, rng: random.Random)
             w = words[i]
             words[i] = w[:2] + w[3] + w[2] + w[4:]
         text = " ".join(words)
-    if "caps" in style.behaviours and behaviour not in (None, "fragments") and rng.random() < 0.5:
-        text = text.upper()
+    if "sarcasm" in style.behaviours and not opening and behaviour != "fragments" and rng.random() < 0.4:
+        text = (
+            rng.choice(["Wow, really helpful.", "Great, another non-answer.", "Amazing. Truly."]) + " " + text
+        )
+    if "caps" in style.behaviours and behaviour != "fragments" and rng.random() < 0.5:
+        text = text.upper() + "!!"
     return text
 
 
@@ -251,21 +257,21 @@ def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
     focus = _focus(goal, said, topics)
     manner = "polite" if style.polite else "plain"
     # Patience: standard users reach their goal in 3-5 turns, challenging ones keep going for 5-8.
-    patience = int(content_hash({"persona": persona, "context": inputs.get("context")})[:8], 16)
-    patience = 3 + patience % 3 if kind != "challenging" else 5 + patience % 4
+    hashed = int(content_hash({"persona": persona, "context": inputs.get("context")})[:8], 16)
+    patience = 3 + hashed % 3 if kind != "challenging" else 5 + hashed % 4
     failures = sum(1 for text in bot if _NO_PROGRESS.search(text))
     if not said:
         opener = rng.choice(_OPENERS[manner]).format(task=_ask_for(goal) if goal else "Can you help me?")
         if style.chatty and background:
             opener += " " + _first_person(background[0])
-        return UserTurn(message=_surface(opener, style, None, rng))
+        return UserTurn(message=_surface(opener, style, None, rng, opening=True))
     if bot and failures >= (2 if kind != "challenging" else 3):
         return UserTurn(message=f"{rng.choice(_CLOSERS['give_up'])} {END}")
     if len(said) >= patience:
         return UserTurn(message=f"{rng.choice(_CLOSERS[manner])} {END}")
     behaviour = None
     if style.behaviours and rng.random() < MISBEHAVE:
-        behaviour = rng.choice(style.behaviours)
+        behaviour = rng.choice([b for b in style.behaviours if b not in TONE] or DEFAULT_MOVES)
         limits = [m.group(1) for b in background if (m := re.search(r"expect the chatbot to (.+?),", b))]
         ctx = {"focus": focus, "topics": topics, "said": said, "demand": limits[0] if limits else ""}
         text = _misbehave(behaviour, ctx, rng)
@@ -273,9 +279,8 @@ def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
         question = [s for s in re.split(r"(?<=[.!?])\s+", bot[-1]) if s.endswith("?")] or [bot[-1]]
         text = _answer(question[-1], inputs.get("slots") or {}, focus, background, rng)
     else:
-        asked = {s.lower() for s in said}
-        options = [f.format(x=focus) for f in _FOLLOW_UPS if f.format(x=focus).lower() not in asked]
-        text = rng.choice(options or _FOLLOW_UPS).format(x=focus)
+        # The follow-ups go round the list from a place of the user's own: none is asked twice in a row.
+        text = _FOLLOW_UPS[(hashed + len(said)) % len(_FOLLOW_UPS)].format(x=focus)
         if style.polite and not style.terse:
             text = rng.choice(["Thanks. ", "Okay, thank you. ", "Good to know. "]) + text
     typical = inputs.get("typical_words")

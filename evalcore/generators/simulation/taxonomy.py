@@ -70,8 +70,10 @@ def breakdown_types(task_oriented: bool) -> tuple[BreakdownType, ...]:
 
 
 def is_task_oriented(chatbot_type: str | None) -> bool:
-    """ChatChecker's rule: a bot is task-oriented when its `chatbot_info.type` says so (the default)."""
-    return chatbot_type is None or chatbot_type == TASK_ORIENTED_TYPE
+    """A bot is task-oriented when its `chatbot_info.type` says so (the default). ChatChecker's files say
+    exactly 'task-oriented' or 'conversational'; a card may describe its bot in more words ('RAG and
+    tool-using task-oriented assistant'), so the words are looked for, not the whole value."""
+    return chatbot_type is None or TASK_ORIENTED_TYPE in chatbot_type.lower()
 
 
 def known_title(title: str) -> bool:
