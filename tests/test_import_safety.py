@@ -29,6 +29,7 @@ from import_cases import (
 )
 
 from evalcore.cli.main import SAMPLE_PROJECT
+from evalcore.inputs import import_project
 from evalcore.store import Store
 
 BOUNDED_MB = 300  # peak memory of a refused bomb; a plain `evalcore import` of the sample takes ~90 MB
@@ -272,6 +273,21 @@ def test_nul_characters_are_refused_before_they_reach_the_store(db, tmp_path):
     assert refused(db, "specs", "import", str(specs), "--author", "ana") == [
         "nul.yaml:1 [[0].scenario]: contains a NUL character"
     ]
+
+
+def test_nul_characters_are_one_line_on_either_backend(store, tmp_path, snapshot):
+    import_project(
+        store, SAMPLE_PROJECT
+    )  # on PostgreSQL a NUL used to fail the insert: 86 lines of traceback
+    before = snapshot(store)
+    path = tmp_path / "nul.jsonl"
+    turn = {"index": 0, "role": "user", "content": "a\u0000b"}
+    path.write_text(json.dumps({"id": "c-1", "generator": "human", "turns": [turn],
+                                "provenance": {"producer": "human"}}) + "\n")  # fmt: skip
+    result = cli("conversations", "import", str(path), "--db", store.url)
+    assert result.exit_code == 1
+    assert error_lines(result) == ["nul.jsonl:1 [turns.0.content]: contains a NUL character"]
+    assert snapshot(store) == before
 
 
 def test_a_spec_file_that_is_not_utf8_is_one_line(db, tmp_path):

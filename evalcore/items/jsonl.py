@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from evalcore.errors import NotFoundError, Problem, ValidationFailed
 from evalcore.inputs.limits import MAX_UNPACKED_MB_ENV, current_limits
-from evalcore.inputs.sources import decode_text, dotted, load_json, read_bounded, value_problems
+from evalcore.inputs.sources import decode_text, load_json, read_bounded, value_problems
 from evalcore.items.current import CurrentItem, iter_items
 from evalcore.items.store_ops import KIND, TEST_KIND, add_conversation, add_test
 from evalcore.items.tiers import ANNOTATOR, LEAD, turn_verdicts
@@ -136,7 +136,9 @@ def parse_jsonl(text: str, shown: str, kind: str | None = None) -> list[Conversa
             problems.append(Problem(shown, "each line must be a JSON object", number))
             continue
         unstorable = [Problem(shown, f"key '{key}' is given twice", number, key) for key in duplicated]
-        unstorable += [Problem(shown, why, number, dotted(loc) or None) for loc, why in value_problems(data)]
+        unstorable += [  # fields named as for validation errors below: turns.0.content
+            Problem(shown, why, number, ".".join(map(str, loc)) or None) for loc, why in value_problems(data)
+        ]
         if unstorable:
             problems.extend(unstorable)
             continue
