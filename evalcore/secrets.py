@@ -17,6 +17,7 @@ Exports and pages read the store, so they only ever see redacted text.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -51,18 +52,27 @@ def registered() -> frozenset[str]:
     return frozenset(_registered)
 
 
-def credential_values() -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _named_like_a_credential(name: str) -> bool:
+    return _CREDENTIAL_NAME.search(name) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _forms(values: tuple[str, ...]) -> tuple[str, ...]:
+    forms = {f for v in values for f in (v, json.dumps(v)[1:-1], urllib.parse.quote(v, safe=""))}
+    return tuple(sorted(forms, key=len, reverse=True))
+
+
+def credential_values() -> tuple[str, ...]:
     """Every form of every credential value set in the environment, longest first (so a value that
-    contains another is replaced whole)."""
-    forms: set[str] = set()
-    for name, value in os.environ.items():
-        if len(value) < MIN_LENGTH or not (name in _registered or _CREDENTIAL_NAME.search(name)):
-            continue
-        forms.update((value, json.dumps(value)[1:-1], urllib.parse.quote(value, safe="")))
-    return sorted(forms, key=len, reverse=True)
+    contains another is replaced whole). Read on every call (the environment may change); the work on
+    an unchanged environment is cached, since the store calls this for every statement."""
+    names = [name for name in os.environ if name in _registered or _named_like_a_credential(name)]
+    values = (os.environ.get(name, "") for name in names)  # keys first: decoding every value costs more
+    return _forms(tuple(v for v in values if len(v) >= MIN_LENGTH))
 
 
-def _replace(text: str, values: list[str]) -> str:
+def _replace(text: str, values: tuple[str, ...]) -> str:
     for value in values:
         if value in text:
             text = text.replace(value, MASK)
@@ -74,7 +84,7 @@ def redact(text: str) -> str:
     return _replace(text, credential_values()) if text else text
 
 
-def _redact_any(value: Any, values: list[str]) -> Any:
+def _redact_any(value: Any, values: tuple[str, ...]) -> Any:
     """Strings replaced inside containers; psycopg's Json/Jsonb wrappers (PostgreSQL JSON parameters)
     are rebuilt around the redacted object."""
     if isinstance(value, str):
