@@ -250,6 +250,8 @@ class StoreBudget:
         if reservation is None and not usd and not tokens:
             return
         with self.store.write() as conn:
+            # The run's row first, as `reserve` takes it: the two never wait on each other in a cycle.
+            self._spent(conn)
             if reservation is not None:
                 conn.execute(
                     sa.delete(t.budget_reservations).where(t.budget_reservations.c.id == reservation)
