@@ -1,9 +1,12 @@
 """Simulated users against a target, breakdowns and ratings (seed 002, ChatChecker): the `simulation` arrow.
 
-Today: the records of a simulated dialogue and their mapping onto Conversation (records), the breakdown
-taxonomy (taxonomy), the offline breakdown detector (breakdown_rules), ChatChecker's run statistics
-(stats), ChatChecker run folders both ways (chatchecker), and simulation runs in the store: import, read
-back, statistics, export (store_ops).
+Modules: the records of a simulated dialogue and their mapping onto Conversation (records), the breakdown
+taxonomy (taxonomy), personas from the system card and ChatChecker persona YAML (personas), the reusable
+one-dialogue simulator with ChatChecker's stop rules (simulator; scenario tests drive it with a briefing)
+and its offline user (offline_user), the breakdown detector and rater tasks (detection) with the offline
+rules (breakdown_rules), the simulation job (job), ChatChecker's run statistics (stats), ChatChecker run
+folders both ways (chatchecker), simulation runs in the store (store_ops), and what the Simulations page
+shows (views).
 """
 
 from evalcore.generators.simulation.breakdown_rules import annotate_offline, detect_offline

@@ -1,0 +1,115 @@
+"""What the Simulations page shows, read from the store (issue 18, item 8): the project's simulation runs,
+their statistics side by side, breakdown types per persona, and a turn's breakdown badge.
+
+The page only lays these out; every figure comes from here or from stats (ChatChecker's statistics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from evalcore.generators.simulation import stats
+from evalcore.generators.simulation.records import BreakdownDecision, DialogueTurn
+from evalcore.generators.simulation.store_ops import SimulationRun, load_simulation_run
+from evalcore.generators.simulation.taxonomy import CHATBOT_CRASH_TITLE, TAXONOMY
+from evalcore.models import Run
+from evalcore.store import Store
+
+OFFLINE_PREFIX = "offline/"
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One simulation run as the page lists it."""
+
+    run_id: str
+    source: str  # evalcore (simulated here) or chatchecker (imported)
+    target: str
+    status: str
+    dialogues: int
+    offline: bool
+    started: str
+
+
+def is_offline(sim: SimulationRun) -> bool:
+    """True when every dialogue's users, verdicts and ratings were made offline (no model): the page
+    says so. Imported ChatChecker runs were made by its models."""
+    models = [m for d in sim.dialogues for ms in (d.extra.get("models") or {}).values() for m in ms]
+    return bool(models) and all(m.startswith(OFFLINE_PREFIX) for m in models)
+
+
+def summaries(store: Store, project_id: str, runs: list[Run]) -> list[RunSummary]:
+    """The runs as the page lists them, in the order given."""
+    out = []
+    for run in runs:
+        sim = load_simulation_run(store, run.id)
+        out.append(
+            RunSummary(
+                run_id=run.id,
+                source=str(run.params.get("source") or "evalcore"),
+                target=run.target or str(run.params.get("chatbot_id") or "-"),
+                status=run.status.value,
+                dialogues=len(sim.dialogues),
+                offline=is_offline(sim),
+                started=run.started_at.strftime("%Y-%m-%d %H:%M") if run.started_at else "-",
+            )
+        )
+    return out
+
+
+def statistics_frame(store: Store, run_ids: list[str]) -> pd.DataFrame:
+    """ChatChecker's statistics of each run, one column per run, one row per statistic (ratings as
+    'rating <dimension>' rows with the average)."""
+    columns = {}
+    for run_id in run_ids:
+        figures = dict(stats_of(store, run_id))
+        ratings = figures.pop("rating_stats")
+        column = dict(figures)
+        column.update({f"rating {dim}": values["average"] for dim, values in ratings.items()})
+        columns[run_id] = column
+    return pd.DataFrame(columns)
+
+
+def stats_of(store: Store, run_id: str) -> dict:
+    """The run's statistics under ChatChecker's names."""
+    sim = load_simulation_run(store, run_id)
+    return stats.summary(sim.dialogues, sim.task_oriented, sim.rating_dimensions)
+
+
+def breakdown_matrix(sim: SimulationRun) -> pd.DataFrame:
+    """Turns with a breakdown per type (rows) and simulated user (columns). Types in the taxonomy's order,
+    then the crash, then titles outside the taxonomy as they were written; only types that occur."""
+    counts: dict[str, dict[str, int]] = {}
+    for dialogue in sim.dialogues:
+        for turn in dialogue.turns:
+            if turn.breakdown is None or turn.breakdown.decision != BreakdownDecision.breakdown:
+                continue
+            for title in turn.breakdown.breakdown_types:
+                row = counts.setdefault(title, {})
+                row[dialogue.user_name] = row.get(dialogue.user_name, 0) + 1
+    order = {t.title.lower(): i for i, t in enumerate(TAXONOMY)} | {
+        CHATBOT_CRASH_TITLE.lower(): len(TAXONOMY)
+    }
+    titles = sorted(counts, key=lambda t: (order.get(t.lower(), len(TAXONOMY) + 1), t))
+    users = sorted({d.user_name for d in sim.dialogues})
+    return pd.DataFrame([[counts[t].get(u, 0) for u in users] for t in titles], index=titles, columns=users)
+
+
+def turn_badge(turn: DialogueTurn) -> str | None:
+    """A target turn's verdict in one line ('breakdown 0.60: Ignore request' or 'no breakdown 1.00'),
+    None when it has none; titles outside the taxonomy are marked as such."""
+    if turn.breakdown is None:
+        return None
+    verdict = turn.breakdown
+    known = {t.title.lower() for t in TAXONOMY} | {CHATBOT_CRASH_TITLE.lower()}
+    types = [t if t.lower() in known else f"{t} (not in the taxonomy)" for t in verdict.breakdown_types]
+    label = "breakdown" if verdict.decision == BreakdownDecision.breakdown else "no breakdown"
+    return f"{label} {verdict.score:.2f}" + (f": {', '.join(types)}" if types else "")
+
+
+def chart_label(text: str) -> str:
+    """A label as a chart shows it: chart text understands a few HTML tags, so angle brackets and
+    ampersands from data are replaced by look-alikes that are only text."""
+    return text.replace("&", "＆").replace("<", "‹").replace(">", "›")

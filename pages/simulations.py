@@ -1,0 +1,115 @@
+"""Simulations: simulated users against a target (seed 002, ChatChecker): runs and their statistics side by
+side, breakdown types per persona, and each dialogue with its per-turn breakdown verdicts and ratings."""
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from evalcore.generators.simulation import load_simulation_run
+from evalcore.generators.simulation.job import simulation_runs
+from evalcore.generators.simulation.views import (
+    breakdown_matrix,
+    chart_label,
+    is_offline,
+    statistics_frame,
+    summaries,
+    turn_badge,
+)
+from evalcore.models import TurnRole
+from pages._common import current_project, md, store_or_stop
+
+store = store_or_stop()
+project_id = current_project(store)
+st.title("Simulations")
+st.caption(
+    "Simulated users (standard and challenging personas) against a target; every target turn checked for "
+    "dialogue breakdowns, every dialogue rated 1-5. Start one with `evalcore simulations run --target NAME "
+    "--standard N --challenging N`, or import a ChatChecker run with `evalcore simulations import PATH`."
+)
+if project_id is None:
+    st.info("Import a project on Home first.")
+    st.stop()
+
+runs = simulation_runs(store, project_id)
+if not runs:
+    st.info("No simulation run in this project yet.")
+    st.stop()
+
+listed = summaries(store, project_id, runs)
+st.subheader("Runs")
+st.dataframe(
+    [
+        {
+            "run": s.run_id,
+            "source": s.source,
+            "target": s.target,
+            "status": s.status,
+            "dialogues": s.dialogues,
+            "made by": "offline (no model)" if s.offline else "models",
+            "started": s.started,
+        }
+        for s in listed
+    ],
+    hide_index=True,
+    width="stretch",
+)
+
+st.subheader("Statistics side by side")
+ids = [s.run_id for s in listed]
+compared = st.multiselect("Runs to compare", ids, default=ids[:2])
+if compared:
+    st.dataframe(statistics_frame(store, compared), width="stretch")
+
+st.subheader("One run")
+run_id = st.selectbox("Run", ids)
+sim = load_simulation_run(store, run_id)
+if is_offline(sim):
+    st.info(
+        "Offline output: these users, breakdown verdicts and ratings come from evalcore's offline "
+        "heuristics, not from a model."
+    )
+
+matrix = breakdown_matrix(sim)
+st.markdown("**Breakdown types per persona** (target turns with a breakdown of the type)")
+if matrix.empty:
+    st.caption("No breakdown in this run.")
+else:
+    heat = go.Figure(
+        go.Heatmap(
+            z=matrix.to_numpy(),
+            x=[chart_label(c) for c in matrix.columns],
+            y=[chart_label(i) for i in matrix.index],
+            colorscale="Reds",
+            text=matrix.to_numpy(),
+            texttemplate="%{text}",
+            hovertemplate="%{y} / %{x}: %{z}<extra></extra>",
+        )
+    )
+    heat.update_layout(height=max(260, 36 * len(matrix.index)), margin={"t": 10})
+    st.plotly_chart(heat, width="stretch")
+
+st.markdown("**Dialogues**")
+if not sim.dialogues:
+    st.caption("This run has no dialogue yet.")
+    st.stop()
+names = {d.dialogue_id: d for d in sim.dialogues}
+chosen = names[st.selectbox("Dialogue", list(names))]
+persona = sim.personas.get(chosen.user_name)
+if persona is not None:
+    st.caption(md(f"{persona.type} persona {persona.profile.name}: {persona.task}"))
+st.caption(md(f"Ended: {chosen.finish_reason.value}" + (f" ({chosen.error})" if chosen.error else "")))
+for turn in chosen.turns:
+    with st.chat_message("user" if turn.role == TurnRole.user else "assistant"):
+        st.markdown(md(turn.content) or " ")
+        badge = turn_badge(turn)
+        if badge is not None:
+            broken = badge.startswith("breakdown")
+            st.badge(md(badge), color="red" if broken else "green")
+            if turn.breakdown.reasoning:
+                st.caption(md(turn.breakdown.reasoning))
+if chosen.ratings:
+    st.markdown("**Ratings** (1-5)")
+    st.dataframe(
+        [{"dimension": k, "rating": v.rating, "reasoning": v.reasoning} for k, v in chosen.ratings.items()],
+        hide_index=True,
+        width="stretch",
+    )

@@ -1,0 +1,71 @@
+"""Page test (AppTest): Simulations shows runs side by side, the type x persona heatmap, a dialogue with its
+per-turn breakdown badges and ratings, marks offline output, and shows data as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore.generators.simulation import import_chatchecker_run
+from evalcore.generators.simulation.job import simulate
+from evalcore.inputs import import_project
+from evalcore.store import DATABASE_URL_ENV, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE_RUN = Path(
+    "/work/shared/reference/chatchecker/runs/study_goal_assistant/paper_standard_2025-05-19_11-01-55_seed_1"
+)
+
+
+@pytest.fixture
+def db_url(tmp_path, monkeypatch) -> str:
+    url = f"sqlite:///{tmp_path / 'pages.db'}"
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    return url
+
+
+def open_page() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/simulations.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_without_a_run_the_page_says_how_to_start_one(db_url):
+    import_project(Store(db_url), ROOT / "data" / "sample")
+    at = open_page()
+    assert any("No simulation run" in str(i.value) for i in at.info)
+
+
+def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_url):
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    simulated = simulate(store, pid, "demo", standard=2, challenging=2).run.id
+    imported = import_chatchecker_run(store, REFERENCE_RUN, pid).run_id
+    at = open_page()
+    listed = at.dataframe[0].value
+    assert set(listed["run"]) == {simulated, imported}
+    made_by = dict(zip(listed["run"], listed["made by"], strict=True))
+    assert made_by == {simulated: "offline (no model)", imported: "models"}
+    side_by_side = at.dataframe[1].value
+    assert set(side_by_side.columns) == {simulated, imported}
+    assert side_by_side.loc["num_dialogues", imported] == 10
+    at.selectbox[0].select(simulated).run()
+    assert any("Offline output" in str(i.value) for i in at.info)
+    at.selectbox[0].select(imported).run()
+    assert not any("Offline output" in str(i.value) for i in at.info)
+    assert len(at.get("plotly_chart")) == 1, "the breakdown type x persona heatmap"
+    at.selectbox[1].select("generated_standard_persona_02_dialogue_1").run()
+    assert not at.exception, at.exception
+    shown = [str(m.value) for m in at.markdown]
+    assert any(m.startswith(":red-badge[breakdown 0\\.") for m in shown), "a breakdown with its score"
+    assert any(m.startswith(":green-badge[no breakdown 1\\.00") for m in shown)
+    assert "\\*\\*If you have any questions\\*\\*" in "\n".join(shown), "turn text is shown as text"
+    ratings = at.dataframe[-1].value
+    assert (
+        ratings["dimension"].tolist()[-1] == "overall_performance" and ratings["rating"].between(1, 5).all()
+    )
