@@ -3,12 +3,15 @@ text reads as it did. The browser's view of the same is tests/test_e2e_security.
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 from evalcore import secrets
 from evalcore.generators.doc_qa.browse import cited_spans
 from pages._common import WORD_JOINER, md, md_block, quoted
 
+ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = "![x](http://h/b.png) <img src=x onerror=alert(1)> [a](javascript:x) :red[r] $x$ &lt; `c` ~1~"
 CONSTRUCTS = ("![", "<img", "[a]", ":red[", "$x$", "&lt;", "`c`", "~1~")
 
@@ -46,3 +49,17 @@ def test_a_credential_value_is_never_shown(monkeypatch):
     secrets.register("BOT_AUTH")
     for shown in (md("401: bad key bot-SENTINEL-page-93c1d7"), md_block("bad key bot-SENTINEL-page-93c1d7")):
         assert "SENTINEL" not in shown and "key" in shown
+
+
+def test_no_page_puts_data_into_raw_html_or_a_script():
+    """A guard for the next page: raw HTML is never allowed in markdown, and the one script (Annotate's
+    scroll to the top) is built from constants and a counter only."""
+    allowed = {"shown", "SCROLL_TOP"}
+    for path in [*sorted((ROOT / "pages").glob("*.py")), ROOT / "app.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            assert not any(k.arg == "unsafe_allow_html" for k in node.keywords), f"{path.name}:{node.lineno}"
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "html":
+                names = {n.id for arg in node.args for n in ast.walk(arg) if isinstance(n, ast.Name)}
+                assert names <= allowed, f"{path.name}:{node.lineno} puts {names - allowed} into HTML"
