@@ -12,6 +12,7 @@ from alembic.migration import MigrationContext
 from alembic.operations import Operations
 
 from evalcore.errors import EvalcoreError
+from evalcore.jobs.claims import unit_states
 from evalcore.store import Store
 from evalcore.store import migrations as migrations_module
 from evalcore.store.engine import create_engine
@@ -256,7 +257,8 @@ def write_version_1_data(conn: sa.Connection) -> None:
              "note": "", "edited_content": None, "author": "lead", "role": "lead", "created_at": now}
         ],
         "runs": [{"id": "run-1", "project_id": "old", "kind": "specs.generate", "status": "running",
-                  "body": {"id": "run-1", "kind": "specs.generate", "started_at": now.isoformat()},
+                  "body": {"id": "run-1", "kind": "specs.generate", "started_at": now.isoformat(),
+                           "stopped_reason": "budget", "judge": "openai/gpt-4o", "warnings": ["w1", "w2"]},
                   "started_at": now, "updated_at": now}],
         "run_units": [{"run_id": "run-1", "unit_key": "u1", "status": "done", "result": {"n": 1},
                        "error": None, "finished_at": now}],
@@ -278,6 +280,9 @@ def check_version_1_data(store: Store) -> None:
     assert [r.body["scenario"] for r in store.history("spec-1")] == ["first", "second"]
     assert [(a.author, a.label) for a in store.annotations("spec-1")] == [("lead", "accept")]
     assert store.finished_units("run-1") == {"u1": {"status": "done", "result": {"n": 1}, "error": None}}
+    run = store.run("run-1")  # 005_jobs moved its moving parts out of the body, and its unit into a claim
+    assert (run.stopped_reason, run.judge, run.warnings) == ("budget", "openai/gpt-4o", ["w1", "w2"])
+    assert unit_states(store, "run-1")["u1"].status == "done"
 
 
 def test_a_store_at_the_first_migration_opens_in_this_version(db_url: str):
