@@ -199,3 +199,50 @@ def test_a_killed_run_resumes_without_repeating_a_finished_dialogues_calls(tmp_p
     )
     assert all(len(d.turns) == 5 and d.ratings["overall_performance"].rating == 4 for d in sim.dialogues)
     store.close()
+
+
+def test_a_models_verdicts_keep_unknown_titles_and_an_unparseable_one_is_unscored(project, llm_env):
+    import_project(project, SAMPLE, "p2")
+    verdicts = iter(
+        [
+            json.dumps(
+                {
+                    "reasoning": "Rude.",
+                    "score": 0.4,
+                    "decision": "breakdown",
+                    "breakdown_types": ["Ignore request", "Rude tone"],
+                }
+            )
+        ]
+        + ["not a verdict"] * 3
+    )
+
+    def reply(api: str, body: dict) -> str:
+        name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+        return next(verdicts) if name == "BreakdownAnnotation" else scripted(api, body)
+
+    llm_env.responder = reply
+    generate_personas(project, "p2", standard=1, model="offline/heuristic")
+    outcome = simulate(project, "p2", "demo", standard=1, simulator_model=MODEL, judge_model=MODEL)
+    [dialogue] = load_simulation_run(project, outcome.run.id).dialogues
+    first, second = (t.breakdown for t in dialogue.turns if t.role == TurnRole.assistant)
+    assert first.breakdown_types == ["Ignore request", "Rude tone"], "a title outside the taxonomy is kept"
+    assert second is None and dialogue.extra["unscored_turns"] == 1, "unscored, never a made-up verdict"
+    assert any("no breakdown verdict" in w for w in project.run(outcome.run.id).warnings)
+
+
+def test_a_failed_simulated_user_is_a_failed_unit_that_a_retry_simulates_again(project, llm_env):
+    from evalcore.jobs import failed_units
+
+    import_project(project, SAMPLE, "p2")
+    generate_personas(project, "p2", standard=1, model="offline/heuristic")
+    llm_env.responder = lambda api, body: "no JSON here"
+    run = create_simulation(project, "p2", "demo", standard=1, simulator_model=MODEL, judge_model=MODEL)
+    outcome = execute_simulation(project, run.id)
+    assert outcome.run.status == RunStatus.failed and outcome.failed == ["generated_standard_persona_01#1"]
+    assert "user simulator" in failed_units(project, run.id)["generated_standard_persona_01#1"]
+    assert load_simulation_run(project, run.id).dialogues == []
+    llm_env.responder = scripted
+    again = execute_simulation(project, run.id, retry_failed=True)
+    assert again.run.status == RunStatus.finished and again.simulated == 1
+    assert len(load_simulation_run(project, run.id).dialogues) == 1

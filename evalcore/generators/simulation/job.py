@@ -8,7 +8,9 @@ chatbot info, and the bot type (which decides the breakdown types and rating dim
 simulated, committed with its turns, annotations and ratings as one Conversation of generator
 `simulation`. A killed run resumes at the dialogues not committed; the model layer's cache serves again
 whatever a half-done dialogue had already asked. A spent budget or a stop request stops it between
-turns; `retry_failed` gives failed dialogues back. `simulate` does both.
+turns. A dialogue whose simulated user failed (its model never gave a usable turn) is a failed unit, kept
+with its error and its turns so far, not a dialogue of the run; `retry_failed` gives it back. A target
+that fails is data: its dialogue ends with the crash and is kept. `simulate` does both.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from evalcore import __version__, jobs
 from evalcore.errors import EvalcoreError, NotFoundError
 from evalcore.generators.simulation.detection import judge_dialogue, rating_dimensions
 from evalcore.generators.simulation.personas import generate_personas, list_personas
-from evalcore.generators.simulation.records import RUN_KIND, Dialogue, to_conversation
+from evalcore.generators.simulation.records import RUN_KIND, Dialogue, FinishReason, to_conversation
 from evalcore.generators.simulation.simulator import (
     SIMULATE_USER_TURN,
     Briefing,
@@ -185,6 +187,13 @@ class _Worker:
                 model=params.get("simulator_model"),
                 should_stop=lambda: claim.stopping,
             )
+            if sim.finish_reason == FinishReason.user_simulator_error:
+                # Our failure, not the target's: kept with what was said so far, and given back by
+                # `retry_failed` rather than counted as a dialogue of the run.
+                with claim.commit() as writer:
+                    said = [t.model_dump(mode="json") for t in sim.turns]
+                    writer.fail(f"user simulator: {sim.error}", {"turns": said})
+                return
             judged = judge_dialogue(
                 sim.turns,
                 sim.finish_reason,
@@ -233,7 +242,7 @@ class _Worker:
             }
         with self._count:
             self.simulated += 1
-            self.crashed += sim.finish_reason.value == "chatbot_error"
+            self.crashed += sim.finish_reason == FinishReason.chatbot_error
 
 
 def execute_simulation(
