@@ -246,3 +246,16 @@ def test_a_failed_simulated_user_is_a_failed_unit_that_a_retry_simulates_again(p
     again = execute_simulation(project, run.id, retry_failed=True)
     assert again.run.status == RunStatus.finished and again.simulated == 1
     assert len(load_simulation_run(project, run.id).dialogues) == 1
+
+
+def test_a_spent_budget_stops_the_run_between_turns_and_a_resume_with_more_finishes_it(project, llm_env):
+    import_project(project, SAMPLE, "p2")
+    generate_personas(project, "p2", standard=2, model="offline/heuristic")
+    llm_env.responder = scripted
+    run = create_simulation(project, "p2", "demo", standard=2, simulator_model=MODEL, judge_model=MODEL,
+                            budget={"usd": 1e-9})  # fmt: skip
+    stopped = execute_simulation(project, run.id)
+    assert stopped.run.status == RunStatus.stopped and "budget" in (stopped.run.stopped_reason or "")
+    assert stopped.simulated == 0 and load_simulation_run(project, run.id).dialogues == []
+    resumed = execute_simulation(project, run.id, budget={"usd": 10.0})
+    assert resumed.run.status == RunStatus.finished and resumed.done == 2
