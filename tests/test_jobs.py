@@ -63,8 +63,12 @@ def test_a_job_whose_units_all_failed_is_failed_and_its_retry_asks_the_model_aga
     assert again.run.status == RunStatus.failed and len(llm_env.completed()) == asked
 
     llm_env.responder = llm_env.default_reply  # the model now answers with valid output
-    retried = generate_specs(project, PROJECT, run_id=run.id, retry_failed=True)
+    seen: list[tuple[int, int]] = []
+    retried = generate_specs(
+        project, PROJECT, run_id=run.id, retry_failed=True, on_progress=lambda *p: seen.append(p)
+    )
     assert retried.run.status == RunStatus.finished and retried.failed == []
+    assert seen == [(0, 2), (1, 2), (2, 2)], "a retried unit counts once, when its new record replaces it"
     assert len(llm_env.completed()) == asked + 2, "the unusable cached replies were not replayed"
     assert jobs.failed_units(project, run.id) == {}
     units = project.finished_units(run.id)

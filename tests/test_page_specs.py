@@ -3,12 +3,15 @@
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from streamlit.testing.v1 import AppTest
 
 from evalcore.inputs import import_project
-from evalcore.specs.generation import generate_specs
+from evalcore.jobs import failed_units
+from evalcore.specs.generation import generate_specs, latest_generation
 from evalcore.specs.store_ops import current_selection, edit_spec, get_spec, list_specs
 from evalcore.store import DATABASE_URL_ENV, Store
+from evalcore.store import schema as t
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "ridgeline_support"
@@ -95,3 +98,20 @@ def test_nobody_can_edit_without_a_name(store):
     _button(at, "Save edit").click().run()
     assert any("Type your name" in w.value for w in at.warning)
     assert get_spec(store, PROJECT, spec_id).version == 1
+
+
+def test_a_failed_batch_is_listed_and_generated_again_with_the_retry_button(store):
+    run = latest_generation(store, PROJECT)
+    with store.write() as conn:  # as if the model's reply for the first batch could not be used
+        for table in (t.run_units, t.job_claims):
+            conn.execute(
+                sa.update(table)
+                .where(table.c.run_id == run.id, table.c.unit_key == "batch-0000")
+                .values(status="failed")
+            )
+    at = _open()
+    assert any("1 batch(es) of the latest generation failed: batch-0000" in w.value for w in at.warning)
+    _button(at, "Retry failed units").click().run()
+    assert not at.exception, at.exception
+    assert failed_units(store, run.id) == {} and store.run(run.id).status.value == "finished"
+    assert not any(b.label == "Retry failed units" for b in at.button)

@@ -21,10 +21,19 @@ def request_stop(store: Store, run_id: str, who: str = "a user") -> Run:
     return store.run(run_id)
 
 
+def _being_retried(run_id: str) -> sa.Select:
+    """Keys of a run's units given back for a retry (their failed record stays until replaced)."""
+    c = t.job_claims
+    return sa.select(c.c.unit_key).where(c.c.run_id == run_id, c.c.status.in_(("pending", "claimed")))
+
+
 def committed_records(store: Store, run_id: str) -> int:
-    """How many records (units, or steps of units) a run has committed: what progress bars count."""
+    """How many records (units, or steps of units) a run has committed: what progress bars count. A
+    failed unit given back for a retry counts again once its new record replaces the failed one."""
+    u = t.run_units
+    retried = (u.c.status == "failed") & u.c.unit_key.in_(_being_retried(run_id))
     with store.read() as conn:
-        return int(conn.scalar(sa.select(sa.func.count()).where(t.run_units.c.run_id == run_id)) or 0)
+        return int(conn.scalar(sa.select(sa.func.count()).where(u.c.run_id == run_id, ~retried)) or 0)
 
 
 def progress(store: Store, run: Run) -> tuple[int, int]:
@@ -34,10 +43,9 @@ def progress(store: Store, run: Run) -> tuple[int, int]:
 
 def failed_units(store: Store, run_id: str) -> dict[str, str]:
     """The run's failed units with their errors, by key (a unit given back for a retry is not listed)."""
-    u, c = t.run_units, t.job_claims
-    retried = sa.select(c.c.unit_key).where(c.c.run_id == run_id, c.c.status.in_(("pending", "claimed")))
+    u = t.run_units
     query = sa.select(u.c.unit_key, u.c.error).where(
-        u.c.run_id == run_id, u.c.status == "failed", u.c.unit_key.not_in(retried)
+        u.c.run_id == run_id, u.c.status == "failed", u.c.unit_key.not_in(_being_retried(run_id))
     )
     with store.read() as conn:
         return {key: error or "" for key, error in conn.execute(query.order_by(u.c.unit_key))}
