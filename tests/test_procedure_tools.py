@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalcore.errors import ValidationFailed
-from evalcore.generators.procedure.tool_formats import ANTHROPIC, MCP, OPENAI, OURS, read_tools
+from evalcore.inputs.tool_formats import ANTHROPIC, MCP, OPENAI, OURS, read_tools
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "tools" / "lookup_order.json"
 OURS_TOOL = json.loads(SAMPLE.read_text())
@@ -83,3 +83,37 @@ def test_not_tools_and_duplicates() -> None:
     twice = json.dumps([OURS_TOOL, OURS_TOOL])
     with pytest.raises(ValidationFailed, match="defined twice"):
         read_tools(twice, "x.json")
+
+
+def test_a_project_folder_takes_tools_files_as_teams_hold_them(tmp_path: Path) -> None:
+    import shutil
+
+    from evalcore.inputs import load_project
+
+    root = tmp_path / "shop"
+    shutil.copytree(SAMPLE.parents[1], root)
+    tools = root / "tools"
+    ours = {p.stem: json.loads(p.read_text()) for p in tools.glob("*.json")}
+    for p in tools.glob("*.json"):
+        p.unlink()
+    openai = [
+        {"type": "function", "function": {k: t[k] for k in ("name", "description", "parameters")}}
+        for t in ours.values()
+    ]
+    (tools / "openai.json").write_text(json.dumps(openai[:4], indent=2))
+    anthropic = [
+        {"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
+        for t in ours.values()
+    ]
+    (tools / "anthropic.json").write_text(json.dumps({"tools": anthropic[4:]}, indent=2))
+    bundle = load_project(root)
+    assert sorted(t.name for t in bundle.tools) == sorted(ours)
+    assert {t.name: t.parameters for t in bundle.tools} == {n: t["parameters"] for n, t in ours.items()}
+    openai[0]["function"]["parameters"] = {"type": "array"}
+    (tools / "openai.json").write_text(json.dumps(openai[:4], indent=2))
+    with pytest.raises(ValidationFailed) as caught:
+        load_project(root)
+    assert any(
+        "read as an OpenAI function tool" in str(p) and "shop/tools/openai.json:" in str(p)
+        for p in caught.value.problems
+    )

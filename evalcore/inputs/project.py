@@ -12,6 +12,7 @@ Layout (every part but the system card is optional):
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from evalcore.inputs.sources import (
     read_text,
     validation_problems,
 )
+from evalcore.inputs.tool_formats import entry_names, is_foreign, read_tools
 from evalcore.models import Document, DocumentKind, Procedure, SystemCard, Tool
 from evalcore.store import Store, schema
 from evalcore.store.store import InputChanges
@@ -98,6 +100,28 @@ def _load_tool(path: Path, shown: str, problems: list[Problem], broken: set[str]
         return None
     broken.difference_update({path.stem, tool.name})
     return tool
+
+
+def _load_tools(path: Path, shown: str, problems: list[Problem], broken: set[str]) -> list[Tool]:
+    """The tools of one file: ours (one tool), or a file as teams hold it (OpenAI function tools,
+    Anthropic tools, an MCP tools/list result: evalcore.inputs.tool_formats), read unchanged."""
+    text = read_text(path, shown, [])  # bounded as every input; _load_tool reports what is wrong with it
+    try:
+        data = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
+        data = None
+    if text is None or not is_foreign(data):
+        tool = _load_tool(path, shown, problems, broken)
+        return [tool] if tool else []
+    try:
+        read = [r.tool for r in read_tools(text, shown)]
+    except ValidationFailed as exc:
+        problems.extend(exc.problems)
+        broken.update({path.stem} | entry_names(data))
+        return []
+    for tool in read:
+        check_length(tool.name, schema.tools.c.name, shown, problems, None, ("name",))
+    return read
 
 
 _META_SCHEMA = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
@@ -193,10 +217,11 @@ def load_project(folder: str | Path, *, label: str | None = None) -> ProjectBund
         shown = files.shown(path)
         if path.suffix.lower() != ".json":
             problems.append(Problem(shown, f"unsupported tool file '{path.suffix}' (use .json)"))
-        elif tool := _load_tool(path, shown, problems, broken_tools):
-            if any(t.name == tool.name for t in tools):
-                problems.append(Problem(shown, f"tool name '{tool.name}' is defined twice", None, "name"))
-            tools.append(tool)
+        else:
+            for tool in _load_tools(path, shown, problems, broken_tools):
+                if any(t.name == tool.name for t in tools):
+                    problems.append(Problem(shown, f"tool name '{tool.name}' is defined twice", None, "name"))
+                tools.append(tool)
 
     procedures: list[Procedure] = []
     tool_names = {t.name for t in tools}

@@ -87,6 +87,15 @@ def entry_format(entry: dict[str, Any], in_mcp_list: bool = False) -> str | None
     return None
 
 
+def is_foreign(data: Any) -> bool:
+    """Whether a parsed tools file is in another format than ours (one evalcore tool per file)."""
+    if isinstance(data, list):
+        return True
+    if not isinstance(data, dict):
+        return False
+    return bool({"function", "input_schema", "inputSchema", "tools", "jsonrpc"} & set(data))
+
+
 def _entries(data: Any) -> tuple[list[tuple[tuple[str | int, ...], Any, bool]], str | None]:
     """The tool entries of a document with their paths and whether they sit in an MCP list; or a reason
     the document holds no tools."""
@@ -107,6 +116,23 @@ def _entries(data: Any) -> tuple[list[tuple[tuple[str | int, ...], Any, bool]], 
     if isinstance(inner, dict):
         return [(prefix, inner, False)], None
     return [], "a tools file must be a JSON object, a list of tools, or an object with a 'tools' list"
+
+
+def entry_names(data: Any) -> set[str]:
+    """The tool names a tools file means to define, as far as they can be read (to blame a bad file once,
+    not again in every procedure that calls its tools)."""
+    names = set()
+    for _, entry, _ in _entries(data)[0]:
+        if isinstance(entry, dict):
+            name = entry.get(
+                "name",
+                (entry.get("function") or {}).get("name")
+                if isinstance(entry.get("function"), dict)
+                else None,
+            )
+            if isinstance(name, str):
+                names.add(name)
+    return names
 
 
 def _get(entry: dict[str, Any], path: tuple[str, ...]) -> Any:
