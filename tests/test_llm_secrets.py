@@ -25,6 +25,7 @@ from evalcore.models import Run, Target
 from evalcore.runs import create_run, execute_run
 from evalcore.runs.store_ops import judgment_bodies, judgment_rows
 from evalcore.runs.targets import save_target
+from evalcore.runs.targets.adapters import TargetCrash
 from evalcore.store import schema as t
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
@@ -231,3 +232,24 @@ def test_redaction_catches_the_forms_servers_echo_and_leaves_short_values(monkey
     echoed = 'raw a/b c"d-long-enough, json "a/b c\\"d-long-enough", url a%2Fb%20c%22d-long-enough, pin 1234'
     assert secrets.redact(echoed) == 'raw ***, json "***", url ***, pin 1234'
     assert "not a name" not in secrets.registered()
+
+
+def test_a_key_at_the_edge_of_a_cut_error_message_is_not_kept_in_part(project, monkeypatch):
+    """Messages are cut to a few hundred characters: after redaction, else half a key would survive."""
+    from test_targets import Endpoint, adapter, http_target
+
+    monkeypatch.setenv("RIDGE_BOT_TOKEN", BOT_KEY)
+    served = Endpoint()
+    try:
+        bot = adapter(project, http_target(served))
+        crashes = []
+        for body in [("raw", b"x" * 70 + BOT_KEY.encode()), ("json", {"pad": "x" * 180, "k": BOT_KEY})]:
+            served.script = [body] * 10  # a malformed reply is retried
+            with pytest.raises(TargetCrash) as caught:
+                bot.reply([Message("user", "hi")])
+            crashes.append(caught.value.message)
+    finally:
+        served.server.shutdown()
+        served.server.server_close()
+    assert "not JSON" in crashes[0] and "no 'reply.text'" in crashes[1]
+    assert not any(BOT_KEY[:8] in c for c in crashes), crashes

@@ -183,7 +183,7 @@ class HTTPTarget(TargetAdapter):
                 raw = response.read()
         except urllib.error.HTTPError as e:
             code = e.code
-            detail = e.read()[:300].decode(errors="replace")
+            detail = redact(e.read(65536).decode(errors="replace"))[:300]  # cut after: no half a key
             raise ProviderError(f"HTTP {code}", detail, code in (408, 409, 429) or code >= 500) from None
         except TimeoutError:  # socket.timeout is TimeoutError since Python 3.10
             raise ProviderError("timeout", f"no reply within {self.config.timeout_s:g} s", True) from None
@@ -195,7 +195,8 @@ class HTTPTarget(TargetAdapter):
         try:
             return json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise ProviderError("malformed response", f"not JSON: {raw[:80]!r}", True) from None
+            text = redact(raw[:65536].decode(errors="replace"))
+            raise ProviderError("malformed response", f"not JSON: {text[:80]!r}", True) from None
 
     def reply(self, messages: list[Message]) -> TargetReply:
         """POST the filled template; the reply text is at `response_path`."""
@@ -218,7 +219,8 @@ class HTTPTarget(TargetAdapter):
             text = lookup(data, self.config.response_path)
         except (KeyError, IndexError, TypeError):
             raise TargetCrash(
-                "garbage", f"no '{self.config.response_path}' in the response: {json.dumps(data)[:200]}"
+                "garbage",
+                f"no '{self.config.response_path}' in the response: {redact(json.dumps(data))[:200]}",
             ) from None
         if not isinstance(text, str) or not text.strip():
             raise TargetCrash("garbage", f"'{self.config.response_path}' is not a non-empty text: {text!r}")
