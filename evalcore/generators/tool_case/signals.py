@@ -2,8 +2,7 @@
 outside): the offline path of every judge and rubric step reads these signals, never a conversation's
 intended labels or world state.
 
-Each signal belongs to one evaluation area and leans POS or NEG; `critical` marks the errors Appendix C
-calls make-or-break (a wrong reading of a tool's output, a success claimed after a failure). Some
+Each signal belongs to one evaluation area and leans POS or NEG. Some
 situations leave no trace in the turns (a tool that lies convincingly, a skipped step nobody mentions):
 no signal sees them, and evaluators that read only the turns miss them, as the seed's do.
 """
@@ -49,7 +48,6 @@ class Signal:
     area: str
     polarity: str  # "POS" or "NEG"
     statement: str
-    critical: bool = False
 
 
 SIGNALS = {s.code: s for s in (
@@ -66,9 +64,9 @@ SIGNALS = {s.code: s for s in (
     Signal("unneeded_verification", TOOL_USAGE, "NEG", "The agent demands security checks for a low-risk request."),  # noqa: E501
     Signal("reasks_given_info", TASK_COMPLETION, "NEG", "The agent asks again for information the user already gave."),  # noqa: E501
     Signal("reply_matches_result", TASK_COMPLETION, "POS", "The agent's reply reports the tool output faithfully."),  # noqa: E501
-    Signal("reply_contradicts_result", TASK_COMPLETION, "NEG", "The agent states a value that contradicts the tool output.", True),  # noqa: E501
-    Signal("success_after_failure", ERROR_HANDLING, "NEG", "The agent reports success or results after the tool failed or returned nothing.", True),  # noqa: E501
-    Signal("mismatch_passed_on", ERROR_HANDLING, "NEG", "The tool answered for a different value than requested and the agent passed it on.", True),  # noqa: E501
+    Signal("reply_contradicts_result", TASK_COMPLETION, "NEG", "The agent states a value that contradicts the tool output."),  # noqa: E501
+    Signal("success_after_failure", ERROR_HANDLING, "NEG", "The agent reports success or results after the tool failed or returned nothing."),  # noqa: E501
+    Signal("mismatch_passed_on", ERROR_HANDLING, "NEG", "The tool answered for a different value than requested and the agent passed it on."),  # noqa: E501
     Signal("gives_up", ERROR_HANDLING, "NEG", "After a tool failure the agent neither explains nor offers a way forward."),  # noqa: E501
     Signal("transparent_error", ERROR_HANDLING, "POS", "After a tool failure the agent says so and proposes an alternative."),  # noqa: E501
 )}  # fmt: skip
