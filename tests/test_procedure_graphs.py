@@ -87,7 +87,7 @@ def test_flowgraph_rules_all_listed() -> None:
     unreachable = _body([("A", "start_message"), ("B", "end_message"), ("C", "message")], [("A", "B", "")])
     assert any("exactly one root" in b for b in checked("flowgraph", "p", unreachable).broken)
     leaf = _body([("A", "start_message"), ("B", "message")], [("A", "B", "ok")])
-    assert checked("flowgraph", "p", leaf).broken == ["leaf B is a message node, not an end_message"]
+    assert checked("flowgraph", "p", leaf).broken == ["leaf B is of type message, not end_message"]
 
 
 def test_unknown_tool_is_kept_with_the_reason() -> None:
@@ -109,7 +109,7 @@ def test_conversation_graph_rules() -> None:
     )
     assert check_conversation_graph(bad) == [
         "customer node A is followed by customer node B",
-        "leaf D is a customer node, not an agent node",
+        "leaf D is of type customer, not agent",
     ]
 
 

@@ -19,6 +19,8 @@ from evalcore.items.store_ops import list_conversations, list_tests
 from evalcore.models import RunStatus, TurnRole
 from evalcore.store import Store
 
+pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env
+
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
 
@@ -76,3 +78,47 @@ def test_cli_generate_graphs_paths_tests(sample, tmp_path: Path) -> None:
     tests = runner.invoke(app, ["procedures", "tests", "--out", str(out), *db])
     assert tests.exit_code == 0, tests.output
     assert len(out.read_text().splitlines()) == int(tests.output.split()[0]) > 0
+
+
+def _last_user(body: dict) -> str:
+    messages = body.get("messages") or []
+    content = messages[-1].get("content", "") if messages else ""
+    return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
+
+
+BROKEN_GRAPH = {
+    "nodes": [
+        {"node_id": "N1", "node_type": "start_message", "node_description": "Ask for the order."},
+        {"node_id": "N2", "node_type": "start_message", "node_description": "Ask again."},
+        {"node_id": "N3", "node_type": "api", "node_description": "lookup_order"},
+    ],
+    "edges": [{"edge_id": "E1", "edge": ["N1", "N3"], "edge_description": "Gives it"}],
+}
+
+
+def test_model_replies_that_are_not_valid_graphs_are_kept_with_the_reason(
+    sqlite_store: Store, llm_env
+) -> None:
+    import json
+
+    pid = import_project(sqlite_store, SAMPLE).project_id
+
+    def responder(api: str, body: dict) -> str:
+        text = _last_user(body)
+        if '"name": "track_order"' in text or "track_order" in text:
+            return json.dumps(BROKEN_GRAPH)
+        return "I would rather describe the procedure in prose."
+
+    llm_env.responder = responder
+    outcome = generate(
+        sqlite_store, pid, procedures=["book_repair", "track_order"], model="openai/gpt-4o-mini", paths=2
+    )
+    assert outcome.run.status == RunStatus.finished and outcome.failed == []
+    graphs = {g.procedure: g for g in list_graphs(sqlite_store, pid, outcome.run.id)}
+    prose = graphs["book_repair"].flowgraph
+    assert not prose.valid and prose.broken[0].startswith("the model's reply is not a valid graph")
+    broken = graphs["track_order"].flowgraph
+    assert "the flowgraph needs exactly one start_message node, found 2" in broken.broken
+    assert "leaf N3 is of type api, not end_message" in broken.broken
+    assert all(g.conversation_graph is None and not g.conversations for g in graphs.values())
+    assert list_conversations(sqlite_store, pid, generator="procedure") == []

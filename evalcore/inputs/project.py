@@ -6,7 +6,8 @@ Layout (every part but the system card is optional):
     documents/*.md|.txt    prose; kind `text` unless front matter says `kind: policy`
     policies/*.md|.txt     prose of kind `policy`
     tables/*.csv           tables with a header row
-    tools/*.json           one Tool each: name, description, parameters (JSON schema)
+    tools/*.json           one Tool each (name, description, parameters: JSON schema), or tools as
+                           OpenAI, Anthropic or an MCP tools/list hold them (inputs/tool_formats.py)
     procedures/*.yaml      one Procedure each: name, intent, description, steps
 """
 

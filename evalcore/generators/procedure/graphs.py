@@ -146,7 +146,7 @@ def check_flowgraph(body: GraphBody, tools: Iterable[str] | None = None) -> list
         broken.append(f"the root {root} is not the start_message node {starts[0]}")
     for n in sorted(g):
         if g.out_degree(n) == 0 and g.nodes[n]["type"] != "end_message":
-            broken.append(f"leaf {n} is a {g.nodes[n]['type']} node, not an end_message")
+            broken.append(f"leaf {n} is of type {g.nodes[n]['type']}, not end_message")
     return broken
 
 
@@ -164,7 +164,7 @@ def check_conversation_graph(body: GraphBody, tools: Iterable[str] | None = None
                 if g.nodes[child]["type"] not in ("agent", "api"):
                     broken.append(f"customer node {n} is followed by {g.nodes[child]['type']} node {child}")
         if g.out_degree(n) == 0 and kind != "agent":
-            broken.append(f"leaf {n} is a {kind} node, not an agent node")
+            broken.append(f"leaf {n} is of type {kind}, not agent")
     return broken
 
 
