@@ -120,13 +120,21 @@ def test_turn_lengths_are_word_counts_and_a_long_turn_is_cut(project, llm_env):
     assert "task: Help customers" not in system, "the simulator sees the card without its task (ChatChecker)"
 
 
-def test_a_briefing_with_slots_answers_the_bots_question_offline():
-    briefing = Briefing(
-        "u", None, context="You want to return order 42 for a refund.", slots={"email": "a@b.c"}
+def test_a_scenario_briefing_is_pursued_offline_and_its_slots_are_given_when_asked():
+    context = (
+        "You are an impatient customer who escalates quickly if not given a direct answer.\n"
+        "You want to find out why the order is delayed and get a clear resolution."
     )
-    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "What is your email?"}]
-    inputs = {**turn_inputs(briefing, INFO, Limits(), []), "history": history}
-    assert "a@b.c" in offline_user_turn(inputs, random.Random(1)).message
+    briefing = Briefing("u", None, context=context, slots={"order_id": "ORD-9981"})
+    inputs = turn_inputs(briefing, INFO, Limits(), [])
+    opener = offline_user_turn({**inputs, "history": []}, random.Random(1)).message
+    assert opener.lower().startswith("i want to find out why the order is delayed")
+    history = [
+        {"role": "user", "content": opener},
+        {"role": "assistant", "content": "What is your order id?"},
+    ]
+    for seed in range(5):  # whatever the draw, a fact of the briefing is given when the bot asks for it
+        assert "ORD-9981" in offline_user_turn({**inputs, "history": history}, random.Random(seed)).message
 
 
 def test_offline_challenging_users_misbehave_and_standard_ones_pursue_their_task():

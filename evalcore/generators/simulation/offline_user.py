@@ -41,7 +41,7 @@ CUES = {
     "change_mind": ("change your mind", "changing the intent", "multiple goals", "switch", "mixing it up"),
     "off_topic": ("off topic", "irrelevant", "nothing to do with", "tangent"),
     "fragments": ("fragment", "half-finished", "incomplete sentence"),
-    "caps": ("capital letters", "caps", "exclamation"),
+    "caps": ("capital letters", "caps", "exclamation", "impatient"),
     "sarcasm": ("sarcas",),
     "repeat": ("same question", "repetitive", "repeat"),
     "contradict": ("contradict",),
@@ -65,6 +65,8 @@ _NO_PROGRESS = re.compile(
     r"couldn'?t find|could not find|can(?:no|')t help|don'?t know|not sure|unable to|sorry|no information",
     re.IGNORECASE,
 )
+_WANTS = re.compile(r"\b(?:wants?|needs?|would like|looking for|trying to)\b", re.IGNORECASE)
+_THIRD = re.compile(r"^(?:the\s+)?(?:user|customer|caller)\s+", re.IGNORECASE)
 _STOP_WORDS = (  # words of a persona's task that say nothing about what it wants
     "about after again also although because before deal does find from have help into just like more "
     "need only sort sorted that their them then there they this want what when where which while with "
@@ -119,13 +121,16 @@ class Style:
     behaviours: tuple[str, ...]
 
     @classmethod
-    def of(cls, persona: dict[str, Any], kind: str) -> Style:
-        """Read from the persona's traits and the words of its interaction style and background."""
+    def of(cls, persona: dict[str, Any], kind: str, briefing: str = "") -> Style:
+        """Read from the persona's traits and the words of its interaction style and background, and of
+        a briefing (a scenario's simulation_context: its user acts out what it names, whatever its type)."""
         profile = persona.get("profile") or {}
         traits = {k: str(v).lower() for k, v in (profile.get("personality") or {}).items()}
         lines = (profile.get("interaction_style") or []) + (profile.get("background_info") or [])
-        words = " ".join(lines).lower()
+        words = " ".join([*lines, briefing]).lower()
         behaviours: tuple[str, ...] = ()
+        if briefing and kind != "challenging":
+            behaviours = tuple(b for b, cues in CUES.items() if any(c in briefing.lower() for c in cues))
         if kind == "challenging":
             named = [b for b, cues in CUES.items() if any(c in words for c in cues)]
             named += [b for (t, level), b in _BY_TRAIT.items() if traits.get(t) == level and b not in named]
@@ -156,7 +161,12 @@ def _first_person(text: str) -> str:
 
 
 def _ask_for(task: str) -> str:
-    """The task as the user's request ('Get help with returns.' -> 'I need help with returns.')."""
+    """The task as the user's request ('Get help with returns.' -> "I'd like to get help with returns.");
+    a briefing's sentence saying what the user wants, in the first person ('You want to find out why the
+    order is delayed.' or 'User wants to ...' -> 'I want to ...')."""
+    wants = [x for x in re.split(r"(?<=[.!?])\s+", task.strip()) if _WANTS.search(x)]
+    if wants:
+        return _first_person(_THIRD.sub("I ", wants[0].strip()))
     task = task.strip().rstrip(".")
     lowered = task[:1].lower() + task[1:]
     if re.match(r"^(?:i|i'm|my)\b", lowered):
@@ -250,9 +260,9 @@ def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
     history = inputs.get("history") or []
     said = [t["content"] for t in history if t["role"] == "user"]
     bot = [t["content"] for t in history if t["role"] == "assistant"]
-    style = Style.of(persona, kind)
+    style = Style.of(persona, kind, str(inputs.get("context") or ""))
     background = list((persona.get("profile") or {}).get("background_info") or [])
-    goal = str(persona.get("task") or inputs.get("context") or "")
+    goal = str(persona.get("task") or _ask_for(str(inputs.get("context") or "")) or "")
     topics = card_topics({**(inputs.get("chatbot_info") or {}), "task": inputs.get("chatbot_task") or ""})
     focus = _focus(goal, said, topics)
     manner = "polite" if style.polite else "plain"
@@ -270,14 +280,21 @@ def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
     if len(said) >= patience:
         return UserTurn(message=f"{rng.choice(_CLOSERS[manner])} {END}")
     behaviour = None
-    if style.behaviours and rng.random() < MISBEHAVE:
-        behaviour = rng.choice([b for b in style.behaviours if b not in TONE] or DEFAULT_MOVES)
+    moves = [b for b in style.behaviours if b not in TONE] or (
+        list(DEFAULT_MOVES) if kind == "challenging" else []
+    )
+    question = [x for x in re.split(r"(?<=[.!?])\s+", bot[-1]) if x.endswith("?")] if bot else []
+    slots = inputs.get("slots") or {}
+    named = bool(question) and any(
+        set(tokenize(str(n).replace("_", " "))) & set(tokenize(question[-1])) for n in slots
+    )
+    if moves and not named and rng.random() < MISBEHAVE:  # a fact the briefing holds is always given
+        behaviour = rng.choice(moves)
         limits = [m.group(1) for b in background if (m := re.search(r"expect the chatbot to (.+?),", b))]
         ctx = {"focus": focus, "topics": topics, "said": said, "demand": limits[0] if limits else ""}
         text = _misbehave(behaviour, ctx, rng)
     elif bot and "?" in bot[-1]:
-        question = [s for s in re.split(r"(?<=[.!?])\s+", bot[-1]) if s.endswith("?")] or [bot[-1]]
-        text = _answer(question[-1], inputs.get("slots") or {}, focus, background, rng)
+        text = _answer((question or [bot[-1]])[-1], slots, focus, background, rng)
     else:
         # The follow-ups go round the list from a place of the user's own: none is asked twice in a row.
         text = _FOLLOW_UPS[(hashed + len(said)) % len(_FOLLOW_UPS)].format(x=focus)
