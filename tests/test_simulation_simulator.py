@@ -128,7 +128,7 @@ def test_a_scenario_briefing_is_pursued_offline_and_its_slots_are_given_when_ask
     briefing = Briefing("u", None, context=context, slots={"order_id": "ORD-9981"})
     inputs = turn_inputs(briefing, INFO, Limits(), [])
     opener = offline_user_turn({**inputs, "history": []}, random.Random(1)).message
-    assert opener.lower().startswith("i want to find out why the order is delayed")
+    assert "i want to find out why the order is delayed" in opener.lower()
     history = [
         {"role": "user", "content": opener},
         {"role": "assistant", "content": "What is your order id?"},
