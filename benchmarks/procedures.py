@@ -47,7 +47,13 @@ def main() -> None:
 
     from evalcore.generators.procedure.agents import DemoAgent, NullAgent, OracleAgent, play
     from evalcore.generators.procedure.job import generate, list_graphs
-    from evalcore.generators.procedure.metrics import METRICS, REPLY_THRESHOLD, score_tests, table2
+    from evalcore.generators.procedure.metrics import (
+        METRICS,
+        REPLY_THRESHOLD,
+        embedding_similarity,
+        score_tests,
+        table2,
+    )
     from evalcore.generators.procedure.paths import edge_coverage, has_branches, uniform_walks, weighted_walks
     from evalcore.inputs import import_project
     from evalcore.items.store_ops import list_conversations, list_tests
@@ -111,11 +117,7 @@ def main() -> None:
 
         llm = ModelClient(store, pid)
         model = llm.registry.resolve("embedding", None)[2]
-
-        def similarity(a, b):
-            if not a:
-                return []
-            return (llm.embed(list(a)) * llm.embed(list(b))).sum(axis=1).tolist()
+        similarity = embedding_similarity(llm)
 
         replies = sorted({t.expected.content for t in tests if t.expected.role.value == "assistant"})
         rng = random.Random(args.seed)

@@ -122,3 +122,19 @@ def test_model_replies_that_are_not_valid_graphs_are_kept_with_the_reason(
     assert "leaf N3 is of type api, not end_message" in broken.broken
     assert all(g.conversation_graph is None and not g.conversations for g in graphs.values())
     assert list_conversations(sqlite_store, pid, generator="procedure") == []
+
+
+def test_cli_score_prints_table2_side_by_side_and_failing_tests(sample) -> None:
+    store, _ = sample
+    runner = CliRunner()
+    db = ["--db", store.url]
+    assert runner.invoke(app, ["procedures", "generate", "--paths", "2", *db]).exit_code == 0
+    result = runner.invoke(app, ["procedures", "score", "--failing", "null", *db])
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line for line in result.output.splitlines() if line.split()}
+    assert rows["oracle"].count("100.0") == 7
+    null = rows["null"].split()
+    assert null[1] == "100.0" and null[5] == "0.0"  # reply recall 100, API recall 0
+    assert "null:" in result.output and "failing test(s)" in result.output
+    bad = runner.invoke(app, ["procedures", "score", "--agents", "gpt", *db])
+    assert bad.exit_code != 0 and "unknown agent(s) gpt" in bad.output

@@ -3,7 +3,9 @@
 `procedures generate` runs (or resumes) the generation job and prints the run's id on its last line;
 `procedures graphs` shows each procedure's flowgraph and conversation graph with their broken rules;
 `procedures paths` the sampled paths and their edge coverage; `procedures tests` the tests cut from the
-run's conversations (a line each, or JSONL with `--out`). Without `--run` they read the newest run.
+run's conversations (a line each, or JSONL with `--out`); `procedures score` plays the tests against the
+offline agents (demo, oracle, null) and prints Table 2 side by side with 95% Wilson intervals, and the
+failing tests of one agent with `--failing`. Without `--run` they read the newest run.
 """
 
 from __future__ import annotations
@@ -156,15 +158,8 @@ def tests(
     db: DbOption = None,
 ) -> None:
     """The tests cut from the run's conversations: context length and expected action."""
-    from evalcore.generators.procedure.job import list_graphs
-    from evalcore.items.store_ops import list_tests
-
     store = open_store(db, existing=True)
-    project_id = project_id_of(store, project)
-    conversations = {
-        c for g in list_graphs(store, project_id, _run_id(store, project_id, run)) for c in g.conversations
-    }
-    found = [t for t in list_tests(store, project_id) if t.conversation_id in conversations]
+    found = _run_tests(store, project_id_of(store, project), run)
     if out is not None:
         written = emit((t.model_dump_json() for t in found), out)
         typer.echo(f"{written} test(s) written to {out}")
@@ -172,3 +167,78 @@ def tests(
     for t in found:
         typer.echo(f"{t.id}: {len(t.context)} turn(s) of context -> {_expected(t)}")
     typer.echo(f"{len(found)} test(s)")
+
+
+def _run_tests(store, project_id: str, run: str | None) -> list:
+    from evalcore.generators.procedure.job import list_graphs
+    from evalcore.items.store_ops import list_tests
+
+    run_id = _run_id(store, project_id, run)
+    conversations = {c for g in list_graphs(store, project_id, run_id) for c in g.conversations}
+    return [t for t in list_tests(store, project_id) if t.conversation_id in conversations]
+
+
+@app.command()
+@friendly
+def score(
+    agents: Annotated[
+        str, typer.Option(help="Comma-separated offline agents: demo, oracle, null.")
+    ] = "demo,oracle,null",
+    threshold: Annotated[
+        float | None, typer.Option(help="Correct-reply similarity threshold (default: the calibrated one).")
+    ] = None,
+    embedding: Annotated[str | None, typer.Option(help="Embedding model for reply similarity.")] = None,
+    failing: Annotated[str | None, typer.Option(help="List this agent's failing tests.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the demo agent's mistakes.")] = 0,
+    run: RunOption = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Table 2 (seed 001): the seven metrics per agent on the run's tests, with 95% Wilson intervals."""
+    from evalcore.generators.procedure.agents import DemoAgent, NullAgent, OracleAgent, play
+    from evalcore.generators.procedure.metrics import (
+        METRICS,
+        REPLY_THRESHOLD,
+        embedding_similarity,
+        score_tests,
+        table2,
+    )
+    from evalcore.llm.client import ModelClient
+    from evalcore.reports.tables import wilson_interval
+
+    store = open_store(db, existing=True)
+    project_id = project_id_of(store, project)
+    found = _run_tests(store, project_id, run)
+    if not found:
+        raise EvalcoreError("the run has no tests to score")
+    makers = {"demo": lambda: DemoAgent(found, seed), "oracle": lambda: OracleAgent(found), "null": NullAgent}
+    names = [a.strip() for a in agents.split(",") if a.strip()]
+    unknown = [a for a in names + ([failing] if failing else []) if a not in makers]
+    if unknown:
+        raise EvalcoreError(f"unknown agent(s) {', '.join(unknown)} (available: {', '.join(makers)})")
+    cut = REPLY_THRESHOLD if threshold is None else threshold
+    similarity = embedding_similarity(ModelClient(store, project_id), embedding)
+    tools = store.tools(project_id)
+    typer.echo(f"{len(found)} tests; correct reply at similarity >= {cut}")
+    typer.echo(f"{'agent':<8}" + "".join(f"{m:>22}" for m in METRICS))
+    scored = {}
+    for name in dict.fromkeys(names + ([failing] if failing else [])):
+        scored[name] = score_tests(play(found, makers[name](), tools), similarity, cut)
+        if name not in names:
+            continue
+        cells = []
+        for hits, n in table2(scored[name], cut).values():
+            low, high = wilson_interval(hits, n) if n else (float("nan"), float("nan"))
+            cells.append(f"{100 * hits / n:.1f} [{100 * low:.0f},{100 * high:.0f}]" if n else "n/a")
+        typer.echo(f"{name:<8}" + "".join(f"{c:>22}" for c in cells))
+    if failing:
+        wrong = [s for s in scored[failing] if not s.correct]
+        typer.echo(f"\n{failing}: {len(wrong)} failing test(s)")
+        for s in wrong:
+            got = s.predicted
+            said = (
+                f"call {got.tool_name}({json.dumps(got.arguments)})"
+                if got.kind == "api"
+                else f"reply: {got.text[:80]}"
+            )
+            typer.echo(f"  {s.test_id}: got {said}")

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from evalcore.llm.client import ModelClient
 from evalcore.models import Test, TurnRole
 from evalcore.models.common import Record
 
@@ -53,6 +54,18 @@ class Action(Record):
     text: str = Field(default="", description="The reply's text.")
     tool_name: str | None = Field(default=None, description="The API called.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The call's arguments.")
+
+
+def embedding_similarity(llm: ModelClient, model: str | None = None) -> Similarity:
+    """Cosine similarity of texts pairwise, on the `embedding` role's model (the local one by default,
+    or the model named); vectors are unit length and cached by the model layer."""
+
+    def similarity(a: Sequence[str], b: Sequence[str]) -> list[float]:
+        if not a:
+            return []
+        return (llm.embed(list(a), model) * llm.embed(list(b), model)).sum(axis=1).tolist()
+
+    return similarity
 
 
 def expected_action(test: Test) -> Action:
