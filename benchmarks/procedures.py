@@ -3,7 +3,8 @@
 Prints, on the sample project: the counts at each stage like Table 1 (procedures -> with known APIs ->
 valid flowgraphs -> valid conversation graphs -> conversations -> conversations keeping A.6 -> tests);
 edge coverage of the weighted walk (Algorithm 1) against uniform random walks with the same number of
-paths, per conversation graph with branches, averaged over seeds (issue's goal: ratio >= 1.3); the
+paths, per conversation graph with branches, averaged over seeds (issue's goal: ratio >= 1.3), and on
+full trees for reference; the
 calibration of the correct-reply threshold on the local embedding model; the seven metrics of Table 2
 with 95% Wilson intervals for the demo agent, the oracle (must be 100% everywhere) and the null agent that
 always replies "OK" (API recall 0).
@@ -34,6 +35,25 @@ def _pct(hits: int, n: int) -> str:
         return f"{'n/a':>18}"
     low, high = wilson_interval(hits, n)
     return f"{100 * hits / n:6.1f} [{100 * low:4.0f},{100 * high:4.0f}]"
+
+
+def _full_tree(depth: int, k: int):
+    """A full k-ary tree of the given depth as a conversation graph (node types do not matter to walks)."""
+    from evalcore.generators.procedure.graphs import Edge, Graph, Node
+
+    nodes = [Node(node_id="N0", node_type="agent", node_description="root")]
+    edges: list[Edge] = []
+    frontier = ["N0"]
+    for _ in range(depth):
+        grown = []
+        for parent in frontier:
+            for _ in range(k):
+                child = f"N{len(nodes)}"
+                nodes.append(Node(node_id=child, node_type="agent", node_description=child))
+                edges.append(Edge(edge_id=f"E{len(edges)}", edge=(parent, child)))
+                grown.append(child)
+        frontier = grown
+    return Graph(kind="conversation", procedure="tree", nodes=nodes, edges=edges)
 
 
 def main() -> None:
@@ -112,6 +132,22 @@ def main() -> None:
             )
         means = {n: statistics.mean(r) for n, r in ratios.items() if r}
         print("  mean ratio: " + ", ".join(f"n={n} {m:.2f}x" for n, m in means.items()))
+        # reference: the same comparison on full trees, where every branch is a real choice
+        for depth, k in ((4, 2), (2, 4)):
+            tree = _full_tree(depth, k)
+            cells = []
+            for n in ratios:
+                w = statistics.mean(
+                    edge_coverage(tree, weighted_walks(tree, n, s)) for s in range(COVERAGE_SEEDS)
+                )
+                u = statistics.mean(
+                    edge_coverage(tree, uniform_walks(tree, n, s)) for s in range(COVERAGE_SEEDS)
+                )
+                cells.append(f"{w:.2f}/{u:.2f}={w / u:.2f}x")
+            label = f"tree {k}^{depth}"
+            print(
+                f"  {label:<16}{len(tree.nodes):>6}{len(tree.edges):>6}" + "".join(f"{c:>18}" for c in cells)
+            )
         top = max(means.values())
         print(f"  goal >= 1.3x: {'met' if top >= 1.3 else 'NOT met'} (best mean {top:.2f}x)")
 
