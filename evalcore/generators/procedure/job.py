@@ -13,7 +13,6 @@ rule, or a model reply that is not a graph, is kept with the reason and the proc
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -119,18 +118,16 @@ class _Worker:
         self.pid = run.params["project_id"]
         self.procedures = {pr.name: pr for pr in store.procedures(self.pid)}
         self.tools: list[Tool] = store.tools(self.pid)
-        self.producers: list[str] = []
-        self._lock = threading.Lock()
 
-    def _task(self, task: Any, inputs: dict[str, Any], seed: int) -> TaskResult:
+    def _task(self, task: Any, inputs: dict[str, Any], seed: int, models: list[str]) -> TaskResult:
+        """Run a task; `models` collects the unit's producers (for the graphs' provenance)."""
         result = self.llm.run_task(task, inputs, "generator", model=self.run.params.get("model"), seed=seed)
         if result.status == "stopped":
             raise jobs.UnitStopped(result.error or "budget")  # not done: a resume with more budget does it
-        with self._lock:
-            self.producers.append(result.model)
+        models.append("offline" if result.offline else result.model)
         return result
 
-    def _graph(self, kind: str, procedure: Procedure, result: TaskResult) -> Graph | None:
+    def _graph(self, kind: str, procedure: Procedure, result: TaskResult) -> Graph:
         """The checked graph, or a kept empty one saying why the model's reply was not a graph."""
         tools = [t.name for t in self.tools]
         if not result.ok:
@@ -146,7 +143,8 @@ class _Worker:
         procedure = self.procedures[claim.key]
         seed = int(params["seed"])
         inputs = flowgraph_inputs(procedure, self.tools)
-        flow = self._graph("flowgraph", procedure, self._task(GENERATE_FLOWGRAPH, inputs, seed))
+        models: list[str] = []
+        flow = self._graph("flowgraph", procedure, self._task(GENERATE_FLOWGRAPH, inputs, seed, models))
         provenance = Provenance(
             producer="offline",
             task=GENERATE_FLOWGRAPH.name,
@@ -165,7 +163,7 @@ class _Worker:
             }
             graph_inputs = {"flowgraph": flow_body, "intent": procedure.intent}
             conv = self._graph(
-                "conversation", procedure, self._task(GENERATE_CONVERSATION_GRAPH, graph_inputs, seed)
+                "conversation", procedure, self._task(GENERATE_CONVERSATION_GRAPH, graph_inputs, seed, models)
             )
             record.conversation_graph = conv
             if conv.valid:
@@ -181,7 +179,7 @@ class _Worker:
                         "apis": inputs["apis"],
                         "intent": procedure.intent,
                     }
-                    result = self._task(GENERATE_CONVERSATION, conversation_inputs, seed * 1000 + k)
+                    result = self._task(GENERATE_CONVERSATION, conversation_inputs, seed * 1000 + k, models)
                     if not result.ok:
                         generated, problems = (
                             GeneratedConversation(turns=[]),
@@ -211,11 +209,10 @@ class _Worker:
                     if not problems:
                         tests += cut_tests(conversation)
         record.conversations = [c.id for c in conversations]
-        with self._lock:
-            offline = all(m.startswith("offline") for m in self.producers)
+        offline = all(m == "offline" for m in models)
         record.provenance = provenance.model_copy(
             update={
-                "producer": "offline" if offline else ", ".join(dict.fromkeys(self.producers)),
+                "producer": ", ".join(dict.fromkeys(models)),
                 "provider": "offline" if offline else "model",
             }
         )
