@@ -21,6 +21,8 @@ from evalcore.cli.runs import app as runs_app
 from evalcore.cli.scenarios import app as scenarios_app
 from evalcore.cli.simulations import app as simulations_app
 from evalcore.cli.specs import app as specs_app
+from evalcore.cli.toolcases import app as toolcases_app
+from evalcore.cli.toolcases import rubrics_app
 from evalcore.store import DATABASE_URL_ENV
 
 app = typer.Typer(
@@ -40,6 +42,8 @@ app.add_typer(annotate_app, name="annotate")
 app.add_typer(simulations_app, name="simulations")
 app.add_typer(scenarios_app, name="scenarios")
 app.add_typer(procedures_app, name="procedures")
+app.add_typer(toolcases_app, name="toolcases")
+app.add_typer(rubrics_app, name="rubrics")
 
 
 @app.command()

@@ -67,16 +67,16 @@ def metrics(pairs: Sequence[tuple[str, str]]) -> dict[str, float | None]:
 
 
 def split(
-    conversations: list[Conversation], fold: int, seed: int
+    conversations: list[Conversation], fold: int, seed: int, share: float = TRAIN_SHARE
 ) -> tuple[list[Conversation], list[Conversation]]:
-    """Training and test conversations of one fold: each label shuffled and cut 40/60."""
+    """Training and test conversations of one fold: each label shuffled and cut at `share` (40/60)."""
     rng = random.Random(seed * 1000 + fold)
     train: list[Conversation] = []
     test: list[Conversation] = []
     for label in ("POS", "NEG"):
         group = [c for c in conversations if labels_of(c)[0] == label]
         rng.shuffle(group)
-        cut = round(len(group) * TRAIN_SHARE)
+        cut = round(len(group) * share)
         train += group[:cut]
         test += group[cut:]
     return train, test

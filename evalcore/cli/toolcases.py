@@ -1,0 +1,270 @@
+"""`evalcore toolcases ...` and `evalcore rubrics ...` (seed 004, TRACE/SCOPE; issue 20, items 1, 2, 4-6, 8).
+
+toolcases: `situations` lists the catalog (the seed's 26 and the project's own; `--add FILE` validates a
+team's YAML and keeps it in the project), `groups` shows the tool groups and what each cannot produce,
+`generate` synthesizes labelled conversations as a job and prints the run's id last.
+rubrics: `discover` learns a SCOPE or SPUR rubric set from the project's labelled tool-case conversations
+and stores it (its id printed last), `validate FILE` checks an edited set, `evaluate ID` scores the
+conversations it was not trained on, `compare` prints Table 3 (and Table 4 with the ablations).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalcore.cli.common import (
+    DbOption,
+    ProjectOption,
+    emit,
+    friendly,
+    open_store,
+    progress_printer,
+    project_id_of,
+)
+
+app = typer.Typer(
+    help="Labelled tool-use conversations (TRACE): situations, tool groups, generation.", no_args_is_help=True
+)
+rubrics_app = typer.Typer(
+    help="SCOPE and SPUR rubrics: discover, validate, evaluate, compare.", no_args_is_help=True
+)
+ModelOption = Annotated[
+    str | None, typer.Option("--model", help="Model as provider/name (default: the role's).")
+]
+
+
+@app.command()
+@friendly
+def situations(
+    add: Annotated[
+        Path | None, typer.Option("--add", help="A team's situations (YAML) to keep in the project.")
+    ] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """The situation catalog: id, the four labels (tool, agent, user, overall) and the name."""
+    from evalcore.generators.tool_case.catalog import add_project_situations
+    from evalcore.generators.tool_case.job import project_catalog
+
+    store = open_store(db)
+    pid = project_id_of(store, project)
+    if add is not None:
+        added = add_project_situations(store, pid, add)
+        typer.echo(f"project {pid}: {len(added)} situation(s) of the team kept")
+    for s in project_catalog(store, pid).values():
+        agent = "appropriate" if s.agent_appropriate else "inappropriate"
+        user = "satisfied" if s.user_satisfied else "dissatisfied"
+        origin = "" if s.builtin else "  (team)"
+        typer.echo(
+            f"{s.id:<30}{s.tool_execution.value:<17}{agent:<15}{user:<14}{s.overall}  {s.name}{origin}"
+        )
+
+
+@app.command()
+@friendly
+def groups(project: ProjectOption = None, db: DbOption = None) -> None:
+    """The tool groups and, per group, the situations it cannot produce and why."""
+    from evalcore.generators.tool_case.groups import requirement
+    from evalcore.generators.tool_case.job import project_catalog, project_groups
+
+    store = open_store(db)
+    pid = project_id_of(store, project)
+    known = project_catalog(store, pid)
+    for group in project_groups(store, pid):
+        typer.echo(f"{group.name}: {', '.join(t.name for t in group.tools)}")
+        for s in known.values():
+            if why := requirement(s.recipe, group):
+                typer.echo(f"  skips {s.id}: {why}")
+
+
+@app.command()
+@friendly
+def generate(
+    situation: Annotated[
+        list[str] | None, typer.Option(help="A situation id (repeatable; default all).")
+    ] = None,
+    group: Annotated[list[str] | None, typer.Option(help="A tool group (repeatable; default all).")] = None,
+    per_situation: Annotated[int, typer.Option(help="Conversations per situation.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed of the group draws and of the generation.")] = 0,
+    model: ModelOption = None,
+    resume: Annotated[
+        str | None, typer.Option(help="Resume this tool-case run instead of starting one.")
+    ] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="Generate failed units again.")
+    ] = False,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Synthesize labelled tool-use conversations; situations no tool group can produce are listed, not
+    faked. The run's id is the last line printed."""
+    from evalcore.generators.tool_case.job import create_toolcases, execute_toolcases
+
+    store = open_store(db)
+    if resume:
+        run_id = resume
+    else:
+        pid = project_id_of(store, project)
+        run_id = create_toolcases(
+            store, pid, situations=situation or None, groups=group or None, per_situation=per_situation,
+            seed=seed, model=model,
+        ).id  # fmt: skip
+    outcome = execute_toolcases(
+        store, run_id, on_progress=progress_printer("conversations"), retry_failed=retry_failed
+    )
+    run = outcome.run
+    counts = f"{outcome.done}/{outcome.total} conversations, {len(outcome.failed)} failed"
+    typer.echo(f"run {run.id}: {run.status.value}; {counts}")
+    for name in run.params.get("unproduced", []):
+        reasons = sorted({s["reason"] for s in run.params["skipped"] if s["situation"] == name})
+        typer.echo(f"skipped {name}: no tool group can produce it ({'; '.join(reasons)})")
+    if run.status.value != "finished":
+        typer.echo(
+            f"stopped ({run.stopped_reason}); resume with: evalcore toolcases generate --resume {run.id}"
+        )
+    typer.echo(run.id)
+
+
+def _labelled(store, pid: str) -> list:
+    from evalcore.generators.tool_case.records import GENERATOR
+    from evalcore.items.store_ops import list_conversations
+
+    found = [v.conversation for v in list_conversations(store, pid, generator=GENERATOR)]
+    if not found:
+        from evalcore.errors import UsageError
+
+        raise UsageError(
+            f"project '{pid}' has no tool-case conversations: run `evalcore toolcases generate` first"
+        )
+    return found
+
+
+@rubrics_app.command()
+@friendly
+def discover(
+    method: Annotated[str, typer.Option(help="scope or spur.")] = "scope",
+    without: Annotated[
+        list[str] | None, typer.Option("--without", help="Ablate a SCOPE step: AD, RW or MB.")
+    ] = None,
+    train_share: Annotated[
+        float,
+        typer.Option(help="Share of each label to train on (Section 4.1: 0.4); the rest is for evaluate."),
+    ] = 0.4,
+    seed: Annotated[int, typer.Option(help="Seed of the split and of the area-discovery sample.")] = 0,
+    model: ModelOption = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Learn a rubric set from the project's labelled tool-case conversations and store it (id last)."""
+    from evalcore.errors import UsageError
+    from evalcore.generators.tool_case.evaluation import split
+    from evalcore.generators.tool_case.rubrics import save_rubric_set
+    from evalcore.generators.tool_case.scope import Options, discover_rubrics
+    from evalcore.llm.client import ModelClient
+
+    if not 0 < train_share <= 1:
+        raise UsageError(f"--train-share must be in (0, 1], not {train_share}")
+    if method not in ("scope", "spur"):
+        raise UsageError(f"--method must be scope or spur, not '{method}'")
+    off = {w.upper() for w in without or []}
+    if off - {"AD", "RW", "MB"}:
+        raise UsageError(f"--without takes AD, RW or MB, not {', '.join(sorted(off - {'AD', 'RW', 'MB'}))}")
+    options = Options(area_discovery="AD" not in off, weights="RW" not in off, make_or_break="MB" not in off)
+    store = open_store(db)
+    pid = project_id_of(store, project)
+    train, _ = split(_labelled(store, pid), 0, seed, train_share)
+    llm = ModelClient(store, pid)
+    made = discover_rubrics(llm, train, method, options=options, model=model, seed=seed)  # type: ignore[arg-type]
+    item, _ = save_rubric_set(store, pid, made, made.producer)
+    typer.echo(
+        f"{method} rubrics by {made.producer}: {len(made.areas)} area(s), {len(made.rubrics)} rubric(s)"
+    )
+    for r in made.rubrics:
+        mark = " make-or-break" if r.make_or_break else ""
+        typer.echo(f"  {r.id:<7}{r.polarity} w={r.weight:<4}{r.area}: {r.text}{mark}")
+    typer.echo(item)
+
+
+@rubrics_app.command()
+@friendly
+def validate(path: Annotated[Path, typer.Argument(help="A rubric set as YAML.")]) -> None:
+    """Check an edited rubric set: every problem as file:line [field]: why (exit 1)."""
+    from evalcore.generators.tool_case.rubrics import parse_rubric_set
+
+    found = parse_rubric_set(path.read_text(encoding="utf-8"), str(path))
+    typer.echo(f"{path}: valid {found.method} rubric set, {len(found.rubrics)} rubric(s)")
+
+
+@rubrics_app.command()
+@friendly
+def evaluate(
+    rubric_set: Annotated[
+        str, typer.Argument(help="Id of a stored rubric set (printed by `rubrics discover`).")
+    ],
+    model: ModelOption = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Score the labelled conversations the set was not trained on; accuracy, F1, precision, recall."""
+    from evalcore.generators.tool_case.evaluation import SUBSETS, labels_of, metrics, subset_of
+    from evalcore.generators.tool_case.rubrics import estimate_label, load_rubric_set
+    from evalcore.generators.tool_case.scope import score_conversation
+    from evalcore.llm.client import ModelClient
+
+    store = open_store(db)
+    pid = project_id_of(store, project)
+    rubrics, version = load_rubric_set(store, rubric_set)
+    llm = ModelClient(store, pid)
+    test = [c for c in _labelled(store, pid) if c.id not in set(rubrics.trained_on)]
+    pairs: dict[str, list[tuple[str, str]]] = {s: [] for s in SUBSETS}
+    for conversation in test:
+        predicted, _ = estimate_label(rubrics, score_conversation(llm, rubrics, conversation, model=model))
+        truth = labels_of(conversation)[0]
+        pairs["Overall"].append((truth, predicted))
+        if (subset := subset_of(conversation)) in pairs:
+            pairs[subset].append((truth, predicted))
+    typer.echo(
+        f"{rubrics.method} rubric set {rubric_set} v{version}: {len(test)} conversation(s) not trained on"
+    )
+    for subset, found in pairs.items():
+        figures = metrics(found)
+        if subset == "Hard Neg.":  # only NEG conversations: F1, precision and recall do not apply (Table 3)
+            figures = {k: (v if k == "accuracy" else None) for k, v in figures.items()}
+        cells = "  ".join(f"{k} {'N/A' if v is None else f'{v:.2f}'}" for k, v in figures.items())
+        typer.echo(f"{subset:<10} n={len(found):<5}{cells}")
+
+
+@rubrics_app.command()
+@friendly
+def compare(
+    folds: Annotated[int, typer.Option(help="Folds of cross-validation (each a 40/60 split).")] = 5,
+    ablations: Annotated[bool, typer.Option(help="Also the SCOPE ablations of Table 4.")] = True,
+    seed: Annotated[int, typer.Option(help="Seed of the splits.")] = 0,
+    model: ModelOption = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write the Markdown table to this file.")] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """SPUR against SCOPE as Table 3 (mean and SD over folds), and Table 4's ablations."""
+    from evalcore.generators.tool_case.evaluation import ABLATIONS, MAIN
+    from evalcore.generators.tool_case.evaluation import compare as run_compare
+    from evalcore.llm.client import ModelClient
+
+    store = open_store(db)
+    pid = project_id_of(store, project)
+    llm, labelled = ModelClient(store, pid), _labelled(store, pid)
+    result = run_compare(
+        llm,
+        labelled,
+        folds=folds,
+        seed=seed,
+        ablations=ablations,
+        model=model,
+        on_fold=progress_printer("folds"),
+    )
+    names = [m[0] for m in MAIN + (ABLATIONS if ablations else ())]
+    sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
+    emit([f"Test conversations over {folds} fold(s): {sizes}", "", *result.table(names)], out)
