@@ -2,7 +2,8 @@
 demo target on the sample project, ChatChecker's statistics per persona type (seed 002, Table 5: #D with
 B, #B, B/ST, unique B, crashes, MTLD, ratings), and a target that crashes on a keyword.
 
-Run from the repository root: `.venv/bin/python benchmarks/simulation.py [--personas N] [--seed S]`.
+Run from the repository root: `.venv/bin/python benchmarks/simulation.py [--personas N] [--seeds S ...]`
+(default: seeds 0 1 2, a project each; per-seed rates and the pooled table).
 Everything is offline (EVALCORE_OFFLINE=1): the personas, the simulated users, the breakdown rules and the
 heuristic rater; the figures say how the offline pipeline behaves, not how a model would.
 """
@@ -47,7 +48,7 @@ def _row(label: str, dialogues: list, task_oriented: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--personas", type=int, default=10, help="personas of each type (default 10)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="one project per seed")
     args = parser.parse_args()
     os.environ["EVALCORE_OFFLINE"] = "1"
     sys.path.insert(0, str(ROOT))
@@ -58,33 +59,39 @@ def main() -> None:
     from evalcore.runs.targets import save_target
     from evalcore.store import Store
 
+    n = args.personas
     with tempfile.TemporaryDirectory() as folder:
         store = Store(f"sqlite:///{Path(folder) / 'bench.db'}")
-        pid = import_project(store, ROOT / "data" / "sample").project_id
-        started = time.perf_counter()
-        n = args.personas
-        outcome = simulate(store, pid, "demo", standard=n, challenging=n, seed=args.seed)
-        seconds = time.perf_counter() - started
-        sim = load_simulation_run(store, outcome.run.id)
-        by_type = {
-            kind: [d for d in sim.dialogues if sim.personas[d.user_name].type == kind]
-            for kind in ("standard", "challenging")
-        }
-        print(
-            f"demo target, sample project, offline; run {outcome.run.status.value} in {seconds:.1f} s "
-            f"({len(sim.dialogues)} dialogues, bot type task-oriented: {sim.task_oriented})"
-        )
+        by_type: dict[str, list] = {"standard": [], "challenging": []}
+        task_oriented = True
+        print(f"demo target, sample project, offline; {n} standard and {n} challenging personas per seed")
+        for seed in args.seeds:  # a project per seed: its own personas and its own users' draws
+            pid = import_project(store, ROOT / "data" / "sample", f"sample-{seed}").project_id
+            started = time.perf_counter()
+            outcome = simulate(store, pid, "demo", standard=n, challenging=n, seed=seed)
+            seconds = time.perf_counter() - started
+            sim = load_simulation_run(store, outcome.run.id)
+            task_oriented = sim.task_oriented
+            rates = {}
+            for kind in by_type:
+                dialogues = [d for d in sim.dialogues if sim.personas[d.user_name].type == kind]
+                by_type[kind] += dialogues
+                rates[kind] = _rate(dialogues, task_oriented)
+            print(
+                f"seed {seed}: run {outcome.run.status.value} in {seconds:.1f} s; breakdowns per target turn "
+                f"standard {rates['standard']:.3f}, challenging {rates['challenging']:.3f}"
+            )
+        print(f"all seeds pooled (bot type task-oriented: {task_oriented}):")
         print(
             f"{'personas':<12}{'D':>4}{'ST/D':>7}{'|UT|':>7}{'D with B':>9}{'#B':>5}{'B/ST':>8}"
             f"{'unique B':>9}{'crash':>7}{'MTLD u':>9}{'MTLD st':>9}{'overall':>9}"
         )
         for kind, dialogues in by_type.items():
-            print(_row(kind, dialogues, sim.task_oriented))
-        print(_row("all", sim.dialogues, sim.task_oriented))
-        rates = {kind: _rate(dialogues, sim.task_oriented) for kind, dialogues in by_type.items()}
+            print(_row(kind, dialogues, task_oriented))
+        rates = {kind: _rate(dialogues, task_oriented) for kind, dialogues in by_type.items()}
         verdict = "more" if rates["challenging"] > rates["standard"] else "NOT more"
         print(
-            f"breakdowns per target turn: standard {rates['standard']:.3f}, challenging "
+            f"breakdowns per target turn, pooled: standard {rates['standard']:.3f}, challenging "
             f"{rates['challenging']:.3f} -> challenging personas produce {verdict}"
         )
 
@@ -93,7 +100,7 @@ def main() -> None:
             pid,
             Target(name="fragile", kind="python", config={"callable": "benchmarks.simulation:keyword_bot"}),
         )
-        crashed = simulate(store, pid, "fragile", standard=n, challenging=n, seed=args.seed)
+        crashed = simulate(store, pid, "fragile", standard=n, challenging=n, seed=args.seeds[-1])
         run = load_simulation_run(store, crashed.run.id)
         mentioned = [
             d
@@ -108,8 +115,8 @@ def main() -> None:
             and d.turns[-1].breakdown.breakdown_types == ["Chatbot Crash"]
         ]
         print(
-            f"target crashing on '{CRASH_WORD}': {len(mentioned)} of {len(run.dialogues)} dialogues mention it, "
-            f"{crashed.crashed} ended with chatbot_error, {len(recorded)} end on a 'Chatbot Crash' turn "
+            f"target crashing on '{CRASH_WORD}': {len(mentioned)} of {len(run.dialogues)} dialogues mention "
+            f"it, {crashed.crashed} ended with chatbot_error, {len(recorded)} end on a 'Chatbot Crash' turn "
             f"(score 0)"
         )
         store.close()

@@ -213,3 +213,20 @@ def test_a_stray_shared_word_does_not_answer_a_question_and_a_fragment_needs_ask
     )
     thanks = dialogue("Thanks a lot", "You are welcome, happy riding.")
     assert judge_turn(thanks, 1, task_oriented=True).decision == "no_breakdown"
+
+
+def test_offline_users_write_shorter_turns_for_a_card_with_short_typical_turns():
+    def mean_words(typical: str) -> float:
+        limits = Limits(typical_user_turn_length=typical, max_user_turn_length="94 words")
+        base = turn_inputs(Briefing("u", persona()), INFO, limits, [])
+        history, lengths = [], []
+        for i in range(3):
+            text = offline_user_turn({**base, "history": history}, random.Random(i)).message
+            lengths.append(len(text.split()))
+            history += [
+                {"role": "user", "content": text},
+                {"role": "assistant", "content": "Returns are free."},
+            ]
+        return sum(lengths[1:]) / 2  # the follow-ups (the first turn states the task)
+
+    assert mean_words("5 words") <= 6 < mean_words("20 words")

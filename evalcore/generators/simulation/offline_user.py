@@ -90,6 +90,10 @@ _FOLLOW_UPS = [
     "Are there any conditions for {x} I should know about?",
     "What happens next with {x}?",
 ]
+# The same questions for users whose typical turn is a few words (a card's typical_user_turn_length).
+_SHORT_FOLLOW_UPS = ["how long for {x}?", "cost of {x}?", "what do i need for {x}?", "more on {x}?",
+                     "any conditions for {x}?", "what next with {x}?"]  # fmt: skip
+SHORT_TURN = 6  # words: a typical turn this short gets the short forms
 _OPENERS = {
     "polite": ["Hi there! {task}", "Hello, I hope you can help. {task}", "Good morning! {task}"],
     "plain": ["Hi. {task}", "{task}", "Hey, quick one: {task}"],
@@ -297,8 +301,10 @@ def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
         text = _answer((question or [bot[-1]])[-1], slots, focus, background, rng)
     else:
         # The follow-ups go round the list from a place of the user's own: none is asked twice in a row.
-        text = _FOLLOW_UPS[(hashed + len(said)) % len(_FOLLOW_UPS)].format(x=focus)
-        if style.polite and not style.terse:
+        brief = style.terse or (inputs.get("typical_words") or SHORT_TURN + 1) <= SHORT_TURN
+        forms = _SHORT_FOLLOW_UPS if brief else _FOLLOW_UPS
+        text = forms[(hashed + len(said)) % len(forms)].format(x=focus)
+        if style.polite and not brief:
             text = rng.choice(["Thanks. ", "Okay, thank you. ", "Good to know. "]) + text
     typical = inputs.get("typical_words")
     if style.chatty and behaviour is None and typical and len(text.split()) < typical and background:
