@@ -1,6 +1,7 @@
 """`evalcore procedures ...`: procedure-grounded tests for tool-using agents (seed 001; issue 17, item 11).
 
 `procedures generate` runs (or resumes) the generation job and prints the run's id on its last line;
+`procedures intents` lists the intents the project has (from its procedures and its card's task);
 `procedures graphs` shows each procedure's flowgraph and conversation graph with their broken rules;
 `procedures paths` the sampled paths and their edge coverage; `procedures tests` the tests cut from the
 run's conversations (a line each, or JSONL with `--out`); `procedures score` plays the tests against the
@@ -55,6 +56,9 @@ def generate(
     p: Annotated[float, typer.Option("--p", help="Noise probability per agent node (seed: ~0.2).")] = 0.2,
     seed: Annotated[int, typer.Option(help="Seed of noise, walks and generation.")] = 0,
     model: Annotated[str | None, typer.Option(help="Generator model 'provider/model'.")] = None,
+    intents: Annotated[
+        int, typer.Option(help="Also generate this many new intents and a procedure for each (A.1, A.2).")
+    ] = 0,
     resume: Annotated[str | None, typer.Option(help="Resume this run id with its own parameters.")] = None,
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="With --resume: work the failed procedures again too.")
@@ -71,9 +75,8 @@ def generate(
     project_id = project_id_of(store, project)
     if resume is None:
         names = [n.strip() for n in procedures.split(",")] if procedures else None
-        run_id = create_generation(
-            store, project_id, procedures=names, paths=paths, p=p, seed=seed, model=model
-        ).id
+        options = {"paths": paths, "p": p, "seed": seed, "model": model, "intents": intents}
+        run_id = create_generation(store, project_id, procedures=names, **options).id
     else:
         run_id = resume
     outcome = execute_generation(
@@ -242,3 +245,16 @@ def score(
                 else f"reply: {got.text[:80]}"
             )
             typer.echo(f"  {s.test_id}: got {said}")
+
+
+@app.command("intents")
+@friendly
+def intents_(project: ProjectOption = None, db: DbOption = None) -> None:
+    """The project's intents: from its procedures, then from its system card's task."""
+    from evalcore.generators.procedure.intents import known_intents
+
+    store = open_store(db, existing=True)
+    project_id = project_id_of(store, project)
+    for intent in known_intents(store.procedures(project_id), store.system_card(project_id)):
+        where = f"procedure {intent.procedure}" if intent.procedure else intent.source
+        typer.echo(f"{intent.text}  ({where})")

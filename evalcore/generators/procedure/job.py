@@ -1,7 +1,9 @@
 """The procedure generation job (seed 001, Sections 3.4-3.9, Figure 1; issue 17, items 2-7 and 11).
 
 `create_generation` records a run (kind `procedures.generate`) with its parameters: the procedures, n
-paths per graph, the noise probability p, the seed and the model. `execute_generation` works one unit
+paths per graph, the noise probability p, the seed and the model; with `intents=k` it first generates k
+new intents and a procedure for each (intents.py), kept in the run's parameters and worked like the
+project's own. `execute_generation` works one unit
 per procedure, claimed before it is worked (evalcore.jobs): flowgraph (task `generate_flowgraph`), its
 rule check; conversation graph (task `generate_conversation_graph`), its rule check; noise; n weighted
 walks; one conversation per path (task `generate_conversation`) checked against A.6's conditions; the
@@ -32,6 +34,7 @@ from evalcore.generators.procedure.convgraph import GENERATE_CONVERSATION_GRAPH,
 from evalcore.generators.procedure.cut import cut_tests
 from evalcore.generators.procedure.flowgraph import GENERATE_FLOWGRAPH, build_flowgraph, flowgraph_inputs
 from evalcore.generators.procedure.graphs import Graph, GraphBody
+from evalcore.generators.procedure.intents import GENERATE_INTENTS, GENERATE_PROCEDURE, as_procedure
 from evalcore.generators.procedure.noise import DEFAULT_P, add_noise
 from evalcore.generators.procedure.paths import edge_coverage, weighted_walks
 from evalcore.items.store_ops import add_conversation, add_test
@@ -85,10 +88,14 @@ def create_generation(
     p: float = DEFAULT_P,
     seed: int = 0,
     model: str | None = None,
+    intents: int = 0,
 ) -> Run:
-    """Record a new generation run (status pending) over the project's procedures (all, or those named)."""
+    """Record a new generation run (status pending) over the project's procedures (all, or those named),
+    and over procedures generated for `intents` new intents."""
     known = {pr.name for pr in store.procedures(project_id)}
-    chosen = procedures or sorted(known)
+    generated = _generated_procedures(store, project_id, intents, seed, model) if intents > 0 else []
+    chosen = (procedures or sorted(known)) + [g.name for g in generated]
+    known |= {g.name for g in generated}
     missing = [name for name in chosen if name not in known]
     if missing:
         raise NotFoundError(f"no procedure(s) {', '.join(missing)} in project '{project_id}'")
@@ -103,6 +110,7 @@ def create_generation(
         "p": p,
         "seed": seed,
         "model": model,
+        "generated_procedures": [g.model_dump(mode="json") for g in generated],
         PROGRESS_TOTAL: len(chosen),
     }
     run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget={}, code_version=__version__)
@@ -112,11 +120,36 @@ def create_generation(
     return run
 
 
+def _generated_procedures(
+    store: Store, project_id: str, count: int, seed: int, model: str | None
+) -> list[Procedure]:
+    """Procedures for `count` new intents (A.1, then A.2 per intent), one per distinct name."""
+    llm = ModelClient(store, project_id)
+    tools = store.tools(project_id)
+    used = sorted({api for p in store.procedures(project_id) for api in p.apis})
+    inputs = {"tools": [t.model_dump(mode="json") for t in tools], "used_tools": used, "count": count}
+    found = llm.run_task(GENERATE_INTENTS, inputs, "generator", model=model, seed=seed)
+    if not found.ok:
+        raise EvalcoreError(f"no intents generated: {found.error}")
+    made: dict[str, Procedure] = {}
+    for intent in found.output.intents[:count]:  # type: ignore[union-attr]
+        draft = llm.run_task(
+            GENERATE_PROCEDURE, {"intent": intent, "tools": inputs["tools"]}, model=model, seed=seed
+        )
+        if draft.ok:
+            procedure = as_procedure(draft.output)  # type: ignore[arg-type]
+            made.setdefault(procedure.name, procedure)
+        else:
+            llm.warn(f"no procedure for intent '{intent}': {draft.error}")
+    return list(made.values())
+
+
 class _Worker:
     def __init__(self, store: Store, run: Run, llm: ModelClient) -> None:
         self.store, self.run, self.llm = store, run, llm
         self.pid = run.params["project_id"]
-        self.procedures = {pr.name: pr for pr in store.procedures(self.pid)}
+        generated = [Procedure.model_validate(g) for g in run.params.get("generated_procedures") or []]
+        self.procedures = {pr.name: pr for pr in [*store.procedures(self.pid), *generated]}
         self.tools: list[Tool] = store.tools(self.pid)
 
     def _task(self, task: Any, inputs: dict[str, Any], seed: int, models: list[str]) -> TaskResult:
