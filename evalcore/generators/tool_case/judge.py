@@ -8,7 +8,10 @@ conversation records: the user is satisfied when they thank and never complain; 
 result is empty, an error, a result for another value, or the world state records a hidden failure, and
 the failure is the agent's when an argument was never given or the tool refused the value the agent
 passed; the agent is inappropriate when any of its NEG signals shows, or the user complains without the
-agent having explained a failure. The score is the share of the four labels that agree with the case's.
+agent having explained a failure. A case whose template leaves a characteristic trace (SIGNATURE: raw
+logs for Verbose Trace Leak, a success claimed after a failure for Hallucinated Edit, ...) must also show
+it, so a conversation of one case is not accepted for another with the same labels. The score is the
+share of these checks (the four labels, and the trace where the case has one) that pass.
 """
 
 from __future__ import annotations
@@ -31,6 +34,28 @@ AGENT_FAULTS = {
     "raw_log_in_reply", "technical_dump",
 }  # fmt: skip
 DISSATISFIED = {"user_complaint", "user_confused", "user_repeats"}
+# The observable trace each case's description implies, by recipe (one of them must show).
+SIGNATURE = {
+    "bad_params_silent": {"ungrounded_argument"},
+    "bad_input_data": {"ungrounded_argument"},
+    "misunderstood_need": {"ungrounded_argument"},
+    "bad_parse_silent": {"reply_contradicts_result"},
+    "hallucination_with_access": {"reply_contradicts_result"},
+    "superfluous_tool_calls": {"unused_tool_result"},
+    "security_overkill": {"unused_tool_result"},
+    "info_overload": {"technical_dump"},
+    "verbose_trace_leak": {"raw_log_in_reply"},
+    "unneeded_security_gate": {"unneeded_verification"},
+    "context_amnesia": {"reasks_given_info"},
+    "propagated_tool_error": {"mismatch_passed_on"},
+    "tool_failure_user_aware": {"mismatch_passed_on"},
+    "hallucination_fallback": {"success_after_failure"},
+    "hallucinated_edit": {"success_after_failure"},
+    "tool_unavailable": {"transparent_error"},
+    "impossible_action_suggested": {"transparent_error"},
+    "null_tool_response": {"gives_up"},
+    "bad_params_user_aware": {"gives_up"},
+}
 
 
 class Labels(BaseModel):
@@ -81,13 +106,17 @@ def agreement(found: Labels, intended: dict[str, Any]) -> float:
 
 
 def offline_verdict(inputs: dict[str, Any], rng: random.Random) -> Verdict:
-    """Labels from the signals; matches when all four agree with the case's."""
+    """Labels from the signals, and the case's trace; matches when every check passes."""
     turns = [Turn.model_validate(t) for t in inputs["turns"]]
     found = read_labels(turns, inputs["world"])
-    score = agreement(found, inputs["intended"])
     differ = [k for k in Labels.model_fields if getattr(found, k) != inputs["intended"][k]]
-    reason = "all four labels match the case" if not differ else f"differs on {', '.join(differ)}"
-    return Verdict(labels=found, matches=not differ, score=score, reason=reason)
+    checks = len(Labels.model_fields)
+    if trace := SIGNATURE.get(inputs["recipe"] or ""):
+        checks += 1
+        if not trace & observe(turns):
+            differ.append(f"no sign of {' or '.join(sorted(trace))}")
+    reason = "the labels and the case's trace match" if not differ else f"differs on {', '.join(differ)}"
+    return Verdict(labels=found, matches=not differ, score=(checks - len(differ)) / checks, reason=reason)
 
 
 JUDGE_TOOL_CASE = Task(
@@ -106,6 +135,7 @@ def judge_inputs(conversation: Conversation, situation: Any) -> dict[str, Any]:
         "tool_details": situation.tool_details,
         "agent_details": situation.agent_details,
         "intended": situation.labels,
+        "recipe": situation.recipe,
         "turns": [t.model_dump(mode="json") for t in conversation.turns],
         "transcript": transcript(conversation.turns),
         "world": world,
