@@ -5,7 +5,8 @@ paths per graph, the noise probability p, the seed and the model; with `intents=
 new intents and a procedure for each (intents.py), kept in the run's parameters and worked like the
 project's own. `execute_generation` works one unit
 per procedure, claimed before it is worked (evalcore.jobs): flowgraph (task `generate_flowgraph`), its
-rule check; conversation graph (task `generate_conversation_graph`), its rule check; noise; n weighted
+rule check; conversation graph (task `generate_conversation_graph`), its rule check; noise (messages from
+task `generate_noise`, the bundled list offline or when the model gives none); n weighted
 walks; one conversation per path (task `generate_conversation`) checked against A.6's conditions; the
 tests of every conversation that keeps them. A unit commits in one transaction a `procedure_graphs`
 item (both graphs with their broken rules, the noisy graph, the paths and their edge coverage) and its
@@ -35,7 +36,7 @@ from evalcore.generators.procedure.cut import cut_tests
 from evalcore.generators.procedure.flowgraph import GENERATE_FLOWGRAPH, build_flowgraph, flowgraph_inputs
 from evalcore.generators.procedure.graphs import Graph, GraphBody
 from evalcore.generators.procedure.intents import GENERATE_INTENTS, GENERATE_PROCEDURE, as_procedure
-from evalcore.generators.procedure.noise import DEFAULT_P, add_noise
+from evalcore.generators.procedure.noise import DEFAULT_P, GENERATE_NOISE, NOISE_MESSAGES, add_noise
 from evalcore.generators.procedure.paths import edge_coverage, weighted_walks
 from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.jobs.control import PROGRESS_TOTAL
@@ -200,7 +201,9 @@ class _Worker:
             )
             record.conversation_graph = conv
             if conv.valid:
-                noisy = add_noise(conv, p=float(params["p"]), seed=seed)
+                noise = self._task(GENERATE_NOISE, {"domain": procedure.intent, "count": 6}, seed, models)
+                messages = noise.output.messages if noise.ok and noise.output.messages else NOISE_MESSAGES  # type: ignore[union-attr]
+                noisy = add_noise(conv, p=float(params["p"]), seed=seed, messages=messages)
                 record.noisy_graph = noisy
                 record.paths = weighted_walks(noisy, int(params["paths"]), seed)
                 record.coverage = edge_coverage(noisy, record.paths)
