@@ -4,8 +4,10 @@ side, breakdown types per persona, and each dialogue with its per-turn breakdown
 import plotly.graph_objects as go
 import streamlit as st
 
+from evalcore.errors import EvalcoreError
 from evalcore.generators.simulation import load_simulation_run
 from evalcore.generators.simulation.job import simulation_runs
+from evalcore.generators.simulation.personas import OCEAN, edit_persona, list_personas, persona_version
 from evalcore.generators.simulation.views import (
     breakdown_matrix,
     chart_label,
@@ -15,7 +17,7 @@ from evalcore.generators.simulation.views import (
     turn_badge,
 )
 from evalcore.models import TurnRole
-from pages._common import current_project, md, store_or_stop
+from pages._common import current_project, flash, md, require_user, show_error, show_flash, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -28,6 +30,64 @@ st.caption(
 if project_id is None:
     st.info("Import a project on Home first.")
     st.stop()
+
+show_flash()
+
+personas = list_personas(store, project_id)
+with st.expander(f"Personas ({len(personas)})"):
+    if not personas:
+        st.caption("None yet: `evalcore simulations personas generate` writes them from the system card.")
+    else:
+        st.dataframe(
+            [
+                {"persona": p.persona_id, "type": p.type, "name": p.profile.name, "task": p.task}
+                for p in personas.values()
+            ],
+            hide_index=True,
+            width="stretch",
+        )
+        item_id = st.selectbox(
+            "Edit persona",
+            list(personas),
+            format_func=lambda i: f"{personas[i].persona_id}: {personas[i].profile.name}",
+        )
+        persona = personas[item_id]
+        version = persona_version(store, item_id)
+        with st.form(f"edit_{item_id}_{version}"):
+            task = st.text_input("Task", persona.task)
+            background = st.text_area(
+                "Background (one fact per line)", "\n".join(persona.profile.background_info)
+            )
+            style = st.text_area(
+                "Interaction style (one per line)", "\n".join(persona.profile.interaction_style)
+            )
+            traits = {
+                trait: st.selectbox(
+                    trait,
+                    ["low", "medium", "high"],
+                    index=["low", "medium", "high"].index(persona.profile.personality.get(trait, "medium"))
+                    if persona.profile.personality.get(trait, "medium") in ("low", "medium", "high")
+                    else 1,
+                )
+                for trait in OCEAN
+            }
+            if st.form_submit_button("Save persona"):
+                author = require_user()
+                try:
+                    edit_persona(
+                        store,
+                        item_id,
+                        author,
+                        version,
+                        task=task,
+                        background_info=background.splitlines(),
+                        interaction_style=style.splitlines(),
+                        personality=traits,
+                    )
+                except EvalcoreError as exc:
+                    show_error(exc)
+                else:
+                    flash("success", f"Saved {md(persona.persona_id)}.")
 
 runs = simulation_runs(store, project_id)
 if not runs:

@@ -27,12 +27,24 @@ def db_url(tmp_path, monkeypatch) -> str:
     return url
 
 
-def open_page() -> AppTest:
+def open_page(user: str | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if user:
+        at.session_state["user_name"] = user
     at.run()
     at.switch_page("pages/simulations.py").run()
     assert not at.exception, at.exception
     return at
+
+
+def frame(at: AppTest, column: str):
+    """The first table of the page with this column."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def box(at: AppTest, label: str):
+    """The page's selectbox with this label."""
+    return next(b for b in at.selectbox if b.label == label)
 
 
 def test_without_a_run_the_page_says_how_to_start_one(db_url):
@@ -47,19 +59,19 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     simulated = simulate(store, pid, "demo", standard=2, challenging=2).run.id
     imported = import_chatchecker_run(store, REFERENCE_RUN, pid).run_id
     at = open_page()
-    listed = at.dataframe[0].value
+    listed = frame(at, "source")
     assert set(listed["run"]) == {simulated, imported}
     made_by = dict(zip(listed["run"], listed["made by"], strict=True))
     assert made_by == {simulated: "offline (no model)", imported: "models"}
-    side_by_side = at.dataframe[1].value
+    side_by_side = frame(at, imported)
     assert set(side_by_side.columns) == {simulated, imported}
     assert side_by_side.loc["num_dialogues", imported] == 10
-    at.selectbox[0].select(simulated).run()
+    box(at, "Run").select(simulated).run()
     assert any("Offline output" in str(i.value) for i in at.info)
-    at.selectbox[0].select(imported).run()
+    box(at, "Run").select(imported).run()
     assert not any("Offline output" in str(i.value) for i in at.info)
     assert len(at.get("plotly_chart")) == 1, "the breakdown type x persona heatmap"
-    at.selectbox[1].select("generated_standard_persona_02_dialogue_1").run()
+    box(at, "Dialogue").select("generated_standard_persona_02_dialogue_1").run()
     assert not at.exception, at.exception
     shown = [str(m.value) for m in at.markdown]
     assert any(m.startswith(":red-badge[breakdown 0\\.") for m in shown), "a breakdown with its score"
@@ -69,3 +81,21 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     assert (
         ratings["dimension"].tolist()[-1] == "overall_performance" and ratings["rating"].between(1, 5).all()
     )
+
+
+def test_a_persona_is_edited_on_the_page_as_a_new_version_with_its_author(db_url):
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    simulate(store, pid, "demo", standard=1)
+    at = open_page("Rosa")
+    [task] = [t for t in at.text_input if t.label == "Task"]
+    task.input("Ask about **returns** <b>now</b>")
+    [save] = [b for b in at.button if b.label == "Save persona"]
+    save.click().run()
+    assert not at.exception, at.exception
+    from evalcore.generators.simulation.personas import list_personas
+
+    [(item_id, persona)] = list_personas(store, pid).items()
+    assert persona.task == "Ask about **returns** <b>now</b>" and store.current(item_id).author == "Rosa"
+    assert store.current(item_id).version == 2
+    assert frame(at, "task")["task"].tolist() == ["Ask about **returns** <b>now</b>"], "shown as text"

@@ -289,6 +289,40 @@ def list_personas(store: Store, project_id: str, kind: str | None = None) -> dic
     return found
 
 
+def persona_version(store: Store, item_id: str) -> int:
+    """The persona item's current version (what an edit must name, so a concurrent edit is refused)."""
+    return store.current(item_id).version
+
+
+def edit_persona(
+    store: Store,
+    item_id: str,
+    author: str,
+    expected_version: int,
+    *,
+    task: str,
+    background_info: list[str],
+    interaction_style: list[str],
+    personality: dict[str, str],
+) -> int:
+    """Save a person's edit of a persona as a new version (its author recorded); StaleVersionError when
+    someone saved since `expected_version`. Blank lines are dropped."""
+    current = Persona.model_validate(store.current(item_id).body or {})
+    profile = current.profile.model_copy(
+        update={
+            "background_info": [x.strip() for x in background_info if x.strip()],
+            "interaction_style": [x.strip() for x in interaction_style if x.strip()],
+            "personality": {
+                k: v for k, v in personality.items() if k in OCEAN and v in ("low", "medium", "high")
+            },
+        }
+    )
+    edited = current.model_copy(update={"task": task.strip() or current.task, "profile": profile})
+    return store.save_revision(
+        item_id, edited.model_dump(mode="json"), author, expected_version, note="edited"
+    )
+
+
 def add_persona(store: Store, project_id: str, persona: Persona, author: str, conn=None) -> str:
     """Store a persona as a `persona` item; return its item id."""
     body = persona.model_dump(mode="json")
