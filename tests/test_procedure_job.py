@@ -138,3 +138,13 @@ def test_cli_score_prints_table2_side_by_side_and_failing_tests(sample) -> None:
     assert "null:" in result.output and "failing test(s)" in result.output
     bad = runner.invoke(app, ["procedures", "score", "--agents", "gpt", *db])
     assert bad.exit_code != 0 and "unknown agent(s) gpt" in bad.output
+
+
+def test_a_spent_budget_stops_the_run_before_a_unit(sqlite_store: Store, llm_env) -> None:
+    pid = import_project(sqlite_store, SAMPLE).project_id
+    run = create_generation(
+        sqlite_store, pid, procedures=["track_order"], model="openai/gpt-4o-mini", budget={"usd": 0.0}
+    )
+    outcome = execute_generation(sqlite_store, run.id)
+    assert outcome.done == 0 and outcome.run.status != RunStatus.finished
+    assert list_graphs(sqlite_store, pid, run.id) == []

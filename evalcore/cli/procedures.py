@@ -59,6 +59,7 @@ def generate(
     intents: Annotated[
         int, typer.Option(help="Also generate this many new intents and a procedure for each (A.1, A.2).")
     ] = 0,
+    budget_usd: Annotated[float | None, typer.Option(help="Stop before spending more than this.")] = None,
     resume: Annotated[str | None, typer.Option(help="Resume this run id with its own parameters.")] = None,
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="With --resume: work the failed procedures again too.")
@@ -75,7 +76,8 @@ def generate(
     project_id = project_id_of(store, project)
     if resume is None:
         names = [n.strip() for n in procedures.split(",")] if procedures else None
-        options = {"paths": paths, "p": p, "seed": seed, "model": model, "intents": intents}
+        budget = {"usd": budget_usd} if budget_usd is not None else None
+        options = {"paths": paths, "p": p, "seed": seed, "model": model, "intents": intents, "budget": budget}
         run_id = create_generation(store, project_id, procedures=names, **options).id
     else:
         run_id = resume

@@ -90,6 +90,7 @@ def create_generation(
     seed: int = 0,
     model: str | None = None,
     intents: int = 0,
+    budget: dict[str, float] | None = None,
 ) -> Run:
     """Record a new generation run (status pending) over the project's procedures (all, or those named),
     and over procedures generated for `intents` new intents."""
@@ -114,7 +115,8 @@ def create_generation(
         "generated_procedures": [g.model_dump(mode="json") for g in generated],
         PROGRESS_TOTAL: len(chosen),
     }
-    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget={}, code_version=__version__)
+    # the model layer stops a call that would exceed the run's budget; the unit is released, not failed
+    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
     run = store.start_run(project_id, run)
     run = run.model_copy(update={"status": RunStatus.pending})
     store.update_run(run)
