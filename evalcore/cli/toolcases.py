@@ -2,7 +2,8 @@
 
 toolcases: `situations` lists the catalog (the seed's 26 and the project's own; `--add FILE` validates a
 team's YAML and keeps it in the project), `groups` shows the tool groups and what each cannot produce,
-`generate` synthesizes labelled conversations as a job and prints the run's id last.
+`generate` synthesizes labelled conversations as a job and prints the run's id last, `filter` has the
+TRACE judge check them (silver), `calibrate` tunes its threshold on gold for a target precision.
 rubrics: `discover` learns a SCOPE or SPUR rubric set from the project's labelled tool-case conversations
 and stores it (its id printed last), `validate FILE` checks an edited set, `evaluate ID` scores the
 conversations it was not trained on, `compare` prints Table 3 (and Table 4 with the ablations).
@@ -126,6 +127,54 @@ def generate(
             f"stopped ({run.stopped_reason}); resume with: evalcore toolcases generate --resume {run.id}"
         )
     typer.echo(run.id)
+
+
+@app.command("filter")
+@friendly
+def filter_(model: ModelOption = None, project: ProjectOption = None, db: DbOption = None) -> None:
+    """Judge the tool-case conversations not judged yet (TRACE's LLM judge); accepted ones are silver
+    unless people decided them. The run's id is the last line printed."""
+    from evalcore.generators.tool_case.filtering import filter_toolcases
+
+    store = open_store(db)
+    outcome = filter_toolcases(
+        store, project_id_of(store, project), model=model, on_progress=progress_printer("judged")
+    )
+    typer.echo(f"run {outcome.run.id}: {outcome.run.status.value}; {outcome.judged}/{outcome.total} judged, "
+               f"{len(outcome.failed)} unscored")  # fmt: skip
+    typer.echo(outcome.run.id)
+
+
+@app.command()
+@friendly
+def calibrate(
+    target: Annotated[
+        float, typer.Option(help="Precision the judge must reach on gold (seed: 0.91).")
+    ] = 0.91,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Make the threshold the project's judge threshold.")
+    ] = False,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """The judge's threshold for the target precision on gold (people's accepts against their rejects),
+    its precision-recall curve, and the tool-case conversations per tier."""
+    from evalcore.generators.tool_case.filtering import calibrate_toolcases
+
+    store = open_store(db)
+    found = calibrate_toolcases(store, project_id_of(store, project), target, apply=apply)
+    typer.echo(f"{found.n} tool-case conversation(s) with a human decision and a judge score")
+    for point in found.points:
+        figures = f"precision {point.precision:.3f}, recall {point.recall:.3f}, {point.selected} selected"
+        typer.echo(f"  score >= {point.threshold:.2f}: {figures}")
+    if found.choice is None:
+        typer.echo(f"no threshold reaches precision {target} on gold")
+    else:
+        c = found.choice
+        applied = " (applied)" if apply else ""
+        on_gold = f"precision on gold {c.precision:.3f}, recall {c.recall:.3f}"
+        typer.echo(f"threshold {c.threshold:.2f}{applied}: {on_gold}")
+    typer.echo("tiers: " + ", ".join(f"{k} {v}" for k, v in found.tiers.items()))
 
 
 def _labelled(store, pid: str) -> list:
