@@ -28,6 +28,7 @@ from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
 from evalcore.llm.client import ModelClient
 
+pytest_plugins = ["llm_fixtures"]
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 SITUATIONS = {s.id: s for s in builtin_situations()}
 
@@ -205,3 +206,18 @@ def test_the_offline_judge_reads_the_labels_and_the_world_state(generated):
     assert verdict.labels.tool_execution == "incorrect_tool" and verdict.matches
     null = by_situation["null_tool_response"]
     assert judge_conversation(llm, null, SITUATIONS["correct"]).matches is False
+
+
+def test_a_model_scores_rubrics_clipped_to_the_maximum_and_missing_ones_count_zero(
+    generated, llm_env, monkeypatch
+):
+    from evalcore.generators.tool_case.scope import score_conversation
+
+    store, pid, conversations, _ = generated
+    monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)
+    scope = validate_rubric_set(_set())
+    llm_env.enqueue({"scores": [{"id": "p1", "score": 9}, {"id": "n1", "score": 2}]})
+    got = score_conversation(ModelClient(store, pid), scope, conversations[0], model="openai/gpt-4o-mini")
+    assert got == {"p1": 5, "p2": 0, "n1": 2, "n2": 0}
+    prompt = llm_env.calls[0].body["messages"][-1]["content"]
+    assert "TOOL_CALL" in prompt and '"misread"' in prompt and "from 0 to 5" in prompt

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from evalcore.errors import UsageError
+from evalcore.errors import UsageError, ValidationFailed
 from evalcore.generators.tool_case.catalog import builtin_situations
 from evalcore.generators.tool_case.groups import derive_groups, requirement, tool_groups
 from evalcore.generators.tool_case.job import create_toolcases, execute_toolcases, generate_toolcases
@@ -39,6 +39,11 @@ def test_the_samples_tools_fall_into_four_groups():
     }
     given = tool_groups(TOOLS, {"tool_groups": {"all": [t.name for t in TOOLS]}})
     assert [g.name for g in given] == ["all"] and len(given[0].tools) == 8
+    with pytest.raises(ValidationFailed) as err:
+        tool_groups(TOOLS, {"tool_groups": {"mail": ["check_stock", "send_email"]}})
+    assert [str(p) for p in err.value.problems] == [
+        "setting tool_groups [mail[1]]: no tool 'send_email' in the project"
+    ]
 
 
 def test_a_group_that_cannot_produce_a_situation_says_why():
