@@ -25,6 +25,7 @@ from evalcore.generators.simulation.personas import generate_personas, list_pers
 from evalcore.generators.simulation.records import BreakdownDecision, FinishReason
 from evalcore.generators.simulation.taxonomy import CHATBOT_CRASH_TITLE
 from evalcore.inputs import import_project
+from evalcore.items.store_ops import list_conversations
 from evalcore.jobs import progress
 from evalcore.models import RunStatus, Target, TurnRole
 from evalcore.runs.targets import save_target
@@ -73,6 +74,8 @@ def test_an_offline_run_against_the_demo_target_annotates_rates_and_exports(samp
         longest = int(card.user_simulation_config.max_user_turn_length.split()[0])
         assert all(len(t.content.split()) <= longest for t in dialogue.turns if t.role == TurnRole.user)
     assert set(sim.personas) == {d.user_name for d in sim.dialogues}
+    made = [v.conversation.provenance for v in list_conversations(store, pid, generator="simulation")]
+    assert len(made) == 4 and all(p.is_offline and p.run_id == outcome.run.id for p in made), "marked offline"
     stats = simulation_statistics(store, outcome.run.id)
     assert stats["num_dialogues"] == 4 and stats["num_chatbot_turns"] > 0
     assert set(stats["rating_stats"]) == set(sim.rating_dimensions)
@@ -197,6 +200,8 @@ def test_a_killed_run_resumes_without_repeating_a_finished_dialogues_calls(tmp_p
     assert len(sim.dialogues) == 3 and all(
         d.finish_reason == FinishReason.user_ended_chat for d in sim.dialogues
     )
+    made = [v.conversation.provenance for v in list_conversations(store, pid, generator="simulation")]
+    assert {(p.provider, p.producer) for p in made} == {("openai", MODEL)}
     assert all(len(d.turns) == 5 and d.ratings["overall_performance"].rating == 4 for d in sim.dialogues)
     store.close()
 

@@ -221,10 +221,11 @@ class _Worker:
                 "unscored_turns": judged.unscored,
             },
         )
-        offline = sim.offline and judged.offline
+        models = list(dict.fromkeys(sim.simulator_models + judged.models))
         provenance = Provenance(
-            producer=", ".join(dict.fromkeys(sim.simulator_models + judged.models)) or "offline",
-            provider="offline" if offline else "model",
+            producer=", ".join(models) or "offline",
+            # offline only when no model took part (the producer lists every model that did)
+            provider=next((m.split("/")[0] for m in models if not m.startswith("offline/")), "offline"),
             task=SIMULATE_USER_TURN.name,
             prompt_version=SIMULATE_USER_TURN.prompt_version,
             inputs=[unit["persona_item"]],
