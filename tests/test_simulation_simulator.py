@@ -230,3 +230,14 @@ def test_offline_users_write_shorter_turns_for_a_card_with_short_typical_turns()
         return sum(lengths[1:]) / 2  # the follow-ups (the first turn states the task)
 
     assert mean_words("5 words") <= 6 < mean_words("20 words")
+
+
+def test_the_detector_is_shown_17_types_for_a_conversational_bot_and_26_for_a_task_oriented_one():
+    from evalcore.generators.simulation.detection import DETECT_BREAKDOWN, taxonomy_text
+
+    assert len(taxonomy_text(False).splitlines()) == 17 and len(taxonomy_text(True).splitlines()) == 26
+    inputs = {"chatbot_info": "name: Shop bot", "chat_history": "1. USER: hi", "last_bot_utterance": "Hello!"}
+    task = DETECT_BREAKDOWN.render({**inputs, "breakdown_taxonomy": taxonomy_text(True)})[0].content
+    chat = DETECT_BREAKDOWN.render({**inputs, "breakdown_taxonomy": taxonomy_text(False)})[0].content
+    assert "- Clarification failure:" in task and "- Clarification failure:" not in chat
+    assert "- Repetition:" in chat and '"breakdown_types"' in chat, "the output's keys are in the prompt"

@@ -165,6 +165,13 @@ def run_(
     persona: Annotated[list[str] | None, typer.Option(help="A persona item id (repeatable).")] = None,
     runs_per_user: Annotated[int, typer.Option(help="Dialogues per persona.")] = 1,
     seed: Annotated[int, typer.Option(help="Seed of the simulated users.")] = 0,
+    simulator: Annotated[
+        str | None,
+        typer.Option(help="Simulated users' model 'provider/model' (default: the simulator role)."),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="Breakdown detector's and rater's model (default: the judge role).")
+    ] = None,
     budget: Annotated[float | None, typer.Option("--budget", help="Stop before spending more USD.")] = None,
     resume: Annotated[
         str | None, typer.Option(help="Resume this simulation run instead of starting one.")
@@ -199,6 +206,8 @@ def run_(
             challenging=challenging,
             runs_per_user=runs_per_user,
             seed=seed,
+            simulator_model=simulator,
+            judge_model=judge,
             budget=limits,
         ).id
     outcome = execute_simulation(
