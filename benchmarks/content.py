@@ -1,0 +1,136 @@
+"""Content a QA analyst would keep (issue 13): do the specs and conversations test what they claim to test?
+
+    .venv/bin/python benchmarks/content.py [PROJECT_FOLDER] [--specs 60] [--per-spec 4]
+
+Offline, on data/sample unless another project folder is given. It generates `--specs` candidate specs,
+selects 15 with the greedy (seed 000, Algorithm 1), generates `--per-spec` conversations per selected
+spec (Algorithm 2) and prints:
+1. the share of conversations whose every answered turn is grounded in its spec's own documents (goal
+   >= 90%), and the same per turn;
+2. distinct questions / all questions (goal >= 0.9);
+3. questions that quote a document title or an id-like code the system card does not expose (goal <= 2%);
+4. Coverage (documents touched) of Random (mean of 10 seeds) vs Greedy at k = 8 and k = 15;
+5. specs that come from the card's `behaviors`, against the number of behaviours.
+
+No assertions: it prints. A "grounded" turn is an answer whose grounding documents are all among the
+spec's documents; CANNOTANSWER turns are not counted (they have no grounding by design).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT)]
+
+from evalcore.generators.doc_qa.generate import qa_pairs  # noqa: E402
+from evalcore.generators.doc_qa.job import generate_conversations  # noqa: E402
+from evalcore.generators.doc_qa.schema import is_cannot_answer  # noqa: E402
+from evalcore.inputs import import_project  # noqa: E402
+from evalcore.items.store_ops import list_conversations  # noqa: E402
+from evalcore.specs.generation import generate_specs  # noqa: E402
+from evalcore.specs.selecting import load_candidates, measure, pick, select_specs  # noqa: E402
+from evalcore.specs.selection import DEFAULT_ALPHA, median_heuristic_gamma  # noqa: E402
+from evalcore.specs.store_ops import list_specs  # noqa: E402
+from evalcore.store import Store  # noqa: E402
+
+# A code a customer would not type unless shown it: capitals and digits joined by a hyphen (FEE-PP-REM1,
+# GC-WHL-G30, RC-01). Codes that appear in the system card are exposed to customers and allowed.
+ID_LIKE = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
+K_VALUES = (8, 15)
+RANDOM_SEEDS = range(10)
+
+
+def _card_text(store: Store, project_id: str) -> str:
+    card = store.system_card(project_id)
+    return card.model_dump_json() if card is not None else ""
+
+
+def _leaky(question: str, titles: list[str], card_text: str) -> bool:
+    """Whether a question quotes a document title or an id the card does not expose."""
+    lowered = question.lower()
+    if any(title.lower() in lowered for title in titles):
+        return True
+    return any(code not in card_text for code in ID_LIKE.findall(question))
+
+
+def coverage_table(store: Store, project_id: str) -> None:
+    candidates = load_candidates(store, project_id)
+    gamma = median_heuristic_gamma(candidates.embeddings)
+    sizes = [len(d) for d in candidates.doc_sets]
+    n_docs = len(store.documents(project_id))
+    print(f"\nCoverage (documents touched of {n_docs}) on {len(candidates.views)} candidates; "
+          f"documents per spec: min {min(sizes)}, mean {np.mean(sizes):.2f}, max {max(sizes)}")  # fmt: skip
+    for k in K_VALUES:
+        greedy = measure(candidates, pick(candidates, k, "greedy", DEFAULT_ALPHA, gamma, 0)).coverage
+        rand = [measure(candidates, pick(candidates, k, "random", DEFAULT_ALPHA, gamma, s)).coverage
+                for s in RANDOM_SEEDS]  # fmt: skip
+        print(f"  k={k:<3} Random (mean of 10) {np.mean(rand):5.1f}   Greedy {greedy:3d}")
+
+
+def content(folder: Path, project: Path, m: int, per_spec: int) -> None:
+    store = Store(f"sqlite:///{folder / 'content.db'}")
+    project_id = import_project(store, project).project_id
+    generated = generate_specs(store, project_id, m=m)
+    views = list_specs(store, project_id)
+    card = store.system_card(project_id)
+    behaviours = list(card.behaviors) if card is not None else []
+    from_card = [v for v in views if v.spec.provenance.task == "card_behavior"]
+    print(f"Project {project} (offline)")
+    print(f"Specs: {len(views)} candidates from -m {m} ({generated.added} added)")
+    print(f"Specs from the card's behaviours: {len(from_card)} of {len(behaviours)}")
+    coverage_table(store, project_id)
+
+    select_specs(store, project_id, k=max(K_VALUES))
+    outcome = generate_conversations(store, project_id, specs="selected", per_spec=per_spec, dense=False)
+    specs = {v.spec.id: v.spec for v in views}
+    titles = [d.title for d in store.documents(project_id) if len(d.title) > 3]
+    card_text = _card_text(store, project_id)
+    conversations = [v.conversation for v in list_conversations(store, project_id)]
+    grounded_convs = turns = grounded_turns = 0
+    questions: list[str] = []
+    for conversation in conversations:
+        own = set(specs[conversation.spec_id].documents)
+        pairs = qa_pairs(conversation)
+        questions.extend(q.content for q, _ in pairs)
+        answered = [a for _, a in pairs if not is_cannot_answer(a.content)]
+        inside = [a for a in answered if a.grounding and set(a.grounding) <= own]
+        turns += len(answered)
+        grounded_turns += len(inside)
+        grounded_convs += bool(answered) and len(inside) == len(answered)
+    leaky = [q for q in questions if _leaky(q, titles, card_text)]
+    n = len(conversations)
+    print(f"\nConversations: {n} ({outcome.added} added, {per_spec} per selected spec, "
+          f"{len(outcome.messages)} per-spec message(s))")  # fmt: skip
+    print(f"  grounded in their spec's documents: {grounded_convs}/{n} = {grounded_convs / max(n, 1):.1%} "
+          f"(turns: {grounded_turns}/{turns} = {grounded_turns / max(turns, 1):.1%})")  # fmt: skip
+    distinct = len({q.strip().lower() for q in questions})
+    print(f"  distinct questions: {distinct}/{len(questions)} = {distinct / max(len(questions), 1):.2f}")
+    print(f"  questions quoting a document title or an unexposed id: {len(leaky)}/{len(questions)} = "
+          f"{len(leaky) / max(len(questions), 1):.1%}")  # fmt: skip
+    for q in leaky[:3]:
+        print(f"    e.g. {q}")
+    for message in outcome.messages[:5]:
+        print(f"  message: {message}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("project", nargs="?", type=Path, default=ROOT / "data" / "sample")
+    parser.add_argument("--specs", type=int, default=60, help="candidate specs to generate (-m)")
+    parser.add_argument("--per-spec", type=int, default=4, help="conversations per selected spec")
+    args = parser.parse_args()
+    logging.disable(logging.WARNING)
+    with tempfile.TemporaryDirectory() as tmp:
+        content(Path(tmp), args.project, args.specs, args.per_spec)
+
+
+if __name__ == "__main__":
+    main()
