@@ -29,6 +29,7 @@ from evalcore.llm.registry import (
     split_model,
 )
 from evalcore.llm.repairs import ModelRepairs
+from evalcore.llm.retry import RetryPolicy
 from evalcore.llm.types import ROLES, ConfigError
 from evalcore.store import Store
 from evalcore.store import schema as t
@@ -291,6 +292,7 @@ def set_model_profile(store: Store, project_id: str, model: str, profile: ModelP
 
 def probe_model(store: Store, project_id: str, model: str) -> ModelProfile:
     """Probe a model behind an OpenAI-compatible server with one call, and keep what it showed."""
-    learned = probe(ModelClient(store, project_id), model)
+    # No retries: a server that refuses the request answers 4xx or 5xx alike, and the refusal is the answer.
+    learned = probe(ModelClient(store, project_id, retry=RetryPolicy(max_retries=0)), model)
     set_model_profile(store, project_id, model, learned)
     return learned
