@@ -17,7 +17,7 @@ verdict ended unscored.
 
 Then the same on a real small model's replies, where recorded (benchmarks/record_small_model.py writes
 them to tests/fixtures/small_model/): the first reply of each unit read without a re-ask before and
-after, and how the units ended in the recorded run (every attempt parsed by the current parser).
+after, and at which recorded attempt each unit was read by the current parser (or never).
 
     .venv/bin/python benchmarks/model_robustness.py [--before REV] [--per-task 240] [--kinds]
 """
@@ -454,7 +454,7 @@ def recorded_figures(path: Path, parsers: dict[str, Callable[[str, type[BaseMode
     print(f"\n{path.name}: {len(rows)} replies in {len(units)} units (structured mode {', '.join(modes)})")
     labels = list(parsers)
     print(f"{'task':<24}{'units':>6}" + "".join(f"{'first read, ' + label[:6]:>22}" for label in labels)
-          + f"{'after: ok at 1 / 2 / 3, lost':>34}")  # fmt: skip
+          + f"{'attempts recorded: read at 1/2/3, never':>34}")  # fmt: skip
     for task in BASES:
         mine = [attempts for attempts in units.values() if attempts[0]["task"] == task]
         if not mine:
