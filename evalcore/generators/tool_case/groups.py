@@ -205,8 +205,10 @@ REQUIREMENTS: dict[str, tuple[str, Any]] = {
         lambda g: any(echoed(t) for t in g.tools),
     ),
     "superfluous_tool_calls": (
-        "needs a second, reading tool to call needlessly",
-        lambda g: len(g.tools) > 1 and any(not is_action(t) for t in g.tools),
+        "needs a reading tool and another tool that does not require it first",
+        lambda g: any(
+            not is_action(x) and t is not x and x.name not in t.description for x in g.tools for t in g.tools
+        ),
     ),
     "missing_or_skipped_tool": ("needs an action tool and a tool to call before it", _prerequisite),
     "security_overkill": (

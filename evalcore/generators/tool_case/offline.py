@@ -272,18 +272,25 @@ def security_overkill(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 
 def superfluous_tool_calls(tools: tuple[Tool, ...], d: _Dialogue) -> str:
-    extra = _pick(tools, d.rng, lambda t: not is_action(t))
-    tool = d.rng.choice([t for t in tools if t.name != extra.name])
+    # The extra tool only reads, and the tool the user needs does not ask for it first (then it is needed).
+    pairs = [
+        (x, t) for x in tools if not is_action(x) for t in tools if t is not x and x.name not in t.description
+    ]
+    extra, tool = d.rng.choice(pairs)
     args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
-    for _ in range(2):
-        extra_args = arguments(extra, d.rng)
+    extra_args = {
+        **arguments(extra, d.rng),
+        **{k: v for k, v in args.items() if k in properties(extra.parameters)},
+    }
+    mention = "".join(f" My {words(k)} is {say(v)}." for k, v in extra_args.items() if k not in args)
+    d.user(ask(tool, args) + mention)
+    for _ in range(2):  # the same needless lookup, twice
         d.call(extra, extra_args, result_for(extra, extra_args, d.rng))
     result = result_for(tool, args, d.rng)
     d.call(tool, args, result)
     d.agent(report(result))
     d.thanks()
-    return f"two calls of {extra.name} nothing in the request needed before {tool.name}"
+    return f"two calls of {extra.name} that {tool.name} did not need"
 
 
 def missing_or_skipped_tool(tools: tuple[Tool, ...], d: _Dialogue) -> str:
