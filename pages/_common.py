@@ -8,7 +8,7 @@ import threading
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.secrets import redact
+from evalcore.store.secrets import redact
 from evalcore.specs.projection import warm_up
 from evalcore.store import Store, database_url
 

@@ -16,7 +16,6 @@ from llm_server import FAST_RETRY, PROJECT, SENTINEL_ANTHROPIC_KEY, SENTINEL_OPE
 from streamlit.testing.v1 import AppTest
 from test_runs_support import conversation, sample_project
 
-from evalcore import secrets
 from evalcore.documents.entity_task import EXTRACT_ENTITIES
 from evalcore.items.store_ops import add_conversation, list_conversations
 from evalcore.llm import ConfigError, Message, ModelCallError, ModelClient, guard_judge, status
@@ -27,6 +26,7 @@ from evalcore.runs.store_ops import judgment_bodies, judgment_rows
 from evalcore.runs.targets import save_target
 from evalcore.runs.targets.adapters import TargetCrash
 from evalcore.store import schema as t
+from evalcore.store import secrets
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 

@@ -7,8 +7,8 @@ import ast
 import re
 from pathlib import Path
 
-from evalcore import secrets
 from evalcore.generators.doc_qa.browse import cited_spans
+from evalcore.store import secrets
 from pages._common import WORD_JOINER, md, md_block, quoted
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from evalcore.llm.types import ConfigError, ProviderError, Request, Response
-from evalcore.secrets import register
+from evalcore.store.secrets import register
 
 Structured = Literal["json_schema", "tools", "json_object", "none"]
 

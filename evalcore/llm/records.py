@@ -7,9 +7,9 @@ from dataclasses import asdict, dataclass
 import sqlalchemy as sa
 
 from evalcore.models.common import now_utc
-from evalcore.secrets import redact
 from evalcore.store import Store
 from evalcore.store import schema as t
+from evalcore.store.secrets import redact
 
 
 @dataclass(frozen=True)

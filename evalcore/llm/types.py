@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from evalcore.errors import EvalcoreError
 from evalcore.models.common import OFFLINE, Provenance
-from evalcore.secrets import redact
+from evalcore.store.secrets import redact
 
 ROLES = ("generator", "judge", "simulator", "target")
 

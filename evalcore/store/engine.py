@@ -10,7 +10,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from evalcore import secrets
+from evalcore.store import secrets
 
 DATABASE_URL_ENV = "EVALCORE_DATABASE_URL"
 DEFAULT_SQLITE_PATH = Path("data") / "evalcore.db"

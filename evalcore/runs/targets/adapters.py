@@ -35,8 +35,8 @@ from evalcore.runs.targets.config import (
     TargetConfigError,
     parse_config,
 )
-from evalcore.secrets import redact, register
 from evalcore.store import Store
+from evalcore.store.secrets import redact, register
 
 
 class TargetCrash(EvalcoreError):
