@@ -79,6 +79,7 @@ def add_test(store: Store, project_id: str, test: Test, *, conn: sa.Connection |
         test.model_dump(mode="json"),
         test.provenance.producer,
         item_id=test.id,
+        generator=test.generator,
         spec_id=test.spec_id,
         run_id=test.provenance.run_id,
         conn=conn,

@@ -76,6 +76,7 @@ class Test(Record):
 
     id: str = Field(description="Stable id within the store.")
     conversation_id: str | None = Field(default=None, description="Conversation the test was cut from.")
+    generator: str | None = Field(default=None, description="Generator that made it (its conversation's).")
     spec_id: str | None = Field(default=None, description="Spec it exercises.")
     context: list[Turn] = Field(default_factory=list, description="Turns before the expected one.")
     expected: Turn = Field(description="The expected next assistant reply or tool call.")

@@ -24,6 +24,7 @@ def cut_tests(conversation: Conversation, provenance: Provenance | None = None) 
                 Test(
                     id=f"{conversation.id}-t{expected.index}",
                     conversation_id=conversation.id,
+                    generator=conversation.generator,
                     spec_id=conversation.spec_id,
                     context=turns[: i + 1],
                     expected=expected,
