@@ -59,6 +59,13 @@ def test_rubrics_discover_validate_evaluate_and_compare(db, tmp_path):
     report = run("rubrics", "evaluate", rubric_set, "--db", db)
     assert "31 conversation(s) not trained on" in report
     assert "Hard Neg.  n=13   accuracy" in report and "f1 N/A  precision N/A" in report
+    scoring = (
+        run("rubrics", "score", rubric_set, "--generator", "tool_case", "--db", db).strip().splitlines()[-1]
+    )
+    shown = run("rubrics", "report", scoring, "--db", db)
+    assert "52 conversation(s) scored" in shown and "| pos-1 | POS |" in shown and "| area |" in shown
+    drill = run("rubrics", "report", scoring, "--rubric", "neg-1", "--db", db).splitlines()
+    assert drill[0].startswith("neg-1 (NEG, ") and all(line.startswith("tc-") for line in drill[1:])
     spur = run("rubrics", "discover", "--method", "spur", "--without", "AD", "--db", db)
     assert "spur rubrics" in spur
     bad = tmp_path / "bad.yaml"

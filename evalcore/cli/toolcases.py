@@ -6,7 +6,8 @@ team's YAML and keeps it in the project), `groups` shows the tool groups and wha
 TRACE judge check them (silver), `calibrate` tunes its threshold on gold for a target precision.
 rubrics: `discover` learns a SCOPE or SPUR rubric set from the project's labelled tool-case conversations
 and stores it (its id printed last), `validate FILE` checks an edited set, `evaluate ID` scores the
-conversations it was not trained on, `compare` prints Table 3 (and Table 4 with the ablations).
+conversations it was not trained on, `compare` prints Table 3 (and Table 4 with the ablations), `score`
+scores a target's conversations as a job and `report RUN [--rubric ID]` shows them per rubric and area.
 """
 
 from __future__ import annotations
@@ -317,3 +318,73 @@ def compare(
     names = [m[0] for m in MAIN + (ABLATIONS if ablations else ())]
     sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
     emit([f"Test conversations over {folds} fold(s): {sizes}", "", *result.table(names)], out)
+
+
+@rubrics_app.command()
+@friendly
+def score(
+    rubric_set: Annotated[str, typer.Argument(help="Id of a stored rubric set.")],
+    generator: Annotated[
+        str | None, typer.Option(help="Only conversations of this generator, e.g. simulation.")
+    ] = None,
+    model: ModelOption = None,
+    resume: Annotated[str | None, typer.Option(help="Resume this scoring run.")] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Score the project's conversations (a target's simulated or imported ones) with a rubric set, as a
+    job; the run's id is the last line printed (`rubrics report RUN`)."""
+    from evalcore.generators.tool_case.rubric_runs import score_with_rubrics
+
+    store = open_store(db)
+    pid = project_id_of(store, project)
+    run = score_with_rubrics(
+        store,
+        pid,
+        rubric_set,
+        generator=generator,
+        model=model,
+        resume=resume,
+        on_progress=progress_printer("scored"),
+    )
+    typer.echo(f"run {run.id}: {run.status.value}")
+    typer.echo(run.id)
+
+
+@rubrics_app.command()
+@friendly
+def report(
+    run: Annotated[str, typer.Argument(help="A rubric scoring run (printed by `rubrics score`).")],
+    rubric: Annotated[
+        str | None, typer.Option(help="Drill down: the conversations this rubric applies to.")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Per rubric and per area: how many scored conversations each applies to; the estimated labels."""
+    from evalcore.generators.tool_case.rubric_runs import rubric_report
+
+    found = rubric_report(open_store(db, existing=True), run)
+    if rubric is not None:
+        line = next((r for r in found.rubrics if r.rubric_id == rubric), None)
+        if line is None:
+            from evalcore.errors import UsageError
+
+            raise UsageError(
+                f"no rubric '{rubric}' in the run's set ({', '.join(r.rubric_id for r in found.rubrics)})"
+            )
+        typer.echo(f"{line.rubric_id} ({line.polarity}, {line.area}): {line.text}")
+        for conversation in line.applies:
+            typer.echo(conversation)
+        return
+    labels = ", ".join(f"{k} {v}" for k, v in sorted(found.labels.items()))
+    typer.echo(f"{found.scored} conversation(s) scored; estimated labels: {labels}")
+    typer.echo("| rubric | polarity | weight | area | applies to | mean score | text |")
+    typer.echo("|---|---|---|---|---|---|---|")
+    for r in found.rubrics:
+        share = f"{len(r.applies)} ({len(r.applies) / found.scored:.0%})" if found.scored else "0"
+        cells = [r.rubric_id, r.polarity, str(r.weight), r.area, share, f"{r.mean_score:.2f}", r.text]
+        typer.echo("| " + " | ".join(cells) + " |")
+    typer.echo("| area | conversations with a POS rubric | with a NEG rubric |")
+    typer.echo("|---|---|---|")
+    for area, hits in found.areas.items():
+        typer.echo(f"| {area} | {hits['POS']} | {hits['NEG']} |")

@@ -187,9 +187,13 @@ def save_rubric_set(
     return item_id, store.save_revision(item_id, body, author, expected_version)
 
 
-def load_rubric_set(store: Store, item_id: str) -> tuple[RubricSet, int]:
-    """The current version of a stored rubric set, and its version number."""
+def load_rubric_set(store: Store, item_id: str, version: int | None = None) -> tuple[RubricSet, int]:
+    """A stored rubric set at `version` (default the current one), and that version's number."""
     revision = store.current(item_id)
     if revision.kind != KIND:
         raise ValidationFailed([Problem(item_id, f"is a {revision.kind}, not a rubric set")], "rubric set")
+    if version is not None and version != revision.version:
+        revision = next((r for r in store.history(item_id) if r.version == version and r.body), None)
+        if revision is None:
+            raise ValidationFailed([Problem(item_id, f"has no version {version}")], "rubric set")
     return RubricSet.model_validate(revision.body), revision.version
