@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import threading
+from urllib.parse import quote, unquote
 
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.store.secrets import redact
 from evalcore.specs.projection import warm_up
 from evalcore.store import Store, database_url
+from evalcore.store.secrets import redact
 
 PROJECT_KEY = "project_id"
 # Every ASCII punctuation character: CommonMark lets each be backslash-escaped, and between them they start
@@ -122,6 +123,11 @@ def show_error(exc: EvalcoreError) -> None:
 
 
 USER_KEY = "user_name"
+# The typed name is kept in a cookie of this browser, so a reload, a new tab or a link someone shared
+# still knows who is acting (a name, no secret; a link carries no name, so it never makes you someone else).
+USER_COOKIE = "evalcore_user"
+_COOKIE_WRITTEN = "user_name_cookie"
+_COOKIE_DAYS = 365
 
 
 def _login_configured() -> bool:
@@ -132,8 +138,28 @@ def _login_configured() -> bool:
         return False
 
 
+def _remembered_name() -> str:
+    """The name this browser kept from an earlier session ('' if none)."""
+    try:
+        raw = st.context.cookies.get(USER_COOKIE)
+    except Exception:  # no browser behind the session (a page test)
+        return ""
+    return unquote(raw).strip() if isinstance(raw, str) else ""
+
+
+def _remember_name(name: str) -> None:
+    """Keep `name` in this browser's cookie when it changed. Percent-encoding leaves only letters, digits
+    and '%-._~' in the script, so nothing typed can break out of the string."""
+    if st.session_state.get(_COOKIE_WRITTEN) == name:
+        return
+    st.session_state[_COOKIE_WRITTEN] = name
+    cookie = f"{USER_COOKIE}={quote(name, safe='')}; path=/; max-age={_COOKIE_DAYS * 86400}; SameSite=Lax"
+    st.html(f"<script>document.cookie = '{cookie}';</script>", unsafe_allow_javascript=True, width=1)
+
+
 def identity_sidebar() -> str | None:
-    """Who is acting: the OIDC login when configured, else a name typed once per browser session."""
+    """Who is acting: the OIDC login when configured, else a name typed once per browser (kept in a
+    cookie across reloads, tabs and shared links)."""
     if _login_configured():
         if not st.user.is_logged_in:
             st.sidebar.button("Log in", on_click=st.login)
@@ -141,12 +167,16 @@ def identity_sidebar() -> str | None:
         st.sidebar.caption(f"Signed in as **{md(st.user.get('name') or st.user.get('email'))}**")
         st.sidebar.button("Log out", on_click=st.logout)
         return str(st.user.get("name") or st.user.get("email"))
+    if USER_KEY not in st.session_state:
+        st.session_state[USER_KEY] = st.session_state[_COOKIE_WRITTEN] = _remembered_name()
     name = st.sidebar.text_input(
         "Your name",
         key=USER_KEY,
         placeholder="e.g. dana",
-        help="Every edit and verdict is saved under this name.",
+        help="Every edit and verdict is saved under this name; this browser remembers it.",
     )
+    with st.sidebar:
+        _remember_name(name.strip())
     return name.strip() or None
 
 

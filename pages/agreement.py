@@ -24,7 +24,7 @@ from evalcore.review import (
     silver_calibration,
     unassign,
 )
-from pages._common import current_project, md, require_user, show_error, store_or_stop
+from pages._common import current_project, current_user, md, show_error, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -32,7 +32,9 @@ st.title("Agreement and calibration")
 if project_id is None:
     st.info("Import a project on Home first.")
     st.stop()
-user = require_user()
+# Reading agreement, calibration and exports needs no name; assigning and changing the policy do.
+user = current_user()
+NEEDS_NAME = "Type your name in the sidebar to change this: every change is saved with who made it."
 
 
 def _fmt(value: float) -> str:
@@ -154,10 +156,17 @@ def _calibration_section() -> None:
         current = policy.judge_threshold
         st.write(f"Silver threshold now: **{'judge verdict' if current is None else f'{current:.3f}'}**")
         left, right = st.columns(2)
-        if cal.choice and left.button(f"Use {cal.choice.threshold:.3f} for silver", type="primary"):
+        if cal.choice and left.button(
+            f"Use {cal.choice.threshold:.3f} for silver",
+            type="primary",
+            disabled=not user,
+            help=None if user else NEEDS_NAME,
+        ):
             set_policy(store, project_id, judge_threshold=cal.choice.threshold)
             st.rerun()
-        if current is not None and right.button("Back to the judge's own verdict"):
+        if current is not None and right.button(
+            "Back to the judge's own verdict", disabled=not user, help=None if user else NEEDS_NAME
+        ):
             set_policy(store, project_id, clear_threshold=True)
             st.rerun()
 
@@ -178,7 +187,9 @@ def _assign_section() -> None:
         limit = b.number_input("How many conversations (0 = all)", 0, 1_000_000, 0, step=50)
         seed = c.number_input("Seed", 0, 1_000_000, 0)
         only_new = st.checkbox("Only conversations nobody is assigned yet", value=True)
-        if st.form_submit_button("Assign", type="primary"):
+        if st.form_submit_button(
+            "Assign", type="primary", disabled=not user, help=None if user else NEEDS_NAME
+        ):
             try:
                 result = assign_items(
                     store, project_id, names, int(overlap), user,
@@ -203,7 +214,7 @@ def _assign_section() -> None:
         )
         left, right = st.columns([2, 1], vertical_alignment="bottom")
         who = left.selectbox("Take back open conversations from", [p.annotator for p in team])
-        if right.button("Take back"):
+        if right.button("Take back", disabled=not user, help=None if user else NEEDS_NAME):
             st.toast(f"{unassign(store, project_id, who)} conversation(s) taken back from {md(who)}.")
     st.subheader("Policy")
     policy = project_policy(store, project_id)
@@ -214,7 +225,7 @@ def _assign_section() -> None:
         leads = right.text_input(
             "Leads (comma-separated; empty: anyone may adjudicate)", ", ".join(leads_of(settings))
         )
-        if st.form_submit_button("Save policy"):
+        if st.form_submit_button("Save policy", disabled=not user, help=None if user else NEEDS_NAME):
             set_leads(store, project_id, leads.split(","))
             set_policy(store, project_id, required_agreement=int(required))
             st.success("Policy saved; tiers re-derived.")

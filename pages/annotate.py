@@ -1,5 +1,6 @@
 """Annotate: the queue, then one conversation turn by turn (verdict + reason per turn, corrections, the
-grounding documents beside each answer), saved in one go; the next conversation opens after a save."""
+grounding documents beside each answer), saved in one go by the Save button only (never by Enter in a
+field); the next conversation opens after a save."""
 
 import pandas as pd
 import streamlit as st
@@ -139,7 +140,7 @@ def queue_view() -> None:
     head, action = st.columns([4, 1], vertical_alignment="center")
     head.caption(
         f"**{page.total:,}** conversation(s) match the filters. Pick one, or start with the first: "
-        "every turn is pre-marked accepted, so mark what is wrong and save."
+        "mark each turn (or give the whole conversation a verdict) and save."
     )
     if action.button(
         "Review next", type="primary", icon=":material/play_arrow:", shortcut="Alt+N", disabled=not page.total
@@ -266,7 +267,7 @@ def _adjudication(view, version: int) -> None:
         if view.leads and user not in view.leads:
             st.caption(md(f"Only the project's leads ({', '.join(view.leads)}) can decide."))
             return
-        with st.form(f"lead:{view.conversation.id}"):
+        with st.form(f"lead:{view.conversation.id}", enter_to_submit=False):
             decision = st.segmented_control(
                 "Decision", ["accept", "reject"], key=f"lead_d:{view.conversation.id}"
             )
@@ -322,12 +323,14 @@ def _guarded(action, item_id: str) -> None:
 
 
 def _turn_controls(view, index: int) -> tuple:
-    """Verdict (accept or a reason), note and correction of one judged turn; pre-filled with mine."""
+    """Verdict (accept, a reason, or none yet), note and correction of one judged turn; pre-filled with
+    mine."""
     key = f"{view.conversation.id}:{index}"
     prev = view.mine.get(index)
-    default = "accept" if prev is None or prev.label == "accept" else prev.reason
+    # Nothing is pre-marked: a turn nobody looked at has no verdict, it is not an accept (issue 15).
+    default = None if prev is None else "accept" if prev.label == "accept" else prev.reason
     choice = st.segmented_control(
-        f"Turn {index}", TURN_CHOICES, default=default, required=True, format_func=CHOICE_LABELS.get,
+        f"Turn {index}", TURN_CHOICES, default=default, format_func=CHOICE_LABELS.get,
         key=f"tv:{key}", label_visibility="collapsed",
     )  # fmt: skip
     note = st.text_input(
@@ -345,11 +348,13 @@ def _save(view, opened: int, fields: dict, verdict: str | None, reason: str | No
     """Save the form on top of the version opened; on success open the next conversation of the queue."""
     item_id = view.conversation.id
     try:
-        turns = [
-            turn_verdict(i, choice, note_i, text, shown, mine_edit)
+        marked = {
+            i: turn_verdict(i, choice, note_i, text, shown, mine_edit)
             for i, (choice, note_i, text, shown, mine_edit) in fields.items()
-        ]
-        item = item_verdict(turns, verdict, reason if verdict != "accept" else None, note)
+        }
+        turns = [v for v in marked.values() if v is not None]
+        unmarked = [i for i, v in marked.items() if v is None]
+        item = item_verdict(turns, verdict, reason if verdict != "accept" else None, note, unmarked)
         result = save_review(store, item_id, user, opened, turns, item)
     except StaleVersionError as exc:
         _session(item_id)["refused"] = str(exc)
@@ -450,7 +455,8 @@ def item_view(item_id: str) -> None:
     _adjudication(view, opened)
     groups = turn_groups(view)
     judged = set(view.judged_turns)
-    with st.form(f"review:{item_id}", border=False):
+    # Enter in a note field must not save the review: only the button (or its Ctrl+Enter) does.
+    with st.form(f"review:{item_id}", border=False, enter_to_submit=False):
         fields = {}
         for group in groups:
             with st.container(border=True):
@@ -464,8 +470,10 @@ def item_view(item_id: str) -> None:
                     _documents(view, group)
         st.markdown("**Whole conversation**")
         st.caption(
-            "Leave the verdict empty to accept it, or to reject it when a turn is rejected and not corrected "
-            "(a corrected conversation is a good one). Ctrl+Enter saves and opens the next conversation."
+            "Leave the verdict empty to take it from the turns: rejected when a turn is rejected and not "
+            "corrected, accepted when every turn is marked and none is (a corrected conversation is a good "
+            "one). Turns left unmarked are not counted as accepted. Ctrl+Enter saves and opens the next "
+            "conversation."
         )
         row = st.container(horizontal=True, gap="medium")
         prev = view.mine.get(None)

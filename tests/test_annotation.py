@@ -25,6 +25,7 @@ from evalcore.review import (
     set_policy,
 )
 from evalcore.review.queue import QueueFilter
+from evalcore.review.verdicts import item_verdict, turn_verdict
 from evalcore.store import Store
 from evalcore.store import schema as t
 from tests.annotation_data import add_conversations, make_conversation
@@ -278,3 +279,20 @@ def test_deleting_a_project_removes_its_annotation_rows(store: Store):
     with store.read() as conn:
         for table in (t.assignments, t.annotation_states, t.annotation_verdicts):
             assert conn.scalar(sa.select(sa.func.count()).select_from(table)) == 0
+
+
+def test_a_turn_nobody_marked_has_no_verdict_and_never_makes_the_item_accepted():
+    assert turn_verdict(3, None) is None, "no choice, no correction: nothing to record"
+    corrected = turn_verdict(3, None, text="14 days", shown="30 days")
+    assert (corrected.label, corrected.reason, corrected.edited_content) == (
+        "reject",
+        "wrong answer",
+        "14 days",
+    )
+    accepted = turn_verdict(1, "accept")
+    with pytest.raises(EvalcoreError, match=r"turn\(s\) 3, 5 have no verdict yet"):
+        item_verdict([accepted], unmarked=[5, 3])
+    assert item_verdict([accepted], "accept", unmarked=[3, 5]).label == "accept", "an explicit verdict"
+    rejected = turn_verdict(1, "unsafe")
+    assert item_verdict([rejected], unmarked=[3]).reason == "unsafe", "a rejected turn rejects the item"
+    assert item_verdict([accepted, corrected]).label == "accept", "every turn marked, a corrected one"

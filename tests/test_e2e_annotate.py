@@ -1,9 +1,11 @@
 """End to end in headless Chromium (SQLite and PostgreSQL): annotate a conversation through the page and
-find the verdict after a browser reload; the same conversation saved from two browsers, the second
-refused with the name of who saved in between, then saved after Reload, both versions in the history."""
+find the verdict after a browser reload; Enter in a note saves nothing; the name survives reloads, tabs
+and links; the same conversation saved from two browsers, the second refused with the name of who saved
+in between, then saved after Reload, both versions in the history."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -46,14 +48,19 @@ def _text(driver) -> str:
     return driver.find_element(By.TAG_NAME, "body").text
 
 
-def open_as(driver, url: str, name: str) -> None:
-    """Load `url` and give a name (asked once per browser session, so again after a reload)."""
+def name_field(driver):
     from selenium.webdriver.common.by import By
+
+    return _wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "input[aria-label='Your name']"))
+
+
+def open_as(driver, url: str, name: str) -> None:
+    """Load `url` and give a name; wait until the browser keeps it (a cookie, so reloads know it)."""
     from selenium.webdriver.common.keys import Keys
 
     driver.get(url)
-    field = _wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "input[aria-label='Your name']"))
-    field.send_keys(name, Keys.ENTER)
+    name_field(driver).send_keys(name, Keys.ENTER)
+    _wait(driver, lambda d: (d.get_cookie("evalcore_user") or {}).get("value") == name)
 
 
 def review_form(driver, turns: int = 5) -> list:
@@ -92,8 +99,8 @@ def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, s
         _wait(driver, lambda d: f"item={seeded[1]}" in d.current_url)
 
         driver.get(base + f"/annotate?item={seeded[0]}")
-        driver.refresh()  # a real reload: a new browser session, the name is asked again
-        open_as(driver, base + f"/annotate?item={seeded[0]}", "ann")
+        driver.refresh()  # a real reload: a new browser session; this browser remembers the name
+        assert name_field(driver).get_attribute("value") == "ann"
         groups = review_form(driver)
         chosen = groups[1].find_element(By.CSS_SELECTOR, "button[aria-checked='true']")
         assert chosen.text == "Ungrounded"
@@ -113,9 +120,10 @@ def test_the_same_conversation_saved_in_two_browsers_the_second_is_refused(db_ur
     with streamlit_server(db_url) as base:
         open_as(first, base + f"/annotate?item={item}", "ann")
         open_as(second, base + f"/annotate?item={item}", "bea")
-        review_form(first)
+        whole = review_form(first)[-2]
         groups = review_form(second)
 
+        click(first, "Accept", within=whole)
         click(first, "Save & next")
         _wait(first, lambda d: f"item={item}" not in d.current_url)
 
@@ -140,3 +148,41 @@ def test_the_same_conversation_saved_in_two_browsers_the_second_is_refused(db_ur
         (None, "unsafe"),
     }
     store.close()
+
+
+def test_enter_in_a_note_saves_nothing_and_unmarked_turns_are_not_accepted(db_url, seeded, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    item = seeded[3]
+    with streamlit_server(db_url) as base:
+        open_as(browser, base + f"/annotate?item={item}", "ann")
+        groups = review_form(browser)
+        click(browser, "Accept", within=groups[0])
+        note = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")[0]
+        note.send_keys("checked against the manual", Keys.ENTER)
+        time.sleep(3)  # what a submitted form would need to save and open the next conversation
+        assert f"item={item}" in browser.current_url
+        store = Store(db_url)
+        assert store.annotations(item) == [], "Enter saved nothing"
+
+        click(browser, "Save & next")  # an explicit save with turns 3 and 5 unmarked: refused, named
+        _wait(browser, lambda d: "have no verdict yet" in _text(d))
+        assert store.annotations(item) == [] and f"item={item}" in browser.current_url
+        store.close()
+
+
+def test_the_name_survives_a_reload_a_new_tab_and_a_link_and_agreement_needs_none(db_url, seeded, browsers):
+    first, second = browsers
+    with streamlit_server(db_url) as base:
+        open_as(first, base + "/annotate", "dana")
+        first.refresh()
+        assert name_field(first).get_attribute("value") == "dana", "after a reload"
+        first.switch_to.new_window("tab")
+        first.get(base + f"/annotate?item={seeded[1]}")  # a link someone shared, in a new tab
+        assert name_field(first).get_attribute("value") == "dana", "in a new tab, from a link"
+        review_form(first)
+
+        second.get(base + "/agreement")  # another browser: no name, and reading is not blocked
+        _wait(second, lambda d: "Cohen's kappa" in _text(d) and "Type your name" not in _text(d))
+        assert name_field(second).get_attribute("value") == ""

@@ -48,6 +48,12 @@ def save(at: AppTest) -> AppTest:
     return button(at, "Save & next").click().run()
 
 
+def accept_whole(at: AppTest, item: str) -> AppTest:
+    """Pick 'accept' for the whole conversation: the one action that accepts it."""
+    at.segmented_control(key=f"cv:{item}").set_value("accept")
+    return at
+
+
 def test_without_a_name_nobody_can_act(seeded):
     at = page(None)
     assert any("Type your name" in w.value for w in at.warning)
@@ -93,7 +99,7 @@ def test_review_saved_in_one_go_then_the_next_item_opens(seeded):
         "wrong answer",
         "Corrected: 2 years or 500 charge cycles.",
     )
-    assert mine[1].label.value == "accept", "untouched turns are accepted"
+    assert 1 not in mine, "a turn nobody looked at has no verdict, not an accept"
     assert (mine[None].label.value, mine[None].reason) == ("reject", "not grounded"), "an uncorrected reject"
     assert open_item(store, ids[0]).content(5) == "Corrected: 2 years or 500 charge cycles."
 
@@ -101,9 +107,9 @@ def test_review_saved_in_one_go_then_the_next_item_opens(seeded):
 def test_accepting_is_one_action_and_reopening_shows_my_verdicts(seeded):
     store, ids = seeded
     at = page("ann", item=ids[2])
-    save(at)
+    save(accept_whole(at, ids[2]))
     view = open_item(store, ids[2], "ann")
-    assert view.mine[None].label.value == "accept" and len(view.mine) == 1 + len(view.judged_turns)
+    assert view.mine[None].label.value == "accept" and len(view.mine) == 1, "no turn is said accepted"
 
     at = page("ann", item=ids[2])
     assert at.segmented_control(key=f"cv:{ids[2]}").value == "accept", "my verdict is pre-filled"
@@ -111,12 +117,35 @@ def test_accepting_is_one_action_and_reopening_shows_my_verdicts(seeded):
     assert open_item(store, ids[2], "ann").mine == {}
 
 
+def test_saving_with_turns_left_unmarked_saves_nothing_and_names_them(seeded):
+    store, ids = seeded
+    at = page("ann", item=ids[3])
+    at.segmented_control(key=f"tv:{ids[3]}:1").set_value("accept")
+    save(at)
+    assert not at.exception
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert any("turn(s) 3, 5, 7, 9 have no verdict yet" in e for e in errors), errors
+    assert store.annotations(ids[3]) == [], "nothing is saved"
+    opened = at.query_params["item"]
+    assert (opened[0] if isinstance(opened, list) else opened) == ids[3], "the conversation stays open"
+
+
+def test_the_agreement_page_reads_without_a_name_and_asks_for_one_only_to_change(seeded):
+    at = page(None, "pages/agreement.py")
+    assert not at.warning, "nothing blocks reading"
+    assert any(m.label == "gold" for m in at.metric)
+    at.session_state["agreement_tab"] = "Assignments"
+    at.run()
+    assert not at.exception
+    assert all(b.disabled for b in at.get("form_submit_button")), "assigning needs a name"
+
+
 def test_a_stale_save_is_refused_naming_who_saved_and_reload_keeps_the_draft(seeded):
     store, ids = seeded
     item = ids[4]
     ann = page("ann", item=item)
     bea = page("bea", item=item)
-    save(ann)
+    save(accept_whole(ann, item))
 
     bea.segmented_control(key=f"tv:{item}:1").set_value("unsafe")
     bea.text_input(key=f"tn:{item}:1").input("tells the user to ride without brakes")
@@ -176,7 +205,7 @@ def test_reload_shows_a_correction_saved_in_between_and_saving_does_not_undo_it(
     ann = page("ann", item=item)
     bea = page("bea", item=item)
     bea.text_area(key=f"te:{item}:1").input("Corrected by bea.")
-    save(bea)
+    save(accept_whole(bea, item))
 
     ann.segmented_control(key=f"tv:{item}:3").set_value("unsafe")
     save(ann)

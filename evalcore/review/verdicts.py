@@ -261,44 +261,59 @@ CORRECTION_REASON = "wrong answer"
 
 def turn_verdict(
     turn_index: int,
-    choice: str,
+    choice: str | None,
     note: str = "",
     text: str | None = None,
     shown: str | None = None,
     previous_edit: str | None = None,
-) -> TurnVerdict:
-    """A TurnVerdict from a review form: `choice` is 'accept' or a reason; `text` is the expected answer
-    as the reviewer left it and `shown` what they were shown. Changed text is a correction, and a
-    correction rejects the turn as 'wrong answer' unless another reason was picked (the generated answer
-    was not right); keeping one's own earlier correction keeps it."""
+) -> TurnVerdict | None:
+    """A TurnVerdict from a review form: `choice` is 'accept', a reason, or None when the reviewer picked
+    nothing; `text` is the expected answer as the reviewer left it and `shown` what they were shown.
+    Changed text is a correction, and a correction rejects the turn as 'wrong answer' unless another
+    reason was picked (the generated answer was not right); keeping one's own earlier correction keeps it.
+    A turn with no choice and no correction has no verdict (None): nobody looked at it, so it is not
+    recorded as accepted (issue 15)."""
     edited = None
     if text is not None and shown is not None and text.strip():
         if text.strip() != shown.strip():
             edited = text.strip()
         elif previous_edit is not None and text.strip() == previous_edit.strip():
             edited = previous_edit
-    if choice not in TURN_CHOICES:
+    if choice is None and edited is None:
+        return None
+    if choice is not None and choice not in TURN_CHOICES:
         raise EvalcoreError(
             f"unknown choice {choice!r} for turn {turn_index}; one of: {', '.join(TURN_CHOICES)}"
         )
     if choice == ACCEPT and edited is None:
         return TurnVerdict(turn_index=turn_index, label="accept", note=note.strip())
-    reason = CORRECTION_REASON if choice == ACCEPT else choice
+    reason = CORRECTION_REASON if choice in (ACCEPT, None) else choice
     return TurnVerdict(
         turn_index=turn_index, label="reject", reason=reason, note=note.strip(), edited_content=edited
     )
 
 
 def item_verdict(
-    turns: Sequence[TurnVerdict], choice: str | None = None, reason: str | None = None, note: str = ""
+    turns: Sequence[TurnVerdict],
+    choice: str | None = None,
+    reason: str | None = None,
+    note: str = "",
+    unmarked: Sequence[int] = (),
 ) -> ItemVerdict:
-    """The whole-item verdict from a review form. With no explicit `choice`, the item is accepted unless a
-    turn is rejected without a correction (a corrected conversation is a good one); then it is rejected
-    for that turn's reason."""
+    """The whole-item verdict from a review form. With no explicit `choice`, the item is rejected when a
+    turn is rejected without a correction (for that turn's reason), and accepted when every judged turn
+    has a verdict and none is an uncorrected rejection (a corrected conversation is a good one). Judged
+    turns left `unmarked` never count as accepted: then the reviewer must mark them or pick a verdict."""
     uncorrected = [v for v in turns if v.label == "reject" and v.edited_content is None]
     if choice == ACCEPT:
         return ItemVerdict(label="accept", note=note.strip())
     if choice is None and not uncorrected:
+        if unmarked:
+            listed = ", ".join(str(i) for i in sorted(unmarked))
+            raise EvalcoreError(
+                f"turn(s) {listed} have no verdict yet: mark each one, or pick a verdict for the whole "
+                "conversation"
+            )
         return ItemVerdict(label="accept", note=note.strip())
     if reason is None:
         source = uncorrected or [v for v in turns if v.label == "reject"]
