@@ -245,3 +245,26 @@ def test_a_scoring_run_reports_per_rubric_and_area_with_drill_down(generated):
     ]
     again = score_with_rubrics(store, pid, item, resume=run.id)
     assert again.id == run.id and rubric_report(store, run.id).scored == 78
+
+
+def test_a_model_learns_spur_rubrics_with_three_reasons_per_conversation(generated, llm_env, monkeypatch):
+    store, pid, conversations, _ = generated
+    monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)
+    pos = next(c for c in conversations if c.metadata["labels"]["overall"] == "POS")
+    neg = next(c for c in conversations if c.metadata["situation"] == "null_tool_response")
+    reason = lambda p, r: {"area": "User Satisfaction", "polarity": p, "reason": r}  # noqa: E731
+    llm_env.enqueue(
+        {"reasons": [reason("POS", "User thanks the agent"), reason("NEG", "ignored: not the label")]},
+        {"reasons": [reason("NEG", "User calls the agent useless"), reason("NEG", "User gets no answer")]},
+        {"rubrics": [{"text": "The user thanks the agent.", "support": 1}]},
+        {"rubrics": [{"text": "The user is left without an answer.", "support": 2}]},
+    )
+    spur = discover_rubrics(ModelClient(store, pid), [pos, neg], "spur", model="openai/gpt-4o-mini")
+    assert [(r.polarity, r.text, r.support) for r in spur.rubrics] == [
+        ("POS", "The user thanks the agent.", 1), ("NEG", "The user is left without an answer.", 2),
+    ]  # fmt: skip
+    assert spur.producer == "openai/gpt-4o-mini" and len(llm_env.calls) == 4
+    first = llm_env.calls[0].body["messages"][-1]["content"]
+    assert "Label: SAT" in first and "at most 3 reasons" in first
+    summary = llm_env.calls[3].body["messages"][-1]["content"]
+    assert "User calls the agent useless" in summary and "at most 10 rubrics" in summary
