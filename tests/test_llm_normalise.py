@@ -28,7 +28,8 @@ CLEAN_TURNS = json.dumps({"turns": [TURN]})
 def all_tasks() -> dict:
     """Every task of the library: a task registers itself when its module is imported."""
     for module in pkgutil.walk_packages(evalcore.__path__, "evalcore."):
-        importlib.import_module(module.name)
+        if not module.name.endswith(".__main__"):  # running it would start the CLI
+            importlib.import_module(module.name)
     return TASKS
 
 
