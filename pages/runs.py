@@ -3,18 +3,12 @@
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.jobs import failed_units
+from evalcore.jobs import failed_units, retry_failed
+from evalcore.jobs.control import holders
+from evalcore.jobs.queue import enqueue
 from evalcore.llm import Registry
 from evalcore.models import RunStatus, Target
-from evalcore.runs import (
-    RUN_KIND,
-    create_run,
-    is_active,
-    last_error,
-    request_stop,
-    run_progress,
-    start_in_background,
-)
+from evalcore.runs import RUN_KIND, create_run, request_stop, run_progress
 from evalcore.runs.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
 from pages._common import current_project, current_user, md, show_error, store_or_stop
 
@@ -120,7 +114,7 @@ with st.form("start_run"):
                 budget={"usd": budget} if budget else {}, concurrency=concurrency, source=source,
                 limit=int(limit) or None,
             )  # fmt: skip
-            start_in_background(store, run.id)
+            enqueue(store, run.id)
             st.session_state["watch_run"] = run.id
         except EvalcoreError as exc:
             show_error(exc)
@@ -142,20 +136,24 @@ watched = st.selectbox("Run", ids, key="watch_run", format_func=labels.get)
 
 
 def _live(run_id: str) -> bool:
-    """Played right now: by this server, or (status running) by another process such as the CLI."""
-    return is_active(run_id) or store.run(run_id).status == RunStatus.running
+    """Queued or played right now, by a worker or another process such as the CLI."""
+    return store.run(run_id).status in (RunStatus.pending, RunStatus.running)
 
 
 def _panel(run_id: str) -> None:
     run = store.run(run_id)
     done, total = run_progress(store, run_id)
     live = _live(run_id)
-    state = "playing" if is_active(run_id) else run.status.value
+    state = "queued" if run.status == RunStatus.pending else run.status.value
     st.progress(done / total if total else 0.0, text=f"{done} / {total} turns · {state}")
+    held = holders(store, run_id)
+    for holder in held:
+        st.caption(
+            md(f"Worked by {holder.worker} since {holder.since:%Y-%m-%d %H:%M:%S} UTC "
+               f"({holder.units} item(s) in hand)")
+        )  # fmt: skip
     if run.stopped_reason:
         st.caption(f"Stopped: {md(run.stopped_reason)}")
-    if error := last_error(run_id):
-        st.error(md(error))
     for warning in run.warnings:
         st.warning(md(warning))
     st.caption(
@@ -169,19 +167,20 @@ def _panel(run_id: str) -> None:
     if failed and not live:  # kept with their reasons until retried
         st.warning(f"{len(failed)} item(s) could not be played: {', '.join(sorted(failed)[:5])}")
         if st.button("Retry failed units", key=f"retry:{run_id}", icon=":material/replay:"):
-            start_in_background(store, run_id, retry_failed=True)
+            retry_failed(store, run_id)
+            enqueue(store, run_id)
             st.rerun()
     left, middle, right = st.columns(3)
     if live:
         if left.button("Stop", key=f"stop:{run_id}", icon=":material/stop:"):
             request_stop(store, run_id, current_user() or "a user")
             st.rerun()
-        if not is_active(run_id):
-            st.caption("Played by another process. If that process died, stop the run here, then resume it.")
+        if run.status == RunStatus.running and not held:
+            st.caption("No live worker holds it now: a worker takes it over once its claims expire.")
     elif run.status != RunStatus.finished and middle.button(
         "Resume", key=f"resume:{run_id}", type="primary", icon=":material/play_arrow:"
     ):
-        start_in_background(store, run_id)
+        enqueue(store, run_id)
         st.rerun()
     if done and right.button("Open the report", key=f"report:{run_id}", icon=":material/table_chart:"):
         st.session_state["report_run"] = run_id

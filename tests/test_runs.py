@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from test_runs_support import SAMPLE, conversation, sample_project
 from evalcore import __version__
 from evalcore.errors import EvalcoreError
 from evalcore.items.store_ops import add_conversation, add_test
+from evalcore.jobs.queue import enqueue, open_queue
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Provenance, Run, RunStatus, Target, Turn
 from evalcore.models import Test as ItemTest
@@ -25,8 +27,6 @@ from evalcore.runs import (
     request_stop,
     run_progress,
     run_target,
-    start_in_background,
-    wait_for,
 )
 from evalcore.runs.store_ops import judgment_bodies, judgment_rows
 from evalcore.runs.targets import TargetConfigError, save_target
@@ -170,7 +170,7 @@ def test_a_spent_budget_stops_the_run_and_a_resume_with_more_finishes_it(project
     assert len(llm_server.completed("openai")) == first.total, "every turn asked once"
 
 
-def test_a_stop_request_halts_a_background_run_which_resumes_later(sqlite_store, monkeypatch):
+def test_a_stop_request_halts_a_queued_run_which_resumes_later(sqlite_store, monkeypatch):
     monkeypatch.setenv("EC8_BOT_DELAY", "0.15")
     pid, _ = sample_project(sqlite_store)
     save_target(
@@ -179,12 +179,20 @@ def test_a_stop_request_halts_a_background_run_which_resumes_later(sqlite_store,
         Target(name="slow", kind="python", config={"callable": "test_runs_support:slow_bot"}),
     )
     run = create_run(sqlite_store, pid, "slow", judge="offline", concurrency=1)
-    start_in_background(sqlite_store, run.id)
+    queue = open_queue(sqlite_store.url)
+    enqueue(sqlite_store, run.id)
+    request_stop(sqlite_store, run.id, "tester")  # stopped while queued: the worker skips it
+    assert queue.huey.execute(queue.huey.dequeue())["skipped"]
+    assert sqlite_store.run(run.id).status == RunStatus.stopped
+    enqueue(sqlite_store, run.id)  # the page's Resume
+    worker = threading.Thread(target=lambda: queue.huey.execute(queue.huey.dequeue()))  # a worker's part
+    worker.start()
     deadline = time.monotonic() + 30
     while run_progress(sqlite_store, run.id)[0] < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     request_stop(sqlite_store, run.id, "tester")
-    assert wait_for(run.id, timeout=30)
+    worker.join(timeout=30)
+    assert not worker.is_alive()
     stopped = sqlite_store.run(run.id)
     done, total = run_progress(sqlite_store, run.id)
     assert (

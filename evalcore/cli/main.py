@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -141,13 +142,32 @@ def serve(
         result = import_project(store, SAMPLE_PROJECT)
         typer.echo(f"sample project '{result.project_id}' is in {store.display_url}")
     env = {**os.environ, DATABASE_URL_ENV: store.url}
-    command = [
+    dashboard = [
         sys.executable, str(REPO_ROOT / "dashboard.py"),
         "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
-    typer.echo(f"dashboard: http://127.0.0.1:{port}  (Ctrl+C stops it)")
-    raise typer.Exit(_run_until_stopped(command, env))
+    # One consumer beside the dashboard runs the jobs its pages queue, on the queue beside the store.
+    worker = [sys.executable, "-m", "evalcore", "worker", "--workers", "1"]  # the store from env
+    typer.echo(f"dashboard: http://127.0.0.1:{port}  (Ctrl+C stops it and its worker)")
+    raise typer.Exit(_run_until_stopped([dashboard, worker], env))
+
+
+@app.command()
+@friendly
+def worker(
+    workers: Annotated[int, typer.Option("--workers", "-w", help="Worker processes (one job each).")] = 1,
+    db: DbOption = None,
+) -> None:
+    """Run the jobs queued for the store (EVALCORE_QUEUE_URL, else the queue beside the store)."""
+    from evalcore.jobs.queue import queue_url_for
+    from evalcore.jobs.worker import run_worker
+
+    store = _store(db)
+    url = store.url
+    store.close()
+    typer.echo(f"worker: {workers} process(es) on {queue_url_for(url)} for {store.display_url}", err=True)
+    run_worker(url, workers)
 
 
 class _Stop(Exception):
@@ -158,30 +178,40 @@ def _raise_stop(signum: int, _frame: object) -> None:
     raise _Stop(signum)
 
 
-def _run_until_stopped(command: list[str], env: dict[str, str]) -> int:
-    """Run the dashboard until it exits; on SIGTERM, SIGHUP or Ctrl+C stop it first, so no server is
-    left holding the port (a plain subprocess.call would die on SIGTERM and orphan its child)."""
+def _run_until_stopped(commands: list[list[str]], env: dict[str, str]) -> int:
+    """Run the dashboard and its worker until one exits; on SIGTERM, SIGHUP or Ctrl+C stop both first, so
+    no server is left holding the port (a plain subprocess.call would die on SIGTERM and orphan its child).
+    The worker stops on SIGTERM too: its job releases its units and waits in the queue for the next start."""
     stop_signals = (signal.SIGTERM, signal.SIGHUP)
     previous = {sig: signal.signal(sig, _raise_stop) for sig in stop_signals}
-    process: subprocess.Popen | None = None
+    processes: list[subprocess.Popen] = []
+    code = 0
     try:
-        process = subprocess.Popen(command, env=env, cwd=REPO_ROOT)
-        return process.wait()
+        # Own sessions: a Ctrl+C in the terminal reaches this process only, which stops both in order.
+        processes = [
+            subprocess.Popen(command, env=env, cwd=REPO_ROOT, start_new_session=True) for command in commands
+        ]
+        while (code := next((p.poll() for p in processes if p.poll() is not None), None)) is None:
+            time.sleep(0.5)
+        typer.echo("a process of the dashboard exited: stopping the other", err=True)
     except (_Stop, KeyboardInterrupt):
         for sig in stop_signals:  # a second signal must not cut the shutdown short
             signal.signal(sig, signal.SIG_IGN)
-        if process is not None:
-            process.terminate()
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        for process in processes:
             try:
-                process.wait(timeout=STOP_GRACE_SECONDS)
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        typer.echo("dashboard stopped")
-        return 0
-    finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    typer.echo("dashboard stopped")
+    return code
 
 
 def main() -> None:

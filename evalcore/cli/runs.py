@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
 from evalcore.errors import EvalcoreError, UsageError
+from evalcore.store import Store
 
 app = typer.Typer(help="Runs against targets and their reports.")
 targets_app = typer.Typer(help="The targets (systems under test) of a project.", no_args_is_help=True)
@@ -47,6 +48,9 @@ def run_(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="With --resume: play the failed items again too.")
     ] = False,
+    queue: Annotated[
+        bool, typer.Option("--queue", help="Hand the run to the workers (`evalcore worker`) and return.")
+    ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -67,6 +71,9 @@ def run_(
         pid = project_id_of(store, project)
         options = {"judge": judge, "budget": limits, "source": source, "spec_id": spec, "limit": limit}
         run_id = create_run(store, pid, target, concurrency=concurrency or DEFAULT_CONCURRENCY, **options).id
+    if queue:
+        _enqueue(store, run_id, limits, concurrency, retry_failed)
+        return
     outcome = execute_run(
         store, run_id, on_progress=progress_printer("turns"), budget=limits or None, concurrency=concurrency,
         retry_failed=retry_failed,
@@ -90,6 +97,23 @@ def run_(
         typer.echo(f"other processes still play {run.id}; this one played what they had not claimed")
     elif run.status.value != "finished":
         typer.echo(f"{run.status.value} ({run.stopped_reason}); resume with: evalcore run --resume {run.id}")
+
+
+def _enqueue(
+    store: Store, run_id: str, limits: dict[str, float], concurrency: int | None, retry_failed: bool
+) -> None:
+    """`run --queue`: record what the foreground run would have been given, then queue the run."""
+    from evalcore import jobs
+    from evalcore.jobs.queue import enqueue, queue_url_for
+
+    if limits:
+        store.update_run(store.run(run_id).model_copy(update={"budget": limits}))
+    if concurrency:
+        store.update_run_params(run_id, {"concurrency": int(concurrency)})
+    if retry_failed:
+        jobs.retry_failed(store, run_id)
+    enqueue(store, run_id)
+    typer.echo(f"run {run_id} queued on {queue_url_for(store.url)}; watch it with `evalcore status`")
 
 
 def _json(text: str) -> object:

@@ -6,9 +6,15 @@ process, between two units. Progress is read from the store, so a page shows it 
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
 import sqlalchemy as sa
 
+from evalcore.jobs.claims import unit_states
 from evalcore.models import Run
+from evalcore.models.common import now_utc
 from evalcore.store import Store
 from evalcore.store import schema as t
 
@@ -49,3 +55,33 @@ def failed_units(store: Store, run_id: str) -> dict[str, str]:
     )
     with store.read() as conn:
         return {key: error or "" for key, error in conn.execute(query.order_by(u.c.unit_key))}
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A live worker holding units of a run."""
+
+    worker: str  # host:pid:nonce:loop (store/workers.py)
+    units: int  # units it holds now
+    since: datetime  # the earliest moment its claims on the run still record (see `holders`)
+
+
+def holders(store: Store, run_id: str) -> list[Holder]:
+    """The live workers holding units of the run, with since when. A claim keeps only its last change, so
+    `since` is the end of the worker's first finished unit of the run, or its latest lease renewal when it
+    has finished none: a lower bound on its work, enough to see a worker that took over an hour ago."""
+    c = t.job_claims
+    now = now_utc()
+    states = unit_states(store, run_id).values()
+    held = Counter(s.claimed_by for s in states if s.status == "claimed" and not s.takeable(now))
+    if not held:
+        return []
+    with store.read() as conn:
+        first = dict(
+            conn.execute(
+                sa.select(c.c.claimed_by, sa.func.min(c.c.updated_at))
+                .where(c.c.run_id == run_id, c.c.claimed_by.in_(list(held)))
+                .group_by(c.c.claimed_by)
+            ).all()
+        )
+    return [Holder(worker, count, first[worker]) for worker, count in sorted(held.items())]

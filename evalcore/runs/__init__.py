@@ -8,14 +8,7 @@ the deterministic checks. Reports over runs live in `evalcore.reports` (a higher
 """
 
 from evalcore.jobs import request_stop
-from evalcore.runs.control import (
-    code_version,
-    is_active,
-    last_error,
-    run_progress,
-    start_in_background,
-    wait_for,
-)
+from evalcore.runs.control import code_version, run_progress
 from evalcore.runs.job import RunOutcome, create_run, execute_run, run_target
 from evalcore.runs.judges import JUDGE_TURN, LLMJudge, OfflineJudge, make_judge
 from evalcore.runs.records import ERROR_TYPES, JUDGE_ERROR_TYPES, RUN_KIND, JudgedTurn
@@ -32,12 +25,8 @@ __all__ = [
     "code_version",
     "create_run",
     "execute_run",
-    "is_active",
-    "last_error",
     "make_judge",
     "request_stop",
     "run_progress",
     "run_target",
-    "start_in_background",
-    "wait_for",
 ]

@@ -1,0 +1,192 @@
+"""Jobs in worker processes through the huey queue (issue 16), on SQLite and PostgreSQL.
+
+A run queued by a process that is then killed (a dashboard restarted) is finished by a worker; a worker
+killed with SIGKILL mid-run is replaced by another that finishes the run, every turn played once and no
+model call repeated beyond those in flight at the kill.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from test_runs_support import conversation
+
+from evalcore.items.store_ops import add_conversation
+from evalcore.jobs.control import Holder, holders
+from evalcore.jobs.queue import enqueue, queue_url_for
+from evalcore.models import RunStatus, Target
+from evalcore.models.common import now_utc
+from evalcore.runs import create_run
+from evalcore.runs.store_ops import judgment_rows
+from evalcore.runs.targets import save_target
+from evalcore.store import Store
+
+pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server
+PROJECT = "p1"
+ROOT = Path(__file__).resolve().parents[1]
+CONVERSATIONS, TURNS, CONCURRENCY = 8, 3, 2
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("EVALCORE_OFFLINE", "EVALCORE_QUEUE_URL")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "tests")])
+    env["EVALCORE_QUEUE_RECOVER_S"] = "1"  # the sweep finds a dead worker's run within seconds
+    return env
+
+
+def _worker(url: str) -> subprocess.Popen:
+    """`evalcore worker` in its own session, so a kill reaches its consumer and its worker process."""
+    command = [sys.executable, "-m", "evalcore", "worker", "--db", url, "--workers", "1"]
+    return subprocess.Popen(command, cwd=ROOT, env=_env(), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _run(store: Store, llm_server) -> str:
+    store.create_project(PROJECT, "Queued")
+    for i in range(CONVERSATIONS):
+        qa = [(f"question {j} of conversation {i}?", "an answer", "SINGLE-DOC", []) for j in range(TURNS)]
+        add_conversation(store, PROJECT, conversation(f"k{i}", None, [], qa))
+    config = {"base_url": llm_server.openai_base_url, "model": "gpt-4o-mini", "cache": False,
+              "max_tokens": 50, "timeout_s": 10}  # fmt: skip
+    save_target(store, PROJECT, Target(name="bot", kind="openai", config=config))
+    return create_run(store, PROJECT, "bot", judge="offline", concurrency=CONCURRENCY).id
+
+
+def _wait(store: Store, run_id: str, until, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not until():
+        assert time.monotonic() < deadline, f"run {run_id}: {store.run(run_id).status.value} after {timeout}s"
+        time.sleep(0.2)
+
+
+def _played_once(store: Store, run_id: str) -> None:
+    turns = Counter((r[1], r[3]) for r in judgment_rows(store, run_id))
+    assert len(turns) == CONVERSATIONS * TURNS and set(turns.values()) == {1}, "every turn played once"
+
+
+def test_the_queue_lives_beside_a_sqlite_store_or_in_its_postgres_database(tmp_path, monkeypatch):
+    monkeypatch.delenv("EVALCORE_QUEUE_URL", raising=False)
+    assert queue_url_for(f"sqlite:///{tmp_path}/evalcore.db") == f"sqlite:///{tmp_path}/evalcore.queue.db"
+    assert queue_url_for("postgresql://u@127.0.0.1:5432/team") == "postgresql://u@127.0.0.1:5432/team"
+    monkeypatch.setenv("EVALCORE_QUEUE_URL", "redis://127.0.0.1:6379/0")
+    assert queue_url_for(f"sqlite:///{tmp_path}/evalcore.db") == "redis://127.0.0.1:6379/0"
+
+
+def test_a_run_queued_by_a_process_killed_since_is_finished_by_a_worker(db_url, llm_server):
+    store = Store(db_url)
+    worker = None
+    try:
+        run_id = _run(store, llm_server)
+        enqueuer = subprocess.Popen(  # the dashboard: queues the run, then dies before any worker runs
+            [sys.executable, "-c", ENQUEUE, db_url, run_id], cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        assert enqueuer.stdout.readline().strip() == "queued"
+        enqueuer.kill()
+        enqueuer.wait()
+        assert store.run(run_id).status == RunStatus.pending
+        worker = _worker(db_url)
+        _wait(store, run_id, lambda: store.run(run_id).status == RunStatus.finished)
+        _played_once(store, run_id)
+        assert len(llm_server.completed("openai")) == CONVERSATIONS * TURNS
+    finally:
+        if worker is not None:
+            _stop(worker)
+        store.close()
+
+
+ENQUEUE = """
+import sys, time
+from evalcore.jobs.queue import enqueue
+from evalcore.store import Store
+enqueue(Store(sys.argv[1]), sys.argv[2])
+print("queued", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_worker_killed_mid_run_is_replaced_and_no_call_is_repeated_beyond_those_in_flight(
+    db_url, llm_server
+):
+    store = Store(db_url)
+    workers: list[subprocess.Popen] = []
+    try:
+        run_id = _run(store, llm_server)
+        llm_server.latency = 0.2
+        workers = [_worker(db_url), _worker(db_url)]
+        enqueue(store, run_id)
+
+        def holder() -> Holder | None:
+            held = holders(store, run_id)  # what the run's page shows: one worker, since when
+            return held[0] if held and len(judgment_rows(store, run_id)) >= 4 else None
+
+        _wait(store, run_id, holder)
+        taken = holder()
+        assert taken.units <= CONCURRENCY and taken.since <= now_utc()
+        pid = int(taken.worker.split(":")[1])
+        victim = next(w for w in workers if os.getpgid(pid) == w.pid)
+        os.killpg(victim.pid, signal.SIGKILL)  # the consumer and its worker process, mid-run
+        victim.wait()
+        _wait(store, run_id, lambda: store.run(run_id).status == RunStatus.finished)
+        _played_once(store, run_id)
+        asked = Counter(c.body["messages"][-1]["content"] for c in llm_server.completed("openai"))
+        assert len(asked) == CONVERSATIONS * TURNS
+        repeated = sum(n - 1 for n in asked.values())
+        assert repeated <= CONCURRENCY, f"{repeated} call(s) repeated: only those in flight at the kill"
+        print(f"calls repeated after the kill: {repeated} (at most {CONCURRENCY} in flight)")
+    finally:
+        for worker in workers:
+            _stop(worker)
+        store.close()
+
+
+def _serve(url: str, port: int) -> subprocess.Popen:
+    command = [sys.executable, "-m", "evalcore", "serve", "--port", str(port), "--db", url]
+    return subprocess.Popen(command, cwd=ROOT, env=_env(), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+
+def test_a_queued_run_survives_a_restart_of_serve_and_finishes(db_url, llm_server):
+    """`evalcore serve` runs the dashboard and a worker; SIGTERM stops both and the job waits in the queue."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    store = Store(db_url)
+    serve = None
+    try:
+        run_id = _run(store, llm_server)
+        llm_server.latency = 0.2
+        enqueue(store, run_id)  # what the Runs page's Start does
+        serve = _serve(db_url, port)
+        _wait(store, run_id, lambda: len(judgment_rows(store, run_id)) >= 4)
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(timeout=30) == 0
+        paused = store.run(run_id)
+        assert paused.status == RunStatus.pending, "a restart is not a stop: the run waits for a worker"
+        assert len(judgment_rows(store, run_id)) < CONVERSATIONS * TURNS
+        serve = _serve(db_url, port)
+        _wait(store, run_id, lambda: store.run(run_id).status == RunStatus.finished)
+        _played_once(store, run_id)
+        asked = Counter(c.body["messages"][-1]["content"] for c in llm_server.completed("openai"))
+        assert sum(n - 1 for n in asked.values()) <= CONCURRENCY, "only the calls in flight at the stop"
+    finally:
+        if serve is not None:
+            _stop(serve)
+        store.close()
