@@ -24,7 +24,7 @@ from evalcore.store import Store
 @pytest.fixture
 def filled(store) -> tuple[Store, str]:
     project_id = import_project(store, SAMPLE_PROJECT).project_id
-    generate_specs(store, project_id, m=1, batch=1)
+    generate_specs(store, project_id, m=1, batch=1, from_card=False)
     generate_conversations(store, project_id, specs="all", per_spec=2, dense=False)
     first = list_conversations(store, project_id)[0].conversation
     test = models.Test(

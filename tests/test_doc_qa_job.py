@@ -24,7 +24,7 @@ from evalcore.specs.store_ops import list_specs
 
 def _project(store, m: int = 3) -> str:
     project_id = import_project(store, SAMPLE_PROJECT).project_id
-    generate_specs(store, project_id, m=m, batch=m)
+    generate_specs(store, project_id, m=m, batch=m, from_card=False)
     return project_id
 
 

@@ -35,7 +35,7 @@ def distinct_replies(api: str, body: dict) -> str:
 
 def _project(store) -> str:
     project_id = import_project(store, SAMPLE_PROJECT).project_id
-    generate_specs(store, project_id, m=1, batch=1)  # offline specs: no model call
+    generate_specs(store, project_id, m=1, batch=1, from_card=False)  # offline specs: no model call
     return project_id
 
 

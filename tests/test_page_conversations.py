@@ -22,7 +22,7 @@ def store(tmp_path, monkeypatch) -> Store:
     monkeypatch.setenv(DATABASE_URL_ENV, url)
     store = Store(url)
     import_project(store, ROOT / "data" / "sample")
-    generate_specs(store, PROJECT, m=2, batch=2)
+    generate_specs(store, PROJECT, m=2, batch=2, from_card=False)
     return store
 
 

@@ -38,7 +38,8 @@ def test_offline_generation_is_grounded_varied_and_marked(project):
     assert all(set(v.spec.documents) <= documents and v.spec.documents for v in views)
     assert len({v.spec.category for v in views}) >= 5
     assert len({v.spec.scenario for v in views}) == len(views)
-    assert all(v.spec.provenance.is_offline and v.spec.provenance.task == "generate_specs" for v in views)
+    tasks = {"generate_specs", "specs_from_card"}
+    assert all(v.spec.provenance.is_offline and v.spec.provenance.task in tasks for v in views)
 
 
 def test_generation_is_deterministic_per_seed(tmp_path):
@@ -70,13 +71,13 @@ def test_a_stopped_generation_resumes_without_redoing_finished_units(project, mo
         generate_specs(project, PROJECT, m=25, batch=5)
     run = generation.latest_generation(project, PROJECT)
     done_before = set(project.finished_units(run.id))
-    assert len(done_before) == 2
+    assert len(done_before) == 2  # the card unit and the first batch
     kept = len(list_specs(project, PROJECT))
     monkeypatch.setattr(generation, "add_specs", real)
     outcome = generate_specs(project, PROJECT, run_id=run.id)
     assert outcome.skipped == 2
     assert outcome.run.status.value == "finished"
-    assert len(project.finished_units(run.id)) == 5
+    assert len(project.finished_units(run.id)) == 4  # 14 specs from the card, then 11 in 3 batches
     assert len(list_specs(project, PROJECT)) == kept + outcome.added
 
 

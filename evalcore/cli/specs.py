@@ -9,7 +9,6 @@ import typer
 
 from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
 from evalcore.errors import EvalcoreError
-from evalcore.specs.selection import DEFAULT_ALPHA
 
 app = typer.Typer(help="Generate, select, export and import test specs.", no_args_is_help=True)
 
@@ -46,11 +45,15 @@ def generate(
     )  # fmt: skip
     run = outcome.run
     typer.echo(f"run {run.id}: {outcome.added} spec(s) added, status {run.status.value}")
+    if outcome.duplicates:
+        typer.echo(f"{outcome.duplicates} draft(s) repeated an earlier spec's scenario and were not added")
     if outcome.failed:
         typer.echo(
             f"{len(outcome.failed)} unit(s) failed (kept with their raw output): {', '.join(outcome.failed)}"
         )
-    if run.status.value == "stopped":
+    if outcome.exhausted:
+        typer.echo(f"stopped: {run.stopped_reason}")
+    elif run.status.value == "stopped":
         typer.echo(f"stopped: {run.stopped_reason}; resume with --resume {run.id}")
     if failed_units(store, run.id):
         typer.echo(f"generate the failed units again with --resume {run.id} --retry-failed")
@@ -61,8 +64,13 @@ def generate(
 def select(
     k: Annotated[int, typer.Option("--k", "-k", help="How many specs to select.")] = 30,
     alpha: Annotated[
-        float, typer.Option(help="Weight of document coverage against diversity.")
-    ] = DEFAULT_ALPHA,
+        float | None,
+        typer.Option(
+            help="Weight of document coverage against diversity (default: ln 2 / 2 ~= 0.35; see "
+            "evalcore/specs/selection.py for why).",
+            show_default=False,
+        ),
+    ] = None,
     method: Annotated[str, typer.Option(help="greedy, random or maxmin.")] = "greedy",
     seed: Annotated[int, typer.Option(help="Seed of the random baseline.")] = 0,
     project: ProjectOption = None,
@@ -70,8 +78,10 @@ def select(
 ) -> None:
     """Select k specs for diversity and document coverage (locked and human specs always stay)."""
     from evalcore.specs.selecting import select_specs
+    from evalcore.specs.selection import DEFAULT_ALPHA  # numpy: imported here, not for --help
 
     store = open_store(db)
+    alpha = DEFAULT_ALPHA if alpha is None else alpha
     outcome = select_specs(store, project_id_of(store, project), k, alpha=alpha, method=method, seed=seed)  # type: ignore[arg-type]
     m = outcome.metrics
     typer.echo(f"selected {len(outcome.selected)} spec(s) with {method}: SPWD {m.spwd:.2f}, "

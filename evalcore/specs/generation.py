@@ -4,8 +4,18 @@ Each unit asks for `batch` specs with one scenario focus over a few focused docu
 rotate so the pool is varied before selection. Every finished unit is committed with its specs, so a
 stopped or crashed job resumes from the next unit and never pays for a finished call twice (the model
 layer's cache covers the rest). Units are claimed (evalcore.jobs), so two processes on one run never
-generate the same batch. Each spec's documents D_s are those retrieval finds for its text, plus the ones
-the generator cited.
+generate the same batch.
+
+Each spec's documents D_s are the ones it is about: those the generator cited. Only a spec that cites
+none (a tool, a limitation, a card behaviour) gets documents from retrieval, and then only those that
+match its text nearly as well as the best one, so the number varies with the spec. (The seed does not say
+how D_s is filled; padding every spec to a fixed number made Coverage count documents no spec was about.)
+
+Our extension of Section 3.1: before the batches, one unit turns every expected behaviour of the system
+card (`behaviors`) and every procedure into a spec (task `specs_from_card`, categories "card behaviour"
+and "procedure"); they count towards m. A batch that adds no new spec (every draft repeats an earlier
+one) is recorded with its duplicates; after `EXHAUSTED_AFTER` such batches in a row the job stops and
+says the corpus gave no more new specs, instead of working on through empty batches.
 """
 
 from __future__ import annotations
@@ -22,7 +32,7 @@ from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.models import Document, Provenance, Run
 from evalcore.specs.drafts import CATEGORIES, SpecDraft, SpecDrafts
-from evalcore.specs.offline import offline_specs
+from evalcore.specs.offline import offline_card_specs, offline_specs
 from evalcore.specs.store_ops import add_specs, list_specs
 from evalcore.store import Store
 from evalcore.store.store import new_id
@@ -30,8 +40,19 @@ from evalcore.store.store import new_id
 GENERATE_SPECS = Task(
     "generate_specs", SpecDrafts, offline_specs, prompt="generate_specs.md", temperature=0.7, max_tokens=3000
 )
+SPECS_FROM_CARD = Task(
+    "specs_from_card", SpecDrafts, offline_card_specs, prompt="specs_from_card.md", temperature=0.3,
+    max_tokens=4000,
+)  # fmt: skip
 RUN_KIND = "specs.generate"
 HISTORY_LIMIT = 60
+CARD_UNIT = "card"
+# One empty batch may be bad luck in its documents; two rounds of every focus in a row without one new
+# spec mean the documents and tools have given what they can.
+EXHAUSTED_AFTER = 2 * len(CATEGORIES)
+# A spec that cites no document gets those whose best passage scores at least this share of the best
+# document's (BM25): documents about the same thing, not the next-best filler.
+RELATIVE_SCORE = 0.7
 
 
 @dataclass(frozen=True)
@@ -42,6 +63,8 @@ class GenerationOutcome:
     added: int
     failed: list[str]
     skipped: int
+    duplicates: int = 0  # drafts dropped because an earlier spec has the same scenario
+    exhausted: bool = False  # stopped because the batches gave no new spec
 
 
 def _document_input(doc: Document) -> dict[str, Any]:
@@ -56,17 +79,26 @@ def _document_input(doc: Document) -> dict[str, Any]:
     return {"id": doc.id, "kind": doc.kind.value, "title": doc.title, "text": doc.text}
 
 
-def plan_units(documents: list[Document], m: int, batch: int, seed: int) -> list[dict[str, Any]]:
-    """The job's units: for each batch, its focus and focused documents (deterministic per seed)."""
+def plan_units(
+    documents: list[Document], m: int, batch: int, seed: int, from_card: int = 0
+) -> list[dict[str, Any]]:
+    """The job's units: the card unit when the card or procedures give `from_card` specs, then for each
+    batch of the remaining m, its focus and focused documents (deterministic per seed)."""
     rng = random.Random(seed)
-    units = []
-    for i in range((m + batch - 1) // batch):
+    units: list[dict[str, Any]] = [{"key": CARD_UNIT, "count": from_card}] if from_card else []
+    rest = max(0, m - from_card)
+    for i in range((rest + batch - 1) // batch):
         focus = CATEGORIES[i % len(CATEGORIES)]
         pool = [d for d in documents if d.kind.value != "table"] if focus == "policy" else documents
         policy_first = sorted(pool, key=lambda d: (d.kind.value != "policy", rng.random()))
         chosen = policy_first[:3] if focus == "policy" else rng.sample(pool, k=min(len(pool), 3))
         units.append(
-            {"key": f"batch-{i:04d}", "focus": focus, "documents": [d.id for d in chosen], "count": batch}
+            {
+                "key": f"batch-{i:04d}",
+                "focus": focus,
+                "documents": [d.id for d in chosen],
+                "count": min(batch, rest - i * batch),
+            }
         )
     return units
 
@@ -93,18 +125,21 @@ def generate_specs(
     on_progress: Callable[[int, int], None] | None = None,
     model: str | None = None,
     retry_failed: bool = False,
+    from_card: bool = True,
 ) -> GenerationOutcome:
     """Generate about `m` candidate specs (or resume run `run_id` with its own parameters).
 
     A job (evalcore.jobs): each unit is claimed, then committed with its specs. `retry_failed` gives the
     failed units of the resumed run back to be generated again (their unparseable replies are not replayed).
+    `from_card=False` leaves out the specs of the card's behaviours and the procedures (a pool from the
+    documents and tools only).
     """
     if run_id:
         run = store.run(run_id)
         params = run.params
     else:
         params = {"m": m, "batch": batch, "seed": seed, "docs_per_spec": docs_per_spec, "model": model,
-                  **jobs.entry_point(resume_generation)}  # fmt: skip
+                  "with_card": from_card, **jobs.entry_point(resume_generation)}  # fmt: skip
         run = Run(
             id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__
         )
@@ -114,7 +149,13 @@ def generate_specs(
     documents = store.documents(project_id)
     by_id = {d.id: d for d in documents}
     description, card = _system_description(store, project_id)
-    units = {u["key"]: u for u in plan_units(documents, params["m"], params["batch"], params["seed"])}
+    behaviors = list(card.get("behaviors") or [])
+    procedures = [p.model_dump(mode="json") for p in store.procedures(project_id)]
+    if "from_card" not in params:  # fixed at the first start, so a resume plans the same units
+        params["from_card"] = len(behaviors) + len(procedures) if params.get("with_card", True) else 0
+        store.update_run_params(run.id, {"from_card": params["from_card"]})
+    plan = plan_units(documents, params["m"], params["batch"], params["seed"], params["from_card"])
+    units = {u["key"]: u for u in plan}
     if "history" not in params:
         params["history"] = [v.spec.scenario for v in list_specs(store, project_id)][-HISTORY_LIMIT:]
         store.update_run_params(run.id, {"history": params["history"]})
@@ -125,23 +166,34 @@ def generate_specs(
         "tools": [t.model_dump(mode="json") for t in store.tools(project_id)],
         "history": params["history"],
     }
+    card_inputs = {
+        "system_description": description,
+        "assistant_name": card.get("chatbot_info", {}).get("name", ""),
+        "documents_summary": common["documents_summary"],
+        "behaviors": behaviors,
+        "procedures": procedures,
+    }
     llm = ModelClient(store, project_id, run_id=run.id)
     llm.registry.resolve("generator", params.get("model"))  # a configuration error fails before any call
     index = build_index(documents)
     added: list[str] = []
     seen = {v.spec.scenario.strip().lower() for v in list_specs(store, project_id)}
     dedupe = threading.Lock()  # units commit from several threads; one scenario is kept once
+    tally = {"duplicates": 0, "empty_in_a_row": 0}
 
     def work(claim: jobs.Claim) -> None:
         unit = units[claim.key]
-        inputs = {
-            **common,
-            "focus": unit["focus"],
-            "count": unit["count"],
-            "documents": [_document_input(by_id[i]) for i in unit["documents"] if i in by_id],
-        }
-        result = llm.run_task(GENERATE_SPECS, inputs, role="generator", model=params.get("model"),
-                              seed=params["seed"])  # fmt: skip
+        if claim.key == CARD_UNIT:
+            task, inputs, cited = SPECS_FROM_CARD, card_inputs, ["card", *(p["name"] for p in procedures)]
+        else:
+            task, cited = GENERATE_SPECS, unit["documents"]
+            inputs = {
+                **common,
+                "focus": unit["focus"],
+                "count": unit["count"],
+                "documents": [_document_input(by_id[i]) for i in unit["documents"] if i in by_id],
+            }
+        result = llm.run_task(task, inputs, role="generator", model=params.get("model"), seed=params["seed"])
         if result.status == "stopped":
             raise jobs.UnitStopped(result.error or "budget")  # not done: a resume with more budget does it
         with dedupe, claim.commit() as writer:
@@ -156,21 +208,37 @@ def generate_specs(
             provenance = Provenance(
                 producer=result.model or "offline",
                 provider=result.provider or "offline",
-                task=GENERATE_SPECS.name,
+                task=task.name,
                 prompt_version=result.prompt_version,
-                inputs=unit["documents"],
+                inputs=cited,
                 seed=params["seed"],
                 run_id=run.id,
             )
             ids = add_specs(store, project_id, fresh, provenance, conn=writer.conn)
             duplicates = len(result.output.specs) - len(fresh)
             writer.result = {"specs": ids, "duplicates": duplicates, "cache_hit": result.cache_hit}
+            short = claim.key == CARD_UNIT and len(result.output.specs) < unit["count"]
+            tally["duplicates"] += duplicates
+            tally["empty_in_a_row"] = 0 if fresh or claim.key == CARD_UNIT else tally["empty_in_a_row"] + 1
+            exhausted = tally["empty_in_a_row"] >= EXHAUSTED_AFTER
         added.extend(ids)
+        if short:  # a model may merge or skip some; say so rather than let a behaviour go untested
+            store.add_run_warning(
+                run.id, f"{unit['count']} card behaviours and procedures gave only {len(ids)} specs"
+            )
+        if exhausted:  # after the commit: this unit is done, the job stops before the next
+            raise jobs.UnitStopped(
+                f"ran out of new specs: {EXHAUSTED_AFTER} batches in a row repeated earlier specs only "
+                f"({len(seen)} distinct specs in the project; add documents, tools or behaviours for more)"
+            )
 
     report = jobs.run_units(
         store, run.id, list(units), work, concurrency=llm.concurrency, on_progress=on_progress
     )
-    return GenerationOutcome(report.run, len(added), report.failed, report.skipped)
+    exhausted = bool(report.stopped and report.stopped.startswith("ran out of new specs"))
+    return GenerationOutcome(
+        report.run, len(added), report.failed, report.skipped, tally["duplicates"], exhausted
+    )
 
 
 def resume_generation(store: Store, run_id: str) -> GenerationOutcome:
@@ -179,11 +247,15 @@ def resume_generation(store: Store, run_id: str) -> GenerationOutcome:
 
 
 def _with_documents(draft: SpecDraft, index, by_id: dict[str, Document], k: int) -> SpecDraft:
-    """D_s: the documents retrieval finds for the spec's text, then those the generator cited."""
+    """D_s: the documents the generator cited; for a spec citing none, at most k that retrieval finds
+    about as relevant as the best one (see RELATIVE_SCORE)."""
+    cited = [d for d in dict.fromkeys(draft.documents) if d in by_id]
+    if cited:
+        return draft.model_copy(update={"documents": cited})
     query = " ".join([draft.scenario, draft.given, draft.when, draft.then])
-    retrieved = index.retrieve_documents(query, k=k)
-    cited = [d for d in draft.documents if d in by_id]
-    return draft.model_copy(update={"documents": list(dict.fromkeys(retrieved + cited))})
+    scores = index.document_scores(query)[:k]
+    found = [doc for doc, score in scores if score >= RELATIVE_SCORE * scores[0][1]] if scores else []
+    return draft.model_copy(update={"documents": found})
 
 
 def latest_generation(store: Store, project_id: str) -> Run | None:
