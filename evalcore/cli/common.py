@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import sqlalchemy as sa
 import typer
 
 from evalcore.errors import EvalcoreError, UsageError
-from evalcore.store import DATABASE_URL_ENV, Store, database_url
+from evalcore.store.location import DATABASE_URL_ENV, database_url
+
+if TYPE_CHECKING:  # the store (SQLAlchemy) is imported by the commands that open it, not by --help
+    from evalcore.store import Store
 
 DbOption = Annotated[
     str | None,
@@ -51,6 +53,8 @@ def friendly(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _missing_sqlite_file(db: str | None) -> str | None:
     """The path of the SQLite file `db` names, if it is not there."""
+    import sqlalchemy as sa
+
     try:
         url = sa.make_url(database_url(db))
     except sa.exc.ArgumentError:
@@ -67,6 +71,8 @@ def open_store(db: str | None, *, existing: bool = False) -> Store:
     command that only reads (status, export) must not create one, nor its folders, at a mistyped path."""
     if existing and (missing := _missing_sqlite_file(db)):
         raise UsageError(f"no store at {missing}: check --db (`evalcore init` creates a store)")
+    from evalcore.store import Store
+
     try:
         return Store(db)
     except EvalcoreError:

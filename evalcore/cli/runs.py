@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from pydantic import ValidationError
 
 from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
 from evalcore.errors import EvalcoreError, UsageError
-from evalcore.store import Store
+
+if TYPE_CHECKING:
+    from evalcore.store import Store
 
 app = typer.Typer(help="Runs against targets and their reports.")
 targets_app = typer.Typer(help="The targets (systems under test) of a project.", no_args_is_help=True)
@@ -245,6 +246,8 @@ def targets_add(
     db: DbOption = None,
 ) -> None:
     """Add (or replace) a target; secrets are given as environment variable names only."""
+    from pydantic import ValidationError
+
     from evalcore.models import Target
     from evalcore.runs.targets import describe, save_target
 

@@ -7,32 +7,25 @@ report.tables["by_n_documents"]; failing_turns(store, report.frame, {"n_document
 `charts` plots them, `table_export` writes CSV/JSONL/Markdown/LaTeX, `status` counts items per stage.
 """
 
-from evalcore.reports.failures import (
-    TABLE_TITLES,
-    TIER_SCOPES,
-    Report,
-    TurnDetail,
-    build_report,
-    cell_filter,
-    compare_runs,
-    export_tables,
-    failing_turns,
-    judged_turns,
-    select_turns,
-    table_name,
-)
+from evalcore.lazy import lazy_exports
 
-__all__ = [
-    "TABLE_TITLES",
-    "TIER_SCOPES",
-    "Report",
-    "TurnDetail",
-    "build_report",
-    "cell_filter",
-    "compare_runs",
-    "export_tables",
-    "failing_turns",
-    "judged_turns",
-    "select_turns",
-    "table_name",
-]
+# Imported on first use: a command or page loads only the modules it touches.
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "evalcore.reports.failures": (
+            "TABLE_TITLES",
+            "TIER_SCOPES",
+            "Report",
+            "TurnDetail",
+            "build_report",
+            "cell_filter",
+            "compare_runs",
+            "export_tables",
+            "failing_turns",
+            "judged_turns",
+            "select_turns",
+            "table_name",
+        ),
+    },
+)

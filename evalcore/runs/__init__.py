@@ -7,26 +7,34 @@ execute_run(store, run.run.id)                                 # resume after a 
 the deterministic checks. Reports over runs live in `evalcore.reports` (a higher package).
 """
 
-from evalcore.jobs import request_stop
-from evalcore.runs.control import code_version, run_progress
-from evalcore.runs.job import RunOutcome, create_run, execute_run, run_target
-from evalcore.runs.judges import JUDGE_TURN, LLMJudge, OfflineJudge, make_judge
-from evalcore.runs.records import ERROR_TYPES, JUDGE_ERROR_TYPES, RUN_KIND, JudgedTurn
+from evalcore.lazy import lazy_exports
 
-__all__ = [
-    "ERROR_TYPES",
-    "JUDGE_ERROR_TYPES",
-    "JUDGE_TURN",
-    "RUN_KIND",
-    "JudgedTurn",
-    "LLMJudge",
-    "OfflineJudge",
-    "RunOutcome",
-    "code_version",
-    "create_run",
-    "execute_run",
-    "make_judge",
-    "request_stop",
-    "run_progress",
-    "run_target",
-]
+# Imported on first use: a command or page loads only the modules it touches.
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "evalcore.jobs": ("request_stop",),
+        "evalcore.runs.control": (
+            "code_version",
+            "run_progress",
+        ),
+        "evalcore.runs.job": (
+            "RunOutcome",
+            "create_run",
+            "execute_run",
+            "run_target",
+        ),
+        "evalcore.runs.judges": (
+            "JUDGE_TURN",
+            "LLMJudge",
+            "OfflineJudge",
+            "make_judge",
+        ),
+        "evalcore.runs.records": (
+            "ERROR_TYPES",
+            "JUDGE_ERROR_TYPES",
+            "RUN_KIND",
+            "JudgedTurn",
+        ),
+    },
+)

@@ -1,6 +1,20 @@
 """The store: one interface over SQLite or PostgreSQL (see ../shared/DESIGN.md, "The store")."""
 
-from evalcore.store.engine import DATABASE_URL_ENV, database_url, redact
-from evalcore.store.store import ProjectInfo, Revision, Store
+from evalcore.lazy import lazy_exports
 
-__all__ = ["DATABASE_URL_ENV", "ProjectInfo", "Revision", "Store", "database_url", "redact"]
+# Imported on first use: a command or page loads only the modules it touches.
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "evalcore.store.engine": ("redact",),
+        "evalcore.store.location": (
+            "DATABASE_URL_ENV",
+            "database_url",
+        ),
+        "evalcore.store.store": (
+            "ProjectInfo",
+            "Revision",
+            "Store",
+        ),
+    },
+)

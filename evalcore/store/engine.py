@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from pathlib import Path
@@ -11,18 +10,6 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from evalcore.store import secrets
-
-DATABASE_URL_ENV = "EVALCORE_DATABASE_URL"
-DEFAULT_SQLITE_PATH = Path("data") / "evalcore.db"
-
-
-def database_url(url: str | None = None) -> str:
-    """The store URL: the argument, else `EVALCORE_DATABASE_URL`, else a SQLite file under ./data/."""
-    chosen = url or os.environ.get(DATABASE_URL_ENV) or f"sqlite:///{DEFAULT_SQLITE_PATH.resolve()}"
-    if chosen.startswith(("postgresql://", "postgres://")):
-        # psycopg 3 is the driver we ship; plain URLs would make SQLAlchemy look for psycopg2.
-        chosen = "postgresql+psycopg://" + chosen.split("://", 1)[1]
-    return chosen
 
 
 def redact(url: str) -> str:

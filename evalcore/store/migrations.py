@@ -9,14 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from alembic.migration import MigrationContext
-from alembic.operations import Operations
 
 from evalcore.errors import EvalcoreError
 from evalcore.models.common import content_hash, now_utc
 from evalcore.store.schema import JSON, TS, schema_migrations
+
+if TYPE_CHECKING:
+    from alembic.operations import Operations
 
 
 @dataclass(frozen=True)
@@ -401,11 +403,16 @@ def migrate(conn: sa.Connection, migrations: list[Migration] | None = None) -> l
         raise EvalcoreError(
             f"the store was written by a newer evalcore (migrations {sorted(unknown)}); upgrade evalcore"
         )
+    pending = [step for step in steps if step.name not in done]
+    if not pending:
+        return []
+    # alembic takes longer to import than a whole `evalcore status`; only a store to upgrade needs it.
+    from alembic.migration import MigrationContext
+    from alembic.operations import Operations
+
     op = Operations(MigrationContext.configure(conn))
     newly = []
-    for step in steps:
-        if step.name in done:
-            continue
+    for step in pending:
         step.apply(op)
         conn.execute(sa.insert(schema_migrations).values(name=step.name, applied_at=now_utc()))
         newly.append(step.name)

@@ -16,7 +16,8 @@ from evalcore.errors import NotFoundError, StaleVersionError
 from evalcore.models import Annotation, Document, Procedure, SystemCard, Tool
 from evalcore.models.common import content_hash, now_utc
 from evalcore.store import schema as t
-from evalcore.store.engine import create_engine, database_url, redact
+from evalcore.store.engine import create_engine, redact
+from evalcore.store.location import database_url
 from evalcore.store.migrations import migrate
 from evalcore.store.runs import RunTables
 
