@@ -7,8 +7,8 @@ from evalcore.errors import EvalcoreError, StaleVersionError
 from evalcore.jobs import failed_units
 from evalcore.models import SpecStatus
 from evalcore.specs.drafts import CATEGORIES, SpecDraft
-from evalcore.specs.generation import generate_specs, latest_generation
-from evalcore.specs.selecting import METHODS, select_specs
+from evalcore.specs.generation import DEFAULT_CANDIDATES, generate_specs, latest_generation
+from evalcore.specs.selecting import DEFAULT_K, METHODS, select_specs
 from evalcore.specs.selection import DEFAULT_ALPHA
 from evalcore.specs.store_ops import (
     add_human_spec,
@@ -77,7 +77,7 @@ with st.expander("Generate and select", expanded=not any(v.spec.selected for v i
     gen, sel = st.columns(2)
     with gen, st.form("generate"):
         st.markdown("**Generate candidates**")
-        m = st.number_input("How many candidates (m)", 5, 2000, 60, step=5)
+        m = st.number_input("How many candidates (m)", 5, 2000, DEFAULT_CANDIDATES, step=5)
         seed = st.number_input("Seed", 0, 10_000, 0)
         last = latest_generation(store, project_id)
         resume = last is not None and last.status.value != "finished"
@@ -125,7 +125,7 @@ with st.expander("Generate and select", expanded=not any(v.spec.selected for v i
                 show_error(exc)
     with sel, st.form("select"):
         st.markdown("**Select for diversity and coverage**")
-        k = st.slider("How many to select (k)", 1, max(2, len(views)), min(30, max(1, len(views))))
+        k = st.slider("How many to select (k)", 1, max(2, len(views)), min(DEFAULT_K, max(1, len(views))))
         alpha = st.slider(
             "Coverage weight (alpha)",
             0.0,

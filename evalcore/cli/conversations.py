@@ -40,6 +40,12 @@ def generate(
     seed: Annotated[int, typer.Option(help="Seed of chain sampling and generation.")] = 0,
     model: Annotated[str | None, typer.Option(help="Generator model 'provider/model'.")] = None,
     judge: Annotated[str | None, typer.Option(help="Judge model of the adherence check.")] = None,
+    leave_spec: Annotated[
+        bool,
+        typer.Option(
+            "--leave-spec", help="Let chains go on to retrieved documents when a spec is about fewer than d."
+        ),
+    ] = False,
     budget_usd: Annotated[float | None, typer.Option(help="Stop before spending more than this.")] = None,
     resume: Annotated[str | None, typer.Option(help="Resume this run id with its own parameters.")] = None,
     retry_failed: Annotated[
@@ -62,6 +68,7 @@ def generate(
     params = {} if resume else {
         "specs": which, "d": parse_lengths(d), "turns": turns, "per_spec": per_spec, "seed": seed,
         "model": model, "judge": judge, "budget": {"usd": budget_usd} if budget_usd is not None else None,
+        "leave_spec": leave_spec,
     }  # fmt: skip
 
     def progress(done: int, total: int) -> None:
@@ -108,6 +115,10 @@ def runs(project: ProjectOption = None, db: DbOption = None) -> None:
 @app.command("export")
 @friendly
 def export(
+    file: Annotated[
+        Path | None,
+        typer.Argument(help="File to write (or --out; default: standard output).", show_default=False),
+    ] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="File (default: standard output).")] = None,
     kind: Annotated[str, typer.Option(help="'conversation' or 'test'.")] = "conversation",
     generator: Annotated[str | None, typer.Option(help="Only this generator's conversations.")] = None,
@@ -121,6 +132,9 @@ def export(
 
     if kind not in KINDS:
         raise UsageError(f"--kind must be one of {', '.join(sorted(KINDS))} (got '{kind}')")
+    if file is not None and out is not None and file != out:
+        raise UsageError(f"two files to write: {file} and --out {out}; give one")
+    out = out or file
     store = _store(db)
     lines = export_jsonl(store, _project_id(store, project), kind, generator=generator, spec_id=spec)
     if out is None:

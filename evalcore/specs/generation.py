@@ -112,10 +112,15 @@ def _system_description(store: Store, project_id: str) -> tuple[str, dict[str, A
     return text, card.model_dump(mode="json")
 
 
+# How many candidates by default, on the page and in the CLI alike: with k = DEFAULT_K selected, the
+# greedy selection has twice as many to choose from (seed 000 samples m candidates, then selects k).
+DEFAULT_CANDIDATES = 60
+
+
 def generate_specs(
     store: Store,
     project_id: str,
-    m: int = 60,
+    m: int = DEFAULT_CANDIDATES,
     *,
     batch: int = 5,
     seed: int = 0,

@@ -106,10 +106,14 @@ def measure(candidates: Candidates, indices: Sequence[int]) -> Metrics:
     return Metrics(spwd(chosen), var_div(chosen), coverage(docs))
 
 
+# How many specs are selected by default, on the page and in the CLI alike.
+DEFAULT_K = 30
+
+
 def select_specs(
     store: Store,
     project_id: str,
-    k: int = 30,
+    k: int = DEFAULT_K,
     *,
     alpha: float = DEFAULT_ALPHA,
     gamma: float | None = None,
