@@ -454,7 +454,7 @@ def recorded_figures(path: Path, parsers: dict[str, Callable[[str, type[BaseMode
     print(f"\n{path.name}: {len(rows)} replies in {len(units)} units (structured mode {', '.join(modes)})")
     labels = list(parsers)
     print(f"{'task':<24}{'units':>6}" + "".join(f"{'first read, ' + label[:6]:>22}" for label in labels)
-          + f"{'attempts recorded: read at 1/2/3, never':>34}")  # fmt: skip
+          + f"{'attempts recorded: read at 1/2/3, never':>44}")  # fmt: skip
     for task in BASES:
         mine = [attempts for attempts in units.values() if attempts[0]["task"] == task]
         if not mine:
@@ -470,7 +470,7 @@ def recorded_figures(path: Path, parsers: dict[str, Callable[[str, type[BaseMode
                 (i for i, a in enumerate(attempts, 1) if parsing.parse_output(a["reply"], schema).value), 0
             )
             ended[str(ok) if ok else "lost"] += 1
-        row += f"{ended['1']:>14} / {ended['2']} / {ended['3']}, {ended['lost']}"
+        row += f"{ended['1']:>24} / {ended['2']} / {ended['3']}, {ended['lost']}"
         print(row)
 
 
