@@ -94,15 +94,27 @@ def project_id_of(store: Store, project: str | None) -> str:
 
 
 def progress_printer(label: str) -> Callable[[int, int], None]:
-    """A progress callback that prints 'label: done/total' to stderr, overwriting the line."""
+    """A progress callback that prints 'label: done/total' to stderr: one line overwritten in a terminal;
+    in a log (CI, a pipe), a line per tenth of the way, so the log stays readable."""
+    import sys
 
-    def show(done: int, total: int) -> None:
-        end = "\n" if done >= total else ""
-        typer.echo(f"\r{label}: {done}/{total}", err=True, nl=False)
-        if end:
-            typer.echo("", err=True)
+    if sys.stderr.isatty():
 
-    return show
+        def show(done: int, total: int) -> None:
+            typer.echo(f"\r{label}: {done}/{total}", err=True, nl=False)
+            if done >= total:
+                typer.echo("", err=True)
+
+        return show
+    shown: list[int] = []
+
+    def log(done: int, total: int) -> None:
+        step = done * 10 // total if total else 10
+        if done >= total or not shown or step > shown[-1]:
+            shown.append(step)
+            typer.echo(f"{label}: {done}/{total}", err=True)
+
+    return log
 
 
 def emit(lines: Iterable[str], out: Path | None) -> int:
