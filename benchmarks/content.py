@@ -82,7 +82,7 @@ def content(folder: Path, project: Path, m: int, per_spec: int) -> None:
     views = list_specs(store, project_id)
     card = store.system_card(project_id)
     behaviours = list(card.behaviors) if card is not None else []
-    from_card = [v for v in views if v.spec.provenance.task == "card_behavior"]
+    from_card = [v for v in views if v.spec.provenance.task == "specs_from_card" and v.spec.category == "card behaviour"]
     print(f"Project {project} (offline)")
     print(f"Specs: {len(views)} candidates from -m {m} ({generated.added} added)")
     print(f"Specs from the card's behaviours: {len(from_card)} of {len(behaviours)}")

@@ -106,7 +106,9 @@ def test_a_spec_without_enough_documents_gets_a_shorter_chain_and_a_message(sqli
 
 def test_several_chain_lengths_spread_each_specs_conversations(sqlite_store):
     project_id = _project(sqlite_store)
-    outcome = generate_conversations(sqlite_store, project_id, specs="all", per_spec=4, d=[2, 3], dense=False)
+    outcome = generate_conversations(
+        sqlite_store, project_id, specs="all", per_spec=4, d=[2, 3], dense=False, leave_spec=True
+    )
     lengths = Counter()
     for view in list_conversations(sqlite_store, project_id):
         lengths[len(view.conversation.metadata["chain"]["documents"])] += 1

@@ -46,7 +46,10 @@ def test_model_calls_for_n_conversations_then_none_on_a_rerun(sqlite_store, llm_
     llm_env.responder = distinct_replies
     params = {"specs": "all", "per_spec": 3, "model": MODEL, "judge": JUDGE, "dense": False}
     first = generate_conversations(store, project_id, **params)
-    # entity extraction once per prose document, then per conversation: generation, correction, check
+    # entity extraction once per prose document (policies too when they are the spec's graph nodes),
+    # then per conversation: generation, correction, check
+    if first.run.params["plan"]["graph"]["policy_nodes"]:
+        prose += [d for d in store.documents(project_id) if d.kind == DocumentKind.policy]
     assert len(llm_env.completed()) == len(prose) + 3 * 3
     assert len(llm_env.completed("anthropic")) == 3  # the judge is another model than the generator
     calls = len(llm_env.calls)
@@ -82,9 +85,10 @@ def test_a_model_conversation_is_stored_turn_by_turn_with_its_checks(sqlite_stor
                                          for i, p in enumerate(pairs)]}))  # fmt: skip
     replies.append(json.dumps({"adheres": True, "coherent": True, "score": 0.9, "problems": []}))
     llm_env.enqueue(*replies)
-    generate_conversations(
-        store, project_id, specs="all", per_spec=1, turns=3, model=MODEL, judge=JUDGE, dense=False
-    )
+    # The offline spec is about a policy: leave_spec draws the chain from the text documents retrieval
+    # finds (no policy graph, so the queued replies meet the calls in order).
+    generate_conversations(store, project_id, specs="all", per_spec=1, turns=3, model=MODEL, judge=JUDGE,
+                           dense=False, leave_spec=True)  # fmt: skip
     (view,) = list_conversations(store, project_id)
     conversation = view.conversation
     stored = qa_pairs(conversation)

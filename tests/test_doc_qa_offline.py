@@ -34,7 +34,7 @@ def generated(tmp_path_factory):
     store = Store(f"sqlite:///{tmp_path_factory.mktemp('docqa') / 'store.db'}")
     project_id = import_project(store, SAMPLE_PROJECT).project_id
     generate_specs(store, project_id, m=8, from_card=False)
-    outcome = generate_conversations(store, project_id, specs="all", per_spec=3)
+    outcome = generate_conversations(store, project_id, specs="all", per_spec=3, leave_spec=True)
     yield store, project_id, outcome
     store.close()
 

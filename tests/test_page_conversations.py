@@ -9,7 +9,8 @@ from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
 from evalcore.jobs import progress, request_stop
-from evalcore.specs.generation import generate_specs
+from evalcore.specs.drafts import SpecDraft
+from evalcore.specs.store_ops import add_human_spec
 from evalcore.store import DATABASE_URL_ENV, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +23,15 @@ def store(tmp_path, monkeypatch) -> Store:
     monkeypatch.setenv(DATABASE_URL_ENV, url)
     store = Store(url)
     import_project(store, ROOT / "data" / "sample")
-    generate_specs(store, PROJECT, m=2, batch=2, from_card=False)
+    # Two specs about two linked documents each, so chains have a bridging entity to show.
+    for scenario, documents in (
+        ("Stock of an item at the Westbrook Station store", ["about-us-and-stores", "inventory"]),
+        ("Price of a workshop service", ["workshop-service-overview", "repair-services"]),
+    ):
+        draft = SpecDraft(scenario=scenario, given="a customer had a question", when="the customer asks",
+                          then="the assistant should answer from the documents",
+                          category="product information", documents=documents)  # fmt: skip
+        add_human_spec(store, PROJECT, draft, "ana")
     return store
 
 
@@ -65,7 +74,7 @@ def test_generate_from_the_page_then_browse(store):
 
 
 def test_filters_narrow_the_table(store):
-    generate_conversations(store, PROJECT, specs="all", per_spec=2, turns=4, dense=False)
+    generate_conversations(store, PROJECT, specs="all", per_spec=2, d=1, turns=4, dense=False)
     generate_conversations(store, PROJECT, specs="all", per_spec=1, d=2, turns=4, dense=False)
     at = _open()
     assert {m.label: m.value for m in at.metric}["Conversations"] == "6"

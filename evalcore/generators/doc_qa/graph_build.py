@@ -1,7 +1,9 @@
 """The document graph for doc-QA generation (seed 000, Algorithm 2, lines 4-14).
 
 Built once per job over the project's text and table documents (policy documents are context, not
-nodes, as in the seed); each spec's chains then stay within its retrieved documents. Entities come from:
+nodes, as in the seed); each spec's chains then stay within its own documents. Our extension: with
+`include_policies`, policy documents are nodes too, for the specs whose own documents are policies only
+(a knowledge base kept as a policy FAQ would otherwise give no chain at all). Entities come from:
 
 - offline: `evalcore.documents.entities.extract_entities` (capitalised phrases, ids, numbers with units);
 - with a model: the LLM task `extract_entities` (evalcore.documents.entity_task), one call per prose document,
@@ -45,9 +47,11 @@ def build_document_graph(
     ignore: Sequence[str] = (),
     model: str | None = None,
     seed: int | None = None,
+    include_policies: bool = False,
 ) -> GraphBuild:
-    """The text/table/cross-modal graph over the text and table documents (see the module docstring)."""
-    nodes = [d for d in documents if d.kind != DocumentKind.policy]
+    """The text/table/cross-modal graph over the text and table documents, and the policy documents with
+    `include_policies` (see the module docstring)."""
+    nodes = [d for d in documents if include_policies or d.kind != DocumentKind.policy]
     provider, _, full = llm.registry.resolve("generator", model)
     if provider.name == "offline":
         return GraphBuild(build_graph(nodes, extract_entities, ignore=ignore), "offline")

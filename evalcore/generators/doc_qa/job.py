@@ -8,8 +8,11 @@ finished conversation; model calls are cached, so even an interrupted unit costs
 job of evalcore.jobs: units are claimed before they are worked, so two processes never generate the same
 conversation; its progress and stop request are that package's (`jobs.progress`, `jobs.request_stop`).
 
-Per-spec problems never stop the job: a spec whose documents cannot form a chain of length d gets a
-shorter chain and a message; one without any text or table document gets a message and no units. The
+Chains run through the spec's own documents D_s (seed 000 draws them from the documents retrieved for
+the spec; ours are the ones the spec is about, so a conversation tests its spec). A spec about fewer
+than d documents gets shorter chains and a message; one whose documents are policies only gets chains
+with policies as graph nodes (our extension; the run says so); one citing no document takes its chains
+from retrieval and a message says they left it. A spec with no chain at all gets a message and no units. The
 messages are the run's warnings. Stop requests (`request_stop`) are honoured between units.
 """
 
@@ -70,6 +73,9 @@ def _plan(
     index: PassageIndex, params: dict[str, Any], ignore: list[str],
 ) -> dict[str, Any]:  # fmt: skip
     built = build_document_graph(llm, docs, ignore=ignore, model=params["model"], seed=params["seed"])
+    kinds = {d.id: d.kind.value for d in docs}
+    with_policies: Any = None  # the graph with policies as nodes, built only for a spec that needs it
+    policy_specs = 0
     units: list[dict[str, Any]] = []
     messages: list[str] = []
     retrieved: dict[str, Any] = {}
@@ -78,19 +84,42 @@ def _plan(
         found = retrieve_for_spec(index, spec, docs, params["k"])
         retrieved[spec.id] = found.to_json()
         label = f"spec '{spec.scenario}' ({spec.id})"
+        own = [i for i in spec.documents if kinds.get(i) in ("text", "table")]
+        own_policies = [i for i in spec.documents if kinds.get(i) == "policy"]
+        ranked, left, as_nodes = _chain_nodes(
+            own, own_policies, found, max(lengths), params.get("leave_spec")
+        )
+        graph = built.graph
+        if as_nodes:
+            if with_policies is None:
+                model, seed = params["model"], params["seed"]
+                with_policies = build_document_graph(
+                    llm, docs, ignore=ignore, model=model, seed=seed, include_policies=True
+                ).graph
+            graph = with_policies
+            policy_specs += 1
         # Conversation m of a spec uses length lengths[m % len(lengths)], so n conversations spread evenly.
         wanted = {d: sum(1 for m in range(n) if lengths[m % len(lengths)] == d) for d in lengths}
-        picks = {d: chains_for_spec(built.graph, found.graph_ranked(), d, n=count, seed=params["seed"])
+        picks = {d: chains_for_spec(graph, ranked, d, n=count, seed=params["seed"])
                  for d, count in wanted.items()}  # fmt: skip
         if not any(p.chains for p in picks.values()):
             reason = next((p.reason for p in picks.values() if p.reason), "")
             messages.append(f"{label}: {reason or 'no text or table document retrieved'}; skipped")
             continue
+        # D_policy: the spec's own policies; retrieval's (own first) when chains may leave the spec.
+        context_policies = found.policy if left or params.get("leave_spec") else own_policies
+        leaving = sum(1 for p in picks.values() for c in p.chains if not set(c.doc_ids) <= set(own))
+        if own and leaving:
+            messages.append(
+                f"{label}: {leaving} of its chains leave its {len(own)} document(s) to reach the length asked"
+            )
+        if left:
+            messages.append(f"{label}: it cites no text or table document, so its chains leave it for "
+                            "the documents retrieval finds")  # fmt: skip
         for d, picked in picks.items():
             if picked.chains and picked.used != d:
-                messages.append(
-                    f"{label}: {picked.reason} (chains of {picked.used} document(s) instead of {d})"
-                )
+                about = picked.reason if left else f"it is about {len(ranked)} document(s); {picked.reason}"
+                messages.append(f"{label}: {about} (chains of {picked.used} document(s) instead of {d})")
             if picked.chains and len(picked.chains) < wanted[d]:
                 messages.append(
                     f"{label}: only {len(picked.chains)} distinct chain(s) of {picked.used}; "
@@ -112,17 +141,42 @@ def _plan(
                     "edge_kinds": list(chain.edge_kinds),
                     "requested": d,
                     "note": picked.reason,
-                    "policies": found.policy,
+                    "left_spec_documents": not set(chain.doc_ids) <= set(own or own_policies),
+                    "policies": [i for i in context_policies if i not in chain.doc_ids],
                 }
             )
+    if policy_specs:
+        messages.append(
+            f"policies took part as graph nodes for {policy_specs} spec(s) whose documents are policies only "
+            "(our extension of seed 000, where policies are context)"
+        )
     stats = graph_stats(built.graph)
     graph = {
         "extractor": built.extractor,
         "failed": built.failed,
         "nodes": stats["nodes"],
         "edges": stats["edges"],
+        "policy_nodes": policy_specs > 0,
     }
     return {"units": units, "messages": messages, "retrieved": retrieved, "graph": graph}
+
+
+def _chain_nodes(
+    own: list[str], own_policies: list[str], found: Any, d: int, leave: bool | None
+) -> tuple[list[str], bool, bool]:
+    """The documents a spec's chains may use, best first; whether they are retrieval's rather than the
+    spec's own; whether policies must be graph nodes.
+
+    Chains run through the documents the spec is about (its D_s), so its conversations test it. With
+    `leave`, a spec about fewer than d documents goes on to retrieval's (the seed's behaviour). A spec
+    whose documents are policies only takes them as graph nodes (our extension), unless it may leave;
+    a spec citing no document at all takes its chains from retrieval.
+    """
+    if own:
+        return (found.graph_ranked() if leave and len(own) < d else own), False, False
+    if own_policies and not leave:
+        return own_policies, False, True
+    return found.graph_ranked(), True, False
 
 
 def start_run(
@@ -130,8 +184,13 @@ def start_run(
     turns: int = 7,
     per_spec: int = 10, seed: int = 0, model: str | None = None, judge: str | None = None,
     k: dict[str, int] | None = None, dense: bool = True, budget: dict[str, float] | None = None,
+    leave_spec: bool = False,
 ) -> Run:  # fmt: skip
-    """Record a new doc-QA run with its parameters (validated); `generate_conversations` runs it."""
+    """Record a new doc-QA run with its parameters (validated); `generate_conversations` runs it.
+
+    `leave_spec` lets a chain go on from a spec's documents to those retrieval finds, when the spec is
+    about fewer than d documents (the seed's behaviour; each spec whose chains leave it gets a note).
+    """
     lengths = chain_lengths(d)
     if turns < 2:
         raise EvalcoreError(
@@ -145,6 +204,7 @@ def start_run(
         "spec_ids": [s.id for s in chosen], "selection_note": note,
         "d": lengths[0] if len(lengths) == 1 else lengths, "turns": turns, "per_spec": per_spec,
         "seed": seed, "model": model, "judge": judge, "k": {**DEFAULT_K, **(k or {})}, "dense": dense,
+        "leave_spec": leave_spec,
         **jobs.entry_point(resume),
     }  # fmt: skip
     run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
@@ -212,6 +272,7 @@ def generate_conversations(
             "requested_length": unit["requested"],
             "length": len(unit["chain"]),
             "note": unit["note"],
+            "left_spec_documents": unit.get("left_spec_documents", False),
         }
         metadata = {
             "chain": chain_meta,

@@ -1,0 +1,64 @@
+"""Doc-QA conversations that test their spec (issue 13): chains through the spec's own documents, policies
+as graph nodes when they are the knowledge, a note when a chain leaves the spec's documents."""
+
+import shutil
+from pathlib import Path
+
+from evalcore.generators.doc_qa.generate import qa_pairs
+from evalcore.generators.doc_qa.job import generate_conversations
+from evalcore.generators.doc_qa.schema import is_cannot_answer
+from evalcore.inputs import import_project
+from evalcore.items.store_ops import list_conversations
+from evalcore.specs.generation import generate_specs
+from evalcore.specs.store_ops import list_specs
+
+
+def _answered(conversation):
+    return [a for _, a in qa_pairs(conversation) if not is_cannot_answer(a.content)]
+
+
+def test_conversations_stay_in_their_specs_documents(sqlite_store):
+    project_id = import_project(sqlite_store, "data/sample").project_id
+    generate_specs(sqlite_store, project_id, m=12, from_card=False)
+    outcome = generate_conversations(sqlite_store, project_id, specs="all", per_spec=1, dense=False)
+    specs = {v.spec.id: v.spec for v in list_specs(sqlite_store, project_id)}
+    conversations = [v.conversation for v in list_conversations(sqlite_store, project_id)]
+    assert len(conversations) == outcome.total > 0
+    for conversation in conversations:
+        own = set(specs[conversation.spec_id].documents)
+        assert set(conversation.metadata["chain"]["documents"]) <= own
+        assert not conversation.metadata["chain"]["left_spec_documents"]
+        assert all(set(a.grounding) <= own for a in _answered(conversation))
+
+
+def test_leaving_the_specs_documents_is_said_per_spec(sqlite_store):
+    project_id = import_project(sqlite_store, "data/sample").project_id
+    generate_specs(sqlite_store, project_id, m=6, from_card=False)
+    outcome = generate_conversations(
+        sqlite_store, project_id, specs="all", per_spec=1, d=3, dense=False, leave_spec=True
+    )
+    left = [v.conversation for v in list_conversations(sqlite_store, project_id)
+            if v.conversation.metadata["chain"]["left_spec_documents"]]  # fmt: skip
+    assert left
+    for conversation in left:
+        assert any(conversation.spec_id in m and " leave " in m for m in outcome.messages)
+
+
+def test_a_policy_only_knowledge_base_gives_chains_through_its_policies(sqlite_store, tmp_path):
+    folder = tmp_path / "faq"
+    (folder / "policies").mkdir(parents=True)
+    for name in ("return_policy.md", "rental_policy.md", "warranty_policy.md"):
+        shutil.copy(Path("data/sample/policies") / name, folder / "policies")
+    (folder / "system.yaml").write_text(
+        "id: faq\nchatbot_info:\n  name: Help\n  description: Answers questions from the policies.\n"
+    )
+    project_id = import_project(sqlite_store, folder).project_id
+    generate_specs(sqlite_store, project_id, m=6)
+    outcome = generate_conversations(sqlite_store, project_id, specs="all", per_spec=1, d=2, dense=False)
+    conversations = [v.conversation for v in list_conversations(sqlite_store, project_id)]
+    assert conversations and outcome.added == outcome.total
+    assert any("policies took part as graph nodes" in m for m in outcome.messages)
+    policies = {d.id for d in sqlite_store.documents(project_id)}
+    for conversation in conversations:
+        assert set(conversation.metadata["chain"]["documents"]) <= policies
+        assert _answered(conversation)
