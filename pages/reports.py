@@ -10,6 +10,7 @@ from evalcore.reports import (
     compare_runs,
     export_tables,
     failing_turns,
+    provenance,
 )
 from evalcore.reports.charts import failure_rate_chart
 from evalcore.reports.failures import TABLE_KEYS, overall, per_run_table, report_stamp, snippet
@@ -259,6 +260,7 @@ def _turn(detail) -> None:
 
 
 def _downloads(name: str, df: pd.DataFrame) -> None:
+    about = provenance(report.runs)  # run, target, judge, offline or not: at the head of every file
     formats = [
         ("csv", "CSV", "csv", "text/csv"),
         ("jsonl", "JSONL", "jsonl", "application/jsonl"),
@@ -267,7 +269,7 @@ def _downloads(name: str, df: pd.DataFrame) -> None:
     ]
     for column, (fmt, label, ext, mime) in zip(st.columns(len(formats)), formats, strict=True):
         column.download_button(
-            label, export_tables({name: df}, fmt)[name], file_name=f"{run_id}_{name}.{ext}", mime=mime,
+            label, export_tables({name: df}, fmt, about)[name], file_name=f"{run_id}_{name}.{ext}", mime=mime,
             key=f"dl:{name}:{fmt}", icon=":material/download:",
         )  # fmt: skip
 

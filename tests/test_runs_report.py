@@ -212,7 +212,9 @@ def test_cli_report_prints_tables_and_gates_ci_on_the_failure_rate(hand, tmp_pat
     db = ["--db", store.url]
     csv = runner.invoke(app, ["report", "--run", "r1", "--by", "turns", "--format", "csv", *db])
     assert csv.exit_code == 0, csv.output
-    assert csv.stdout.splitlines()[0].startswith("turns,n,failures,failure_rate")
+    lines = csv.stdout.splitlines()
+    assert lines[0] == "# run: r1", "what produced the table comes first"
+    assert next(x for x in lines if not x.startswith("#")).startswith("turns,n,failures,failure_rate")
     assert "single-turn,3,1," in csv.stdout and "failure rate 57.1%" in csv.stderr
     assert runner.invoke(app, ["report", "--run", "r1", "--fail-above", "0.5", *db]).exit_code == 1
     assert runner.invoke(app, ["report", "--run", "r1", "--fail-above", "60%", *db]).exit_code == 0

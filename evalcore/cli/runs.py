@@ -105,7 +105,7 @@ def _enqueue(
 ) -> None:
     """`run --queue`: record what the foreground run would have been given, then queue the run."""
     from evalcore import jobs
-    from evalcore.jobs.queue import enqueue, queue_url_for
+    from evalcore.jobs.queue import display_url, enqueue, queue_url_for
 
     if limits:
         store.update_run(store.run(run_id).model_copy(update={"budget": limits}))
@@ -114,7 +114,8 @@ def _enqueue(
     if retry_failed:
         jobs.retry_failed(store, run_id)
     enqueue(store, run_id)
-    typer.echo(f"run {run_id} queued on {queue_url_for(store.url)}; watch it with `evalcore status`")
+    queue = display_url(queue_url_for(store.url))
+    typer.echo(f"run {run_id} queued on {queue}; watch it with `evalcore status`")
 
 
 def _json(text: str) -> object:
@@ -156,7 +157,7 @@ def report(
     db: DbOption = None,
 ) -> None:
     """Failure-rate tables of a run (with counts and 95% Wilson intervals), or two runs side by side."""
-    from evalcore.reports import build_report, compare_runs, export_tables, table_name
+    from evalcore.reports import build_report, compare_runs, export_tables, provenance, table_name
     from evalcore.runs import RUN_KIND
 
     threshold = _rate(fail_above) if fail_above is not None else None  # a usage error before any work
@@ -170,7 +171,8 @@ def report(
         names = [table_name(b) for b in by] if by else None
         rep = build_report(store, [run, compare] if compare else [run], tiers=tiers)
         tables = compare_runs(rep.frame, run, compare) if compare else rep.tables
-        texts = export_tables({k: v for k, v in tables.items() if names is None or k in names}, fmt)
+        chosen = {k: v for k, v in tables.items() if names is None or k in names}
+        texts = export_tables(chosen, fmt, provenance(rep.runs))
     except ValueError as e:  # an unknown table, tier scope or format: options the user gave
         raise UsageError(str(e)) from None
     body = (

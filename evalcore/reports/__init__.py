@@ -24,6 +24,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
             "export_tables",
             "failing_turns",
             "judged_turns",
+            "provenance",
             "select_turns",
             "table_name",
         ),

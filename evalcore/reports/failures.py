@@ -23,7 +23,8 @@ import pandas as pd
 from evalcore.items.current import correction_versions
 from evalcore.items.state import project_policy
 from evalcore.jobs.control import progress
-from evalcore.models import Run
+from evalcore.models import Run, TargetKind
+from evalcore.models.common import OFFLINE
 from evalcore.reports.table_export import export_table
 from evalcore.reports.tables import (
     COLUMNS,
@@ -304,13 +305,38 @@ def snippet(text: str, limit: int = 400) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + " …"
 
 
-def export_tables(tables: Mapping[str, pd.DataFrame], fmt: str) -> dict[str, str]:
-    """Each table as text in `fmt` ('csv', 'jsonl', 'md', 'latex'), captioned and labelled for papers."""
+def provenance(runs: Sequence[Run]) -> dict[str, str]:
+    """What produced a report's numbers, for the head of every export: the runs, their targets and judges,
+    and whether any of it is offline (the offline judge, or the built-in demo target, which is no model)."""
+    offline = [
+        r.id
+        for r in runs
+        if (r.judge or "").startswith(OFFLINE)
+        or (r.params.get("target") or {}).get("kind") == TargetKind.demo.value
+    ]
+    return {
+        "run": ", ".join(r.id for r in runs),
+        "target": ", ".join(str(r.target) for r in runs),
+        "judge": ", ".join(r.judge or "not recorded" for r in runs),
+        "offline": ("yes (offline judge or demo target: " + ", ".join(offline) + ")") if offline else "no",
+        "evalcore": ", ".join(sorted({r.code_version or "unknown" for r in runs})),
+    }
+
+
+def export_tables(
+    tables: Mapping[str, pd.DataFrame], fmt: str, about: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Each table as text in `fmt` ('csv', 'jsonl', 'md', 'latex'), captioned and labelled for papers,
+    headed by `about` (see `provenance`)."""
     return {
         name: export_table(
-            df, fmt, caption=TABLE_TITLES.get(name, name), label=f"tab:{name.replace('_', '-')}"
+            df,
+            fmt,
+            caption=TABLE_TITLES.get(name, name),
+            label=f"tab:{name.replace('_', '-')}",
+            provenance=about,
         )
         if fmt in ("md", "markdown", "latex", "tex")
-        else export_table(df, fmt)
+        else export_table(df, fmt, provenance=about)
         for name, df in tables.items()
     }

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from typing import Any, Literal
 
@@ -34,6 +34,9 @@ _ALIASES = {"markdown": "md", "tex": "latex", "json": "jsonl"}
 RATE_PREFIXES = ("failure_rate", "share")
 DIFF_PREFIXES = ("diff",)
 CI_LOW, CI_HIGH = "ci_low", "ci_high"
+# A text column with a cell longer than WRAP_AT characters becomes a WRAP_EM-wide paragraph column: a
+# scenario title (often 60-100 characters) then wraps onto two or three lines within a page's width.
+WRAP_AT, WRAP_EM = 40, 16
 
 # One pass over the text, so the braces added for "\" are not escaped a second time.
 _LATEX_SPECIAL = {
@@ -160,25 +163,38 @@ def _display(df: pd.DataFrame) -> tuple[list[str], list[list[str | None]], list[
 # --------------------------------------------------------------------------------------------- formats
 
 
-def _csv(df: pd.DataFrame) -> str:
-    return df.to_csv(index=False, lineterminator="\n")
+def _one_line(value: object) -> str:
+    # A provenance value goes into a comment line: a newline in it would end the comment.
+    return " ".join(str(value).split())
 
 
-def _jsonl(df: pd.DataFrame) -> str:
+def _csv(df: pd.DataFrame, provenance: Mapping[str, str]) -> str:
+    # '#' lines before the header (pandas: read_csv(..., comment="#")).
+    head = "".join(f"# {k}: {_one_line(v)}\n" for k, v in provenance.items())
+    return head + df.to_csv(index=False, lineterminator="\n")
+
+
+def _jsonl(df: pd.DataFrame, provenance: Mapping[str, str]) -> str:
     columns = [str(c) for c in df.columns]
-    lines = [
+    head = [json.dumps({"provenance": dict(provenance)}, ensure_ascii=False)] if provenance else []
+    lines = head + [
         json.dumps(dict(zip(columns, (_jsonable(v) for v in row), strict=True)), ensure_ascii=False)
         for row in df.itertuples(index=False, name=None)
     ]
     return "".join(line + "\n" for line in lines)
 
 
-def _markdown(df: pd.DataFrame, caption: str | None) -> str:
+def _markdown(df: pd.DataFrame, caption: str | None, provenance: Mapping[str, str]) -> str:
     headers, rows, right = _display(df)
     dash = "—"
     lines = []
     if caption:
         lines += [f"**{_md_escape(caption)}**", ""]
+    if provenance:
+        lines += [
+            "_" + " · ".join(f"{k}: {_md_escape(_one_line(v))}" for k, v in provenance.items()) + "_",
+            "",
+        ]
     if not headers:
         return "\n".join(lines)
     lines.append("| " + " | ".join(_md_escape(h) for h in headers) + " |")
@@ -188,10 +204,25 @@ def _markdown(df: pd.DataFrame, caption: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _latex(df: pd.DataFrame, caption: str | None, label: str | None) -> str:
+def _column_spec(right: bool, cells: list[str | None]) -> str:
+    """'r' for numbers, 'l' for short text; a paragraph column for long labels, which wrap in it instead
+    of running off the page."""
+    if right:
+        return "r"
+    longest = max((len(c) for c in cells if c is not None), default=0)
+    return f"p{{{WRAP_EM}em}}" if longest > WRAP_AT else "l"
+
+
+def _latex(df: pd.DataFrame, caption: str | None, label: str | None, provenance: Mapping[str, str]) -> str:
     headers, rows, right = _display(df)
+    columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[] for _ in headers]
+    spec = "".join(_column_spec(r, c) for r, c in zip(right, columns, strict=True))
+    offline = str(provenance.get("offline", "")).startswith("yes")
+    if offline and caption is not None:
+        caption += " (offline)"
     body = [
-        r"\begin{tabular}{" + "".join("r" if r else "l" for r in right) + "}",
+        *(f"% {k}: {_one_line(v)}" for k, v in provenance.items()),
+        r"\begin{tabular}{" + spec + "}",
         r"\toprule",
         " & ".join(latex_escape(h) for h in headers) + r" \\",
         r"\midrule",
@@ -211,20 +242,28 @@ def _latex(df: pd.DataFrame, caption: str | None, label: str | None) -> str:
 
 
 def export_table(
-    df: pd.DataFrame, fmt: Format | str, caption: str | None = None, label: str | None = None
+    df: pd.DataFrame,
+    fmt: Format | str,
+    caption: str | None = None,
+    label: str | None = None,
+    provenance: Mapping[str, str] | None = None,
 ) -> str:
     """The table as text in `fmt`: 'csv', 'jsonl', 'md' or 'latex' (also 'markdown', 'tex', 'json').
 
     CSV and JSONL hold the raw values, one row per line (JSONL: one object per line, missing as null);
     `caption` and `label` apply to LaTeX (a `table` float is written when either is given) and `caption`
-    to Markdown (a bold line above the table). Formatting rules are in the module docstring.
+    to Markdown (a bold line above the table). `provenance` (what produced the numbers: run, target,
+    judge, offline or not) heads every format: '#' lines in CSV, a first {"provenance": ...} line in
+    JSONL, an italic line in Markdown, '%' lines in LaTeX (and "(offline)" in its caption). Formatting
+    rules are in the module docstring.
     """
     kind = _ALIASES.get(fmt, fmt)
+    about = dict(provenance or {})
     writers: dict[str, Callable[[], str]] = {
-        "csv": lambda: _csv(df),
-        "jsonl": lambda: _jsonl(df),
-        "md": lambda: _markdown(df, caption),
-        "latex": lambda: _latex(df, caption, label),
+        "csv": lambda: _csv(df, about),
+        "jsonl": lambda: _jsonl(df, about),
+        "md": lambda: _markdown(df, caption, about),
+        "latex": lambda: _latex(df, caption, label, about),
     }
     if kind not in writers:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 import yaml
@@ -23,8 +24,31 @@ class SpecImport(SpecDraft):
     category: str = "general"
 
 
-def to_yaml(specs: Sequence[Spec]) -> str:
-    """Specs as a YAML list, in the order given."""
+def _producer(spec: Spec) -> str:
+    """Who or what wrote a spec, as its export says it (the offline provider is not passed off as a model);
+    on one line, so a name cannot end the comment it is written in."""
+    p = spec.provenance
+    if p.is_offline:
+        return "the offline provider (no model)"
+    return " ".join((p.producer if p.is_human else f"{p.producer} ({p.provider})").split())
+
+
+def provenance_header(specs: Sequence[Spec], project: str) -> list[str]:
+    """Comment lines opening a spec export (YAML and Gherkin alike ignore them on import): the project,
+    how many specs each producer wrote, and whether any were produced offline (DESIGN: exports carry what
+    produced them, and offline output is marked as such)."""
+    counts = Counter(_producer(s) for s in specs)
+    offline = sum(1 for s in specs if s.provenance.is_offline)
+    return [
+        f"# evalcore spec export · project {project} · {len(specs)} spec(s)",
+        "# produced by: " + ("; ".join(f"{who}: {n}" for who, n in counts.most_common()) or "nobody"),
+        f"# offline: {'yes' if offline else 'no'}"
+        + (f" ({offline} of {len(specs)} produced by the offline provider, not a model)" if offline else ""),
+    ]
+
+
+def to_yaml(specs: Sequence[Spec], header: Sequence[str] = ()) -> str:
+    """Specs as a YAML list, in the order given, after the `header` comment lines."""
     rows = [
         {
             "id": s.id,
@@ -37,7 +61,8 @@ def to_yaml(specs: Sequence[Spec]) -> str:
         }
         for s in specs
     ]
-    return yaml.safe_dump(rows, sort_keys=False, allow_unicode=True, width=100)
+    body = yaml.safe_dump(rows, sort_keys=False, allow_unicode=True, width=100)
+    return "".join(line + "\n" for line in header) + body
 
 
 def from_yaml(text: str, file: str) -> list[SpecImport]:
@@ -66,13 +91,15 @@ def _tag(text: str) -> str:
     return re.sub(r"\s+", "_", text.strip())
 
 
-def to_gherkin(specs: Sequence[Spec], feature: str) -> str:
-    """Specs as a Gherkin feature: tags carry the category and documents, a comment carries the id."""
-    lines = [f"Feature: {feature}", ""]
+def to_gherkin(specs: Sequence[Spec], feature: str, header: Sequence[str] = ()) -> str:
+    """Specs as a Gherkin feature after the `header` comment lines: tags carry the category and documents,
+    comments the id and who produced the spec."""
+    lines = [*header, f"Feature: {feature}", ""]
     for s in specs:
         tags = [f"@category:{_tag(s.category)}", *(f"@doc:{d}" for d in s.documents)]
         lines += [
             f"  # id: {s.id}",
+            f"  # produced by: {_producer(s)}",
             f"  {' '.join(tags)}",
             f"  Scenario: {s.scenario}",
             f"    Given {s.given}",

@@ -11,7 +11,7 @@ from evalcore.errors import EvalcoreError, NotFoundError, Problem, ValidationFai
 from evalcore.inputs.limits import MAX_FILE_MB_ENV, current_limits
 from evalcore.inputs.sources import decode_text, read_bounded
 from evalcore.models import Provenance, Spec
-from evalcore.specs.formats import read_specs, to_gherkin, to_yaml
+from evalcore.specs.formats import provenance_header, read_specs, to_gherkin, to_yaml
 from evalcore.specs.store_ops import EDITABLE, KIND, _body, list_specs
 from evalcore.store import Store, schema
 from evalcore.store.store import new_id
@@ -22,10 +22,11 @@ FORMATS = ("yaml", "gherkin")
 def export_specs(store: Store, project_id: str, fmt: str, *, selected_only: bool = False) -> str:
     """The project's specs (or only the selected ones) as YAML or Gherkin text."""
     specs = [v.spec for v in list_specs(store, project_id) if v.spec.selected or not selected_only]
+    header = provenance_header(specs, project_id)
     if fmt == "yaml":
-        return to_yaml(specs)
+        return to_yaml(specs, header)
     if fmt in ("gherkin", "feature"):
-        return to_gherkin(specs, store.project(project_id).title)
+        return to_gherkin(specs, store.project(project_id).title, header)
     raise EvalcoreError(f"unknown spec format '{fmt}' (use {' or '.join(FORMATS)})")
 
 
