@@ -16,11 +16,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from test_runs_support import conversation
+from test_runs_support import conversation, sample_project
 
 from evalcore.items.store_ops import add_conversation
+from evalcore.jobs import progress
 from evalcore.jobs.control import Holder, holders
-from evalcore.jobs.queue import enqueue, queue_url_for
+from evalcore.jobs.queue import enqueue, open_queue, queue_url_for
 from evalcore.models import RunStatus, Target
 from evalcore.models.common import now_utc
 from evalcore.runs import create_run
@@ -190,3 +191,25 @@ def test_a_queued_run_survives_a_restart_of_serve_and_finishes(db_url, llm_serve
         if serve is not None:
             _stop(serve)
         store.close()
+
+
+def test_run_with_queue_hands_the_run_to_the_workers_and_returns(sqlite_store, monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from evalcore.cli.main import app
+
+    monkeypatch.delenv("EVALCORE_QUEUE_URL", raising=False)
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    pid, _ = sample_project(sqlite_store)
+    args = ["run", "-t", "demo", "--judge", "offline", "--budget", "1", "--queue", "--db", sqlite_store.url]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    [run] = sqlite_store.runs(pid, kind="run")
+    assert f"run {run.id} queued on sqlite:///{tmp_path}/store.queue.db" in result.output
+    assert (
+        run.status == RunStatus.pending and run.budget == {"usd": 1.0} and progress(sqlite_store, run)[0] == 0
+    )
+    queue = open_queue(sqlite_store.url)
+    assert queue.pending_runs() == {run.id}
+    assert queue.huey.execute(queue.huey.dequeue())["status"] == "finished"  # what a worker does with it
+    assert sqlite_store.run(run.id).status == RunStatus.finished

@@ -163,13 +163,14 @@ def worker(
     db: DbOption = None,
 ) -> None:
     """Run the jobs queued for the store (EVALCORE_QUEUE_URL, else the queue beside the store)."""
-    from evalcore.jobs.queue import queue_url_for
+    from evalcore.jobs.queue import display_url, queue_url_for
     from evalcore.jobs.worker import run_worker
 
     store = _store(db)
     url = store.url
     store.close()
-    typer.echo(f"worker: {workers} process(es) on {queue_url_for(url)} for {store.display_url}", err=True)
+    queue = display_url(queue_url_for(url))
+    typer.echo(f"worker: {workers} process(es) on {queue} for {store.display_url}", err=True)
     run_worker(url, workers)
 
 

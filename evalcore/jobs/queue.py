@@ -68,14 +68,20 @@ def queue_url_for(store_url: str) -> str:
     return store_url
 
 
+def display_url(url: str) -> str:
+    """A queue URL to print: its password hidden."""
+    return sa.make_url(url).render_as_string(hide_password=True)
+
+
 def resume_job(store_url: str, run_id: str) -> dict[str, Any]:
-    """The one task of the queue: resume the run's job, unless it ended or was stopped while queued."""
+    """The one task of the queue: resume the run's job, unless it ended or someone (a person, the budget)
+    stopped it since it was queued. A run stopped by an error is resumed: that is huey's retry of it."""
     store = Store(store_url)
     try:
-        status = store.run(run_id).status
+        status, asked = store.run(run_id).status, store.stop_requested(run_id)
     finally:
         store.close()
-    if status not in (RunStatus.pending, RunStatus.running):
+    if status in (RunStatus.finished, RunStatus.failed) or asked:
         return {"run": run_id, "status": status.value, "skipped": True}
     _interrupt_once()
     try:
@@ -115,9 +121,10 @@ class JobQueue:
         self.huey = _open_huey(self.url)
         self.task = self.huey.task(retries=RETRIES, retry_delay=RETRY_DELAY_S, name="resume_job")(resume_job)
 
-    def enqueue(self, run_id: str) -> str:
-        """Queue the run for a worker; returns the task's id."""
-        return self.task(self.store_url, run_id).id
+    def enqueue(self, run_id: str, workers: int = 1) -> list[str]:
+        """Queue the run for `workers` workers at once (they share its units by their claims); returns
+        the tasks' ids."""
+        return [self.task(self.store_url, run_id).id for _ in range(max(1, workers))]
 
     def pending_runs(self) -> set[str]:
         """Ids of the runs of this store that a task waiting in the queue names."""
@@ -134,15 +141,15 @@ def open_queue(store_url: str, queue_url: str | None = None) -> JobQueue:
     return JobQueue(store_url, queue_url)
 
 
-def enqueue(store: Store, run_id: str) -> str:
-    """Hand a run's job to the workers: mark it pending (which clears an earlier stop), record when it was
-    queued, and queue its task. A stop asked before a worker takes it is kept: the task then skips it."""
+def enqueue(store: Store, run_id: str, workers: int = 1) -> list[str]:
+    """Hand a run's job to `workers` workers: mark it pending (which clears an earlier stop), record when
+    it was queued, and queue its tasks. A stop asked before a worker takes it is kept: the task skips it."""
     run = store.run(run_id)
     if not run.params.get(ENTRY):
         raise EvalcoreError(f"run {run_id} records no job function: a worker could not resume it")
     _mark_pending(store, run_id)
     store.update_run_params(run_id, {QUEUED_AT: now_utc().isoformat()})
-    return open_queue(store.url).enqueue(run_id)
+    return open_queue(store.url).enqueue(run_id, workers)
 
 
 def _mark_pending(store: Store, run_id: str) -> None:
@@ -198,8 +205,17 @@ def _open_huey(url: str) -> Huey:
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         return huey.SqliteHuey(QUEUE_NAME, filename=parsed.database, utc=True)
     if backend == "postgresql":
+        import psycopg
+
         dsn = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
-        return huey.PostgresHuey(QUEUE_NAME, dsn=dsn, utc=True)
+        for attempt in range(3):
+            try:
+                return huey.PostgresHuey(QUEUE_NAME, dsn=dsn, utc=True)
+            except psycopg.errors.UniqueViolation:
+                # Two workers starting at once both run huey's CREATE TABLE IF NOT EXISTS, and PostgreSQL
+                # lets one of them fail on the catalog; the tables exist now, so the next try passes.
+                if attempt == 2:
+                    raise
     if backend in ("redis", "rediss"):
         return huey.RedisHuey(QUEUE_NAME, url=url, utc=True)
     raise EvalcoreError(f"unsupported queue URL {url}: use sqlite:///FILE, postgresql://... or redis://...")

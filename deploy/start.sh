@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# A team's setup on one machine, all on 127.0.0.1: PostgreSQL (the store and the job queue), two dashboard
+# replicas and two workers. Every process's pid is written under $DEPLOY_DIR; deploy/stop.sh stops them.
+#
+#   bash deploy/start.sh            # PostgreSQL on :55432, dashboards on :8601 and :8602, two workers
+#   bash deploy/stop.sh
+#
+# Settings (environment): DEPLOY_DIR (default deploy/.run), PG_PORT (55432), DASHBOARD_PORTS ("8601 8602"),
+# WORKERS (2), PG_BIN (the newest /usr/lib/postgresql/*/bin). To use a PostgreSQL server you already
+# have, set EVALCORE_DATABASE_URL: no local server is started. Add machines by running
+# `evalcore worker --db URL` (and dashboards) on them with the same URL.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+PY="${PY:-$ROOT/.venv/bin/python}"
+DEPLOY_DIR="${DEPLOY_DIR:-$ROOT/deploy/.run}"
+PG_PORT="${PG_PORT:-55432}"
+DASHBOARD_PORTS="${DASHBOARD_PORTS:-8601 8602}"
+WORKERS="${WORKERS:-2}"
+PG_BIN="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
+mkdir -p "$DEPLOY_DIR/logs"
+
+# initdb and postgres refuse to run as root: then the cluster belongs to the `postgres` user.
+as_owner() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+
+if [ -z "${EVALCORE_DATABASE_URL:-}" ]; then
+  PGDATA="$DEPLOY_DIR/pgdata"
+  if [ ! -f "$PGDATA/PG_VERSION" ]; then
+    mkdir -p "$PGDATA"
+    [ "$(id -u)" = 0 ] && chown -R postgres "$DEPLOY_DIR/pgdata" && chmod 755 "$DEPLOY_DIR"
+    as_owner "$PG_BIN/initdb" -D "$PGDATA" -U postgres --auth=trust --encoding=UTF8 --locale=C >/dev/null
+  fi
+  if ! as_owner "$PG_BIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; then
+    as_owner "$PG_BIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w \
+      -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -c unix_socket_directories=$PGDATA -c max_connections=200" \
+      start >/dev/null
+  fi
+  "$PY" - "$PG_PORT" <<'PYTHON'
+import sys, psycopg
+with psycopg.connect(f"postgresql://postgres@127.0.0.1:{sys.argv[1]}/postgres", autocommit=True) as conn:
+    if not conn.execute("SELECT 1 FROM pg_database WHERE datname = 'evalcore'").fetchone():
+        conn.execute("CREATE DATABASE evalcore")
+PYTHON
+  export EVALCORE_DATABASE_URL="postgresql://postgres@127.0.0.1:$PG_PORT/evalcore"
+fi
+export EVALCORE_DATABASE_URL
+cd "$ROOT"
+"$PY" -m evalcore init >/dev/null  # migrations once, before the replicas open the store
+
+start() {  # name, command...: run in the background, pid and log under $DEPLOY_DIR
+  local name="$1"; shift
+  nohup "$@" >"$DEPLOY_DIR/logs/$name.log" 2>&1 &
+  echo $! >"$DEPLOY_DIR/$name.pid"
+}
+for port in $DASHBOARD_PORTS; do
+  start "dashboard-$port" "$PY" "$ROOT/dashboard.py" --server.address 127.0.0.1 --server.port "$port" \
+    --server.headless true --browser.gatherUsageStats false
+  echo "dashboard: http://127.0.0.1:$port"
+done
+for i in $(seq 1 "$WORKERS"); do
+  start "worker-$i" "$PY" -m evalcore worker --workers 1
+done
+echo "store and queue: ${EVALCORE_DATABASE_URL}; $WORKERS worker(s); logs in $DEPLOY_DIR/logs"
