@@ -145,7 +145,7 @@ for column, (key, (table, split)) in zip(st.columns(2), charts.items(), strict=T
     title = "Failure rate by number of documents" if key == "n_documents" else "Failure rate by query type"
     column.plotly_chart(
         failure_rate_chart(table, key, title, split),
-        use_container_width=True,
+        width="stretch",
         config={"displayModeBar": False},
     )
 
@@ -154,7 +154,8 @@ PERCENT = {"failure_rate", "share", "diff"}
 
 
 def _shown(df: pd.DataFrame) -> pd.DataFrame:
-    """Rates in %, each Wilson interval as one 'low-high' column, unscored only when some turn is."""
+    """Rates in %, each Wilson interval as one 'low-high' column, unscored only when some turn is, keys
+    of mixed type as text."""
     out = df.copy()
     if "spec_label" in out:  # the label says it; the id stays in the exports
         out["spec_label"] = out["spec_label"].fillna("")
@@ -175,6 +176,11 @@ def _shown(df: pd.DataFrame) -> pd.DataFrame:
             out[column] = (out[column].astype(float) * 100).round(1)
             unit = " pp" if column.startswith("diff") else " %"  # a difference of rates: points
             out = out.rename(columns={column: column + unit})
+    for column in out.columns:
+        if out[column].dtype == object and out[column].map(type).nunique() > 1:
+            # A key with its total row (n_documents 1, 2, 3, 'All') is text for Arrow, which refuses
+            # mixed columns; a missing key shows empty, not 'None'.
+            out[column] = ["" if pd.isna(v) else str(v) for v in out[column]]
     return out
 
 
@@ -289,6 +295,6 @@ for tab, (name, df) in zip(tabs, tables.items(), strict=True):
             TABLE_TITLES[name]
             + (f": {md(_label(run_id))} (a) vs {md(_label(versus))} (b), diff = b - a" if versus else "")
         )
-        st.dataframe(_shown(df), hide_index=True, use_container_width=True)
+        st.dataframe(_shown(df), hide_index=True, width="stretch")
         _downloads(name, df)
         _drill(name, df)

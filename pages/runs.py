@@ -29,7 +29,7 @@ st.dataframe(
         for t in targets
     ],
     hide_index=True,
-    use_container_width=True,
+    width="stretch",
 )
 
 with st.expander("Add or replace a target"):

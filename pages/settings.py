@@ -73,8 +73,17 @@ summary = status.spend(store, project_id)
 a, b, c, d = st.columns(4)
 a.metric("Model calls", summary.calls)
 b.metric("Cache hit rate", f"{summary.hit_rate:.0%}")
-c.metric("Tokens in / out", f"{summary.tokens_in:,} / {summary.tokens_out:,}")
+c.metric(
+    "Model tokens in / out",
+    f"{summary.tokens_in:,} / {summary.tokens_out:,}",
+    help="What models used. The offline provider's calls are not counted here: they use no model.",
+)
 d.metric("Cost", f"${summary.cost_usd:,.4f}")
+if summary.offline_calls:
+    st.caption(
+        f"{summary.offline_calls:,} of the calls went to the offline provider (no model, no key): the "
+        f"{summary.offline_tokens:,} tokens it records are estimates from text length, not usage."
+    )
 if summary.runs:
     st.dataframe(
         pd.DataFrame(
@@ -88,6 +97,7 @@ if summary.runs:
                     "cache hits": r.cache_hits,
                     "tokens in": r.tokens_in,
                     "tokens out": r.tokens_out,
+                    "offline calls": r.offline_calls,
                     "cost ($)": round(r.cost_usd, 4),
                 }
                 for r in summary.runs

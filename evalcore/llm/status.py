@@ -31,6 +31,7 @@ from evalcore.llm.registry import (
 from evalcore.llm.repairs import ModelRepairs
 from evalcore.llm.retry import RetryPolicy
 from evalcore.llm.types import ROLES, ConfigError
+from evalcore.models.common import OFFLINE as OFFLINE_PROVIDER
 from evalcore.store import Store
 from evalcore.store import schema as t
 
@@ -60,11 +61,17 @@ class RunSpend:
     tokens_in: int
     tokens_out: int
     cost_usd: float
+    offline_calls: int = 0
+    offline_tokens: int = 0
 
 
 @dataclass(frozen=True)
 class SpendSummary:
-    """A project's model calls in total and per run; `hit_rate` is cache hits / calls (0 when none)."""
+    """A project's model calls in total and per run; `hit_rate` is cache hits / calls (0 when none).
+
+    Tokens are what models used; the offline provider's calls are counted apart (`offline_calls`), and
+    the token counts it records (`offline_tokens`, in + out: text length / 4, for budgets in tests) are
+    estimates, not usage anyone pays for."""
 
     calls: int
     cache_hits: int
@@ -73,6 +80,8 @@ class SpendSummary:
     tokens_out: int
     cost_usd: float
     runs: list[RunSpend]
+    offline_calls: int = 0
+    offline_tokens: int = 0
 
 
 def _settings(store: Store, project_id: str | None) -> dict[str, Any]:
@@ -112,15 +121,18 @@ def offline_mode() -> bool:
 def spend(store: Store, project_id: str) -> SpendSummary:
     """Spend, tokens and cache hits of a project's model calls, in total and per run (newest run first)."""
     c = t.model_calls
+    offline = c.c.provider == OFFLINE_PROVIDER
     query = (
         sa.select(
             c.c.run_id,
             sa.func.count(),
             sa.func.sum(sa.case((c.c.cache_hit.is_(True), 1), else_=0)),
-            sa.func.coalesce(sa.func.sum(c.c.tokens_in), 0),
-            sa.func.coalesce(sa.func.sum(c.c.tokens_out), 0),
+            sa.func.coalesce(sa.func.sum(sa.case((offline, 0), else_=c.c.tokens_in)), 0),
+            sa.func.coalesce(sa.func.sum(sa.case((offline, 0), else_=c.c.tokens_out)), 0),
             sa.func.coalesce(sa.func.sum(c.c.cost_usd), 0.0),
             sa.func.max(c.c.id),
+            sa.func.sum(sa.case((offline, 1), else_=0)),
+            sa.func.sum(sa.case((offline, c.c.tokens_in + c.c.tokens_out), else_=0)),
         )
         .where(c.c.project_id == project_id)
         .group_by(c.c.run_id)
@@ -129,7 +141,7 @@ def spend(store: Store, project_id: str) -> SpendSummary:
         rows = conn.execute(query).all()
     runs = {r.id: r for r in store.runs(project_id)}
     per_run = []
-    for run_id, calls, hits, tin, tout, cost, _ in sorted(rows, key=lambda r: -r[6]):
+    for run_id, calls, hits, tin, tout, cost, _, off_calls, off_tokens in sorted(rows, key=lambda r: -r[6]):
         run = runs.get(run_id)
         per_run.append(
             RunSpend(
@@ -142,6 +154,8 @@ def spend(store: Store, project_id: str) -> SpendSummary:
                 int(tin),
                 int(tout),
                 float(cost),
+                int(off_calls or 0),
+                int(off_tokens or 0),
             )
         )
     calls = sum(r.calls for r in per_run)
@@ -154,6 +168,8 @@ def spend(store: Store, project_id: str) -> SpendSummary:
         tokens_out=sum(r.tokens_out for r in per_run),
         cost_usd=sum(r.cost_usd for r in per_run),
         runs=per_run,
+        offline_calls=sum(r.offline_calls for r in per_run),
+        offline_tokens=sum(r.offline_tokens for r in per_run),
     )
 
 
