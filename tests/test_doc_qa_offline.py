@@ -140,7 +140,9 @@ def test_a_bm25_bot_over_the_documents_finds_the_single_doc_answers(generated):
                 asked += 1
                 top = [h.passage.id for h in index.retrieve(question.content, k=3)]
                 found += answer.metadata["sources"][0]["passage_id"] in top
-    assert asked >= 8 and found / asked >= 0.7
+    # Questions are a customer's now, without the document title BM25 used to match on (issue 13): a
+    # lexical bot finds the source of more than half of them in its top 3 (0.58 when this was written).
+    assert asked >= 8 and found / asked >= 0.5
 
 
 def test_the_offline_generator_is_deterministic_and_varies_by_conversation(generated):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from evalcore.inputs import import_project
 from evalcore.specs.generation import generate_specs
-from evalcore.specs.offline import _clause, _subject, offline_card_specs
+from evalcore.specs.offline import _clause, offline_card_specs, sentence_subject
 from evalcore.specs.store_ops import list_specs
 
 PROJECT = "ridgeline_support"
@@ -50,9 +50,9 @@ def test_titles_are_sentences_not_keyword_strings():
         _clause("A half day (up to 4 hours) costs 60% of the daily rate.")
         == "A half day costs 60% of the daily rate"
     )
-    assert _subject(sentence) == "opened spare batteries"
-    assert _subject("Westbrook Station does not rent bikes.") == "Westbrook Station"
-    assert _subject("It takes two days.") is None
+    assert sentence_subject(sentence) == "opened spare batteries"
+    assert sentence_subject("Westbrook Station does not rent bikes.") == "Westbrook Station"
+    assert sentence_subject("It takes two days.") is None
 
 
 def test_card_specs_offline_follow_the_behaviours_in_order():

@@ -91,7 +91,7 @@ _VERBS = {
 _PRONOUNS = {"it", "this", "that", "they", "we", "you", "these", "those", "there", "our", "if", "when"}
 
 
-def _subject(sentence: str) -> str | None:
+def sentence_subject(sentence: str) -> str | None:
     """The words before the sentence's first verb, when they make a short noun phrase."""
     words = re.sub(r"[*_`]", "", sentence).split()
     for i, word in enumerate(words):
@@ -109,7 +109,7 @@ def _asks_about(sentence: str, doc: dict[str, Any]) -> str:
     fact's first clause, else the document's subject."""
     if doc.get("kind") == "table":
         return sentence.split(";")[0]
-    subject = _subject(sentence)
+    subject = sentence_subject(sentence)
     if subject:
         return subject
     clause = " ".join(_CLAUSE_END.split(sentence)[0].split()[:8]).strip(" ,.")

@@ -2,9 +2,13 @@
 
 No model: every expected answer is one or more facts (evalcore.generators.doc_qa.facts) of the chain's
 documents, i.e. actual sentences and table cells, so it is correct by construction and a retrieval bot
-over the same documents can answer the single-document questions. Questions are templates around the
-fact's most specific entity (or the row's key, for tables); they read as plain lookups, and the page
-marks offline items as such.
+over the same documents can answer the single-document questions. Questions are what a customer would
+type around the fact's most specific entity (a name before an id; an id only when the system card shows
+it to customers; for a table row, the row's name rather than its key): they never quote a document's
+title. The unanswerable question is a near-miss: the same kind of question about a neighbour of an
+entity the conversation used (the "Commuter 400" when the documents know the "Commuter 300"), which no
+document of the context mentions; only without such an entity a plausible aspect nobody documents.
+The page marks offline items as such.
 
 The turn plan for a chain of d documents and L pairs (`plan_turns`):
 - the last pair is SYNTHESIS over all d documents; one pair is unanswerable (CANNOTANSWER), placed after
@@ -26,21 +30,38 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcore.documents.entities import canonical_name, extract_entities
-from evalcore.documents.retrieval import STOPWORDS, tokenize
+from evalcore.documents.retrieval import tokenize
 from evalcore.generators.doc_qa.facts import Fact, column_label, document_facts, mentions, relevance
 from evalcore.generators.doc_qa.schema import CANNOTANSWER, QAConversation, QATurn, Source
+from evalcore.specs.offline import sentence_subject
 
 _ID = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{4,}")
-# Unanswerable questions: a plausible aspect of a thing the conversation is about, kept only when none
-# of its phrases occurs in any document of the context.
+_ID_IN_TEXT = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
+_NUMBER = re.compile(r"\d+")
+# Unanswerable questions when no entity has a near-miss neighbour: what a customer plausibly asks about
+# a thing, kept only when none of its phrases occurs in any document of the context.
 ASPECTS = (
-    ("Who is the supplier's account manager for {e}?", ("account manager",)),
-    ("How many customer complaints has {e} received this year?", ("complaint",)),
-    ("What is the carbon footprint of {e}?", ("carbon", "footprint")),
-    ("Which member of staff was employee of the month for {e}?", ("employee of the month",)),
-    ("What was the sales figure for {e} last quarter?", ("sales figure", "last quarter")),
-    ("Which award did {e} win most recently?", ("award",)),
+    ("Is there a student discount on {e}?", ("student",)),
+    ("Can I pay for {e} in monthly instalments?", ("instalment", "installment", "financing")),
+    ("Does {e} come in other colours?", ("colour", "color")),
+    ("Can {e} be shipped to Canada?", ("canada", "international")),
+    ("Is there a loyalty points scheme that covers {e}?", ("loyalty", "points")),
+)
+ASK = (
+    "What can you tell me about {topic}?",
+    "I have a question about {topic}. What should I know?",
+    "Could you explain how it works with {topic}?",
+    "What's the deal with {topic}?",
+)
+ASK_CELLS = (
+    "What is the {cols} of {key}?",
+    "Can you tell me the {cols} for {key}?",
+    "What {cols} does {key} have?",
+)
+FOLLOW = (
+    "And what about the {noun} you just mentioned?",
+    "What else should I know about that {noun}?",
+    "Is there anything more about that {noun}?",
 )
 
 
@@ -111,6 +132,8 @@ class _Writer:
         self.query = set(tokenize(spec_text))
         self.probe = str(inputs.get("probe", ""))
         self.ignore = {canonical_name(x) for x in inputs.get("ignore") or []}
+        # Codes the system card itself shows (store ids a customer is told, say); others are internal.
+        self.exposed = set(_ID_IN_TEXT.findall(str(inputs.get("system_description", ""))))
         self.used: set[tuple[str, str]] = set()
         self.by_doc: dict[int, list[Fact]] = defaultdict(list)
         self.bridges = self._bridges(inputs.get("bridges") or [])
@@ -171,49 +194,96 @@ class _Writer:
         entities = [e for e in entities if len(e.text) > 2]
         if entities:
             facts = self.facts[self.position[fact.document_id]]
-            rank = {"id": 0, "name": 1, "quantity": 2}
-            best = min(entities, key=lambda e: (rank[e.kind], sum(f.mentions(e.text) for f in facts)))
-            return best.text
-        words = [w for w in _WORD.findall(fact.text) if w.lower() not in STOPWORDS]
-        words = [w for w in dict.fromkeys(words) if not avoid or not mentions(avoid, w)]
-        return _enum(words[:3]) or fact.heading
+            # A customer names a thing; an internal code only when the card shows it to them.
+            rank = {"name": 0, "id": 1, "quantity": 2}
+            best = min(
+                entities,
+                key=lambda e: (e.kind == "id" and e.text not in self.exposed, rank[e.kind],
+                               sum(f.mentions(e.text) for f in facts)),
+            )  # fmt: skip
+            if best.kind != "id" or best.text in self.exposed:
+                return best.text
+        subject = sentence_subject(fact.text)  # "Opened spare batteries" of "... carry a 15% fee"
+        if subject and (not avoid or not mentions(subject, avoid)):
+            return subject
+        heading = fact.heading if fact.heading and fact.heading != fact.title else ""  # never the title
+        return _lower_first(heading) if heading else "this"
 
     # -------------------------------------------------------------- questions
 
+    def row_name(self, fact: Fact) -> str:
+        """How a customer names a table row: a name-like cell of the row (not a code, not a number),
+        else its key; an unexposed code key is kept only when the row has nothing else to go by."""
+        rows = self.docs[self.position[fact.document_id]].get("rows", [])
+        key = fact.cells[: fact.key_size]
+        row = next((r for r in rows if all(str(r.get(c, "")).strip() == v for c, v in key)), {})
+        cells = {c: str(v).strip() for c, v in row.items()}
+        for column, text in cells.items():
+            if re.search(r"[a-z]", text) and not _ID.match(text) and "name" in column.lower():
+                return f"the {text}"
+        if any(_ID.match(v) and v not in self.exposed for _, v in key):  # a code the customer never sees
+            asked = {c for c, _ in fact.cells[fact.key_size :]}
+            described = [t for c, t in cells.items() if c not in asked and len(re.findall(r"[a-z]+", t)) >= 2]
+            if described:
+                return _lower_first(described[0])
+        return " and ".join(f"{column_label(c)} {v}" for c, v in key)
+
+    def say(self, entity: str) -> str:
+        """An entity as the customer refers to it: an unexposed code by the name of its table row, else
+        "that code"."""
+        if not _ID.match(entity) or entity in self.exposed:
+            return entity
+        rows = [f for fs in self.by_doc.values() for f in fs if f.kind == "cells"]
+        names = [self.row_name(f) for f in rows if any(v == entity for _, v in f.cells[: f.key_size])]
+        return next((n for n in names if not _ID.search(n)), "that code")
+
     def ask(self, fact: Fact, avoid: str | None = None) -> str:
-        """A lookup question whose answer is `fact` (not naming `avoid`)."""
-        title = fact.title
+        """A customer's question whose answer is `fact` (not naming `avoid`, never a document title)."""
         if fact.kind == "cells":
-            key = fact.cells[: fact.key_size]
-            values = fact.cells[fact.key_size :]
-            key_text = " and ".join(f"{column_label(c)} {v}" for c, v in key)
+            key_text = self.row_name(fact)
+            values = [(c, v) for c, v in fact.cells[fact.key_size :] if not key_text.endswith(v)]
+            values = values or fact.cells[fact.key_size :]
             cols = _enum([column_label(c) for c, _ in values])
             if avoid and mentions(key_text, avoid) and values and self.unique_value(fact):
                 column, value = values[0]
-                names = _enum([column_label(c) for c, _ in key])
-                return f"In the {title}, which {names} has {column_label(column)} {value}?"
-            return f"In the {title}, what is the {cols} for {key_text}?"
-        topic = self.topic(fact, avoid)
-        templates = (
-            "What does the {title} say about {topic}?",
-            "According to the {title}, what applies to {topic}?",
-            "What should a customer know about {topic}, going by the {title}?",
-        )
-        return self.rng.choice(templates).format(title=title, topic=topic)
+                names = _enum([column_label(c) for c, _ in fact.cells[: fact.key_size]])
+                return f"Which {names} has {column_label(column)} {value}?"
+            return self.rng.choice(ASK_CELLS).format(cols=cols, key=key_text)
+        return self.rng.choice(ASK).format(topic=self.topic(fact, avoid))
+
+    def near_miss(self, context: str) -> tuple[str, str] | None:
+        """(entity, neighbour): an entity of the conversation with a number, and the same with another
+        number that no document of the context mentions ("Commuter 300" -> "Commuter 400")."""
+        used = [f for facts in self.by_doc.values() for f in facts]
+        for fact in reversed(used):
+            entity = self.row_name(fact).removeprefix("the ") if fact.kind == "cells" else self.topic(fact)
+            numbers = list(_NUMBER.finditer(entity))
+            if not numbers or (_ID.match(entity) and entity not in self.exposed):
+                continue
+            last = numbers[-1]
+            n = int(last.group())
+            for other in (n + 10 ** max(len(last.group()) - 1, 0), n + 1, n * 2):
+                variant = entity[: last.start()] + str(other).zfill(len(last.group())) + entity[last.end() :]
+                if variant.casefold() not in context:
+                    return entity, variant
+        return None
 
     def cannot(self, i: int) -> QATurn:
-        """An on-theme question the context documents do not answer."""
+        """A near-miss of the context the documents do not answer (see the module docstring)."""
         context = " ".join(_text_of(d) for d in self.docs).casefold()
         facts = self.by_doc.get(i) or self.facts[i][:1]
-        subject = self.topic(facts[-1]) if facts else self.chain[i]["title"]
-        usable = [q for q, phrases in ASPECTS if not any(p in context for p in phrases)]
-        if usable:
-            question = self.rng.choice(usable).format(e=subject)
-        else:  # every aspect is mentioned somewhere: ask about a code no document contains
-            code = f"ZQ-{self.rng.randrange(1000, 9999)}"
-            while code.casefold() in context:
-                code = f"ZQ-{self.rng.randrange(1000, 9999)}"
-            question = f"What does the {self.chain[i]['title']} say about item {code}?"
+        miss = self.near_miss(context)
+        if miss is not None:
+            entity, variant = miss
+            question = self.rng.choice(ASK).format(topic=variant)
+            used = [f for fs in self.by_doc.values() for f in fs]
+            asked = next((self.ask(f) for f in reversed(used) if entity in self.ask(f)), "")
+            if asked:  # the same question as an answerable one, about the neighbour
+                question = asked.replace(entity, variant)
+        else:
+            subject = self.topic(facts[-1]) if facts else "this"
+            usable = [q for q, phrases in ASPECTS if not any(p in context for p in phrases)]
+            question = self.rng.choice(usable or [ASPECTS[0][0]]).format(e=subject)
         return QATurn(
             question=question,
             answer=CANNOTANSWER,
@@ -252,19 +322,20 @@ class _Writer:
             return None
         noun = "code" if _ID.match(bridge) else "one"
         verb = "list" if fact.kind == "cells" else "say"
-        question = f"And what does the {fact.title} {verb} about the {noun} you just mentioned?"
-        resolved = f"What does the {fact.title} {verb} about {bridge}?"
+        question = self.rng.choice(FOLLOW).format(noun=noun)
+        resolved = (
+            f"What else should I know about {bridge}?" if verb == "say" else f"What is listed for {bridge}?"
+        )
         return self.pair("FILLER", [fact], question, bridge, resolved)
 
     def multi(self, a: int, b: int, bridge: str | None) -> QATurn | None:
         first, second = self.pick(a, bridge), self.pick(b, bridge)
         if first is None or second is None:
             return None
-        titles = f"the {first.title} and the {second.title}"
         if bridge:
-            question = f"How do {titles} each cover {bridge}?"
+            question = f"What do I need to know about {self.say(bridge)}, all in all?"
         else:
-            question = f"What do {titles} say about {self.topic(first)} and {self.topic(second)}?"
+            question = f"How do {self.topic(first)} and {self.topic(second)} work together?"
         return self.pair("MULTI-DOC", [first, second], question, bridge)
 
     def synthesis(self) -> QATurn:
@@ -276,16 +347,16 @@ class _Writer:
                 fact = next((f for b in near if (f := self.pick(i, b))), None) or self.pick(i)
             if fact is not None:
                 facts.append(fact)
-        titles = _enum([f"the {d['title']}" for d in self.chain])
         links = list(dict.fromkeys(b for b in self.bridges if b))
         if len(self.chain) == 1:
-            question = f"To sum up, what are the main points the {self.chain[0]['title']} makes here?"
+            question = f"So, to sum up, what are the main points about {self.topic(facts[0])}?"
         elif links:
             question = (
-                f"Looking back at everything so far, how do {_enum(links)} fit together across {titles}?"
+                f"Putting it all together, what does this mean for {_enum([self.say(b) for b in links])}?"
             )
         else:
-            question = f"Looking back at everything so far, what do {titles} tell us together?"
+            topics = _enum([self.topic(f) for f in facts[:3]])
+            question = f"Putting it all together, how do {topics} fit together?"
         return self.pair("SYNTHESIS", facts, question, links[0] if links else None)
 
     def _bridge(self, i: int) -> str | None:
@@ -312,6 +383,10 @@ class _Writer:
                 turn = self.single(step.docs[-1]) or self.single(0) or self.cannot(0)
             turns.append(turn)
         return QAConversation(turns=turns)
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _text_of(doc: dict[str, Any]) -> str:
