@@ -1,6 +1,7 @@
 """Doc-QA conversations that test their spec (issue 13): chains through the spec's own documents, policies
 as graph nodes when they are the knowledge, a note when a chain leaves the spec's documents."""
 
+import random
 import shutil
 from pathlib import Path
 
@@ -62,3 +63,20 @@ def test_a_policy_only_knowledge_base_gives_chains_through_its_policies(sqlite_s
     for conversation in conversations:
         assert set(conversation.metadata["chain"]["documents"]) <= policies
         assert _answered(conversation)
+
+
+def test_offline_verification_fails_a_conversation_that_does_not_test_its_spec():
+    from evalcore.generators.doc_qa.verify_offline import offline_check
+
+    turns = [
+        {"question": "Which stores open on Sunday?", "answer": "Harbor Point opens on Sunday.",
+         "query_type": "SINGLE-DOC", "bridging_entity": None},
+        {"question": "And what does it sell?", "answer": "Helmets and locks.", "query_type": "FILLER",
+         "bridging_entity": "Westbrook Station"},
+    ]  # fmt: skip
+    inputs = {"probe": "Restocking fee for an opened spare battery", "probe_given": "a customer opened it",
+              "probe_when": "the customer asks to return the battery", "conversation": turns,
+              "probe_then": "the assistant should mention the 15% restocking fee"}  # fmt: skip
+    check = offline_check(inputs, random.Random(0))
+    assert not check.adheres and not check.coherent and check.score < 1
+    assert any("spec's vocabulary" in p for p in check.problems)

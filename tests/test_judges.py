@@ -65,6 +65,11 @@ def test_offline_judge_error_types():
         "It costs RC-99 members $70 extra on weekends.",
     )
     assert invented == (0, "hallucinated")
+    # An answer about something else is not a wrong fact about what was asked (issue 13, item 6).
+    assert verdict(q, expected, "Our stores are open from nine until six and sell helmets.") == (
+        0,
+        "off_topic",
+    )
 
 
 def test_cannot_answer_phrasing():

@@ -9,7 +9,9 @@ CI, the demo). The rules, in order:
    question does not already give; `evalcore.documents.entities`) and at least `MIN_RECALL` of the expected
    answer's other content words (those not in the question);
 4. otherwise the error type: `ignored_context` for a follow-up that refers back ("it", "that store" ...)
-   answered from outside the grounding documents; `wrong_fact` when the expected answer has key facts and
+   answered from outside the grounding documents; `off_topic` for a reply that shares no content word
+   with the question or the expected answer and states no fact outside the documents (it says nothing
+   about what was asked, so it is not a wrong fact); `wrong_fact` when the expected answer has key facts and
    the reply has facts of the same kind but none of them; `incomplete` when part of the answer is there;
    `hallucinated` when the reply's facts are in neither the expected answer, the question nor the
    grounding documents; else `wrong_fact`.
@@ -25,7 +27,7 @@ from evalcore.documents.entities import canonical_name, extract_entities
 from evalcore.documents.retrieval import tokenize
 from evalcore.generators.doc_qa.schema import is_cannot_answer
 
-VERSION = "1"
+VERSION = "2"  # 2: off_topic
 MIN_RECALL = 0.5
 MIN_SUPPORT = 0.35
 _CANNOT = re.compile(
@@ -120,13 +122,17 @@ def compare_reply(
             f"A follow-up that refers to earlier turns, answered from outside the grounding documents "
             f"({support:.0%} of the reply's words are in them): {summary}.",
         )
+    known = set(_facts(expected)) | set(question_facts) | set().union(*(facts for _, facts in documents))
+    invented = [t for c, t in reply_facts.items() if c not in known]
+    if not found and not invented and said and not said & (asked | set(tokenize(expected))):
+        return Comparison(
+            0, "off_topic", f"The reply is about something else than the question and its answer: {summary}."
+        )
     same_kind = {c for c, t in reply_facts.items() if any(_kind(c) == _kind(w) for w in wanted)}
     if wanted and not found and same_kind:
         return Comparison(0, "wrong_fact", f"The reply gives other facts than the expected ones: {summary}.")
     if found or recall >= MIN_RECALL / 2:
         return Comparison(0, "incomplete", f"Part of the expected answer is missing: {summary}.")
-    known = set(_facts(expected)) | set(question_facts) | set().union(*(facts for _, facts in documents))
-    invented = [t for c, t in reply_facts.items() if c not in known]
     if invented:
         return Comparison(
             0,

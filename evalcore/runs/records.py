@@ -20,6 +20,7 @@ ERROR_TYPES: dict[str, str] = {
     "ignored_context": "misreads a reference to an earlier turn (coreference) or ignores the conversation",
     "refused_wrongly": "declines, or says it cannot answer, a question the documents do answer",
     "off_spec": "breaks the behaviour the spec requires (its Then), even if the facts are right",
+    "off_topic": "answers something other than what was asked (nothing of the question or the answer)",
     "other": "fails for another reason (say which in the rationale)",
     "crash": "the target gave no usable reply (error, timeout, unreadable or empty response)",
     "assertion_failed": "a deterministic assertion of the test failed",
@@ -32,6 +33,7 @@ JudgeErrorType = Literal[
     "ignored_context",
     "refused_wrongly",
     "off_spec",
+    "off_topic",
     "other",
 ]
 JUDGE_ERROR_TYPES: tuple[str, ...] = JudgeErrorType.__args__  # type: ignore[attr-defined]
