@@ -213,3 +213,22 @@ def test_run_with_queue_hands_the_run_to_the_workers_and_returns(sqlite_store, m
     assert queue.pending_runs() == {run.id}
     assert queue.huey.execute(queue.huey.dequeue())["status"] == "finished"  # what a worker does with it
     assert sqlite_store.run(run.id).status == RunStatus.finished
+
+
+def test_conversations_generate_with_queue_records_the_job_for_a_worker(sqlite_store, monkeypatch):
+    from typer.testing import CliRunner
+
+    from evalcore.cli.main import app
+
+    monkeypatch.delenv("EVALCORE_QUEUE_URL", raising=False)
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    pid, _ = sample_project(sqlite_store)
+    args = ["conversations", "generate", "--specs", "all", "--per-spec", "1", "--turns", "2", "--d", "1"]
+    result = CliRunner().invoke(app, [*args, "--queue", "--db", sqlite_store.url])
+    assert result.exit_code == 0, result.output
+    [run] = sqlite_store.runs(pid, kind="conversations.doc_qa")
+    assert run.status == RunStatus.pending and f"run {run.id} queued" in result.output
+    queue = open_queue(sqlite_store.url)
+    assert queue.huey.execute(queue.huey.dequeue())["status"] == "finished"
+    done, total = progress(sqlite_store, sqlite_store.run(run.id))
+    assert done == total > 0

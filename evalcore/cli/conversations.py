@@ -51,10 +51,14 @@ def generate(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="With --resume: generate the failed units again too.")
     ] = False,
+    queue: Annotated[
+        bool, typer.Option("--queue", help="Hand the job to the workers (`evalcore worker`) and return.")
+    ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
     """Generate document-grounded conversations from specs (seed 000, Algorithm 2), verified."""
+    from evalcore import jobs
     from evalcore.generators.doc_qa.job import generate_conversations
     from evalcore.jobs import failed_units
 
@@ -70,6 +74,17 @@ def generate(
         "model": model, "judge": judge, "budget": {"usd": budget_usd} if budget_usd is not None else None,
         "leave_spec": leave_spec,
     }  # fmt: skip
+
+    if queue:
+        from evalcore.generators.doc_qa.job import start_run
+        from evalcore.jobs.queue import display_url, enqueue, queue_url_for
+
+        run_id = resume or start_run(store, project_id, **params).id
+        if retry_failed:
+            jobs.retry_failed(store, run_id)
+        enqueue(store, run_id)
+        typer.echo(f"run {run_id} queued on {display_url(queue_url_for(store.url))}")
+        return
 
     def progress(done: int, total: int) -> None:
         if done == total or done % 10 == 0:
