@@ -10,7 +10,8 @@ spec (Algorithm 2) and prints:
 2. distinct questions / all questions (goal >= 0.9);
 3. questions that quote a document title or an id-like code the system card does not expose (goal <= 2%);
 4. Coverage (documents touched) of Random (mean of 10 seeds) vs Greedy at k = 8 and k = 15;
-5. specs that come from the card's `behaviors`, against the number of behaviours.
+5. specs that come from the card's `behaviors`, against the number of behaviours;
+6. conversations the generation-time verification passed (it must be able to fail).
 
 No assertions: it prints. A "grounded" turn is an answer whose grounding documents are all among the
 spec's documents; CANNOTANSWER turns are not counted (they have no grounding by design).
@@ -66,7 +67,9 @@ def coverage_table(store: Store, project_id: str) -> None:
     gamma = median_heuristic_gamma(candidates.embeddings)
     sizes = [len(d) for d in candidates.doc_sets]
     n_docs = len(store.documents(project_id))
-    print(f"\nCoverage (documents touched of {n_docs}) on {len(candidates.views)} candidates; "
+    reachable = len(set().union(*candidates.doc_sets))
+    print(f"\nCoverage (documents touched of {n_docs}; {reachable} in some candidate) on "
+          f"{len(candidates.views)} candidates; "
           f"documents per spec: min {min(sizes)}, mean {np.mean(sizes):.2f}, max {max(sizes)}")  # fmt: skip
     for k in K_VALUES:
         greedy = measure(candidates, pick(candidates, k, "greedy", DEFAULT_ALPHA, gamma, 0)).coverage
@@ -82,7 +85,11 @@ def content(folder: Path, project: Path, m: int, per_spec: int) -> None:
     views = list_specs(store, project_id)
     card = store.system_card(project_id)
     behaviours = list(card.behaviors) if card is not None else []
-    from_card = [v for v in views if v.spec.provenance.task == "specs_from_card" and v.spec.category == "card behaviour"]
+    from_card = [
+        v
+        for v in views
+        if v.spec.provenance.task == "specs_from_card" and v.spec.category == "card behaviour"
+    ]
     print(f"Project {project} (offline)")
     print(f"Specs: {len(views)} candidates from -m {m} ({generated.added} added)")
     print(f"Specs from the card's behaviours: {len(from_card)} of {len(behaviours)}")
@@ -106,6 +113,7 @@ def content(folder: Path, project: Path, m: int, per_spec: int) -> None:
         grounded_turns += len(inside)
         grounded_convs += bool(answered) and len(inside) == len(answered)
     leaky = [q for q in questions if _leaky(q, titles, card_text)]
+    passed = sum(bool(c.metadata.get("judge_passed")) for c in conversations)
     n = len(conversations)
     print(f"\nConversations: {n} ({outcome.added} added, {per_spec} per selected spec, "
           f"{len(outcome.messages)} per-spec message(s))")  # fmt: skip
@@ -115,6 +123,7 @@ def content(folder: Path, project: Path, m: int, per_spec: int) -> None:
     print(f"  distinct questions: {distinct}/{len(questions)} = {distinct / max(len(questions), 1):.2f}")
     print(f"  questions quoting a document title or an unexposed id: {len(leaky)}/{len(questions)} = "
           f"{len(leaky) / max(len(questions), 1):.1%}")  # fmt: skip
+    print(f"  passed by the generation-time verification (offline judge): {passed}/{n}")
     for q in leaky[:3]:
         print(f"    e.g. {q}")
     for message in outcome.messages[:5]:

@@ -93,7 +93,8 @@ _PRONOUNS = {"it", "this", "that", "they", "we", "you", "these", "those", "there
 
 def sentence_subject(sentence: str) -> str | None:
     """The words before the sentence's first verb, when they make a short noun phrase."""
-    words = re.sub(r"[*_`]", "", sentence).split()
+    # "(SKU VT-EB-CITY-XR)" after a name is a code for staff, not part of what a customer calls it
+    words = re.sub(r"\s*\([^)]*\)", "", re.sub(r"[*_`]", "", sentence)).split()
     for i, word in enumerate(words):
         if word.lower().strip(",") in _VERBS:
             subject = " ".join(words[:i]).strip(" ,")
