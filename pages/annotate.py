@@ -238,10 +238,10 @@ def _documents(view, indexes: list[int]) -> None:
                 st.container(height=260).markdown(md_block(doc.text))
 
 
-def _chat(turn, content: str) -> None:
+def _chat(turn, content: str, query_label: str | None) -> None:
     role = {"user": "user", "assistant": "assistant"}.get(turn.role.value, turn.role.value)
     with st.chat_message(role, avatar=":material/build:" if role.startswith("tool") else None):
-        label = " · ".join(x for x in (turn.role.value, turn.query_type, turn.tool_name) if x)
+        label = " · ".join(x for x in (turn.role.value, query_label, turn.tool_name) if x)
         st.caption(f"Turn {turn.index} · {md(label)}")
         if turn.role.value == "tool_call" and not content:
             st.markdown(f"Calls {md(turn.tool_name)}")
@@ -463,7 +463,7 @@ def item_view(item_id: str) -> None:
                 left, right = st.columns([5, 2], gap="medium")
                 with left:
                     for index in group:
-                        _chat(conv.turns[index], view.content(index))
+                        _chat(conv.turns[index], view.content(index), view.query_label(index))
                     if group[-1] in judged:
                         fields[group[-1]] = _turn_controls(view, group[-1])
                 with right:

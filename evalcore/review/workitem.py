@@ -14,6 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from evalcore.generators.doc_qa.schema import CANNOTANSWER, is_cannot_answer
 from evalcore.items.current import read_item
 from evalcore.items.sql import latest_bodies
 from evalcore.items.state import Policy, derive, policy_of
@@ -60,6 +61,15 @@ class ItemView:
     def content(self, turn_index: int) -> str:
         """A turn's text with the latest correction applied."""
         return self.conversation.turns[turn_index].content
+
+    def query_label(self, turn_index: int) -> str | None:
+        """The query type shown beside a turn: CANNOTANSWER for both turns of a pair whose answer says the
+        documents do not hold it, as the Conversations and Reports pages show it; else the turn's own."""
+        turns = self.conversation.turns
+        answer = next((x for x in turns[turn_index:] if x.role == TurnRole.assistant), None)
+        if answer is not None and is_cannot_answer(self.content(answer.index)):
+            return CANNOTANSWER
+        return turns[turn_index].query_type
 
     def blind(self, user: str | None) -> bool:
         """Whether `user` reviews blind: assigned the item, no verdict of theirs yet, not a named lead.
