@@ -131,6 +131,7 @@ class _Writer:
         )
         self.query = set(tokenize(spec_text))
         self.probe = str(inputs.get("probe", ""))
+        self.variant = int(inputs.get("variant") or 0)
         self.ignore = {canonical_name(x) for x in inputs.get("ignore") or []}
         # Codes the system card itself shows (store ids a customer is told, say); others are internal.
         self.exposed = set(_ID_IN_TEXT.findall(str(inputs.get("system_description", ""))))
@@ -169,7 +170,11 @@ class _Writer:
         if not pool:
             return None
         ranked = sorted(pool, key=lambda f: -relevance(f.text, self.query))
-        fact = self.rng.choice(ranked[: max(5, len(ranked) // 4)])  # on theme, yet varied across the n
+        window = max(5, len(ranked) // 4)
+        # Conversation m of a chain starts m windows further down the ranking: the n conversations of
+        # one chain ask about different facts of it instead of the same few on-theme ones.
+        start = self.variant * window % len(ranked) if len(ranked) > window else 0
+        fact = self.rng.choice((ranked[start:] + ranked[:start])[:window])
         self.used.add((fact.document_id, fact.text))
         self.by_doc[i].append(fact)
         return fact
@@ -185,6 +190,9 @@ class _Writer:
     def topic(self, fact: Fact, avoid: str | None = None) -> str:
         """The fact's most specific entity, rarest in its document (not `avoid`), else key words."""
         if fact.kind == "cells":
+            name = self.row_name(fact)
+            if not avoid or not mentions(name, avoid):
+                return name
             values = [v for _, v in fact.cells[: fact.key_size] if not avoid or not mentions(v, avoid)]
             return values[0] if values else fact.cells[-1][1]
         skip = self.ignore | {canonical_name(fact.title)}
@@ -201,6 +209,9 @@ class _Writer:
                 key=lambda e: (e.kind == "id" and e.text not in self.exposed, rank[e.kind],
                                sum(f.mentions(e.text) for f in facts)),
             )  # fmt: skip
+            subject = sentence_subject(fact.text)
+            if best.kind == "quantity" and subject and (not avoid or not mentions(subject, avoid)):
+                return subject  # "opened spare batteries", not "15%": a customer asks about a thing
             if best.kind != "id" or best.text in self.exposed:
                 return best.text
         subject = sentence_subject(fact.text)  # "Opened spare batteries" of "... carry a 15% fee"
