@@ -7,8 +7,9 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.inputs import import_project
 from evalcore.inputs.archive import import_archive
-from evalcore.reports.status import project_status
-from pages._common import current_project, md, show_error, store_or_stop
+from evalcore.reports.status import project_status, tier_counts
+from evalcore.review import QueueFilter, queue_page
+from pages._common import current_project, current_user, md, show_error, store_or_stop
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where each stage is worked on; a link appears once its page exists.
@@ -85,6 +86,20 @@ for group, label in ((inputs, "Inputs"), (pipeline, "Pipeline")):
 details = [f"{row.stage}: {row.detail}" for row in rows if row.detail]
 if details:
     st.caption(md(" · ".join(details)))
+
+st.subheader("Annotation")
+tiers = tier_counts(store, project_id)
+for column, (tier, n) in zip(st.columns(len(tiers)), tiers.items(), strict=True):
+    column.metric(tier, f"{n:,}", help="conversations")
+user = current_user()
+if user:
+    mine = QueueFilter(needs_review_by=user)
+    waiting = queue_page(store, project_id, mine, limit=1, user=user).total
+    st.caption(f"{waiting:,} conversation(s) assigned to {md(user)} wait for your verdict.")
+    if waiting:
+        st.page_link("pages/annotate.py", label="Review them", icon=":material/rate_review:")
+else:
+    st.caption("Type your name in the sidebar to see the conversations waiting for you.")
 
 with st.expander("Documents, tools and procedures"):
     st.dataframe(

@@ -134,7 +134,8 @@ within = report.within if not versus else None
 
 # ------------------------------------------------------------------------------------------ charts
 if versus:
-    sides = {run_id: f"a: {run.target}", versus: f"b: {by_id[versus].target}"}
+    # Two runs of one target are told apart by their ids (as in the run pickers), not only by the target.
+    sides = {rid: f"{side}: {by_id[rid].target} ({rid})" for side, rid in (("a", run_id), ("b", versus))}
     charts = {key: (per_run_table(report.frame, key, sides), "run") for key in ("n_documents", "query_type")}
 else:
     charts = {

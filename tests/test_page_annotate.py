@@ -219,3 +219,13 @@ def test_reload_shows_a_correction_saved_in_between_and_saving_does_not_undo_it(
     assert not [a for a in view.annotations if a.author == "ann" and a.edited_content], (
         "ann corrected nothing"
     )
+
+
+def test_home_shows_the_tiers_and_what_waits_for_me(seeded):
+    store, ids = seeded
+    save_review(store, ids[0], "ann", 1, [], ItemVerdict(label="accept"))
+    at = page("ann", "pages/home.py")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["gold"] == "1" and sum(int(metrics[t]) for t in ("unreviewed", "silver", "gold")) == 30
+    assert any("29 conversation(s) assigned to ann wait for your verdict" in c.value for c in at.caption)
+    assert not any("wait for your verdict" in c.value for c in page(None, "pages/home.py").caption)

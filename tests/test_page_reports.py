@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,16 @@ def test_two_runs_side_by_side_with_a_drill_down_per_side(db_url):
     at.radio(key="side:by_spec").set_value("b").run()
     assert not at.exception, at.exception
     assert "target demo" in texts(at) and "**Judge** (offline)" in texts(at)
+
+
+def test_two_runs_of_one_target_have_distinct_legend_names(db_url):
+    store = Store(db_url)
+    pid, _ = sample_project(store)
+    first = run_target(store, pid, "demo", judge="offline").run
+    run_target(store, pid, "demo", judge="offline")
+    at = open_page("pages/reports.py")
+    at.selectbox(key="report_vs").set_value(first.id).run()
+    assert not at.exception, at.exception
+    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
+    names = {trace.get("name") for trace in figure["data"]}
+    assert len({n.split(": ", 1)[1] for n in names}) == 2, names
