@@ -87,10 +87,10 @@ details = [f"{row.stage}: {row.detail}" for row in rows if row.detail]
 if details:
     st.caption(md(" · ".join(details)))
 
-st.subheader("Annotation")
+st.subheader("Annotation", help="Conversations per tier, under the project's tier policy.")
 tiers = tier_counts(store, project_id)
 for column, (tier, n) in zip(st.columns(len(tiers)), tiers.items(), strict=True):
-    column.metric(tier, f"{n:,}", help="conversations")
+    column.metric(tier, f"{n:,}")
 user = current_user()
 if user:
     mine = QueueFilter(needs_review_by=user)
