@@ -154,21 +154,27 @@ def test_enter_in_a_note_saves_nothing_and_unmarked_turns_are_not_accepted(db_ur
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    item = seeded[3]
+    item, other = seeded[3], seeded[4]
     with streamlit_server(db_url) as base:
         open_as(browser, base + f"/annotate?item={item}", "ann")
         groups = review_form(browser)
-        click(browser, "Accept", within=groups[0])
+        for group in groups[:-2]:  # every turn marked: the form is complete, a submit would save it
+            click(browser, "Accept", within=group)
         note = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")[0]
         note.send_keys("checked against the manual", Keys.ENTER)
         time.sleep(3)  # what a submitted form would need to save and open the next conversation
-        assert f"item={item}" in browser.current_url
         store = Store(db_url)
-        assert store.annotations(item) == [], "Enter saved nothing"
+        assert f"item={item}" in browser.current_url and store.annotations(item) == [], "Enter saved nothing"
+        click(browser, "Save & next")  # the explicit action saves the same form
+        _wait(browser, lambda d: f"item={item}" not in d.current_url)
+        assert {a.turn_index for a in store.annotations(item)} == {1, 3, 5, None}
 
-        click(browser, "Save & next")  # an explicit save with turns 3 and 5 unmarked: refused, named
+        browser.get(base + f"/annotate?item={other}")
+        groups = review_form(browser)
+        click(browser, "Accept", within=groups[0])
+        click(browser, "Save & next")  # turns 3 and 5 unmarked, no verdict on the whole: refused, named
         _wait(browser, lambda d: "have no verdict yet" in _text(d))
-        assert store.annotations(item) == [] and f"item={item}" in browser.current_url
+        assert store.annotations(other) == [] and f"item={other}" in browser.current_url
         store.close()
 
 
