@@ -167,7 +167,8 @@ def test_enter_in_a_note_saves_nothing_and_unmarked_turns_are_not_accepted(db_ur
         assert f"item={item}" in browser.current_url and store.annotations(item) == [], "Enter saved nothing"
         click(browser, "Save & next")  # the explicit action saves the same form
         _wait(browser, lambda d: f"item={item}" not in d.current_url)
-        assert {a.turn_index for a in store.annotations(item)} == {1, 3, 5, None}
+        saved = {a.turn_index for a in store.annotations(item)}
+        assert None in saved and len(saved) == len(groups) - 1, "every turn accepted, and the whole"
 
         browser.get(base + f"/annotate?item={other}")
         groups = review_form(browser)
