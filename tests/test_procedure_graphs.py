@@ -15,8 +15,8 @@ from evalcore.generators.procedure.flowgraph import build_flowgraph, compile_flo
 from evalcore.generators.procedure.graphs import Edge, GraphBody, Node, check_conversation_graph, checked
 from evalcore.generators.procedure.noise import STEER_BACK, add_noise
 from evalcore.generators.procedure.paths import edge_coverage, uniform_walks, weighted_walks
-from evalcore.generators.procedure.values import check_arguments
 from evalcore.inputs.project import load_project
+from evalcore.inputs.tool_values import check_arguments
 from evalcore.models import Procedure, Provenance
 
 SAMPLE = load_project(Path(__file__).resolve().parents[1] / "data" / "sample")

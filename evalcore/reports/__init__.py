@@ -7,7 +7,7 @@ report.tables["by_n_documents"]; failing_turns(store, report.frame, {"n_document
 `charts` plots them, `table_export` writes CSV/JSONL/Markdown/LaTeX, `status` counts items per stage.
 """
 
-from evalcore.lazy import lazy_exports
+from evalcore import lazy_exports
 
 # Imported on first use: a command or page loads only the modules it touches.
 __getattr__, __dir__, __all__ = lazy_exports(

@@ -19,7 +19,7 @@ tier=..., review=True)`; the project's tier policy (`Policy`, `set_policy`) is r
 `evalcore.items.state` for the pages.
 """
 
-from evalcore.lazy import lazy_exports
+from evalcore import lazy_exports
 
 # Imported on first use: a command or page loads only the modules it touches.
 __getattr__, __dir__, __all__ = lazy_exports(

@@ -7,7 +7,7 @@ execute_run(store, run.run.id)                                 # resume after a 
 the deterministic checks. Reports over runs live in `evalcore.reports` (a higher package).
 """
 
-from evalcore.lazy import lazy_exports
+from evalcore import lazy_exports
 
 # Imported on first use: a command or page loads only the modules it touches.
 __getattr__, __dir__, __all__ = lazy_exports(

@@ -1,6 +1,6 @@
 """The store: one interface over SQLite or PostgreSQL (see ../shared/DESIGN.md, "The store")."""
 
-from evalcore.lazy import lazy_exports
+from evalcore import lazy_exports
 
 # Imported on first use: a command or page loads only the modules it touches.
 __getattr__, __dir__, __all__ = lazy_exports(

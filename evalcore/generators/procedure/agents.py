@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from evalcore.generators.procedure.metrics import Action, expected_action
-from evalcore.generators.procedure.values import value_for
+from evalcore.inputs.tool_values import value_for
 from evalcore.models import Test, Tool, Turn, TurnRole
 from evalcore.models.common import content_hash
 

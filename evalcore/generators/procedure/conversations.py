@@ -24,7 +24,7 @@ from pydantic import Field
 
 from evalcore.generators.procedure.graphs import Graph
 from evalcore.generators.procedure.noise import STEER_BACK
-from evalcore.generators.procedure.values import check_arguments, value_for
+from evalcore.inputs.tool_values import check_arguments, value_for
 from evalcore.llm.tasks import Task
 from evalcore.models import Conversation, Provenance, Turn
 from evalcore.models.common import Record

@@ -111,7 +111,8 @@ def _conflicts(name: str, value: Any, text: str) -> bool:
     """Whether the text states a value for the field ('start date: 2026-06-12', 'the half day is none')
     and never the given one."""
     shown = re.escape(say_value(value))
-    if re.search(rf"\b{_field_words(name)}(?::| is| must be) {shown}\b", text, re.I):
+    # (?!\w), not \b: a value may end in punctuation ("Customer wants to get help.")
+    if re.search(rf"\b{_field_words(name)}(?::| is| must be) {shown}(?!\w)", text, re.I):
         return False
     return bool(re.search(rf"\b{_field_words(name)}(?::| is| must be) \S", text, re.I))
 

@@ -1,5 +1,6 @@
-"""Argument values that respect a tool's JSON schema, for offline conversations (seed 001, Section 3.8:
-"verifying API input and output types"; issue 17, item 6).
+"""Values that respect a tool's JSON schema: the arguments and results of offline tool calls, for every
+generator that writes them (procedure conversations, seed 001 Section 3.8, "verifying API input and output
+types"; tool-use situations, seed 004 Section 2.2, where tool executions are simulated).
 
 A value follows its property's schema: an enum member, a string matching a simple `pattern`, an email or
 date for those formats, an integer or number within its bounds, a boolean, an array of one item. Plain
@@ -48,7 +49,9 @@ def sample_pattern(pattern: str, rng: random.Random) -> str | None:
             elif i < len(body) and body[i] in "+*":
                 count, i = 4, i + 1
             piece = "".join(rng.choice(chars) for _ in range(count))
-        elif c in "\\.?|{}+*":
+        elif c == "\\" and i + 1 < len(body):
+            piece, i = body[i + 1], i + 2
+        elif c in ".?|{}+*":
             return None
         else:
             piece, i = c, i + 1
@@ -80,7 +83,7 @@ def _string(name: str, schema: dict[str, Any], rng: random.Random, topic: str) -
 def value_for(name: str, schema: dict[str, Any], rng: random.Random, topic: str = "get help") -> Any:
     """A value of the property `name` that its schema accepts."""
     if "enum" in schema:
-        return rng.choice(schema["enum"])
+        return rng.choice([v for v in schema["enum"] if v is not None] or schema["enum"])
     kind = schema.get("type", "string")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
@@ -99,11 +102,11 @@ def value_for(name: str, schema: dict[str, Any], rng: random.Random, topic: str 
 
 
 def fill_arguments(schema: dict[str, Any], rng: random.Random, topic: str = "get help") -> dict[str, Any]:
-    """Values for every required parameter of an object schema."""
+    """Values for every required property of an object schema (every property when none is required:
+    a tool's result schema usually names none)."""
     properties = schema.get("properties") or {}
-    return {
-        name: value_for(name, properties.get(name, {}), rng, topic) for name in schema.get("required", [])
-    }
+    wanted = schema.get("required") or list(properties)
+    return {name: value_for(name, properties.get(name, {}), rng, topic) for name in wanted}
 
 
 def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
