@@ -114,14 +114,18 @@ def sample_members(prefix: str = "") -> dict[str, bytes]:
 
 # ------------------------------------------------------------------------------- measured subprocesses
 
+# The peak is VmHWM of this process's own memory: ru_maxrss carries the forking parent's resident size
+# across exec on Linux, so under a large pytest process it reported the parent (425 MB), not the import.
 _MEASURED = """
-import resource, sys
+import sys
 from evalcore.cli.main import app
 try:
     app(sys.argv[1:])
 except SystemExit as stop:
     code = stop.code
-print(f"maxrss_kb={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+with open("/proc/self/status") as status:
+    peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+print(f"maxrss_kb={peak}", file=sys.stderr)
 sys.exit(code)
 """
 ADDRESS_SPACE_CAP = 4 << 30  # a regression fails fast instead of taking the shared machine's memory
