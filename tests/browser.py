@@ -36,7 +36,8 @@ def free_port() -> int:
 
 @contextmanager
 def streamlit_server(database_url: str) -> Iterator[str]:
-    """`streamlit run app.py` on a free port against `database_url`; yields the base URL."""
+    """`streamlit run app.py` on a free port against `database_url`, with one queue worker beside it as
+    `evalcore serve` starts them (pages hand their jobs to the queue); yields the base URL."""
     port = free_port()
     env = {**os.environ, "EVALCORE_DATABASE_URL": database_url}
     command = [
@@ -45,6 +46,13 @@ def streamlit_server(database_url: str) -> Iterator[str]:
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "evalcore", "worker", "--workers", "1"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -59,11 +67,13 @@ def streamlit_server(database_url: str) -> Iterator[str]:
             raise RuntimeError("streamlit did not start: " + proc.stdout.read1().decode(errors="replace"))
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        for child in (proc, worker):
+            child.terminate()
+        for child in (proc, worker):
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
 
 
 def chromium_path() -> str | None:
