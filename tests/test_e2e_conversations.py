@@ -36,8 +36,12 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
         _wait_for(browser, "No document-grounded conversation yet")
         browser.find_element(By.XPATH, "//button[.//p[text()='Generate']]").click()
         _wait_for(browser, "/100 conversations")
-        browser.find_element(By.XPATH, "//button[.//p[text()='Stop generating']]").click()
         run = store.runs(project_id, kind=RUN_KIND)[0]
+        deadline = time.monotonic() + 60
+        while not store.finished_units(run.id):  # stop mid-way: the plan is made, a conversation is saved
+            assert time.monotonic() < deadline, "no conversation was generated"
+            time.sleep(0.1)
+        browser.find_element(By.XPATH, "//button[.//p[text()='Stop generating']]").click()
         deadline = time.monotonic() + 60
         while store.run(run.id).status.value == "running":  # it stops after the conversations in flight
             assert time.monotonic() < deadline, "the job did not stop"
