@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+from string import Template
 from urllib.parse import quote, unquote
 
 import streamlit as st
@@ -153,8 +154,27 @@ def _remember_name(name: str) -> None:
     if st.session_state.get(_COOKIE_WRITTEN) == name:
         return
     st.session_state[_COOKIE_WRITTEN] = name
-    cookie = f"{USER_COOKIE}={quote(name, safe='')}; path=/; max-age={_COOKIE_DAYS * 86400}; SameSite=Lax"
-    st.html(f"<script>document.cookie = '{cookie}';</script>", unsafe_allow_javascript=True, width=1)
+    run_script(
+        "document.cookie = '$name=$value; path=/; max-age=$age; SameSite=Lax';",
+        name=USER_COOKIE,
+        value=quote(name, safe=""),
+        age=_COOKIE_DAYS * 86400,
+    )
+
+
+_SCRIPT_TOKEN = re.compile(r"[A-Za-z0-9%._~-]*")
+
+
+def run_script(template: str, **tokens: str | int) -> None:
+    """Run a constant script with `$name` tokens filled in: the one way a page runs JavaScript.
+
+    A token is an int or a string of letters, digits and '%._~-' (what percent-encoding leaves), so no
+    value can end a string or a tag; anything else raises instead of reaching the browser."""
+    for key, value in tokens.items():
+        if not isinstance(value, int) and not _SCRIPT_TOKEN.fullmatch(value):
+            raise ValueError(f"script token {key!r} holds characters a script must not receive")
+    body = Template(template).substitute({k: str(v) for k, v in tokens.items()})
+    st.html("<script>" + body + "</script>", unsafe_allow_javascript=True, width=1)
 
 
 def identity_sidebar() -> str | None:

@@ -36,6 +36,7 @@ from pages._common import (
     md_block,
     quoted,
     require_user,
+    run_script,
     show_flash,
     store_or_stop,
 )
@@ -408,7 +409,7 @@ def item_view(item_id: str) -> None:
         # The script differs from the last one (so it runs again) by a counter: no data goes into it.
         st.session_state["annotate_shown"] = item_id
         shown = st.session_state["annotate_scrolls"] = st.session_state.get("annotate_scrolls", 0) + 1
-        st.html(f"<script>/* {shown} */ {SCROLL_TOP}</script>", unsafe_allow_javascript=True, width=1)
+        run_script("/* $shown */ " + SCROLL_TOP, shown=int(shown))
     with st.container(horizontal=True, vertical_alignment="center"):
         if st.button("Queue", icon=":material/list:", shortcut="Alt+Q"):
             _open(None)

@@ -16,6 +16,7 @@ from evalcore.generators.simulation.views import (
     summaries,
     turn_badge,
 )
+from evalcore.jobs import progress
 from evalcore.models import TurnRole
 from pages._common import current_project, flash, md, require_user, show_error, show_flash, store_or_stop
 
@@ -93,8 +94,27 @@ runs = simulation_runs(store, project_id)
 if not runs:
     st.info("No simulation run in this project yet.")
     st.stop()
+# What a run shows changes only when it moves on: its status, end and committed dialogues key the caches,
+# so a rerun (a click anywhere) does not reload and recount every dialogue of every run.
+stamps = {run.id: (run.status.value, str(run.finished_at), progress(store, run)[0]) for run in runs}
 
-listed = summaries(store, project_id, runs)
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _summaries(_runs: list, key: tuple) -> list:
+    return summaries(store, project_id, _runs)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _statistics(run_ids: tuple[str, ...], key: tuple):
+    return statistics_frame(store, list(run_ids))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _run(run_id: str, key: tuple):
+    return load_simulation_run(store, run_id)
+
+
+listed = _summaries(runs, (store.url, project_id, tuple(sorted(stamps.items()))))
 st.subheader("Runs")
 st.dataframe(
     [
@@ -117,11 +137,11 @@ st.subheader("Statistics side by side")
 ids = [s.run_id for s in listed]
 compared = st.multiselect("Runs to compare", ids, default=ids[:2])
 if compared:
-    st.dataframe(statistics_frame(store, compared), width="stretch")
+    st.dataframe(_statistics(tuple(compared), (store.url, *(stamps[r] for r in compared))), width="stretch")
 
 st.subheader("One run")
 run_id = st.selectbox("Run", ids)
-sim = load_simulation_run(store, run_id)
+sim = _run(run_id, (store.url, stamps[run_id]))
 if is_offline(sim):
     st.info(
         "Offline output: these users, breakdown verdicts and ratings come from evalcore's offline "

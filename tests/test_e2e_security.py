@@ -173,9 +173,11 @@ def test_hostile_ids_and_contents_are_text_on_the_annotate_and_conversations_pag
             name = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "input[aria-label='Your name']"))
             name.send_keys("ann", Keys.ENTER)
             _wait(browser, lambda d: d.find_elements(By.XPATH, "//button[.//p[text()='Save & next']]"))
-            for summary in browser.find_elements(By.CSS_SELECTOR, "[data-testid='stExpander'] summary"):
-                if "Whole document" in summary.text or "Spec" in summary.text:
-                    browser.execute_script("arguments[0].click();", summary)
+            # Open them in one script: element handles go stale if the page reruns in between.
+            browser.execute_script(
+                "for (const s of document.querySelectorAll(\"[data-testid='stExpander'] summary\"))"
+                " { if (/Whole document|Spec/.test(s.textContent)) s.click(); }"
+            )
             assert_inert(browser, beacon, cid)
 
         browser.get(base + "/conversations")

@@ -7,9 +7,11 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from evalcore.generators.doc_qa.browse import cited_spans
 from evalcore.store import secrets
-from pages._common import WORD_JOINER, md, md_block, quoted
+from pages._common import WORD_JOINER, md, md_block, quoted, run_script
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = "![x](http://h/b.png) <img src=x onerror=alert(1)> [a](javascript:x) :red[r] $x$ &lt; `c` ~1~"
@@ -52,18 +54,24 @@ def test_a_credential_value_is_never_shown(monkeypatch):
 
 
 def test_no_page_puts_data_into_raw_html_or_a_script():
-    """A guard for the next page: raw HTML is never allowed in markdown, and the two scripts (Annotate's
-    scroll to the top; the cookie that keeps an annotator's name) are built from constants, a counter and
-    the percent-encoded name only."""
-    common = (ROOT / "pages" / "_common.py").read_text(encoding="utf-8")
-    # The name reaches its script only percent-encoded: letters, digits and %-._~ cannot end a string.
-    assert "quote(name, safe='')" in common and common.count("cookie = f") == 1
-    allowed = {"shown", "SCROLL_TOP", "cookie"}
+    """A guard for the next page: raw HTML is never allowed in markdown; the one call of st.html is in
+    run_script; every script template is a constant (no f-string, format or name), data only as tokens."""
     for path in [*sorted((ROOT / "pages").glob("*.py")), ROOT / "app.py"]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call):
                 continue
-            assert not any(k.arg == "unsafe_allow_html" for k in node.keywords), f"{path.name}:{node.lineno}"
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "html":
-                names = {n.id for arg in node.args for n in ast.walk(arg) if isinstance(n, ast.Name)}
-                assert names <= allowed, f"{path.name}:{node.lineno} puts {names - allowed} into HTML"
+            where = f"{path.name}:{node.lineno}"
+            assert not any(k.arg == "unsafe_allow_html" for k in node.keywords), where
+            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            if name == "html":
+                assert path.name == "_common.py", f"{where}: pages run scripts through run_script"
+            if name == "run_script" and node.args:
+                for part in ast.walk(node.args[0]):  # constants joined by +, UPPER_CASE constants only
+                    constant = isinstance(part, ast.Constant | ast.BinOp | ast.Add | ast.Load)
+                    assert constant or (isinstance(part, ast.Name) and part.id.isupper()), f"{where}: data"
+
+
+def test_run_script_refuses_a_token_that_could_end_a_string():
+    for hostile in ("x'; alert(7); '", "</script><img src=x onerror=1>", 'a"b'):
+        with pytest.raises(ValueError, match="token"):
+            run_script("document.cookie = '$value';", value=hostile)
