@@ -164,7 +164,8 @@ else:
             hovertemplate="%{y} / %{x}: %{z}<extra></extra>",
         )
     )
-    heat.update_layout(height=max(260, 36 * len(matrix.index)), margin={"t": 10})
+    heat.update_layout(height=max(320, 36 * len(matrix.index) + 140), margin={"t": 10, "b": 10})
+    heat.update_xaxes(tickangle=-35, automargin=True)  # persona ids are long: keep them whole
     st.plotly_chart(heat, width="stretch")
 
 st.markdown("**Dialogues**")
