@@ -152,6 +152,30 @@ def test_a_unit_is_claimed_once_a_dead_claim_expires_and_a_done_unit_is_never_re
     assert jobs.retry_failed(project, "run-u") == 0, "a done unit is never given back"
 
 
+def test_a_holder_is_shown_since_its_first_claim_and_a_renewal_does_not_move_it(project, monkeypatch):
+    from evalcore.jobs.control import held_by, holders
+
+    project.start_run(PROJECT, Run(id="run-h", kind="test"))
+    me = worker_id("a")
+    assert holders(project, "run-h") == [] and held_by(project, "run-h") == []
+    before = now_utc()
+    assert claims.take(project, "run-h", "u1", me, None)
+    with project.unit("run-h", "u1") as writer:  # u1 done: it still names me
+        claims.hold(writer.conn, "run-h", "u1", me)
+        claims.close(writer.conn, "run-h", "u1", me, "done")
+    with project.read() as conn:
+        first = conn.scalar(sa.select(t.job_claims.c.claimed_at).where(t.job_claims.c.unit_key == "u1"))
+    assert claims.take(project, "run-h", "u2", me, None)
+    claims.renew(project, me)
+    [holder] = holders(project, "run-h")
+    assert (holder.worker, holder.units, holder.since) == (me, 1, first) and first >= before
+    assert held_by(project, "run-h") == [
+        f"held by {me} since {first:%Y-%m-%d %H:%M:%S} UTC (1 unit(s) in hand)"
+    ]
+    claims.release(project, "run-h", "u2", me)
+    assert held_by(project, "run-h") == [], "a released unit is held by nobody"
+
+
 # --------------------------------------------------------------- bug 5: three processes, one run
 
 CHILD = """

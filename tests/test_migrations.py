@@ -132,7 +132,16 @@ EXPECTED_SCHEMA: dict[str, list[str]] = {
     "annotation_verdicts": ["item_id", "author", "project_id", "label"],
     # 005_jobs
     "run_warnings": ["id", "run_id", "digest", "message", "created_at"],
-    "job_claims": ["run_id", "unit_key", "status", "claimed_by", "claimed_until", "attempts", "updated_at"],
+    "job_claims": [
+        "run_id",
+        "unit_key",
+        "status",
+        "claimed_by",
+        "claimed_until",
+        "attempts",
+        "updated_at",
+        "claimed_at",  # 007_claimed_at
+    ],
     "budget_reservations": ["id", "run_id", "holder", "usd", "tokens", "expires_at"],
 }
 

@@ -87,7 +87,8 @@ def take(store: Store, run_id: str, key: str, worker: str, seen: UnitState | Non
     with store.write() as conn:
         if seen is None:
             values = {"run_id": run_id, "unit_key": key, "status": "claimed", "claimed_by": worker,
-                      "claimed_until": until, "attempts": 1, "updated_at": now}  # fmt: skip
+                      "claimed_until": until, "attempts": 1, "updated_at": now,
+                      "claimed_at": now}  # fmt: skip
             return insert_new(conn, c, values)
         taken = conn.execute(
             sa.update(c)
@@ -99,6 +100,7 @@ def take(store: Store, run_id: str, key: str, worker: str, seen: UnitState | Non
                 claimed_until=until,
                 attempts=c.c.attempts + 1,
                 updated_at=now,
+                claimed_at=now,
             )
         )
         return taken.rowcount == 1

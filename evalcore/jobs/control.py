@@ -63,13 +63,12 @@ class Holder:
 
     worker: str  # host:pid:nonce:loop (store/workers.py)
     units: int  # units it holds now
-    since: datetime  # the earliest moment its claims on the run still record (see `holders`)
+    since: datetime  # when it took its first unit of the run still recorded under its name
 
 
 def holders(store: Store, run_id: str) -> list[Holder]:
-    """The live workers holding units of the run, with since when. A claim keeps only its last change, so
-    `since` is the end of the worker's first finished unit of the run, or its latest lease renewal when it
-    has finished none: a lower bound on its work, enough to see a worker that took over an hour ago."""
+    """The live workers holding units of the run, each with since when it works the run: the moment it
+    claimed the earliest of the run's units that still name it (held now, or finished by it)."""
     c = t.job_claims
     now = now_utc()
     states = unit_states(store, run_id).values()
@@ -79,9 +78,18 @@ def holders(store: Store, run_id: str) -> list[Holder]:
     with store.read() as conn:
         first = dict(
             conn.execute(
-                sa.select(c.c.claimed_by, sa.func.min(c.c.updated_at))
+                sa.select(c.c.claimed_by, sa.func.min(sa.func.coalesce(c.c.claimed_at, c.c.updated_at)))
                 .where(c.c.run_id == run_id, c.c.claimed_by.in_(list(held)))
                 .group_by(c.c.claimed_by)
             ).all()
         )
     return [Holder(worker, count, first[worker]) for worker, count in sorted(held.items())]
+
+
+def held_by(store: Store, run_id: str) -> list[str]:
+    """One line per live worker holding units of the run: 'held by WORKER since TIME UTC (N units)', for
+    a job's page; empty when no live worker holds it."""
+    return [
+        f"held by {h.worker} since {h.since:%Y-%m-%d %H:%M:%S} UTC ({h.units} unit(s) in hand)"
+        for h in holders(store, run_id)
+    ]

@@ -369,6 +369,13 @@ def m006_call_repairs(op: Operations) -> None:
     op.create_index("ix_call_repairs_project_id", "call_repairs", ["project_id"])
 
 
+def m007_claimed_at(op: Operations) -> None:
+    """When a unit's current claim was taken, so a job's page says since when a worker holds it (a
+    renewal moves `updated_at`, never this). A claim held at the upgrade gets its last change."""
+    op.add_column("job_claims", sa.Column("claimed_at", TS, nullable=True))
+    op.execute(sa.text("UPDATE job_claims SET claimed_at = updated_at WHERE claimed_by IS NOT NULL"))
+
+
 # Key of the PostgreSQL advisory lock held while migrating ("evalcore" read as a number, trimmed to 63 bits).
 MIGRATION_LOCK_KEY = int.from_bytes(b"evalcore", "big") & (2**63 - 1)
 
@@ -379,6 +386,7 @@ MIGRATIONS: list[Migration] = [
     Migration("004_annotation", m004_annotation),
     Migration("005_jobs", m005_jobs),
     Migration("006_call_repairs", m006_call_repairs),
+    Migration("007_claimed_at", m007_claimed_at),
 ]
 
 

@@ -354,6 +354,7 @@ job_claims = sa.Table(
     sa.Column("claimed_until", TS, nullable=True),
     sa.Column("attempts", sa.Integer, nullable=False),
     sa.Column("updated_at", TS, nullable=False),
+    sa.Column("claimed_at", TS, nullable=True),  # when the current claim was taken (007)
     sa.Index("ix_job_claims_holder", "claimed_by", "status"),
 )
 
