@@ -24,6 +24,7 @@ navigation = st.navigation(
             st.Page("pages/conversations.py", title="Conversations", icon=":material/forum:"),
             st.Page("pages/annotate.py", title="Annotate", icon=":material/rate_review:"),
             st.Page("pages/agreement.py", title="Agreement and calibration", icon=":material/groups:"),
+            st.Page("pages/tool_cases.py", title="Tool cases", icon=":material/build:"),
         ],
         "Results": [
             st.Page("pages/runs.py", title="Runs", icon=":material/play_circle:"),
