@@ -4,11 +4,11 @@ is against gold, who reviews what, and the gold and silver sets as JSONL."""
 import math
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.items.jsonl import export_jsonl
+from evalcore.reports.charts import calibration_chart
 from evalcore.reports.status import tier_counts
 from evalcore.review import (
     DISAGREEMENT,
@@ -135,20 +135,7 @@ def _calibration_section() -> None:
             )
         else:
             d.metric(f"Threshold for precision ≥ {target:.2f}", "none reaches it")
-        curve = cal.frame()
-        fig = go.Figure()
-        fig.add_scatter(x=curve["threshold"], y=curve["precision"], name="precision", mode="lines+markers")
-        fig.add_scatter(x=curve["threshold"], y=curve["recall"], name="recall", mode="lines+markers")
-        fig.add_hline(y=target, line_dash="dot", annotation_text=f"target {target:.2f}")
-        if cal.choice:
-            fig.add_vline(
-                x=cal.choice.threshold, line_dash="dash", annotation_text=f"{cal.choice.threshold:.3f}"
-            )
-        fig.update_layout(
-            xaxis_title="judge score threshold", yaxis_title="on gold", yaxis_range=[0, 1.05], height=380,
-            margin={"t": 30, "b": 40}, legend={"orientation": "h"},
-        )  # fmt: skip
-        st.plotly_chart(fig)
+        st.plotly_chart(calibration_chart(cal.points, target, cal.choice.threshold if cal.choice else None))
         st.caption(
             "Silver = conversations nobody decided that the judge passes. With a threshold set, the judge "
             "passes a conversation whose score reaches it (seed 004: tuned for precision on gold)."

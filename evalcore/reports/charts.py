@@ -1,11 +1,15 @@
-"""Plots of failure tables, for the Reports page: failure rate per group with its 95% Wilson interval."""
+"""Plots for the pages: failure rate per group with its 95% Wilson interval (Reports), and the LLM judge's
+precision and recall on gold per score threshold (Agreement and calibration, Tool cases)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from evalcore.reports.tables import TOTAL_LABEL
+from evalcore.review.calibration import CurvePoint
 
 RED = "#c0392b"
 BLUE = "#2e6da4"
@@ -48,4 +52,21 @@ def failure_rate_chart(table: pd.DataFrame, key: str, title: str, within: str | 
         height=340,
         margin={"l": 50, "r": 20, "t": 50, "b": 50},
     )
+    return figure
+
+
+def calibration_chart(points: Sequence[CurvePoint], target: float, threshold: float | None) -> go.Figure:
+    """Precision and recall on gold of the rule "judge score >= threshold" at every threshold, with the
+    target precision as a dotted line and the chosen threshold (None: none reaches it) as a dashed one."""
+    x = [p.threshold for p in points]
+    figure = go.Figure()
+    figure.add_scatter(x=x, y=[p.precision for p in points], name="precision", mode="lines+markers")
+    figure.add_scatter(x=x, y=[p.recall for p in points], name="recall", mode="lines+markers")
+    figure.add_hline(y=target, line_dash="dot", annotation_text=f"target {target:.2f}")
+    if threshold is not None:
+        figure.add_vline(x=threshold, line_dash="dash", annotation_text=f"{threshold:.3f}")
+    figure.update_layout(
+        xaxis_title="judge score threshold", yaxis_title="on gold", yaxis_range=[0, 1.05], height=380,
+        margin={"t": 30, "b": 40}, legend={"orientation": "h"},
+    )  # fmt: skip
     return figure
