@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -264,3 +265,22 @@ def test_a_spent_budget_stops_the_run_between_turns_and_a_resume_with_more_finis
     assert stopped.simulated == 0 and load_simulation_run(project, run.id).dialogues == []
     resumed = execute_simulation(project, run.id, budget={"usd": 10.0})
     assert resumed.run.status == RunStatus.finished and resumed.done == 2
+
+
+def test_a_card_that_says_nothing_gets_chatcheckers_10_user_turns_and_the_cards_own_limit_wins(
+    sqlite_store, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    said = sqlite_store, import_project(sqlite_store, SAMPLE).project_id
+    silent_folder = tmp_path / "silent"
+    shutil.copytree(SAMPLE, silent_folder)
+    card = silent_folder / "system.yaml"
+    text = card.read_text()
+    block = text[text.index("user_simulation_config:") : text.index("behaviors:")]
+    card.write_text(text.replace(block, "").replace("id: ", "id: silent_", 1))
+    silent = sqlite_store, import_project(sqlite_store, silent_folder).project_id
+    turns = {}
+    for name, (store, pid) in {"said": said, "silent": silent}.items():
+        run = create_simulation(store, pid, "demo", standard=1)
+        turns[name] = run.params["limits"]["max_user_turns"]
+    assert turns == {"said": 12, "silent": 10}

@@ -30,7 +30,8 @@ class UserSimulationConfig(Record):
 
     typical_user_turn_length: str = Field(default="10 words", description="Typical user turn length.")
     max_user_turn_length: str = Field(default="40 words", description="Longest allowed user turn.")
-    max_user_turns: int = Field(default=15, ge=1, description="Most user turns in one simulated dialogue.")
+    # ChatChecker's runner stops after 10 user turns unless the target's config says otherwise.
+    max_user_turns: int = Field(default=10, ge=1, description="Most user turns in one simulated dialogue.")
 
 
 class SystemCard(Record):

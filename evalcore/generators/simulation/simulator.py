@@ -38,12 +38,12 @@ from evalcore.generators.simulation.taxonomy import CHATBOT_CRASH_TITLE
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.llm.types import BudgetExceeded, Message
-from evalcore.models import Persona, SystemCard, TurnRole
+from evalcore.models import Persona, SystemCard, TurnRole, UserSimulationConfig
 from evalcore.runs.targets import TargetAdapter
 
 SIMULATE_USER_TURN = Task("simulate_user_turn", UserTurn, offline_user_turn, temperature=1.0, max_tokens=400)
-# ChatChecker's runner stops after 10 user turns unless the target's config says otherwise.
-DEFAULT_MAX_USER_TURNS = 10
+# ChatChecker's default of 10 user turns: one value, the card model's, whether or not there is a card.
+DEFAULT_MAX_USER_TURNS: int = UserSimulationConfig.model_fields["max_user_turns"].default
 # A target that ends the conversation says so in its reply's details (e.g. a wrapper around a bot whose
 # API returns an "is_finished" flag, as ChatChecker's chatbot clients do).
 END_SIGNAL = "conversation_ended"
