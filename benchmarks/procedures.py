@@ -170,7 +170,7 @@ def main() -> None:
         tools = store.tools(pid)
         print(f"\nTable 2 (percent [95% Wilson]), {len(tests)} tests, {len(kept)} conversations:")
         print(f"  {'agent':<8}" + "".join(f"{m:>22}" for m in METRICS))
-        for agent in (DemoAgent(tests, args.seed), OracleAgent(tests), NullAgent()):
+        for agent in (DemoAgent(store.procedures(pid), tools, args.seed), OracleAgent(tests), NullAgent()):
             counts = table2(score_tests(play(tests, agent, tools), similarity))
             print(f"  {agent.name:<8}" + "".join(f"{_pct(*counts[m]):>22}" for m in METRICS))
         store.close()

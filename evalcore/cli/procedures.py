@@ -201,6 +201,7 @@ def score(
 ) -> None:
     """Table 2 (seed 001): the seven metrics per agent on the run's tests, with 95% Wilson intervals."""
     from evalcore.generators.procedure.agents import DemoAgent, NullAgent, OracleAgent, play
+    from evalcore.generators.procedure.job import known_procedures
     from evalcore.generators.procedure.metrics import (
         METRICS,
         REPLY_THRESHOLD,
@@ -216,14 +217,19 @@ def score(
     found = _run_tests(store, project_id, run)
     if not found:
         raise EvalcoreError("the run has no tests to score")
-    makers = {"demo": lambda: DemoAgent(found, seed), "oracle": lambda: OracleAgent(found), "null": NullAgent}
+    tools = store.tools(project_id)
+    procedures = known_procedures(store, project_id)
+    makers = {
+        "demo": lambda: DemoAgent(procedures, tools, seed),
+        "oracle": lambda: OracleAgent(found),
+        "null": NullAgent,
+    }
     names = [a.strip() for a in agents.split(",") if a.strip()]
     unknown = [a for a in names + ([failing] if failing else []) if a not in makers]
     if unknown:
         raise EvalcoreError(f"unknown agent(s) {', '.join(unknown)} (available: {', '.join(makers)})")
     cut = REPLY_THRESHOLD if threshold is None else threshold
     similarity = embedding_similarity(ModelClient(store, project_id), embedding)
-    tools = store.tools(project_id)
     typer.echo(f"{len(found)} tests; correct reply at similarity >= {cut}")
     typer.echo(f"{'agent':<8}" + "".join(f"{m:>22}" for m in METRICS))
     scored = {}

@@ -320,3 +320,14 @@ def latest_run(store: Store, project_id: str) -> Run | None:
     """The newest procedure generation run of the project, if any."""
     runs = store.runs(project_id, kind=RUN_KIND)
     return runs[0] if runs else None
+
+
+def known_procedures(store: Store, project_id: str) -> list[Procedure]:
+    """The project's procedures, and those its generation runs generated for new intents (the first of a
+    name wins: the project's own before generated ones)."""
+    found = {p.name: p for p in store.procedures(project_id)}
+    for run in reversed(store.runs(project_id, kind=RUN_KIND)):
+        for body in run.params.get("generated_procedures") or []:
+            procedure = Procedure.model_validate(body)
+            found.setdefault(procedure.name, procedure)
+    return list(found.values())
