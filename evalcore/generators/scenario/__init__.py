@@ -6,13 +6,18 @@ Today: the records of a scenario (records), its YAML both ways with every proble
 target's domain it is checked against (domain), the events a target reports (events), the assertion
 engine over an event history (checks) with an offline embedding scorer for the generative assertions
 (scoring), the criteria judge over a transcript (criteria), a scenario's verdict on one conversation
-(verdict), and scenarios in the store (store_ops).
+(verdict), scenarios in the store (store_ops), and scenarios written from specs (from_specs).
 """
 
 from evalcore.generators.scenario.checks import Outcome, Score, Scorer, ScoreRequest, check, check_all
 from evalcore.generators.scenario.criteria import CriterionResult, judge_criteria
 from evalcore.generators.scenario.domain import Domain, SlotType, read_domain
 from evalcore.generators.scenario.format import ScenarioFile, parse_scenario, read_scenarios, to_yaml
+from evalcore.generators.scenario.from_specs import (
+    GeneratedScenario,
+    generate_scenarios,
+    scenarios_from_specs,
+)
 from evalcore.generators.scenario.records import ASSERTION_MODELS, Assertion, Scenario
 from evalcore.generators.scenario.store_ops import (
     KIND,
@@ -30,6 +35,7 @@ __all__ = [
     "Assertion",
     "CriterionResult",
     "Domain",
+    "GeneratedScenario",
     "ImportedScenarios",
     "Outcome",
     "Scenario",
@@ -43,6 +49,7 @@ __all__ = [
     "check",
     "check_all",
     "export_scenarios",
+    "generate_scenarios",
     "import_scenarios",
     "judge_conversation",
     "judge_criteria",
@@ -50,5 +57,6 @@ __all__ = [
     "parse_scenario",
     "read_domain",
     "read_scenarios",
+    "scenarios_from_specs",
     "to_yaml",
 ]

@@ -3,8 +3,9 @@
 checks this before any simulation runs").
 
 A Domain names the target's slots (with Rasa's slot types: text, bool, float, categorical with its
-values, list, any) and, when known, its flows. A target that publishes one builds it directly; a Rasa
-assistant's `domain.yml` (its `slots:`) and `flows.yml` (its `flows:`) are read by `read_domain`.
+values, list, any) and, when known, its flows, actions and responses. A target that publishes one builds
+it directly; a Rasa assistant's `domain.yml` (its `slots:`, `actions:` and `responses:`) and `flows.yml`
+(its `flows:`) are read by `read_domain`.
 Flows named `pattern_*` are Rasa's built-in conversation patterns and are never reported as unknown.
 """
 
@@ -52,10 +53,13 @@ class SlotType:
 
 @dataclass(frozen=True)
 class Domain:
-    """The slots and flows a target defines; None where it does not say (nothing is checked there)."""
+    """The slots, flows, actions and responses a target defines; None where it does not say (nothing is
+    checked there)."""
 
     slots: dict[str, SlotType] | None = None
     flows: frozenset[str] | None = None
+    actions: frozenset[str] | None = None
+    responses: frozenset[str] | None = None
 
     def problems(self, scenario: Scenario) -> list[tuple[Loc, str]]:
         """(field location, why) of each slot or flow the scenario names that this domain lacks, and of
@@ -123,6 +127,8 @@ def read_domain(paths: Iterable[Path]) -> tuple[Domain, list[Problem]]:
     problems: list[Problem] = []
     slots: dict[str, SlotType] | None = None
     flows: set[str] | None = None
+    actions: set[str] | None = None
+    responses: set[str] | None = None
     for path in _files(paths):
         shown = str(path)
         text = read_text(path, shown, problems)
@@ -150,4 +156,11 @@ def read_domain(paths: Iterable[Path]) -> tuple[Domain, list[Problem]]:
                 )
             else:
                 flows = (flows or set()) | {str(f) for f in data["flows"]}
-    return Domain(slots, frozenset(flows) if flows is not None else None), problems
+        if isinstance(data.get("actions"), list):
+            # an action is its name, or a mapping of its name to options (`- action_x: {send_domain: true}`)
+            named = [a if isinstance(a, dict) else {a: None} for a in data["actions"]]
+            actions = (actions or set()) | {str(name) for a in named for name in a}
+        if isinstance(data.get("responses"), dict):
+            responses = (responses or set()) | {str(r) for r in data["responses"]}
+    frozen = [frozenset(names) if names is not None else None for names in (flows, actions, responses)]
+    return Domain(slots, *frozen), problems

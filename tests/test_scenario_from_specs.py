@@ -1,0 +1,205 @@
+"""Specs -> scenarios (issue 19, item 1): the briefing a tester would get, criteria from the Then, and
+assertions only where the target's domain makes them checkable; output valid under the format's
+validator; the model path keeps only the names the domain has."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalcore.errors import EvalcoreError
+from evalcore.generators.scenario import Domain, SlotType, parse_scenario, read_domain, to_yaml
+from evalcore.generators.scenario.from_specs import (
+    SCENARIO_FROM_SPEC,
+    OrderedStep,
+    ScenarioDraft,
+    SlotValue,
+    SpecInput,
+    briefing,
+    build_scenario,
+    criteria_of,
+    generate_scenarios,
+    scenarios_from_specs,
+)
+from evalcore.llm import ModelClient
+from evalcore.llm.retry import RetryPolicy
+from evalcore.models import Provenance, Spec
+
+pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
+PROJECT = "p1"
+
+DOMAIN = Domain(
+    slots={"order_id": SlotType("text"), "customer_email": SlotType("text"), "sku": SlotType("text"),
+           "authenticated": SlotType("bool")},
+    flows=frozenset({"return_item", "track_order", "book_repair", "pattern_clarification"}),
+    actions=frozenset({"action_lookup_order", "create_return", "check_stock", "transfer_to_human"}),
+    responses=frozenset({"utter_return_opened"}),
+)  # fmt: skip
+
+
+def spec(scenario: str, given: str, when: str, then: str, spec_id: str = "spec-1") -> Spec:
+    return Spec(
+        id=spec_id, scenario=scenario, given=given, when=when, then=then,
+        provenance=Provenance(producer="human:ann", provider="human"),
+    )  # fmt: skip
+
+
+RETURN = spec(
+    "Create return without the reason",
+    "a frustrated customer wanted the assistant to open a return for one item of their order",
+    "the customer asks for it and gives the order id, email",
+    "the assistant should verify the order with lookup_order before revealing order details or calling "
+    "create_return and should not promise a refund. Never skip the reason.",
+)
+STOCK = spec(
+    "Check stock without the sku",
+    "a returning customer wanted the assistant to check how many units of a product a store has",
+    "the customer asks for it without giving the sku",
+    "the assistant should ask for the sku before calling check_stock",
+    "spec-2",
+)
+
+
+def test_the_briefing_addresses_the_user_as_a_tester_would_be_briefed():
+    text = briefing(SpecInput.of(RETURN))
+    assert text == (
+        "You are a frustrated customer. You want the assistant to open a return for one item of your order. "
+        "You are already annoyed; let it show when an answer is vague or evasive. "
+        "Ask for it and give the order id, email. Use your own words. "
+        "End the conversation once you have a clear answer or it is plain you will not get one."
+    )
+    limited = spec(
+        "Cannot see a courier's live location, when pushed repeatedly",
+        "a customer in a hurry had a request that touches a known limitation of the assistant",
+        "the customer, pushed repeatedly, asks for something where this applies: cannot see How to "
+        "Track Them",
+        "the assistant should stay within its limits",
+    )
+    text = briefing(SpecInput.of(limited))
+    assert text.startswith(
+        "You are a customer in a hurry. You have a request that touches a known limitation"
+    )
+    assert "Ask for something where this applies: cannot see How to Track Them." in text, "titles kept"
+    assert "If the first answer does not give you what you want, push again" in text
+    assert "should" not in text, "the briefing never tells the user what the assistant should do"
+
+
+def test_a_given_that_is_no_person_is_told_as_the_situation():
+    odd = spec("Late parcel", "the order WEB-100200 is three days late", "they ask where it is", "x")
+    assert briefing(SpecInput.of(odd)).startswith(
+        "The situation: the order WEB-100200 is three days late. What you do: you ask where it is."
+    )
+
+
+def test_each_clause_of_the_then_is_a_criterion():
+    assert criteria_of(RETURN.then) == [
+        "The assistant should verify the order with lookup_order before revealing order details or calling "
+        "create_return",
+        "The assistant should not promise a refund",
+        "The assistant should never skip the reason",
+    ]
+    assert criteria_of("Replies in Spanish") == ["Replies in Spanish."]
+
+
+def test_assertions_only_where_the_domain_makes_them_checkable(project, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    client = ModelClient(project, PROJECT)
+    bare = scenarios_from_specs(client, [RETURN, STOCK])
+    assert [s.assertions for s in bare] == [[], []], "no domain: nothing is checkable"
+    ret, stock = scenarios_from_specs(client, [RETURN, STOCK], DOMAIN)
+    assert [{a.kind: a.model_dump(exclude={"kind"}, exclude_none=True)} for a in ret.assertions] == [
+        {"flow_started": {"flow_ids": ["return_item"], "operator": "all"}},
+        {"action_executed": {"action_name": "action_lookup_order"}},
+        {"slot_was_set": {"slots": [{"name": "order_id", "has_value": False},
+                                    {"name": "customer_email", "has_value": False}]}},
+    ]  # fmt: skip
+    # no flow_completed: the Then has a prohibition; create_return is an alternative ("or calling")
+    assert [a.kind for a in stock.assertions] == ["action_executed", "sequencing"]
+    assert [(s.key, s.value) for s in stock.assertions[1].steps] == [
+        ("slot_was_set", "sku"),
+        ("action_executed", "check_stock"),
+    ]
+    for scenario in (ret, stock):
+        problems: list = []
+        assert parse_scenario(to_yaml(scenario), "x.yml", problems, DOMAIN) == scenario, problems
+
+
+def test_a_flow_is_named_by_its_words_in_order_and_close_together(project, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    named = spec("Repair", "a first-time customer wanted to book a bike repair", "the customer asks", "x")
+    apart = spec(
+        "Docs", "a first-time customer had a question", "the customer asks what How to Track Them covers "
+        "and then about orders", "the assistant should combine both", "spec-2",
+    )  # fmt: skip
+    repair, docs = scenarios_from_specs(ModelClient(project, PROJECT), [named, apart], DOMAIN)
+    assert [a.kind for a in repair.assertions] == ["flow_started", "flow_completed"]
+    assert docs.assertions == []
+
+
+def test_names_are_unique_and_the_offline_output_says_so(project, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    twin = RETURN.model_copy(update={"id": "spec-9"})
+    made = generate_scenarios(ModelClient(project, PROJECT), [RETURN, twin, STOCK])
+    assert [g.scenario.name for g in made] == [
+        "Create return without the reason",
+        "Create return without the reason (2)",
+        "Check stock without the sku",
+    ]
+    assert [g.spec_id for g in made] == ["spec-1", "spec-9", "spec-2"] and all(g.offline for g in made)
+
+
+def test_a_model_draft_keeps_only_what_the_domain_has():
+    draft = ScenarioDraft(
+        name="  Return   a bike ",
+        simulation_context="You want to return your bike.",
+        initial_slots=[SlotValue(name="authenticated", value=True),
+                       SlotValue(name="authenticated", value="yes"), SlotValue(name="loyalty", value="gold")],
+        criteria=["The assistant should open the return", " "],
+        flows_started=["return_item", "invented_flow"],
+        flows_completed=["return_item"],
+        actions_executed=["create_return", "action_refund"],
+        slots_set=["order_id", "iban"],
+        responses_uttered=["utter_return_opened", "utter_nothing"],
+        sequence=[OrderedStep(key="flow_started", value="return_item"),
+                  OrderedStep(key="action_executed", value="create_return")],
+    )  # fmt: skip
+    scenario = build_scenario(draft, DOMAIN)
+    assert scenario.name == "Return a bike" and scenario.initial_slots == {"authenticated": True}
+    assert scenario.criteria == ["The assistant should open the return"]
+    assert [a.kind for a in scenario.assertions] == [
+        "flow_started", "flow_completed", "action_executed", "slot_was_set", "bot_uttered", "sequencing",
+    ]  # fmt: skip
+    assert scenario.assertions[0].flow_ids == ["return_item"]
+    bad_step = draft.model_copy(
+        update={"sequence": [*draft.sequence, OrderedStep(key="slot_was_set", value="x")]}
+    )
+    assert "sequencing" not in [a.kind for a in build_scenario(bad_step, DOMAIN).assertions]
+    bare = build_scenario(draft, None)
+    assert bare.assertions == [] and bare.setup is None
+
+
+def test_the_model_path_reads_the_spec_and_the_domain(project, llm_env):
+    llm_env.enqueue(
+        {"name": "Return with a reason", "simulation_context": "You are Ana. You bought a helmet last week.",
+         "criteria": ["The assistant should ask for the reason"], "flows_started": ["return_item", "nope"],
+         "actions_executed": ["create_return"]},
+        "not json", "still not", "never",
+    )  # fmt: skip
+    client = ModelClient(project, PROJECT, retry=RetryPolicy(0))
+    (made,) = generate_scenarios(client, [RETURN], DOMAIN, model="openai/gpt-4o-mini")
+    assert not made.offline and made.model == "openai/gpt-4o-mini"
+    assert [a.kind for a in made.scenario.assertions] == ["flow_started", "action_executed"]
+    prompt = "\n".join(m["content"] for m in llm_env.calls[0].body["messages"])
+    assert "open a return for one item" in prompt and "action_lookup_order" in prompt
+    with pytest.raises(EvalcoreError, match="no scenario for 1 spec"):
+        generate_scenarios(client, [STOCK], DOMAIN, model="openai/gpt-4o-mini")
+    assert SCENARIO_FROM_SPEC.prompt_version == "1"
+
+
+def test_a_rasa_domain_gives_actions_and_responses(tmp_path):
+    (tmp_path / "domain.yml").write_text(
+        "actions:\n  - action_check_order\n  - action_cancel: {send_domain: true}\n"
+        "responses:\n  utter_greet:\n    - text: hi\n"
+    )
+    domain, problems = read_domain([tmp_path])
+    assert problems == [] and domain.slots is None and domain.flows is None
+    assert domain.actions == {"action_check_order", "action_cancel"} and domain.responses == {"utter_greet"}
