@@ -110,6 +110,25 @@ def test_a_target_that_crashes_on_a_keyword_is_recorded_as_chatbot_crash(sample)
         assert last.breakdown.decision == BreakdownDecision.breakdown
 
 
+def closing_bot(messages: list[dict[str, str]]) -> dict[str, object]:
+    """A python target that closes the chat after its second answer."""
+    answers = sum(m["role"] == "assistant" for m in messages)
+    return {"content": "Done, goodbye." if answers else "Which order?", "ended": answers >= 1}
+
+
+def test_a_target_that_ends_the_chat_ends_the_dialogue_with_chatbot_ended_chat(sample):
+    store, pid = sample
+    save_target(
+        store,
+        pid,
+        Target(name="closer", kind="python", config={"callable": "test_simulation_job:closing_bot"}),
+    )
+    outcome = simulate(store, pid, "closer", standard=2)
+    dialogues = load_simulation_run(store, outcome.run.id).dialogues
+    assert [d.finish_reason for d in dialogues] == [FinishReason.chatbot_ended_chat] * 2
+    assert all(len(d.turns) == 4 and d.turns[-1].content == "Done, goodbye." for d in dialogues)
+
+
 def test_the_cli_runs_a_simulation_and_prints_its_id_last(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALCORE_OFFLINE", "1")
     db = ["--db", f"sqlite:///{tmp_path / 'cli.db'}"]

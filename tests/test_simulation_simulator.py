@@ -13,7 +13,6 @@ from evalcore.generators.simulation.offline_user import END, offline_user_turn
 from evalcore.generators.simulation.records import BreakdownDecision, FinishReason
 from evalcore.generators.simulation.simulator import (
     CRASH_CONTENT,
-    END_SIGNAL,
     SIMULATE_USER_TURN,
     Briefing,
     Limits,
@@ -44,7 +43,7 @@ class Scripted(TargetAdapter):
         if isinstance(reply, Exception):
             raise reply
         text, ended = reply if isinstance(reply, tuple) else (reply, False)
-        return TargetReply(text, 1.0, details={END_SIGNAL: True} if ended else None)
+        return TargetReply(text, 1.0, ended=ended)
 
 
 def persona(

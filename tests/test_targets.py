@@ -26,7 +26,7 @@ from evalcore.runs.targets import (
     remove_target,
     save_target,
 )
-from evalcore.runs.targets.demo import NOT_FOUND
+from evalcore.runs.targets.demo import GOODBYE, NOT_FOUND
 from evalcore.store import Store
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
@@ -234,6 +234,20 @@ def test_http_target_retries_server_errors_and_crashes_on_timeout_and_garbage(pr
     assert crash.value.kind == "error" and "HTTP 400" in crash.value.message
 
 
+def test_http_target_says_the_conversation_is_over_at_its_end_path(project, endpoint, monkeypatch):
+    monkeypatch.setenv("RIDGE_BOT_TOKEN", "tok")
+    endpoint.script = [
+        ("json", {"reply": {"text": "Anything else?"}, "is_finished": False}),
+        ("json", {"reply": {"text": "Bye!"}, "is_finished": True}),
+        ("json", {"reply": {"text": "No flag at all."}}),
+        ("json", {"reply": {"text": "A string is no flag."}, "is_finished": "yes"}),
+    ]
+    bot = adapter(project, http_target(endpoint, end_path="is_finished"))
+    assert [bot.reply(CHAT).ended for _ in range(4)] == [False, True, False, False]
+    endpoint.script = [("json", {"reply": {"text": "Bye!"}, "is_finished": True})]
+    assert not adapter(project, http_target(endpoint)).reply(CHAT).ended, "no end_path: never ended"
+
+
 def test_http_target_needs_its_header_variables_set(project, endpoint, monkeypatch):
     monkeypatch.delenv("RIDGE_BOT_TOKEN", raising=False)
     with pytest.raises(TargetConfigError, match="RIDGE_BOT_TOKEN"):
@@ -262,6 +276,10 @@ def dict_bot(messages: list[dict[str, str]]) -> dict[str, str]:
     return {"content": "from a dict"}
 
 
+def closing_bot(messages: list[dict[str, str]]) -> dict[str, object]:
+    return {"content": "Your return is booked. Goodbye!", "ended": True}
+
+
 def failing_bot(messages: list[dict[str, str]]) -> str:
     raise RuntimeError("database unavailable")
 
@@ -282,7 +300,11 @@ def python_target(fn: str, **config: Any) -> Target:
 def test_python_callable_target(project):
     bot = adapter(project, python_target("echo_bot", system_prompt="Be kind."))
     assert bot.reply(CHAT).text == "4: And on Sundays?", "system prompt + the three chat messages"
-    assert adapter(project, python_target("dict_bot")).reply(CHAT).text == "from a dict"
+    from_dict = adapter(project, python_target("dict_bot")).reply(CHAT)
+    assert from_dict.text == "from a dict" and not from_dict.ended
+    closing = adapter(project, python_target("closing_bot")).reply(CHAT)
+    assert closing.text == "Your return is booked. Goodbye!" and closing.ended
+    assert not adapter(project, python_target("echo_bot")).reply(CHAT).ended
     for fn, kind in (("failing_bot", "error"), ("number_bot", "garbage")):
         with pytest.raises(TargetCrash) as crash:
             adapter(project, python_target(fn)).reply(CHAT)
@@ -311,6 +333,13 @@ def test_demo_target_answers_from_the_best_passage_and_only_reads_the_last_messa
     alone = bot.reply([Message("user", "And what about on Sundays?")]).text
     with_history = bot.reply([*CHAT[:2], Message("user", "And what about on Sundays?")]).text
     assert alone == with_history, "it ignores the history: its coreference weakness is real, not staged"
+    assert not late.ended
+    farewell = bot.reply([*CHAT, Message("user", "Great, that's all. Bye!")])
+    assert farewell.ended and farewell.text == GOODBYE
+    assert not bot.reply([Message("user", "Thanks! One more: is that all I need to bring?")]).ended
+    quiet = Target(name="quiet", kind="demo", config={"end_on_farewell": False})
+    quiet_bot = build_adapter(sqlite_store, pid, quiet, ModelClient(sqlite_store, pid))
+    assert not quiet_bot.reply([Message("user", "Bye!")]).ended
 
 
 # ---------------------------------------------------------------------------------------- config

@@ -9,7 +9,8 @@ The dialogue ends, as ChatChecker's does:
 - after `max_user_turns` user turns: `max_turns_reached`;
 - END_CONVERSATION in the user's reply (the text before it kept as the last user turn), or an empty
   reply: `user_ended_chat`;
-- the target signalling the end (its reply's details carry `END_SIGNAL`): `chatbot_ended_chat`;
+- the target signalling the end (`TargetReply.ended`: an HTTP target's `end_path`, a callable's
+  {"content", "ended"}, the demo target's goodbye; see evalcore.runs.targets): `chatbot_ended_chat`;
 - the target raising: a `chatbot_error` turn annotated as a "Chatbot Crash" breakdown with score 0,
   then `chatbot_error` with the error;
 - the simulator failing (an exception, or a model reply that never parsed): `user_simulator_error`.
@@ -44,9 +45,6 @@ from evalcore.runs.targets import TargetAdapter
 SIMULATE_USER_TURN = Task("simulate_user_turn", UserTurn, offline_user_turn, temperature=1.0, max_tokens=400)
 # ChatChecker's default of 10 user turns: one value, the card model's, whether or not there is a card.
 DEFAULT_MAX_USER_TURNS: int = UserSimulationConfig.model_fields["max_user_turns"].default
-# A target that ends the conversation says so in its reply's details (e.g. a wrapper around a bot whose
-# API returns an "is_finished" flag, as ChatChecker's chatbot clients do).
-END_SIGNAL = "conversation_ended"
 CRASH_CONTENT = FinishReason.chatbot_error.value  # what ChatChecker writes as the crashed turn's content
 _WORDS = re.compile(r"(\d+)\s*words?", re.IGNORECASE)
 
@@ -241,6 +239,6 @@ def simulate_dialogue(
             return end(FinishReason.chatbot_error, error)
         turns.append(DialogueTurn(role=TurnRole.assistant, content=reply.text))
         details.append(reply.details)
-        if reply.details and reply.details.get(END_SIGNAL):
+        if reply.ended:
             return end(FinishReason.chatbot_ended_chat)
     return out

@@ -5,6 +5,11 @@ response cache, retries with backoff, accounting and the run's budget apply to t
 The HTTP target retries transient failures with the same policy. Whatever goes wrong with one reply (an
 error status, a timeout, a body that is not JSON, a missing field, an empty reply) raises `TargetCrash`:
 the run records a crash for that turn and goes on. Only a spent budget (`BudgetExceeded`) stops a run.
+
+A target may say the conversation is over (ChatChecker's chatbot clients return `is_finished`):
+`TargetReply.ended`. An HTTP target says it at `end_path` of its response (a true value), a Python
+callable by returning {"content": ..., "ended": true}, the demo target when the user takes leave; a
+simulated dialogue then ends with `chatbot_ended_chat`. Chat endpoints (OpenAI, Anthropic) never do.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ class TargetReply:
     latency_ms: float
     cache_hit: bool = False
     details: dict[str, Any] | None = None  # e.g. the demo bot's retrieved passage
+    ended: bool = False  # the target says the conversation is over (see the module docstring)
 
 
 class TargetAdapter:
@@ -224,11 +230,21 @@ class HTTPTarget(TargetAdapter):
             ) from None
         if not isinstance(text, str) or not text.strip():
             raise TargetCrash("garbage", f"'{self.config.response_path}' is not a non-empty text: {text!r}")
-        return TargetReply(text, (time.perf_counter() - started) * 1000)
+        return TargetReply(text, (time.perf_counter() - started) * 1000, ended=self._ended(data))
+
+    def _ended(self, data: Any) -> bool:
+        """Whether the response says the conversation is over: a true value at `end_path` (absent: no)."""
+        if not self.config.end_path:
+            return False
+        try:
+            return lookup(data, self.config.end_path) is True
+        except (KeyError, IndexError, TypeError):
+            return False
 
 
 class PythonTarget(TargetAdapter):
-    """A Python function `fn(messages) -> str` (messages: list of {'role', 'content'} dicts)."""
+    """A Python function `fn(messages) -> str` (messages: list of {'role', 'content'} dicts); it may return
+    {'content': str, 'ended': bool} instead, to say the conversation is over."""
 
     def __init__(self, target: Target, config: PythonConfig) -> None:
         module_name, _, name = config.callable.partition(":")
@@ -263,13 +279,15 @@ class PythonTarget(TargetAdapter):
         if "error" in outcome:
             raise TargetCrash("error", outcome["error"])
         value = outcome.get("value")
+        ended = False
         if isinstance(value, dict):
+            ended = value.get("ended") is True
             value = value.get("content", value.get("reply"))
         if not isinstance(value, str) or not value.strip():
             raise TargetCrash(
                 "garbage", f"{self.config.callable} returned {type(value).__name__}, not a text"
             )
-        return TargetReply(value, latency)
+        return TargetReply(value, latency, ended=ended)
 
 
 def build_adapter(store: Store, project_id: str, target: Target, client: ModelClient) -> TargetAdapter:

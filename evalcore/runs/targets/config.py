@@ -80,6 +80,11 @@ class HTTPConfig(_Config):
         description="JSON body with placeholders {{messages}}, {{message}}, {{history}}, {{system_prompt}}.",
     )
     response_path: str = Field(default="reply", description="Where the reply text is in the response JSON.")
+    end_path: str | None = Field(
+        default=None,
+        description="Where the response JSON says the conversation is over (true ends it), e.g. "
+        "'is_finished'; absent or false: it goes on.",
+    )
     system_prompt: str = Field(default="", description="Value of {{system_prompt}} in the template.")
 
     @field_validator("url")
@@ -122,6 +127,10 @@ class DemoConfig(_Config):
     min_score: float = Field(default=1.5, ge=0, description="Below this BM25 score it says it cannot answer.")
     sentences: int = Field(
         default=2, ge=1, le=6, description="Sentences of the best passage it answers with."
+    )
+    end_on_farewell: bool = Field(
+        default=True,
+        description="Answer a user's leave-taking ('thanks, bye') with a goodbye and end the conversation.",
     )
 
 

@@ -10,7 +10,9 @@ Its weaknesses are the ones such bots really have, so reports on it show real fa
 - it answers from one passage, so a question that needs two documents gets half an answer (synthesis);
 - BM25 finds some passage for almost any in-domain question, so it rarely admits that the documents do
   not hold the answer (CANNOTANSWER).
-Nothing in it knows about the tests it is played against.
+Nothing in it knows about the tests it is played against. When the user takes leave ("thanks, bye") and
+asks nothing more, it says goodbye and ends the conversation (`TargetReply.ended`), as a deployed bot
+closes its chat window.
 """
 
 from __future__ import annotations
@@ -25,8 +27,19 @@ from evalcore.runs.targets.adapters import TargetAdapter, TargetReply
 from evalcore.runs.targets.config import DemoConfig
 
 NOT_FOUND = "I'm sorry, I couldn't find anything about that in our documentation."
+GOODBYE = "You're welcome. Goodbye!"
+_FAREWELL = re.compile(
+    r"\b(?:good\s?bye|bye|that'?s (?:all|everything)|that is (?:all|everything)|have a (?:nice|good) day"
+    r"|no (?:more|further) questions)\b",
+    re.IGNORECASE,
+)
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(*]*[A-Z0-9])|\n+")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def is_farewell(message: str) -> bool:
+    """Whether the user takes leave: a farewell phrase and no question left."""
+    return "?" not in message and _FAREWELL.search(message) is not None
 
 
 def _clean(text: str) -> str:
@@ -67,5 +80,7 @@ class DemoTarget(TargetAdapter):
         """Answer the latest user message (and only it: see the module docstring)."""
         started = time.perf_counter()
         question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        if self.config.end_on_farewell and is_farewell(question):
+            return TargetReply(GOODBYE, (time.perf_counter() - started) * 1000, ended=True)
         text, details = self.answer(question)
         return TargetReply(text, (time.perf_counter() - started) * 1000, details=details)
