@@ -63,9 +63,13 @@ def test_rubrics_discover_validate_evaluate_and_compare(db, tmp_path):
         run("rubrics", "score", rubric_set, "--generator", "tool_case", "--db", db).strip().splitlines()[-1]
     )
     shown = run("rubrics", "report", scoring, "--db", db)
-    assert "52 conversation(s) scored" in shown and "| pos-1 | POS |" in shown and "| area |" in shown
-    drill = run("rubrics", "report", scoring, "--rubric", "neg-1", "--db", db).splitlines()
-    assert drill[0].startswith("neg-1 (NEG, ") and all(line.startswith("tc-") for line in drill[1:])
+    assert "| pos-1 | " in shown and "| area | pos_rubrics |" in shown and "| POS | " in shown
+    assert f"_run: {scoring} · " in shown and "offline: yes" in shown
+    drill = run("rubrics", "report", scoring, "--rubric", "neg-1", "--format", "csv", "--db", db).splitlines()
+    rows = [line for line in drill if not line.startswith("#")]
+    assert rows[0] == "conversation,rubrics,label,pos_side,neg_side" and rows[1].startswith("tc-")
+    bad = CliRunner().invoke(app, ["rubrics", "report", scoring, "--format", "docx", "--db", db])
+    assert bad.exit_code == 2 and "unknown format 'docx'" in bad.output
     spur = run("rubrics", "discover", "--method", "spur", "--without", "AD", "--db", db)
     assert "spur rubrics" in spur
     bad = tmp_path / "bad.yaml"
@@ -75,6 +79,7 @@ def test_rubrics_discover_validate_evaluate_and_compare(db, tmp_path):
     result = CliRunner().invoke(app, ["rubrics", "validate", str(bad)])
     assert result.exit_code == 1 and f"{bad}:4 [rubrics]: needs at least one NEG rubric" in result.output
     table = tmp_path / "table3.md"
-    run("rubrics", "compare", "--folds", "1", "--no-ablations", "--out", str(table), "--db", db)
+    out = run("rubrics", "compare", "--folds", "1", "--no-ablations", "--out", str(table), "--db", db)
+    assert out.strip().splitlines()[-1].startswith("run-")
     text = table.read_text()
     assert "| Hard Neg. | SPUR | 0.00 (0.00) | N/A | N/A | N/A |" in text and "| Overall | SCOPE |" in text

@@ -223,30 +223,6 @@ def test_a_model_scores_rubrics_clipped_to_the_maximum_and_missing_ones_count_ze
     assert "TOOL_CALL" in prompt and '"misread"' in prompt and "from 0 to 5" in prompt
 
 
-def test_a_scoring_run_reports_per_rubric_and_area_with_drill_down(generated):
-    from evalcore.generators.tool_case.rubric_runs import rubric_report, score_with_rubrics
-
-    store, pid, conversations, llm = generated
-    scope = discover_rubrics(llm, conversations[:30], "scope")
-    item, version = save_rubric_set(store, pid, scope, "lead")
-    run = score_with_rubrics(store, pid, item, generator=GENERATOR)
-    report = rubric_report(store, run.id)
-    assert report.scored == len(conversations) and sum(report.labels.values()) == len(conversations)
-    thanks = next(r for r in report.rubrics if r.text == SIGNALS["user_thanks"].statement)
-    satisfied = {c.id for c in conversations if c.metadata["labels"]["user_satisfied"]}
-    assert set(thanks.applies) == satisfied and thanks.mean_score == pytest.approx(len(satisfied) / 78)
-    area = report.areas[thanks.area]
-    assert area["POS"] >= len(satisfied)
-    # An edit of the set after the run does not change what the run reports.
-    fewer = scope.model_copy(update={"rubrics": [r for r in scope.rubrics if r.id != thanks.rubric_id]})
-    save_rubric_set(store, pid, fewer, "lead", item_id=item, expected_version=version)
-    assert [r.rubric_id for r in rubric_report(store, run.id).rubrics] == [
-        r.rubric_id for r in report.rubrics
-    ]
-    again = score_with_rubrics(store, pid, item, resume=run.id)
-    assert again.id == run.id and rubric_report(store, run.id).scored == 78
-
-
 def test_a_model_learns_spur_rubrics_with_three_reasons_per_conversation(generated, llm_env, monkeypatch):
     store, pid, conversations, _ = generated
     monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)

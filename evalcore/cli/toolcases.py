@@ -178,20 +178,6 @@ def calibrate(
     typer.echo("tiers: " + ", ".join(f"{k} {v}" for k, v in found.tiers.items()))
 
 
-def _labelled(store, pid: str) -> list:
-    from evalcore.generators.tool_case.records import GENERATOR
-    from evalcore.items.store_ops import list_conversations
-
-    found = [v.conversation for v in list_conversations(store, pid, generator=GENERATOR)]
-    if not found:
-        from evalcore.errors import UsageError
-
-        raise UsageError(
-            f"project '{pid}' has no tool-case conversations: run `evalcore toolcases generate` first"
-        )
-    return found
-
-
 @rubrics_app.command()
 @friendly
 def discover(
@@ -210,7 +196,7 @@ def discover(
 ) -> None:
     """Learn a rubric set from the project's labelled tool-case conversations and store it (id last)."""
     from evalcore.errors import UsageError
-    from evalcore.generators.tool_case.evaluation import split
+    from evalcore.generators.tool_case.evaluation import labelled_conversations, split
     from evalcore.generators.tool_case.rubrics import save_rubric_set
     from evalcore.generators.tool_case.scope import Options, discover_rubrics
     from evalcore.llm.client import ModelClient
@@ -225,7 +211,7 @@ def discover(
     options = Options(area_discovery="AD" not in off, weights="RW" not in off, make_or_break="MB" not in off)
     store = open_store(db)
     pid = project_id_of(store, project)
-    train, _ = split(_labelled(store, pid), 0, seed, train_share)
+    train, _ = split(labelled_conversations(store, pid), 0, seed, train_share)
     llm = ModelClient(store, pid)
     made = discover_rubrics(llm, train, method, options=options, model=model, seed=seed)  # type: ignore[arg-type]
     item, _ = save_rubric_set(store, pid, made, made.producer)
@@ -259,7 +245,13 @@ def evaluate(
     db: DbOption = None,
 ) -> None:
     """Score the labelled conversations the set was not trained on; accuracy, F1, precision, recall."""
-    from evalcore.generators.tool_case.evaluation import SUBSETS, labels_of, metrics, subset_of
+    from evalcore.generators.tool_case.evaluation import (
+        SUBSETS,
+        labelled_conversations,
+        labels_of,
+        metrics,
+        subset_of,
+    )
     from evalcore.generators.tool_case.rubrics import estimate_label, load_rubric_set
     from evalcore.generators.tool_case.scope import score_conversation
     from evalcore.llm.client import ModelClient
@@ -268,7 +260,7 @@ def evaluate(
     pid = project_id_of(store, project)
     rubrics, version = load_rubric_set(store, rubric_set)
     llm = ModelClient(store, pid)
-    test = [c for c in _labelled(store, pid) if c.id not in set(rubrics.trained_on)]
+    test = [c for c in labelled_conversations(store, pid) if c.id not in set(rubrics.trained_on)]
     pairs: dict[str, list[tuple[str, str]]] = {s: [] for s in SUBSETS}
     for conversation in test:
         predicted, _ = estimate_label(rubrics, score_conversation(llm, rubrics, conversation, model=model))
@@ -294,30 +286,44 @@ def compare(
     ablations: Annotated[bool, typer.Option(help="Also the SCOPE ablations of Table 4.")] = True,
     seed: Annotated[int, typer.Option(help="Seed of the splits.")] = 0,
     model: ModelOption = None,
+    resume: Annotated[str | None, typer.Option(help="Resume this comparison run.")] = None,
+    queue: Annotated[
+        bool, typer.Option("--queue", help="Hand the job to the workers (`evalcore worker`) and return.")
+    ] = False,
     out: Annotated[Path | None, typer.Option("--out", help="Write the Markdown table to this file.")] = None,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
-    """SPUR against SCOPE as Table 3 (mean and SD over folds), and Table 4's ablations."""
-    from evalcore.generators.tool_case.evaluation import ABLATIONS, MAIN
-    from evalcore.generators.tool_case.evaluation import compare as run_compare
-    from evalcore.llm.client import ModelClient
+    """SPUR against SCOPE as Table 3 (mean and SD over folds), and Table 4's ablations: a job, one unit
+    per fold, stored (the Tool cases page shows it); the run's id is the last line printed."""
+    from evalcore.generators.tool_case.evaluation import (
+        create_comparison,
+        execute_comparison,
+        stored_comparison,
+        variant_names,
+    )
 
     store = open_store(db)
-    pid = project_id_of(store, project)
-    llm, labelled = ModelClient(store, pid), _labelled(store, pid)
-    result = run_compare(
-        llm,
-        labelled,
-        folds=folds,
-        seed=seed,
-        ablations=ablations,
-        model=model,
-        on_fold=progress_printer("folds"),
+    run_id = (
+        resume
+        or create_comparison(
+            store, project_id_of(store, project), folds=folds, seed=seed, ablations=ablations, model=model
+        ).id
     )
-    names = [m[0] for m in MAIN + (ABLATIONS if ablations else ())]
+    if queue:
+        from evalcore.jobs.queue import display_url, enqueue, queue_url_for
+
+        enqueue(store, run_id)
+        typer.echo(f"run {run_id} queued on {display_url(queue_url_for(store.url))}")
+        typer.echo(run_id)
+        return
+    run = execute_comparison(store, run_id, on_progress=progress_printer("folds"))
+    result = stored_comparison(store, run_id)
+    main, ablated = variant_names(run)
     sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
-    emit([f"Test conversations over {folds} fold(s): {sizes}", "", *result.table(names)], out)
+    emit([f"Test conversations over {result.folds} fold(s): {sizes}", "", *result.table(main + ablated)], out)
+    typer.echo(f"run {run.id}: {run.status.value}")
+    typer.echo(run.id)
 
 
 @rubrics_app.command()
@@ -327,27 +333,53 @@ def score(
     generator: Annotated[
         str | None, typer.Option(help="Only conversations of this generator, e.g. simulation.")
     ] = None,
+    source_run: Annotated[
+        str | None,
+        typer.Option(
+            "--source-run", help="Only the conversations this run made (a simulation or an import)."
+        ),
+    ] = None,
     model: ModelOption = None,
     resume: Annotated[str | None, typer.Option(help="Resume this scoring run.")] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="With --resume: score the failed conversations again.")
+    ] = False,
+    queue: Annotated[
+        bool, typer.Option("--queue", help="Hand the job to the workers (`evalcore worker`) and return.")
+    ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
-    """Score the project's conversations (a target's simulated or imported ones) with a rubric set, as a
-    job; the run's id is the last line printed (`rubrics report RUN`)."""
-    from evalcore.generators.tool_case.rubric_runs import score_with_rubrics
+    """Score a target's conversations (simulated or imported) with a rubric set, as a job; the run's id
+    is the last line printed (`rubrics report RUN`)."""
+    from evalcore import jobs
+    from evalcore.errors import UsageError
+    from evalcore.runs.rubric_scoring import create_rubric_scoring, execute_rubric_scoring
 
+    if retry_failed and not resume:
+        raise UsageError("--retry-failed retries the failed units of a run: give --resume RUN too")
     store = open_store(db)
-    pid = project_id_of(store, project)
-    run = score_with_rubrics(
-        store,
-        pid,
-        rubric_set,
-        generator=generator,
+    run_id = resume or create_rubric_scoring(
+        store, project_id_of(store, project), rubric_set, generator=generator, source_run=source_run,
         model=model,
-        resume=resume,
-        on_progress=progress_printer("scored"),
+    ).id  # fmt: skip
+    if queue:
+        from evalcore.jobs.queue import display_url, enqueue, queue_url_for
+
+        if retry_failed:
+            jobs.retry_failed(store, run_id)
+        enqueue(store, run_id)
+        typer.echo(f"run {run_id} queued on {display_url(queue_url_for(store.url))}")
+        typer.echo(run_id)
+        return
+    outcome = execute_rubric_scoring(
+        store, run_id, on_progress=progress_printer("scored"), retry_failed=retry_failed
     )
-    typer.echo(f"run {run.id}: {run.status.value}")
+    run = outcome.run
+    typer.echo(f"run {run.id}: {run.status.value}; {outcome.done}/{outcome.total} conversations, "
+               f"{len(outcome.failed)} failed")  # fmt: skip
+    if run.status.value != "finished":
+        typer.echo(f"resume with: evalcore rubrics score {rubric_set} --resume {run.id}")
     typer.echo(run.id)
 
 
@@ -358,33 +390,24 @@ def report(
     rubric: Annotated[
         str | None, typer.Option(help="Drill down: the conversations this rubric applies to.")
     ] = None,
+    area: Annotated[
+        str | None, typer.Option(help="Drill down: the conversations a rubric of this area applies to.")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="md, csv, jsonl or latex.")] = "md",
+    out: Annotated[Path | None, typer.Option("--out", help="Write the tables to this file.")] = None,
     db: DbOption = None,
 ) -> None:
-    """Per rubric and per area: how many scored conversations each applies to; the estimated labels."""
-    from evalcore.generators.tool_case.rubric_runs import rubric_report
+    """Per rubric and per area: how many scored conversations each applies to, and the estimated labels,
+    headed by what produced them (run, target, judge, rubric set, offline or not)."""
+    from evalcore.errors import UsageError
+    from evalcore.reports.rubric_tables import drill_down, export_rubric_tables, rubric_report
 
     found = rubric_report(open_store(db, existing=True), run)
-    if rubric is not None:
-        line = next((r for r in found.rubrics if r.rubric_id == rubric), None)
-        if line is None:
-            from evalcore.errors import UsageError
-
-            raise UsageError(
-                f"no rubric '{rubric}' in the run's set ({', '.join(r.rubric_id for r in found.rubrics)})"
-            )
-        typer.echo(f"{line.rubric_id} ({line.polarity}, {line.area}): {line.text}")
-        for conversation in line.applies:
-            typer.echo(conversation)
-        return
-    labels = ", ".join(f"{k} {v}" for k, v in sorted(found.labels.items()))
-    typer.echo(f"{found.scored} conversation(s) scored; estimated labels: {labels}")
-    typer.echo("| rubric | polarity | weight | area | applies to | mean score | text |")
-    typer.echo("|---|---|---|---|---|---|---|")
-    for r in found.rubrics:
-        share = f"{len(r.applies)} ({len(r.applies) / found.scored:.0%})" if found.scored else "0"
-        cells = [r.rubric_id, r.polarity, str(r.weight), r.area, share, f"{r.mean_score:.2f}", r.text]
-        typer.echo("| " + " | ".join(cells) + " |")
-    typer.echo("| area | conversations with a POS rubric | with a NEG rubric |")
-    typer.echo("|---|---|---|")
-    for area, hits in found.areas.items():
-        typer.echo(f"| {area} | {hits['POS']} | {hits['NEG']} |")
+    tables = None
+    if rubric is not None or area is not None:
+        tables = {"conversations": drill_down(found, rubric=rubric, area=area)}
+    try:
+        texts = export_rubric_tables(found, fmt, tables)
+    except ValueError as exc:  # an unknown format: an option the user gave
+        raise UsageError(str(exc)) from None
+    emit([("\n" if fmt in ("md", "latex") else "").join(texts.values()).rstrip("\n")], out)

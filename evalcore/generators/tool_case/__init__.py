@@ -5,6 +5,8 @@
 `offline` (with `values`) realises a situation as a conversation from templates; `synthesis` is the model
 task and `job` generates conversations as a job (`records` maps them onto Conversation); `signals` is
 what the offline judges see in the turns; `judge` and `filtering` make silver and tune the judge on gold;
-`rubrics` (records and rules), `scope` (SPUR, Appendix D, and SCOPE, Appendix C), `evaluation` (Tables 3
-and 4) and `rubric_runs` (a target's conversations scored by a rubric set) evaluate with rubrics.
+`rubrics` (records, rules, versioned storage and edits), `scope` (SPUR, Appendix D, and SCOPE, Appendix C)
+and `evaluation` (Tables 3 and 4, computed by a job) evaluate with rubrics; `overview` is what the Tool
+cases page reads. A target's own conversations scored by a rubric set are a run (evalcore.runs.
+rubric_scoring), reported by evalcore.reports.rubric_tables.
 """

@@ -6,6 +6,10 @@ learnt on the training part only; the test part is scored. Accuracy, F1, precisi
 the positive class, on three subsets: Easy (the user's satisfaction agrees with the label), Hard-Negative
 (the user is satisfied but the conversation is NEG; only accuracy applies, as the seed notes) and Overall.
 Each figure is the mean over folds with its standard deviation (Table 9).
+
+`compare` computes it in the caller; `create_comparison` / `execute_comparison` make it a job (kind
+`rubric_comparison`, one unit per fold, resumable, run by a queue worker), so a page never computes it on a
+request: it reads `stored_comparison` from the committed folds.
 """
 
 from __future__ import annotations
@@ -14,16 +18,30 @@ import random
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from evalcore import __version__, jobs
+from evalcore.errors import EvalcoreError, UsageError
+from evalcore.generators.tool_case.records import GENERATOR
 from evalcore.generators.tool_case.rubrics import estimate_label
-from evalcore.generators.tool_case.scope import Options, discover_rubrics, score_conversation
+from evalcore.generators.tool_case.scope import (
+    Options,
+    RubricStepFailed,
+    discover_rubrics,
+    score_conversation,
+)
+from evalcore.items.store_ops import list_conversations
+from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
-from evalcore.models import Conversation
+from evalcore.models import Conversation, Run
+from evalcore.store import Store
+from evalcore.store.store import new_id
 
 TRAIN_SHARE = 0.4  # Section 4.1: "split 40/60"
 DEFAULT_FOLDS = 5
 SUBSETS = ("Easy", "Hard Neg.", "Overall")
 METRICS = ("accuracy", "f1", "precision", "recall")
+RUN_KIND = "rubric_comparison"
 MAIN = (("SPUR", "spur", Options()), ("SCOPE", "scope", Options()))
 ABLATIONS = tuple(
     (o.label, "scope", o)
@@ -117,6 +135,44 @@ class Comparison:
         return rows
 
 
+def _fold(
+    llm: ModelClient,
+    conversations: list[Conversation],
+    fold: int,
+    seed: int,
+    variants: Sequence[tuple[str, str, Options]],
+    model: str | None,
+) -> dict[str, dict[str, Any]]:
+    """One fold: per variant, the (truth, prediction) pairs of each subset and its rubric count."""
+    train, test = split(conversations, fold, seed)
+    found: dict[str, dict[str, Any]] = {}
+    for name, method, options in variants:
+        rubrics = discover_rubrics(llm, train, method, options=options, model=model, seed=seed + fold)  # type: ignore[arg-type]
+        pairs: dict[str, list[tuple[str, str]]] = {s: [] for s in SUBSETS}
+        for conversation in test:
+            scores = score_conversation(llm, rubrics, conversation, model=model, seed=seed + fold)
+            predicted, _ = estimate_label(rubrics, scores)
+            truth = labels_of(conversation)[0]
+            pairs["Overall"].append((truth, predicted))
+            if (subset := subset_of(conversation)) in pairs:
+                pairs[subset].append((truth, predicted))
+        found[name] = {"pairs": pairs, "rubrics": len(rubrics.rubrics)}
+    return found
+
+
+def _add_fold(result: Comparison, found: dict[str, dict[str, Any]]) -> None:
+    for name, got in found.items():
+        result.rubric_counts.setdefault(name, []).append(got["rubrics"])
+        for subset, pairs in got["pairs"].items():
+            result.add(name, subset, metrics([tuple(p) for p in pairs]))
+            if name == "SPUR":
+                result.sizes[subset] = result.sizes.get(subset, 0) + len(pairs)
+
+
+def _variants(ablations: bool) -> tuple[tuple[str, str, Options], ...]:
+    return MAIN + (ABLATIONS if ablations else ())
+
+
 def compare(
     llm: ModelClient,
     conversations: list[Conversation],
@@ -128,25 +184,112 @@ def compare(
     on_fold: Callable[[int, int], None] | None = None,
 ) -> Comparison:
     """Table 3 (SPUR, SCOPE) and, with `ablations`, Table 4's SCOPE variants, over `folds` folds."""
-    variants = MAIN + (ABLATIONS if ablations else ())
     result = Comparison(folds)
     for fold in range(folds):
-        train, test = split(conversations, fold, seed)
-        for name, method, options in variants:
-            rubrics = discover_rubrics(llm, train, method, options=options, model=model, seed=seed + fold)  # type: ignore[arg-type]
-            result.rubric_counts.setdefault(name, []).append(len(rubrics.rubrics))
-            pairs: dict[str, list[tuple[str, str]]] = {s: [] for s in SUBSETS}
-            for conversation in test:
-                scores = score_conversation(llm, rubrics, conversation, model=model, seed=seed + fold)
-                predicted, _ = estimate_label(rubrics, scores)
-                truth = labels_of(conversation)[0]
-                pairs["Overall"].append((truth, predicted))
-                if (subset := subset_of(conversation)) in pairs:
-                    pairs[subset].append((truth, predicted))
-            for subset, found in pairs.items():
-                result.add(name, subset, metrics(found))
-                if name == "SPUR":
-                    result.sizes[subset] = result.sizes.get(subset, 0) + len(found)
+        _add_fold(result, _fold(llm, conversations, fold, seed, _variants(ablations), model))
         if on_fold:
             on_fold(fold + 1, folds)
     return result
+
+
+def labelled_conversations(store: Store, project_id: str) -> list[Conversation]:
+    """The project's tool-case conversations, which carry their intended labels; none is refused."""
+    found = [v.conversation for v in list_conversations(store, project_id, generator=GENERATOR)]
+    if not found:
+        raise UsageError(
+            f"project '{project_id}' has no tool-case conversations: run `evalcore toolcases generate` first"
+        )
+    return found
+
+
+def create_comparison(
+    store: Store,
+    project_id: str,
+    *,
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+    ablations: bool = True,
+    model: str | None = None,
+) -> Run:
+    """Record a comparison run (kind `rubric_comparison`, status pending): one unit per fold over the
+    project's labelled conversations as they are now (their ids kept, so a resume uses the same data)."""
+    if folds < 1:
+        raise UsageError(f"--folds must be at least 1, not {folds}")
+    conversations = labelled_conversations(store, project_id)
+    for fold in range(folds):
+        train = split(conversations, fold, seed)[0]
+        if missing := [label for label in ("POS", "NEG") if all(labels_of(c)[0] != label for c in train)]:
+            raise UsageError(
+                f"fold {fold + 1} would train on no {missing[0]} conversation "
+                f"({len(conversations)} labelled): "
+                "generate more with `evalcore toolcases generate --per-situation N`"
+            )
+    ids = [c.id for c in conversations]
+    _, _, judge = ModelClient(store, project_id).registry.resolve("judge", model)
+    params = {
+        "project_id": project_id,
+        "folds": folds,
+        "seed": seed,
+        "ablations": ablations,
+        "model": model,
+        "conversations": ids,
+        "units": [f"fold-{n + 1}" for n in range(folds)],
+        PROGRESS_TOTAL: folds,
+        **jobs.entry_point(execute_comparison),
+    }
+    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, judge=judge, code_version=__version__)
+    return store.start_run(project_id, run, pending=True)
+
+
+def execute_comparison(
+    store: Store, run_id: str, *, on_progress: Callable[[int, int], None] | None = None
+) -> Run:
+    """Work the comparison's folds not committed yet (a first start, a resume, a queue worker's call)."""
+    run = store.run(run_id)
+    if run.kind != RUN_KIND:
+        raise EvalcoreError(f"'{run_id}' is not a rubric comparison run (kind {run.kind})")
+    params = run.params
+    pid = params["project_id"]
+    run = store.start_run(pid, run)
+    conversations = [Conversation.model_validate(store.current(i).body) for i in params["conversations"]]
+    llm = ModelClient(store, pid, run_id=run.id)
+    llm.registry.resolve("judge", params.get("model"))  # a configuration error fails before any call
+    units = params["units"]
+
+    def work(claim: jobs.Claim) -> None:
+        fold = units.index(claim.key)
+        try:
+            found = _fold(
+                llm, conversations, fold, params["seed"], _variants(params["ablations"]), params["model"]
+            )
+        except RubricStepFailed as exc:
+            with claim.commit() as writer:
+                writer.fail(str(exc))
+            return
+        with claim.commit() as writer:
+            writer.result = found
+
+    return jobs.run_units(store, run.id, units, work, on_progress=on_progress).run
+
+
+def stored_comparison(store: Store, run_id: str) -> Comparison:
+    """The comparison of a run from its committed folds (a run still going shows the folds it has)."""
+    run = store.run(run_id)
+    if run.kind != RUN_KIND:
+        raise EvalcoreError(f"'{run_id}' is not a rubric comparison run (kind {run.kind})")
+    done = {k: u["result"] for k, u in store.finished_units(run_id).items() if u["status"] == "done"}
+    result = Comparison(len(done))
+    for key in run.params["units"]:
+        if key in done:
+            _add_fold(result, done[key])
+    return result
+
+
+def variant_names(run: Run) -> tuple[list[str], list[str]]:
+    """The method names of Table 3 and, when the run has them, of Table 4's ablations."""
+    return [m[0] for m in MAIN], [m[0] for m in ABLATIONS] if run.params.get("ablations") else []
+
+
+def comparison_runs(store: Store, project_id: str) -> list[Run]:
+    """The project's comparison runs, newest first."""
+    return store.runs(project_id, kind=RUN_KIND)

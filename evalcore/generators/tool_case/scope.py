@@ -36,6 +36,7 @@ from evalcore.generators.tool_case.rubrics import (
     Rubric,
     RubricSet,
 )
+from evalcore.jobs import UnitStopped
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.models import Conversation, Turn
@@ -265,6 +266,8 @@ class Pipeline:
 
     def run(self, task: Task, inputs: dict[str, Any]) -> Any:
         result = self.llm.run_task(task, inputs, role=ROLE, model=self.model, seed=self.seed)
+        if result.status == "stopped":  # the budget or a stop request: a job releases the unit, not fails it
+            raise UnitStopped(result.error or "stopped")
         if not result.ok or result.output is None:
             raise RubricStepFailed(f"{task.name}: {result.error or 'no output'}")
         self.producers.add(result.model)

@@ -1,0 +1,132 @@
+"""A target's own conversations scored by a SCOPE rubric set (issue 20, item 7) as a run of the one job
+mechanism, resumed by a worker's entry point, and its tables per rubric and per area with drill-down,
+exported with what produced them; the k-fold comparison as a job whose stored result equals the one
+computed in the caller."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalcore import jobs
+from evalcore.errors import EvalcoreError, UsageError
+from evalcore.generators.simulation.job import simulate
+from evalcore.generators.tool_case.evaluation import (
+    compare,
+    create_comparison,
+    labelled_conversations,
+    stored_comparison,
+)
+from evalcore.generators.tool_case.job import generate_toolcases
+from evalcore.generators.tool_case.rubrics import save_rubric_set
+from evalcore.generators.tool_case.scope import discover_rubrics
+from evalcore.generators.tool_case.signals import SIGNALS
+from evalcore.inputs import import_project
+from evalcore.llm.client import ModelClient
+from evalcore.reports.rubric_tables import (
+    area_table,
+    drill_down,
+    export_rubric_tables,
+    rubric_report,
+    rubric_table,
+)
+from evalcore.runs.rubric_scoring import create_rubric_scoring, execute_rubric_scoring
+from evalcore.store import Store
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> tuple:
+    mp = pytest.MonkeyPatch()
+    mp.setenv("EVALCORE_OFFLINE", "1")
+    store = Store(f"sqlite:///{tmp_path_factory.mktemp('rs') / 'store.db'}")
+    pid = import_project(store, SAMPLE).project_id
+    generate_toolcases(store, pid, per_situation=2)
+    conversations = labelled_conversations(store, pid)
+    scope = discover_rubrics(ModelClient(store, pid), conversations, "scope")
+    item, version = save_rubric_set(store, pid, scope, "lead")
+    yield store, pid, conversations, scope, item, version
+    store.close()
+    mp.undo()
+
+
+def test_a_worker_scores_every_conversation_and_the_tables_read_per_rubric_and_area(project):
+    store, pid, conversations, scope, item, version = project
+    run = create_rubric_scoring(store, pid, item, generator="tool_case")
+    assert run.params["version"] == version and run.judge == "offline/heuristic"
+    jobs.resume(store.url, run.id)  # what a queue worker calls
+    report = rubric_report(store, run.id)
+    assert report.scored == len(conversations) == 52 and report.run.status.value == "finished"
+    rubrics = rubric_table(report)
+    thanks = rubrics[rubrics["text"] == SIGNALS["user_thanks"].statement].iloc[0]
+    satisfied = sorted(c.id for c in conversations if c.metadata["labels"]["user_satisfied"])
+    assert thanks["applies"] == len(satisfied) and thanks["share"] == pytest.approx(len(satisfied) / 52)
+    assert list(drill_down(report, rubric=thanks["rubric"])["conversation"]) == satisfied
+    areas = area_table(report).set_index("area")
+    assert areas.loc[thanks["area"], "with_pos"] >= len(satisfied)
+    in_area = set(drill_down(report, area=thanks["area"])["conversation"])
+    assert set(satisfied) <= in_area
+    with pytest.raises(EvalcoreError, match="no rubric 'nope'"):
+        drill_down(report, rubric="nope")
+    texts = export_rubric_tables(report, "md")
+    assert set(texts) == {"rubrics", "areas", "labels"}
+    assert f"rubric_set: {item} v{version} (scope" in texts["rubrics"] and "offline: yes" in texts["rubrics"]
+    assert export_rubric_tables(report, "csv")["labels"].startswith("# run: " + run.id)
+    # An edit of the set after the run does not change what the run reports.
+    fewer = scope.model_copy(update={"rubrics": [r for r in scope.rubrics if r.id != thanks["rubric"]]})
+    save_rubric_set(store, pid, fewer, "lead", item_id=item, expected_version=version)
+    assert len(rubric_table(rubric_report(store, run.id))) == len(scope.rubrics)
+
+
+def test_a_stopped_scoring_run_resumes_where_it_stopped(project):
+    store, pid, _, scope, *_ = project
+    item = save_rubric_set(store, pid, scope, "lead")[0]
+    run = create_rubric_scoring(store, pid, item, generator="tool_case")
+
+    def stop_at_five(done: int, total: int) -> None:
+        if done == 5:
+            jobs.request_stop(store, run.id)
+
+    first = execute_rubric_scoring(store, run.id, on_progress=stop_at_five)
+    assert first.run.status.value == "stopped" and 5 <= first.done < 52
+    again = execute_rubric_scoring(store, run.id)
+    assert again.run.status.value == "finished" and again.done == 52
+    assert rubric_report(store, run.id).scored == 52
+
+
+def test_a_simulation_runs_conversations_are_scored_under_its_target(project):
+    store, pid, _, _, item, _ = project
+    sim = simulate(store, pid, "demo", standard=1, challenging=1).run
+    run = create_rubric_scoring(store, pid, item, source_run=sim.id)
+    assert run.target == "demo" and len(run.params["units"]) == 2
+    outcome = execute_rubric_scoring(store, run.id)
+    assert (
+        outcome.done == 2
+        and "target: demo" in export_rubric_tables(rubric_report(store, run.id), "md")["labels"]
+    )
+    with pytest.raises(UsageError, match="no conversations of generator 'nope'"):
+        create_rubric_scoring(store, pid, item, generator="nope")
+
+
+def test_the_comparison_job_stores_what_compare_computes(project):
+    store, pid, conversations, *_ = project
+    run = create_comparison(store, pid, folds=2, ablations=False)
+    assert run.params["units"] == ["fold-1", "fold-2"]
+    jobs.resume(store.url, run.id)
+    stored = stored_comparison(store, run.id)
+    direct = compare(ModelClient(store, pid), conversations, folds=2, ablations=False)
+    assert stored.values == direct.values and stored.sizes == direct.sizes
+    assert stored.table(["SPUR", "SCOPE"]) == direct.table(["SPUR", "SCOPE"])
+    with pytest.raises(UsageError, match="--folds must be at least 1"):
+        create_comparison(store, pid, folds=0)
+
+
+def test_a_comparison_that_would_train_without_a_pos_conversation_is_refused(sqlite_store, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    pid = import_project(sqlite_store, SAMPLE).project_id
+    generate_toolcases(sqlite_store, pid, per_situation=1)  # one POS conversation: 40% of it rounds to 0
+    with pytest.raises(UsageError, match="fold 1 would train on no POS conversation"):
+        create_comparison(sqlite_store, pid, folds=1)
+    assert sqlite_store.runs(pid, kind="rubric_comparison") == []
