@@ -5,6 +5,9 @@ One `LLMServer` speaks all three APIs so the real `openai` and `anthropic` SDKs 
 
 - scripted replies: `enqueue("text")` (served in order, on whichever API is called next); when the queue
   is empty a default responder answers with a minimal valid instance of the requested JSON schema;
+- scripted tool calls for requests that offer tools: `enqueue(ToolCallReply("lookup", {"id": 1}))`
+  (or a responder returning one) is served in the API's own shape: an OpenAI `tool_calls` message with
+  finish reason `tool_calls`, an Anthropic `tool_use` block with stop reason `tool_use`;
 - injected faults: `fail_next(429, retry_after=1)`, `fail_next(500)`, `timeout_next(seconds)`,
   `malformed_next()` (HTTP 200 with a body that is not JSON);
 - replies reported as cut at the token limit: `cut_next()` (finish reason `length` / `max_tokens`);
@@ -62,6 +65,15 @@ class Call:
         return hashlib.sha256(json.dumps(self.body, sort_keys=True).encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class ToolCallReply:
+    """A scripted tool call, with the text a model may say beside it."""
+
+    name: str
+    arguments: dict[str, Any]
+    text: str = ""
+
+
 @dataclass
 class _Fault:
     status: int = 0
@@ -111,7 +123,7 @@ class LLMServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.responder = self.default_reply
-        self._replies: deque[str] = deque()
+        self._replies: deque[str | ToolCallReply] = deque()
         self._faults: deque[_Fault] = deque()
         self._lock = threading.Lock()
         self._release = threading.Event()
@@ -121,9 +133,9 @@ class LLMServer:
 
     # ------------------------------------------------------------- scripting
 
-    def enqueue(self, *replies: str | dict[str, Any]) -> None:
-        """Queue replies (text, or a dict sent as JSON) for the next calls, in order."""
-        self._replies.extend(r if isinstance(r, str) else json.dumps(r) for r in replies)
+    def enqueue(self, *replies: str | dict[str, Any] | ToolCallReply) -> None:
+        """Queue replies (text, a dict sent as JSON, or a tool call) for the next calls, in order."""
+        self._replies.extend(r if isinstance(r, str | ToolCallReply) else json.dumps(r) for r in replies)
 
     def fail_next(
         self, status: int, count: int = 1, retry_after: float | None = None, echo_key=False, message=None
@@ -213,7 +225,7 @@ class LLMServer:
             last = " ".join(part.get("text", "") for part in last)
         return f"ok: {str(last)[:60]}"
 
-    def _next(self, call: Call) -> tuple[_Fault | None, str, bool]:
+    def _next(self, call: Call) -> tuple[_Fault | None, str | ToolCallReply, bool]:
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
             reply = self._replies.popleft() if (fault is None and self._replies) else None
@@ -233,8 +245,14 @@ class LLMServer:
         return True
 
 
+def _forced_tool(body: dict[str, Any]) -> bool:
+    """Whether the request forces a tool call (structured output), rather than offering tools to use."""
+    choice = body.get("tool_choice")
+    return isinstance(choice, dict) and choice.get("type") in ("function", "tool")
+
+
 def _requested_schema(api: str, body: dict[str, Any]) -> dict[str, Any] | None:
-    if body.get("tools"):
+    if body.get("tools") and _forced_tool(body):
         tool = body["tools"][0]
         return tool.get("input_schema") or tool.get("function", {}).get("parameters")
     fmt = body.get("response_format") or {}
@@ -247,10 +265,19 @@ def _tokens(value: Any) -> int:
     return max(1, len(json.dumps(value)) // 4)
 
 
-def _openai_chat(body: dict[str, Any], text: str, cut: bool = False) -> dict[str, Any]:
+def _openai_chat(body: dict[str, Any], text: str | ToolCallReply, cut: bool = False) -> dict[str, Any]:
+    if isinstance(text, ToolCallReply):
+        arguments = json.dumps(text.arguments)
+        call = {"id": "call_1", "type": "function", "function": {"name": text.name, "arguments": arguments}}
+        message = {"role": "assistant", "content": text.text or None, "tool_calls": [call]}
+        usage = {"prompt_tokens": _tokens(body.get("messages")), "completion_tokens": _tokens(arguments)}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls", "logprobs": None}
+        return {"id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
+                "model": body.get("model", "m"), "choices": [choice], "usage": usage}  # fmt: skip
     message: dict[str, Any] = {"role": "assistant", "content": text}
     finish = "length" if cut else "stop"
-    if body.get("tools") and not cut:
+    if body.get("tools") and _forced_tool(body) and not cut:
         name = body["tools"][0]["function"]["name"]
         call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": text}}
         message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
@@ -267,10 +294,17 @@ def _openai_chat(body: dict[str, Any], text: str, cut: bool = False) -> dict[str
     }
 
 
-def _anthropic_message(body: dict[str, Any], text: str, cut: bool = False) -> dict[str, Any]:
+def _anthropic_message(body: dict[str, Any], text: str | ToolCallReply, cut: bool = False) -> dict[str, Any]:
+    if isinstance(text, ToolCallReply):
+        use = {"type": "tool_use", "id": "toolu_1", "name": text.name, "input": text.arguments}
+        blocks = [{"type": "text", "text": text.text}] if text.text else []
+        usage = {"input_tokens": _tokens(body.get("messages")), "output_tokens": _tokens(text.arguments)}
+        return {"id": "msg_1", "type": "message", "role": "assistant", "model": body.get("model", "m"),
+                "content": [*blocks, use], "stop_reason": "tool_use", "stop_sequence": None,
+                "usage": usage}  # fmt: skip
     block: dict[str, Any] = {"type": "text", "text": text}
     stop = "max_tokens" if cut else "end_turn"
-    if body.get("tools") and not cut:
+    if body.get("tools") and _forced_tool(body) and not cut:
         try:
             block = {"type": "tool_use", "id": "toolu_1", "name": body["tools"][0]["name"]}
             block["input"] = json.loads(text)

@@ -214,12 +214,17 @@ class ModelClient(CallCore):
         temperature: float = 0.0,
         max_tokens: int = 1024,
         seed: int | None = None,
+        tools: Sequence[dict[str, Any]] | None = None,
     ) -> Completion:
-        """A plain chat completion (cached, retried, accounted); raises ModelCallError/BudgetExceeded."""
+        """A plain chat completion (cached, retried, accounted); raises ModelCallError/BudgetExceeded.
+
+        With `tools` ({"name", "description", "parameters"} each) the model may call one: the call is
+        `Completion.response.tool_call`, else the reply is the text."""
         provider, name, full = self.registry.resolve(role, model)
-        request = profile_for(self.registry.settings, full).apply(
-            Request(tuple(messages), temperature, max_tokens, seed)
+        request = Request(
+            tuple(messages), temperature, max_tokens, seed, tools=tuple(tools) if tools else None
         )
+        request = profile_for(self.registry.settings, full).apply(request)
         return self._call(provider, name, request, role)
 
     def embed(self, texts: Sequence[str], model: str | None = None) -> np.ndarray:

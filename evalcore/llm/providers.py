@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evalcore.llm.types import ConfigError, ProviderError, Request, Response
+from evalcore.llm.types import ConfigError, Message, ProviderError, Request, Response
 from evalcore.store.secrets import register
 
 Structured = Literal["json_schema", "tools", "json_object", "none"]
@@ -108,6 +108,79 @@ def _translate(error: Exception, sdk: Any) -> ProviderError:
 
 
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+TOOL_ROLES = ("tool_call", "tool_result")
+
+
+def _call_of(content: str) -> tuple[str, Any]:
+    """Name and arguments of a `tool_call` message (content: JSON {"name", "arguments"})."""
+    try:
+        data = json.loads(content)
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict):
+        return "", {}
+    return str(data.get("name") or ""), data.get("arguments") or {}
+
+
+def _arguments(text: str) -> Any:
+    """A call's arguments: the JSON object, else the raw text (a model's mistake, scored as such)."""
+    try:
+        value = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return text
+    return value if isinstance(value, dict) else text
+
+
+def openai_messages(messages: tuple[Message, ...] | list[Message]) -> list[dict[str, Any]]:
+    """Messages in OpenAI's chat shape: a tool call is an assistant message with `tool_calls`, its result
+    a `tool` message naming the call's id (ids numbered in order, results matched to calls in order)."""
+    out: list[dict[str, Any]] = []
+    waiting: list[str] = []
+    for m in messages:
+        if m.role == "tool_call":
+            name, arguments = _call_of(m.content)
+            call_id = f"call_{sum(len(o.get('tool_calls') or ()) for o in out) + 1}"
+            waiting.append(call_id)
+            function = {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}
+            out.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": call_id, "type": "function", "function": function}
+            ]})  # fmt: skip
+        elif m.role == "tool_result":
+            out.append({"role": "tool", "tool_call_id": waiting.pop(0) if waiting else "call_0",
+                        "content": m.content})  # fmt: skip
+        else:
+            out.append({"role": m.role, "content": m.content})
+    return out
+
+
+def anthropic_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Messages in Anthropic's shape. Without tool turns, text contents as they were; with them, content
+    blocks: a call is a `tool_use` block of the assistant, its result a `tool_result` block of the user,
+    and consecutive blocks of one side share a message (the API wants the two sides to alternate)."""
+    if not any(m.role in TOOL_ROLES for m in messages):
+        return [{"role": m.role, "content": m.content} for m in messages]
+    out: list[dict[str, Any]] = []
+    waiting: list[str] = []
+    calls = 0
+
+    def add(role: str, block: dict[str, Any]) -> None:
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].append(block)
+        else:
+            out.append({"role": role, "content": [block]})
+
+    for m in messages:
+        if m.role == "tool_call":
+            name, arguments = _call_of(m.content)
+            calls += 1
+            waiting.append(f"toolu_{calls}")
+            add("assistant", {"type": "tool_use", "id": waiting[-1], "name": name, "input": arguments})
+        elif m.role == "tool_result":
+            block = {"type": "tool_result", "tool_use_id": waiting.pop(0) if waiting else "toolu_0"}
+            add("user", {**block, "content": m.content})
+        elif m.content.strip():  # the API refuses empty text blocks
+            add(m.role, {"type": "text", "text": m.content})
+    return out
 
 
 class OpenAIProvider(Provider):
@@ -129,8 +202,10 @@ class OpenAIProvider(Provider):
         """Chat completion; schema-constrained via response_format or a forced tool call."""
         args: dict[str, Any] = {
             "model": model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": openai_messages(request.messages),
         }
+        if request.tools:
+            args["tools"] = [{"type": "function", "function": tool} for tool in request.tools]
         if self.config.kind == "openai":
             # OpenAI's current models take max_completion_tokens; reasoning models refuse a temperature.
             args["max_completion_tokens"] = request.max_tokens
@@ -158,15 +233,20 @@ class OpenAIProvider(Provider):
         except (self._sdk.APIError, ValueError) as e:  # anything else is a bug: let it surface
             raise _translate(e, self._sdk) from None
         choice = reply.choices[0]
-        text = choice.message.content or ""
+        text, call = choice.message.content or "", None
         if choice.message.tool_calls:
-            text = choice.message.tool_calls[0].function.arguments
+            function = choice.message.tool_calls[0].function
+            if request.tools and request.schema is None:  # the model chose to act
+                call = {"name": function.name, "arguments": _arguments(function.arguments)}
+            else:  # structured output through a forced call
+                text = function.arguments
         usage = reply.usage
         return Response(
             text,
             usage.prompt_tokens if usage else 0,
             usage.completion_tokens if usage else 0,
             choice.finish_reason,
+            call,
         )
 
     def embed(self, model: str, texts: list[str]) -> tuple[np.ndarray, int]:
@@ -209,12 +289,15 @@ class AnthropicProvider(Provider):
             "model": model,
             "max_tokens": request.max_tokens,
             # No temperature: this SDK generation no longer takes it (newer models fix their own sampling).
-            "messages": [
-                {"role": m.role, "content": m.content} for m in request.messages if m.role != "system"
-            ],
+            "messages": anthropic_messages([m for m in request.messages if m.role != "system"]),
         }
         if system:
             args["system"] = system
+        if request.tools:
+            args["tools"] = [
+                {"name": t["name"], "description": t.get("description", ""), "input_schema": t["parameters"]}
+                for t in request.tools
+            ]
         if request.schema is not None:
             name = (request.schema_name or "output")[:64]
             args["tools"] = [
@@ -225,14 +308,18 @@ class AnthropicProvider(Provider):
             reply = self._client.messages.create(**args)
         except (self._sdk.APIError, ValueError) as e:  # anything else is a bug: let it surface
             raise _translate(e, self._sdk) from None
-        text = ""
+        text, call = "", None
+        acting = bool(request.tools) and request.schema is None
         for block in reply.content:
-            if block.type == "tool_use":
+            if block.type == "tool_use" and acting:
+                call = call or {"name": block.name, "arguments": block.input}
+            elif block.type == "tool_use":
                 text = json.dumps(block.input)
                 break
-            if block.type == "text":
+            elif block.type == "text":
                 text += block.text
-        return Response(text, reply.usage.input_tokens, reply.usage.output_tokens, reply.stop_reason)
+        usage = reply.usage
+        return Response(text, usage.input_tokens, usage.output_tokens, reply.stop_reason, call)
 
 
 def kinds() -> dict[str, type[Provider]]:

@@ -17,9 +17,11 @@ ROLES = ("generator", "judge", "simulator", "target")
 
 @dataclass(frozen=True)
 class Message:
-    """One chat message."""
+    """One chat message. A `tool_call` message's content is JSON {"name", "arguments"} (the agent called
+    a tool); a `tool_result` message's content is the tool's output; providers put both in their API's
+    own shape."""
 
-    role: Literal["system", "user", "assistant"]
+    role: Literal["system", "user", "assistant", "tool_call", "tool_result"]
     content: str
 
 
@@ -36,6 +38,8 @@ class Request:
     task: str | None = None
     prompt_version: str | None = None
     structured: str | None = None  # how to ask for the schema, from the model's profile; None: the provider's
+    # Tools the model may call ({"name", "description", "parameters"}): the reply is then a text or a call.
+    tools: tuple[dict[str, Any], ...] | None = None
     # For the offline provider: produces the reply text from the task's inputs. Not part of the key.
     offline: Callable[[], str] | None = field(default=None, compare=False, repr=False)
 
@@ -52,17 +56,21 @@ class Request:
             "prompt_version": self.prompt_version,
             # Only when a profile sets it, so the keys of earlier cache entries stay as they were.
             **({"structured": self.structured} if self.structured else {}),
+            **({"tools": list(self.tools)} if self.tools else {}),
         }
 
 
 @dataclass(frozen=True)
 class Response:
-    """What a provider answered: the text (JSON text for structured calls) and token usage."""
+    """What a provider answered: the text (JSON text for structured calls), token usage, and, when the
+    request offered tools and the model called one, the call: {"name", "arguments"} (arguments a dict,
+    or the raw text when the model's arguments were not a JSON object)."""
 
     text: str
     tokens_in: int = 0
     tokens_out: int = 0
     finish_reason: str | None = None
+    tool_call: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The cacheable form."""
@@ -71,13 +79,18 @@ class Response:
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
             "finish_reason": self.finish_reason,
+            **({"tool_call": self.tool_call} if self.tool_call is not None else {}),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Response:
         """Inverse of to_json."""
         return cls(
-            data["text"], data.get("tokens_in", 0), data.get("tokens_out", 0), data.get("finish_reason")
+            data["text"],
+            data.get("tokens_in", 0),
+            data.get("tokens_out", 0),
+            data.get("finish_reason"),
+            data.get("tool_call"),
         )
 
 

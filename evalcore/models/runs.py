@@ -19,6 +19,7 @@ class TargetKind(StrEnum):
     http = "http"
     python = "python"
     demo = "demo"
+    agent = "agent"  # the built-in offline procedure agents (evalcore.runs.targets.acting)
 
 
 class Target(Record):

@@ -10,6 +10,8 @@ Five kinds, each with its own validated configuration:
   "choices.0.message.content");
 - `python`: a callable `module:function` taking the chat messages (list of {role, content}) and returning
   the reply text;
+- `agent`: a built-in offline agent for procedure tests, `agent` demo, oracle or null (the openai,
+  anthropic and http kinds act with tools too: `evalcore.runs.targets.acting`);
 - `demo`: the built-in offline retrieval bot over the project's documents (`evalcore.runs.targets.demo`).
 
 Secrets are never stored: keys are named by environment variable (`api_key_env`, `${NAME}` in header
@@ -19,7 +21,7 @@ values), and a header that carries credentials without a `${NAME}` reference is 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -80,10 +82,8 @@ class HTTPConfig(_Config):
         description="JSON body with placeholders {{messages}}, {{message}}, {{history}}, {{system_prompt}}.",
     )
     response_path: str = Field(default="reply", description="Where the reply text is in the response JSON.")
-    end_path: str | None = Field(
-        default=None,
-        description="Where the response JSON says the conversation is over (true ends it), e.g. "
-        "'is_finished'; absent or false: it goes on.",
+    action_path: str = Field(
+        default="action", description="Where a tool call {name, arguments} is in the response (tests)."
     )
     system_prompt: str = Field(default="", description="Value of {{system_prompt}} in the template.")
 
@@ -128,10 +128,17 @@ class DemoConfig(_Config):
     sentences: int = Field(
         default=2, ge=1, le=6, description="Sentences of the best passage it answers with."
     )
-    end_on_farewell: bool = Field(
-        default=True,
-        description="Answer a user's leave-taking ('thanks, bye') with a goodbye and end the conversation.",
+
+
+class AgentConfig(_Config):
+    """A built-in offline agent for procedure tests (evalcore.runs.targets.acting)."""
+
+    agent: Literal["demo", "oracle", "null"] = Field(
+        default="demo",
+        description="demo: follows the project's procedures with seeded mistakes; oracle: the tests' "
+        "expected actions; null: always replies 'OK'.",
     )
+    seed: int = Field(default=0, description="Seed of the demo agent's mistakes.")
 
 
 CONFIGS: dict[TargetKind, type[_Config]] = {
@@ -140,6 +147,7 @@ CONFIGS: dict[TargetKind, type[_Config]] = {
     TargetKind.http: HTTPConfig,
     TargetKind.python: PythonConfig,
     TargetKind.demo: DemoConfig,
+    TargetKind.agent: AgentConfig,
 }
 
 
@@ -228,5 +236,6 @@ def describe(target: Target) -> str:
         TargetKind.http: lambda: f"{config.get('method', 'POST')} {config.get('url')}",
         TargetKind.python: lambda: str(config.get("callable")),
         TargetKind.demo: lambda: "built-in retrieval bot over the project's documents (offline)",
+        TargetKind.agent: lambda: f"built-in {config.get('agent')} agent for procedure tests (offline)",
     }[target.kind]()
     return f"{target.kind.value}: {where}"

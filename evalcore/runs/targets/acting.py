@@ -1,0 +1,221 @@
+"""Targets that act: a procedure test's context and the tool schemas in, the next action out (seed 001,
+Section 4.3; issue 17, item 8). The action is a reply, or a call of one tool with arguments.
+
+- `openai` / `anthropic` targets act through the model layer (`ModelClient.complete(..., tools=...)`):
+  the tools go out in the API's own shape (OpenAI's tools API, Anthropic's tool use), the context's tool
+  turns as the API's own call and result messages; cache, retries, accounting and the run's budget apply.
+- `http` targets get one POST per test. The request is the target's `request_template` filled as for
+  chat, where `{{messages}}` now holds every turn, `{"role", "content"}` plus `"tool_name"` and
+  `"arguments"` for tool turns (roles user, assistant, tool_call, tool_result), and `{{tools}}` the tool
+  schemas `[{"name", "description", "parameters"}]` (added as `"tools"` when the template, an object, does
+  not place them). The response is JSON holding either an action at `action_path` (default `action`),
+  `{"name": "lookup_order", "arguments": {"order_id": "WEB-1"}}`, or a reply text at `response_path`
+  (default `reply`). Anything else is a crash of that test.
+- `agent` targets are the built-in offline agents (generators/procedure/agents.py): `demo` follows the
+  project's procedures with seeded mistakes, `oracle` answers with the project's procedure tests' expected
+  actions, `null` always replies "OK".
+
+Other kinds (a python callable, the retrieval demo) only chat: `build_acting_adapter` says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalcore.generators.procedure.agents import Agent, DemoAgent, NullAgent, OracleAgent
+from evalcore.generators.procedure.conversations import GENERATOR
+from evalcore.generators.procedure.job import known_procedures
+from evalcore.generators.procedure.metrics import Action
+from evalcore.items.store_ops import list_tests
+from evalcore.llm.client import ModelClient
+from evalcore.llm.retry import with_retries
+from evalcore.llm.types import Message, ModelCallError
+from evalcore.models import Target, TargetKind, Tool, Turn, TurnRole
+from evalcore.runs.targets.adapters import (
+    ChatTarget,
+    HTTPTarget,
+    TargetCrash,
+    fill_template,
+    lookup,
+)
+from evalcore.runs.targets.config import AgentConfig, TargetConfigError, parse_config
+from evalcore.store import Store
+from evalcore.store.secrets import redact
+
+ACTING_KINDS = (TargetKind.openai, TargetKind.anthropic, TargetKind.http, TargetKind.agent)
+
+
+@dataclass(frozen=True)
+class TargetAction:
+    """What the target did next, and how it was obtained."""
+
+    action: Action
+    latency_ms: float
+    cache_hit: bool = False
+    details: dict[str, Any] | None = None  # e.g. a call's arguments as sent when they were not JSON
+
+
+class ActingAdapter:
+    """The interface of every acting target: the context and the tools in, the next action out."""
+
+    target: Target
+
+    def act(self, context: Sequence[Turn], tools: Sequence[Tool]) -> TargetAction:
+        """The target's next action after `context`, offered `tools`."""
+        raise NotImplementedError
+
+
+def tool_schema(tool: Tool) -> dict[str, Any]:
+    """A tool as offered to a model: name, description and the JSON schema of its parameters."""
+    return {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+
+
+def context_messages(context: Sequence[Turn]) -> list[Message]:
+    """The context as model-layer messages: tool calls as JSON {"name", "arguments"}, results as they are."""
+    messages = []
+    for turn in context:
+        if turn.role == TurnRole.tool_call:
+            call = {"name": turn.tool_name, "arguments": turn.arguments or {}}
+            messages.append(Message("tool_call", json.dumps(call, ensure_ascii=False)))
+        else:
+            messages.append(Message(turn.role.value, turn.content))  # type: ignore[arg-type]
+    return messages
+
+
+def action_of(call: dict[str, Any] | None, text: str) -> tuple[Action, dict[str, Any] | None]:
+    """A tool call (arguments a JSON object, else kept as sent in the details) or a reply as an Action."""
+    if call is None:
+        return Action(kind="reply", text=text), None
+    arguments = call.get("arguments")
+    if isinstance(arguments, str):  # a model's arguments that were not JSON: an empty call, as sent kept
+        with contextlib.suppress(json.JSONDecodeError):
+            arguments = json.loads(arguments)
+    details = None if isinstance(arguments, dict) else {"arguments_sent": arguments}
+    arguments = arguments if isinstance(arguments, dict) else {}
+    return Action(kind="api", tool_name=str(call.get("name") or ""), arguments=arguments, text=text), details
+
+
+class ChatActor(ChatTarget, ActingAdapter):
+    """An OpenAI-compatible or Anthropic model offered the tools through the model layer."""
+
+    def act(self, context: Sequence[Turn], tools: Sequence[Tool]) -> TargetAction:
+        """One completion with tools; model-layer failures become crashes, a spent budget propagates."""
+        started = time.perf_counter()
+        messages = context_messages(context)
+        if self.config.system_prompt:
+            messages.insert(0, Message("system", self.config.system_prompt))
+        try:
+            done = self.client.complete(
+                messages,
+                role="target",
+                model=self.model,
+                temperature=self.config.temperature,
+                max_tokens=self.config.max_tokens,
+                tools=[tool_schema(t) for t in tools],
+            )
+        except ModelCallError as e:
+            raise TargetCrash("timeout" if e.status == "timeout" else "error", str(e)) from None
+        call = done.response.tool_call
+        if call is None and not done.text.strip():
+            raise TargetCrash("garbage", "the target returned neither a reply nor a tool call")
+        action, details = action_of(call, done.text)
+        return TargetAction(action, (time.perf_counter() - started) * 1000, done.cache_hit, details)
+
+
+class HTTPActor(HTTPTarget, ActingAdapter):
+    """A JSON endpoint answering a reply or an action (module docstring)."""
+
+    def act(self, context: Sequence[Turn], tools: Sequence[Tool]) -> TargetAction:
+        """POST the filled template; an action at `action_path`, else a reply at `response_path`."""
+        turns = [
+            {"role": t.role.value, "content": t.content}
+            | ({"tool_name": t.tool_name} if t.tool_name else {})
+            | ({"arguments": t.arguments or {}} if t.role == TurnRole.tool_call else {})
+            for t in context
+        ]
+        last_user = next((t.content for t in reversed(context) if t.role == TurnRole.user), "")
+        schemas = [tool_schema(t) for t in tools]
+        values = {
+            "messages": turns,
+            "message": last_user,
+            "history": turns[:-1],
+            "tools": schemas,
+            "system_prompt": self.config.system_prompt,
+        }
+        body = fill_template(self.config.request_template, values)
+        if isinstance(body, dict) and "{{tools}}" not in json.dumps(self.config.request_template):
+            body.setdefault("tools", schemas)
+        started = time.perf_counter()
+        encoded = json.dumps(body).encode()
+        try:
+            data, _ = with_retries(lambda: self._call(encoded), self.client.retry, self.target.name, "http")
+        except ModelCallError as e:
+            kind = {"timeout": "timeout", "malformed response": "garbage"}.get(e.status, "error")
+            raise TargetCrash(kind, str(e)) from None
+        latency = (time.perf_counter() - started) * 1000
+        call = _at(data, self.config.action_path)
+        if call is not None:
+            if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not call["name"]:
+                raise TargetCrash(
+                    "garbage",
+                    f"'{self.config.action_path}' is not {{name, arguments}}: {redact(str(call))[:200]}",
+                )
+            action, details = action_of(call, "")
+            return TargetAction(action, latency, details=details)
+        text = _at(data, self.config.response_path)
+        if not isinstance(text, str) or not text.strip():
+            raise TargetCrash(
+                "garbage",
+                f"neither an action at '{self.config.action_path}' nor a reply at "
+                f"'{self.config.response_path}': {redact(json.dumps(data))[:200]}",
+            )
+        return TargetAction(Action(kind="reply", text=text), latency)
+
+
+def _at(data: Any, path: str) -> Any:
+    """The value at a path of the response, None when it is not there."""
+    try:
+        return lookup(data, path)
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
+class AgentActor(ActingAdapter):
+    """A built-in offline agent (module docstring)."""
+
+    def __init__(self, target: Target, agent: Agent) -> None:
+        self.target, self.agent = target, agent
+
+    def act(self, context: Sequence[Turn], tools: Sequence[Tool]) -> TargetAction:
+        """The agent's action."""
+        started = time.perf_counter()
+        action = self.agent.act(context, tools)
+        return TargetAction(action, (time.perf_counter() - started) * 1000)
+
+
+def _agent(store: Store, project_id: str, config: AgentConfig) -> Agent:
+    if config.agent == "null":
+        return NullAgent()
+    if config.agent == "oracle":
+        return OracleAgent([t for t in list_tests(store, project_id) if t.generator == GENERATOR])
+    return DemoAgent(known_procedures(store, project_id), store.tools(project_id), config.seed)
+
+
+def build_acting_adapter(store: Store, project_id: str, target: Target, client: ModelClient) -> ActingAdapter:
+    """The acting adapter for `target`; TargetConfigError when the kind cannot act or cannot be reached."""
+    config = parse_config(target)
+    if target.kind in (TargetKind.openai, TargetKind.anthropic):
+        return ChatActor(target, config, client)  # type: ignore[arg-type]
+    if target.kind == TargetKind.http:
+        return HTTPActor(target, config, client)  # type: ignore[arg-type]
+    if target.kind == TargetKind.agent:
+        return AgentActor(target, _agent(store, project_id, config))  # type: ignore[arg-type]
+    raise TargetConfigError(
+        f"target '{target.name}' ({target.kind.value}) only chats: procedure tests need a target that can "
+        f"call tools ({', '.join(k.value for k in ACTING_KINDS)})"
+    )
