@@ -5,7 +5,9 @@ validator; the model path keeps only the names the domain has."""
 from __future__ import annotations
 
 import pytest
+from typer.testing import CliRunner
 
+from evalcore.cli.main import app
 from evalcore.errors import EvalcoreError
 from evalcore.generators.scenario import Domain, SlotType, parse_scenario, read_domain, to_yaml
 from evalcore.generators.scenario.from_specs import (
@@ -20,9 +22,13 @@ from evalcore.generators.scenario.from_specs import (
     generate_scenarios,
     scenarios_from_specs,
 )
+from evalcore.generators.scenario.store_ops import list_scenarios
 from evalcore.llm import ModelClient
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Provenance, Spec
+from evalcore.specs.drafts import SpecDraft
+from evalcore.specs.store_ops import add_human_spec
+from evalcore.store import Store
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 PROJECT = "p1"
@@ -203,3 +209,49 @@ def test_a_rasa_domain_gives_actions_and_responses(tmp_path):
     domain, problems = read_domain([tmp_path])
     assert problems == [] and domain.slots is None and domain.flows is None
     assert domain.actions == {"action_check_order", "action_cancel"} and domain.responses == {"utter_greet"}
+
+
+def test_the_cli_writes_one_file_per_spec_and_imports_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    url = f"sqlite:///{tmp_path / 'cli.db'}"
+    store = Store(url)
+    store.create_project("demo", "Demo", None)
+    runner = CliRunner()
+    out = tmp_path / "eval" / "scenarios"
+    empty = runner.invoke(app, ["scenarios", "from-specs", "-o", str(out), "--db", url])
+    assert empty.exit_code == 1 and "has no spec" in empty.output
+    for s in (RETURN, STOCK, RETURN.model_copy(update={"scenario": "A third"})):
+        draft = SpecDraft(scenario=s.scenario, given=s.given, when=s.when, then=s.then, category="tool use")
+        add_human_spec(store, "demo", draft, "ann")
+    (tmp_path / "domain.yml").write_text("slots:\n  sku: {type: text}\nactions:\n  - check_stock\n")
+    args = [
+        "scenarios",
+        "from-specs",
+        "-o",
+        str(out),
+        "--limit",
+        "2",
+        "--domain",
+        str(tmp_path / "domain.yml"),
+    ]
+    result = runner.invoke(app, [*args, "--import", "--author", "ann", "--db", url])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"wrote 2 scenario file(s) to {out} (offline: no model)",
+        "project demo: 2 added, 0 updated, 0 unchanged",
+    ]
+    files = sorted(out.iterdir())
+    assert [f.name for f in files] == [
+        "check_stock_without_the_sku.yml",
+        "create_return_without_the_reason.yml",
+    ]
+    assert (
+        files[0].read_text().startswith("# Written from spec spec-")
+        and "offline (no model)" in files[0].read_text()
+    )
+    assert "- action_executed: check_stock" in files[0].read_text()
+    assert runner.invoke(app, ["scenarios", "validate", str(out)]).exit_code == 0
+    stored = list_scenarios(store, "demo")
+    assert [s.file for s in stored] == [f.name for f in reversed(files)]
+    again = runner.invoke(app, [*args, "--import", "--db", url])
+    assert again.stdout.splitlines()[-1] == "project demo: 0 added, 0 updated, 2 unchanged"

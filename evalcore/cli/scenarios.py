@@ -2,7 +2,8 @@
 
 `scenarios validate PATH...` exits 0 when every file is valid, else 1 with one `file:line [field]:
 message` line per problem on standard error; `scenarios import` validates everything first and stores
-nothing on a problem; `scenarios export` writes one YAML file per scenario.
+nothing on a problem; `scenarios export` writes one YAML file per scenario; `scenarios from-specs`
+writes a scenario per spec of the project (and imports them with --import).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Annotated
 import typer
 
 from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, project_id_of
-from evalcore.errors import ValidationFailed
+from evalcore.errors import EvalcoreError, ValidationFailed
 
 app = typer.Typer(
-    help="Scenario tests: validate, import and export scenario YAML files.", no_args_is_help=True
+    help="Scenario tests: validate, import and export scenario YAML files, write them from specs.",
+    no_args_is_help=True,
 )
 
 PathsArgument = Annotated[
@@ -101,3 +103,56 @@ def export(
     store = open_store(db, existing=True)
     written = export_scenarios(store, project_id_of(store, project), out)
     typer.echo(f"wrote {len(written)} file(s) to {out}")
+
+
+@app.command("from-specs")
+@friendly
+def from_specs(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder to write one YAML file per scenario to.")],
+    project: ProjectOption = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="At most this many specs (selected first).")
+    ] = None,
+    domain: DomainOption = None,
+    import_: Annotated[
+        bool, typer.Option("--import", help="Also import the scenarios written into the project.")
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option(help="Model that writes them (default: the generator role).")
+    ] = None,
+    author: Annotated[str | None, typer.Option(help="Who is importing (default: your user name).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Write a scenario for each spec of the project (not rejected; selected ones first): the spec's
+    Given/When become the user's briefing, its Then criteria, and assertions name only what the
+    --domain defines (none without one). Each file says which model wrote it, or that it is offline."""
+    from evalcore.generators.scenario import generate_scenarios, import_scenarios
+    from evalcore.generators.scenario.format import file_name, to_yaml
+    from evalcore.generators.scenario.store_ops import write_files
+    from evalcore.llm import ModelClient
+    from evalcore.specs.store_ops import list_specs
+
+    checked = _domain(domain)
+    store = open_store(db, existing=True)
+    pid = project_id_of(store, project)
+    views = [v for v in list_specs(store, pid) if v.spec.status.value != "rejected"]
+    specs = [v.spec for v in sorted(views, key=lambda v: not v.spec.selected)][:limit]
+    if not specs:
+        raise EvalcoreError(
+            f"project {pid} has no spec to write scenarios from: `evalcore specs generate` first"
+        )
+    made = generate_scenarios(ModelClient(store, pid), specs, checked, model=model)
+    files = []
+    for g in made:
+        by = "offline (no model)" if g.offline else g.model
+        header = f"# Written from spec {g.spec_id} by {by}: review it before relying on it.\n"
+        files.append((file_name(g.scenario), header + to_yaml(g.scenario), g.spec_id))
+    written = write_files(out, files)
+    offline = " (offline: no model)" if any(g.offline for g in made) else ""
+    typer.echo(f"wrote {len(written)} scenario file(s) to {out}{offline}")
+    if import_:
+        result = import_scenarios(store, pid, written, author or getpass.getuser(), checked)
+        typer.echo(
+            f"project {pid}: {len(result.added)} added, {len(result.updated)} updated, "
+            f"{len(result.unchanged)} unchanged"
+        )

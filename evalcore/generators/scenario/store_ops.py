@@ -1,5 +1,6 @@
 """Scenarios in the store (seed 003: "Each scenario is an individual YAML file in eval/scenarios/"):
-import files as items of kind `scenario`, list them, export them back one file each.
+import files as items of kind `scenario`, list them, edit one (its YAML text, validated whole), export
+them back one file each.
 
 A scenario's identity is its name within the project: importing a file whose scenario is already stored
 with the same content adds nothing; with other content it appends a revision (the item keeps its
@@ -8,15 +9,15 @@ history). The files are validated whole first; one problem anywhere and nothing 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalcore.errors import Problem, ValidationFailed
 from evalcore.generators.scenario.domain import Domain
-from evalcore.generators.scenario.format import file_name, read_scenarios, to_yaml
+from evalcore.generators.scenario.format import file_name, parse_scenario, read_scenarios, to_yaml
 from evalcore.generators.scenario.records import Scenario
-from evalcore.store import Store
+from evalcore.store import Revision, Store
 from evalcore.store.store import new_id
 
 KIND = "scenario"
@@ -46,14 +47,50 @@ def _body(scenario: Scenario, file: str | None) -> dict:
     return {**scenario.model_dump(mode="json"), FILE_KEY: file}
 
 
+def _stored(revision: Revision) -> StoredScenario:
+    body = dict(revision.body or {})
+    file = body.pop(FILE_KEY, None)
+    return StoredScenario(revision.item_id, revision.version, Scenario.model_validate(body), file)
+
+
 def list_scenarios(store: Store, project_id: str) -> list[StoredScenario]:
     """The project's scenarios (current versions), oldest first."""
-    out = []
-    for revision in store.list_current(project_id, KIND):
-        body = dict(revision.body or {})
-        file = body.pop(FILE_KEY, None)
-        out.append(StoredScenario(revision.item_id, revision.version, Scenario.model_validate(body), file))
-    return out
+    return [_stored(revision) for revision in store.list_current(project_id, KIND)]
+
+
+def get_scenario(store: Store, item_id: str) -> StoredScenario:
+    """One scenario's current version."""
+    return _stored(store.current(item_id))
+
+
+def save_scenario(
+    store: Store,
+    project_id: str,
+    item_id: str,
+    text: str,
+    author: str,
+    expected_version: int,
+    domain: Domain | None = None,
+) -> int:
+    """Save the edited YAML `text` of a scenario as a new revision on top of `expected_version` and
+    return the version now current. Raise ValidationFailed with every problem (file, line, field),
+    saving nothing, when the text is not a valid scenario (under `domain`, when given) or takes another
+    scenario's name; StaleVersionError when someone saved in between. An edit that changes nothing
+    saves nothing."""
+    old = get_scenario(store, item_id)
+    shown = old.file or file_name(old.scenario)
+    problems: list[Problem] = []
+    scenario = parse_scenario(text, shown, problems, domain)
+    if scenario is not None:
+        others = {s.scenario.name for s in list_scenarios(store, project_id) if s.item_id != item_id}
+        if scenario.name in others:
+            message = f"scenario name '{scenario.name}' is used by another scenario of the project"
+            problems.append(Problem(shown, message, field="scenario.name"))
+    if problems or scenario is None:
+        raise ValidationFailed(problems, f"scenario {shown}")
+    if scenario == old.scenario and old.version == expected_version:
+        return old.version
+    return store.save_revision(item_id, _body(scenario, old.file), author, expected_version, note="edited")
 
 
 def import_scenarios(
@@ -91,18 +128,26 @@ def import_scenarios(
 def export_scenarios(store: Store, project_id: str, out: Path) -> list[Path]:
     """Write each of the project's scenarios to its own YAML file in `out` (created if missing), named as
     the file it was imported from, else after its name; return the files written."""
-    scenarios = list_scenarios(store, project_id)
+    files = [
+        (stored.file or file_name(stored.scenario), to_yaml(stored.scenario), stored.item_id)
+        for stored in list_scenarios(store, project_id)
+    ]
+    return write_files(out, files)
+
+
+def write_files(out: Path, files: Sequence[tuple[str, str, str]]) -> list[Path]:
+    """Write each (file name, text, tag) to its own file in `out` (created if missing), a name already
+    written getting `_<tag>` before its suffix; return the files written."""
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     taken: set[str] = set()
-    for stored in scenarios:
-        name = stored.file or file_name(stored.scenario)
-        if name in taken:  # two scenarios imported from files of one name in different folders
-            name = f"{Path(name).stem}_{stored.item_id}{Path(name).suffix}"
+    for name, text, tag in files:
+        if name in taken:  # e.g. two scenarios imported from files of one name in different folders
+            name = f"{Path(name).stem}_{tag}{Path(name).suffix}"
         taken.add(name)
         path = out / name
         partial = path.with_name(path.name + ".partial")
-        partial.write_text(to_yaml(stored.scenario), encoding="utf-8")
+        partial.write_text(text, encoding="utf-8")
         partial.replace(path)  # never half a file, even after a crash
         written.append(path)
     return written
