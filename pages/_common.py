@@ -10,6 +10,9 @@ from urllib.parse import quote, unquote
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.jobs import failed_units, progress, request_stop
+from evalcore.jobs.control import held_by
+from evalcore.models import RunStatus
 from evalcore.specs.projection import warm_up
 from evalcore.store import Store, database_url
 from evalcore.store.secrets import redact
@@ -234,3 +237,56 @@ def show_flash() -> None:
         st.toast(message, icon=":material/check_circle:")
     elif kind:
         getattr(st, kind)(message)
+
+
+LIVE = (RunStatus.pending, RunStatus.running)  # a job queued or worked right now, by any process
+
+
+def show_holders(store: Store, run_id: str) -> bool:
+    """Which live workers hold the job's units and since when, one caption each; True when one does."""
+    lines = held_by(store, run_id)
+    for line in lines:
+        st.caption(md(line))
+    return bool(lines)
+
+
+def job_panel(store: Store, run_id: str, noun: str, *, stop_label: str = "Stop", stop_help: str = "") -> None:
+    """A job's progress as the store has it, whoever works it: a bar of its `noun` (units), the workers
+    holding it since when, and a Stop button while it is queued or running. While it is live the panel
+    redraws every second; when it ends the page reruns once, with a message saying how it ended. A job
+    that finished before this session saw it live shows nothing: what it made is on the page."""
+    status = store.run(run_id).status
+    if status == RunStatus.finished and not st.session_state.get(f"job_was_live:{run_id}"):
+        return
+    live = status in LIVE
+    st.fragment(run_every=1.0 if live else None)(_job_panel)(store, run_id, noun, stop_label, stop_help)
+
+
+def _job_panel(store: Store, run_id: str, noun: str, stop_label: str, stop_help: str) -> None:
+    run = store.run(run_id)
+    done, total = progress(store, run)
+    live = run.status in LIVE
+    state = "queued" if run.status == RunStatus.pending else run.status.value
+    st.progress(min(done / total, 1.0) if total else 0.0, text=f"{done}/{total} {noun} · {state}")
+    held = show_holders(store, run_id)
+    if run.status == RunStatus.pending and not held:
+        st.caption(
+            "Waiting for a worker: `evalcore serve` runs one beside the dashboard, `evalcore worker` more."
+        )
+    elif run.status == RunStatus.running and not held:
+        st.caption("No live worker holds it now: another worker takes it over once its claims expire.")
+    if run.stopped_reason:
+        st.caption(f"Stopped: {md(run.stopped_reason)}")
+    if live:
+        st.button(stop_label, key=f"stop:{run_id}", help=stop_help or None, on_click=request_stop,
+                  args=(store, run_id, current_user() or "a user"))  # fmt: skip
+    was_live = f"job_was_live:{run_id}"
+    if not live and st.session_state.get(was_live):
+        st.session_state[was_live] = False
+        failed = len(failed_units(store, run_id))
+        message = f"Run {run_id} {run.status.value}: {done}/{total} {noun}"
+        message += f", {failed} failed" if failed else ""
+        message += f" ({run.stopped_reason})" if run.stopped_reason else ""
+        ok = run.status == RunStatus.finished and not failed
+        flash("success" if ok else "warning", md(message))  # reruns the page, which shows what the job made
+    st.session_state[was_live] = live

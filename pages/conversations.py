@@ -12,12 +12,22 @@ from evalcore.generators.doc_qa.browse import (
     summary,
 )
 from evalcore.generators.doc_qa.generate import qa_pairs
-from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations
+from evalcore.generators.doc_qa.job import RUN_KIND, start_run
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
 from evalcore.items.current import read_item
-from evalcore.jobs import failed_units, progress, request_stop
+from evalcore.jobs import failed_units, progress, retry_failed
+from evalcore.jobs.queue import enqueue
 from evalcore.specs.store_ops import list_specs
-from pages._common import current_project, current_user, md, md_block, show_error, store_or_stop
+from pages._common import (
+    LIVE,
+    current_project,
+    job_panel,
+    md,
+    md_block,
+    show_error,
+    show_flash,
+    store_or_stop,
+)
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -26,7 +36,6 @@ if project_id is None:
     st.info("Import a project on Home first.")
     st.stop()
 
-MESSAGE_KEY = "doc_qa_message"
 TIER_BADGE = {"unreviewed": "gray", "silver": "blue", "gold": "orange", "rejected": "red"}
 specs = {v.spec.id: v.spec for v in list_specs(store, project_id)}
 table = conversation_table(store, project_id)
@@ -34,44 +43,24 @@ runs = store.runs(project_id, kind=RUN_KIND)
 unfinished = next((r for r in runs if r.status.value != "finished"), None)
 
 
-def _run(run_id: str | None, params: dict) -> None:
-    """Start or resume a job here, with a progress bar; the Stop button (or leaving) stops between units."""
-    bar = st.progress(0.0, text="Preparing: retrieval, document graph, chains...")
+def _queue(run_id: str, *, retry: bool = False) -> None:
+    """Hand the run to the workers (a retry gives its failed units back first); its progress shows below."""
     try:
-        outcome = generate_conversations(
-            store,
-            project_id,
-            run_id,
-            on_progress=lambda done, total: bar.progress(done / total, text=f"{done}/{total} conversations"),
-            **params,
-        )
+        if retry:
+            retry_failed(store, run_id)
+        enqueue(store, run_id)
     except EvalcoreError as exc:
         show_error(exc)
         return
-    if outcome.stopped:
-        note = (
-            "warning",
-            f"Stopped after {outcome.added} new conversation(s): {outcome.stopped}. Resume below.",
-        )
-    else:
-        note = ("success", f"Done: {outcome.added} new conversation(s), {len(outcome.failed)} failed.")
-    st.session_state[MESSAGE_KEY] = note  # shown after the rerun that lists the new conversations
     st.rerun()
 
 
-def _stop_running() -> None:
-    running = next((r for r in store.runs(project_id, kind=RUN_KIND) if r.status.value == "running"), None)
-    if running is not None:
-        request_stop(store, running.id, current_user() or "")
-
-
 # ------------------------------------------------------------------------------------------ generate
-if MESSAGE_KEY in st.session_state:
-    kind, text = st.session_state.pop(MESSAGE_KEY)
-    (st.success if kind == "success" else st.warning)(text)
+show_flash()
 if unfinished is not None:
     done, total = progress(store, unfinished)
-    st.info(f"A generation is unfinished ({done}/{total} conversations): resume or stop it under Generate.")
+    doing = "queued or running" if unfinished.status in LIVE else "unfinished"
+    st.info(f"A generation is {doing} ({done}/{total} conversations): its progress is under Generate.")
 with st.expander("Generate", expanded=table.empty or unfinished is not None):
     if not specs:
         st.info("This project has no specs yet: generate them on the Spec review page first.")
@@ -111,34 +100,29 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
             {"unit (spec/conversation)": key, "error": error}
             for key, error in failed_units(store, runs[0].id).items()
         ]
-        if failed:  # kept with their reasons, never dropped silently
+        if failed and runs[0].status not in LIVE:  # kept with their reasons, never dropped silently
             st.warning(f"{len(failed)} conversation(s) of the latest run could not be generated:")
             st.dataframe(failed, hide_index=True, width="stretch")
             retry_help = "Generate them again; replies that could not be used are not reused."
             if st.button("Retry failed units", help=retry_help):
-                _run(runs[0].id, {"retry_failed": True})
-    if unfinished is not None:
-        for warning in unfinished.warnings:
+                _queue(runs[0].id, retry=True)
+    if runs:
+        shown = unfinished or runs[0]
+        for warning in shown.warnings:
             st.caption(f"note: {md(warning)}")
-        left, right = st.columns(2)
-        resume = left.button(f"Resume {unfinished.id}", type="primary")
-        right.button(
-            "Stop after the current conversations",
-            on_click=request_stop,
-            args=(store, unfinished.id, current_user() or ""),
-            help="Conversations already finished are kept; Resume continues from the next one.",
-        )
-        if resume:
-            _run(unfinished.id, {})
-    elif runs:
-        for warning in runs[0].warnings:
-            st.caption(f"note: {md(warning)}")
+        kept = "Conversations already finished are kept; Resume continues from the next one."
+        job_panel(store, shown.id, "conversations", stop_label="Stop generating", stop_help=kept)
+    resumable = unfinished is not None and unfinished.status not in LIVE
+    if resumable and st.button(f"Resume {unfinished.id}", type="primary"):
+        _queue(unfinished.id)
     if start:
         params = {"specs": which, "d": sorted(d) or [5], "turns": int(turns), "per_spec": int(per_spec)}
-        # Clicking it reruns the page, which interrupts the job between two conversations; the request
-        # in the store also stops a job running elsewhere (CLI, another tab).
-        st.button("Stop generating", on_click=_stop_running, help="Finished conversations are kept.")
-        _run(None, {**params, "model": model.strip() or None})
+        try:
+            run_id = start_run(store, project_id, **params, model=model.strip() or None).id
+        except EvalcoreError as exc:
+            show_error(exc)
+        else:
+            _queue(run_id)
 
 if table.empty:
     st.info("No document-grounded conversation yet: generate some above.")

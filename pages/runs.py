@@ -4,13 +4,12 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.jobs import failed_units, retry_failed
-from evalcore.jobs.control import holders
 from evalcore.jobs.queue import enqueue
 from evalcore.llm import Registry
 from evalcore.models import RunStatus, Target
 from evalcore.runs import RUN_KIND, create_run, request_stop, run_progress
 from evalcore.runs.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
-from pages._common import current_project, current_user, md, show_error, store_or_stop
+from pages._common import current_project, current_user, md, show_error, show_holders, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -146,12 +145,7 @@ def _panel(run_id: str) -> None:
     live = _live(run_id)
     state = "queued" if run.status == RunStatus.pending else run.status.value
     st.progress(done / total if total else 0.0, text=f"{done} / {total} turns · {state}")
-    held = holders(store, run_id)
-    for holder in held:
-        st.caption(
-            md(f"Worked by {holder.worker} since {holder.since:%Y-%m-%d %H:%M:%S} UTC "
-               f"({holder.units} item(s) in hand)")
-        )  # fmt: skip
+    held = show_holders(store, run_id)
     if run.stopped_reason:
         st.caption(f"Stopped: {md(run.stopped_reason)}")
     for warning in run.warnings:

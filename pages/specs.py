@@ -4,10 +4,11 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, StaleVersionError
-from evalcore.jobs import failed_units
+from evalcore.jobs import failed_units, retry_failed
+from evalcore.jobs.queue import enqueue
 from evalcore.models import SpecStatus
 from evalcore.specs.drafts import CATEGORIES, SpecDraft
-from evalcore.specs.generation import DEFAULT_CANDIDATES, generate_specs, latest_generation
+from evalcore.specs.generation import DEFAULT_CANDIDATES, create_generation, latest_generation
 from evalcore.specs.selecting import DEFAULT_K, METHODS, select_specs
 from evalcore.specs.selection import DEFAULT_ALPHA
 from evalcore.specs.store_ops import (
@@ -21,9 +22,11 @@ from evalcore.specs.store_ops import (
 )
 from evalcore.specs.transfer import export_specs, import_specs
 from pages._common import (
+    LIVE,
     current_project,
     current_user,
     flash,
+    job_panel,
     md,
     require_user,
     show_error,
@@ -80,47 +83,33 @@ with st.expander("Generate and select", expanded=not any(v.spec.selected for v i
         m = st.number_input("How many candidates (m)", 5, 2000, DEFAULT_CANDIDATES, step=5)
         seed = st.number_input("Seed", 0, 10_000, 0)
         last = latest_generation(store, project_id)
-        resume = last is not None and last.status.value != "finished"
+        live = last is not None and last.status in LIVE
+        resume = last is not None and not live and last.status.value != "finished"
         label = "Resume the stopped generation" if resume else "Generate"
-        if st.form_submit_button(label, type="primary"):
-            bar = st.progress(0.0, text="Generating specs...")
+        if st.form_submit_button(label, type="primary", disabled=live):
             try:
-                outcome = generate_specs(
-                    store,
-                    project_id,
-                    int(m),
-                    seed=int(seed),
-                    run_id=last.id if resume else None,
-                    on_progress=lambda done, total: bar.progress(
-                        done / total, text=f"Generating: {done}/{total}"
-                    ),
+                run_id = (
+                    last.id if resume else create_generation(store, project_id, int(m), seed=int(seed)).id
                 )
-                message = f"{outcome.added} spec(s) added ({outcome.run.status.value})."
-                if outcome.failed:
-                    message += (
-                        f" {len(outcome.failed)} batch(es) failed; they are kept with their raw output."
-                    )
-                flash("success", message)
+                enqueue(store, run_id)  # a worker generates; the progress below is read from the store
+                st.rerun()
             except EvalcoreError as exc:
                 show_error(exc)
-    failed = failed_units(store, last.id) if last is not None else {}
+    if last is not None:
+        with gen:
+            job_panel(
+                store, last.id, "batches", stop_help="Batches already generated are kept; Resume goes on."
+            )
+    failed = failed_units(store, last.id) if last is not None and not live else {}
     if failed:  # kept with their reasons until retried
         gen.warning(f"{len(failed)} batch(es) of the latest generation failed: {', '.join(sorted(failed))}")
         if gen.button(
             "Retry failed units", help="Generate them again; replies that could not be used are not reused."
         ):
-            bar = gen.progress(0.0, text="Retrying the failed batches...")
             try:
-                outcome = generate_specs(
-                    store,
-                    project_id,
-                    run_id=last.id,
-                    retry_failed=True,
-                    on_progress=lambda done, total: bar.progress(
-                        done / total, text=f"Generating: {done}/{total}"
-                    ),
-                )
-                flash("success", f"{outcome.added} spec(s) added ({outcome.run.status.value}).")
+                retry_failed(store, last.id)
+                enqueue(store, last.id)
+                st.rerun()
             except EvalcoreError as exc:
                 show_error(exc)
     with sel, st.form("select"):

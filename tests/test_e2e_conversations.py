@@ -59,7 +59,7 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
             assert time.monotonic() < deadline, "the resumed job did not finish"
             time.sleep(0.3)
         assert len(list_conversations(store, project_id)) == 100
-        _wait_for(browser, "Done: ")  # the page that resumed it says so, then shows the conversations
+        _wait_for(browser, "finished: 100/100 conversations")  # the page that resumed it says so
         _wait_for(browser, "Open conversation")
 
         summaries = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stExpander'] summary")

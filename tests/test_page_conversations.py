@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from queue_support import work_the_queue
 from streamlit.testing.v1 import AppTest
 
 from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations
@@ -12,6 +13,7 @@ from evalcore.jobs import progress, request_stop
 from evalcore.specs.drafts import SpecDraft
 from evalcore.specs.store_ops import add_human_spec
 from evalcore.store import DATABASE_URL_ENV, Store
+from pages._common import md
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "ridgeline_support"
@@ -57,8 +59,14 @@ def test_generate_from_the_page_then_browse(store):
     inputs["Turns (L)"].set_value(5)
     next(b for b in at.button if b.label == "Generate").click().run()
     assert not at.exception, at.exception
+    [run] = store.runs(PROJECT, kind=RUN_KIND)
+    assert run.status.value == "pending" and not list_conversations(store, PROJECT), "queued, not run here"
+    assert any(b.label == "Stop generating" for b in at.button)
+    work_the_queue(store.url)  # what the worker beside the dashboard does
+    at.run()
+    assert not at.exception, at.exception
     assert len(list_conversations(store, PROJECT)) == 4
-    assert any("Done: 4 new conversation(s), 0 failed." in str(m.value) for m in at.success)
+    assert any(md(f"Run {run.id} finished: 4/4 conversations") == m.value for m in at.success)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Conversations"] == "4" and metrics["Question/answer pairs"] == "20"
     assert metrics["Produced offline"] == "4"
@@ -99,11 +107,18 @@ def test_an_unfinished_run_can_be_stopped_and_resumed_from_the_page(store, monke
     run = store.runs(PROJECT, kind=RUN_KIND)[0]
     assert run.status.value == "stopped" and progress(store, run) == (1, 4)
     at = _open()
-    resume = next(b for b in at.button if b.label.startswith("Resume"))
-    stop = next(b for b in at.button if b.label.startswith("Stop"))
-    assert stop.label == "Stop after the current conversations"
-    resume.click().run()
+    assert not any(b.label.startswith("Stop") for b in at.button), "a stopped run has nothing to stop"
+    next(b for b in at.button if b.label.startswith("Resume")).click().run()
     assert not at.exception, at.exception
+    assert store.run(run.id).status.value == "pending"
+    next(b for b in at.button if b.label == "Stop generating").click().run()
+    assert (
+        store.run(run.id).status.value == "stopped" and store.run(run.id).stopped_reason == "stopped by ana"
+    )
+    assert [r["skipped"] for r in work_the_queue(store.url)] == [True]
+    next(b for b in at.button if b.label.startswith("Resume")).click().run()
+    work_the_queue(store.url)
+    at.run()
     assert progress(store, store.run(run.id)) == (4, 4) and store.run(run.id).status.value == "finished"
     assert {m.label: m.value for m in at.metric}["Conversations"] == "4"
     assert not any(b.label.startswith("Resume") for b in at.button)

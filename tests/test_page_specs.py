@@ -4,14 +4,17 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from queue_support import work_the_queue
 from streamlit.testing.v1 import AppTest
 
 from evalcore.inputs import import_project
-from evalcore.jobs import failed_units
+from evalcore.jobs import claims, failed_units
 from evalcore.specs.generation import generate_specs, latest_generation
 from evalcore.specs.store_ops import current_selection, edit_spec, get_spec, list_specs
 from evalcore.store import DATABASE_URL_ENV, Store
 from evalcore.store import schema as t
+from evalcore.store.workers import worker_id
+from pages._common import md
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "ridgeline_support"
@@ -113,5 +116,52 @@ def test_a_failed_batch_is_listed_and_generated_again_with_the_retry_button(stor
     assert any("1 batch(es) of the latest generation failed: batch-0000" in w.value for w in at.warning)
     _button(at, "Retry failed units").click().run()
     assert not at.exception, at.exception
-    assert failed_units(store, run.id) == {} and store.run(run.id).status.value == "finished"
+    assert store.run(run.id).status.value == "pending", "handed to the workers, not run in the page"
+    assert [r["status"] for r in work_the_queue(store.url)] == ["finished"]
+    assert failed_units(store, run.id) == {}
+    at.run()
     assert not any(b.label == "Retry failed units" for b in at.button)
+    assert any(md(f"Run {run.id} finished") in s.value for s in at.success)
+
+
+def test_generate_queues_a_run_a_worker_makes_and_the_page_shows_who_holds_it(store):
+    before = len(list_specs(store, PROJECT))
+    at = _open()
+    next(n for n in at.number_input if n.label == "How many candidates (m)").set_value(40)
+    next(n for n in at.number_input if n.label == "Seed").set_value(7)  # past the fixture's 20: new specs
+    _button(at, "Generate").click().run()
+    assert not at.exception, at.exception
+    run = latest_generation(store, PROJECT)
+    assert (
+        run.status.value == "pending" and run.params["m"] == 40 and len(list_specs(store, PROJECT)) == before
+    )
+    assert any("queued" in p.proto.text for p in at.get("progress"))
+    assert any("Waiting for a worker" in c.value for c in at.caption)
+    assert _button(at, "Generate").disabled, "one generation at a time from the page"
+    worker = worker_id("page-test")
+    assert claims.take(store, run.id, "batch-0000", worker, None)  # a worker has taken a unit
+    at.run()
+    assert any(c.value.startswith(md(f"held by {worker} since ")) for c in at.caption)
+    claims.release(store, run.id, "batch-0000", worker)
+    work_the_queue(store.url)
+    at.run()
+    assert not at.exception, at.exception
+    assert any(md(f"Run {run.id} finished") in s.value for s in at.success)
+    assert len(list_specs(store, PROJECT)) > before
+
+
+def test_stop_a_queued_generation_then_resume_it(store):
+    at = _open()
+    _button(at, "Generate").click().run()
+    run = latest_generation(store, PROJECT)
+    _button(at, "Stop").click().run()
+    assert not at.exception, at.exception
+    assert (
+        store.run(run.id).status.value == "stopped" and "stopped by ana" in store.run(run.id).stopped_reason
+    )
+    assert [r["skipped"] for r in work_the_queue(store.url)] == [True], "the worker skips a stopped run"
+    at.run()
+    _button(at, "Resume the stopped generation").click().run()
+    assert store.run(run.id).status.value == "pending"
+    work_the_queue(store.url)
+    assert store.run(run.id).status.value == "finished"

@@ -28,6 +28,7 @@ from typing import Any
 
 from evalcore import __version__, jobs
 from evalcore.documents.retrieval import build_index
+from evalcore.errors import EvalcoreError
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.models import Document, Provenance, Run
@@ -117,6 +118,29 @@ def _system_description(store: Store, project_id: str) -> tuple[str, dict[str, A
 DEFAULT_CANDIDATES = 60
 
 
+def create_generation(
+    store: Store,
+    project_id: str,
+    m: int = DEFAULT_CANDIDATES,
+    *,
+    batch: int = 5,
+    seed: int = 0,
+    docs_per_spec: int = 3,
+    budget: dict[str, float] | None = None,
+    model: str | None = None,
+    from_card: bool = True,
+) -> Run:
+    """Record a new generation run with its parameters, pending: `generate_specs` runs it here, or a
+    worker once it is queued (`jobs.queue.enqueue`). The parameters are those of `generate_specs`."""
+    for name, value in (("m", m), ("batch", batch), ("docs_per_spec", docs_per_spec)):
+        if value < 1:
+            raise EvalcoreError(f"spec generation: {name} must be at least 1 (got {value})")
+    params = {"m": m, "batch": batch, "seed": seed, "docs_per_spec": docs_per_spec, "model": model,
+              "with_card": from_card, **jobs.entry_point(resume_generation)}  # fmt: skip
+    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
+    return store.start_run(project_id, run, pending=True)
+
+
 def generate_specs(
     store: Store,
     project_id: str,
@@ -141,13 +165,10 @@ def generate_specs(
     """
     if run_id:
         run = store.run(run_id)
-        params = run.params
     else:
-        params = {"m": m, "batch": batch, "seed": seed, "docs_per_spec": docs_per_spec, "model": model,
-                  "with_card": from_card, **jobs.entry_point(resume_generation)}  # fmt: skip
-        run = Run(
-            id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__
-        )
+        run = create_generation(store, project_id, m, batch=batch, seed=seed, docs_per_spec=docs_per_spec,
+                                budget=budget, model=model, from_card=from_card)  # fmt: skip
+    params = run.params
     run = store.start_run(project_id, run)
     if retry_failed:
         jobs.retry_failed(store, run.id)
