@@ -114,6 +114,7 @@ def create_generation(
         "model": model,
         "generated_procedures": [g.model_dump(mode="json") for g in generated],
         PROGRESS_TOTAL: len(chosen),
+        **jobs.entry_point(execute_generation),  # what a queue worker resumes it with
     }
     # the model layer stops a call that would exceed the run's budget; the unit is released, not failed
     run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)

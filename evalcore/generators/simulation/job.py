@@ -142,6 +142,7 @@ def create_simulation(
         "judge_model": judge_model,
         "concurrency": max(1, int(concurrency)),
         PROGRESS_TOTAL: len(units),
+        **jobs.entry_point(execute_simulation),  # what a queue worker resumes it with
     }
     run = Run(
         id=new_id("run"),

@@ -128,6 +128,7 @@ def create_toolcases(
         "unproduced": plan.unproduced,
         "concurrency": max(1, int(concurrency)),
         PROGRESS_TOTAL: len(plan.units),
+        **jobs.entry_point(execute_toolcases),  # what a queue worker resumes it with
     }
     run = Run(id=new_id("run"), kind=RUN_KIND, params=params, code_version=__version__, judge=None)
     run = store.start_run(project_id, run)
