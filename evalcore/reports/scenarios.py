@@ -1,0 +1,273 @@
+"""Tables of a scenario run (seed 003; issue 19, item 7): pass rate per scenario, accuracy per assertion
+kind, the criteria, the failing checks with the events that broke them, one repetition's outcomes and its
+transcript; exported like the other reports (CSV, JSONL, Markdown, LaTeX) with what produced them.
+
+- Pass rate: a scenario is played `run_count` times; its pass share is the repetitions that passed over
+  the repetitions played (an unscored repetition, where nothing failed but something could not be
+  scored, does not count as passed).
+- Accuracy per assertion kind, as Rasa reports it: passed / (passed + failed) over every assertion of
+  that kind in every repetition; unscored outcomes are left out of it and counted apart.
+- Criteria: the same counts per criterion of each scenario, judged by the LLM judge (or offline).
+
+The table functions are pure: they take results (evalcore.generators.scenario.run.ScenarioResult, or any
+objects with its fields) and return DataFrames. `scenario_report` reads a run's results and provenance.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import pandas as pd
+
+from evalcore.errors import EvalcoreError
+from evalcore.generators.scenario.criteria import CriterionResult
+from evalcore.generators.scenario.events import EVENTS_KEY, Event, events_from_json
+from evalcore.generators.scenario.records import ASSERTION_MODELS
+from evalcore.generators.scenario.run import RUN_KIND, ScenarioResult, load_scenario_results
+from evalcore.generators.scenario.verdict import ScenarioVerdict
+from evalcore.models import Run, Turn
+from evalcore.reports.failures import provenance
+from evalcore.reports.table_export import export_table
+from evalcore.reports.tables import TOTAL_LABEL
+from evalcore.store import Store
+
+TITLES = {
+    "pass_rates": "Scenarios: pass share over their repetitions",
+    "assertions": "Assertions: accuracy per kind (passed / (passed + failed))",
+    "criteria": "Criteria: verdicts of the judge per scenario",
+    "failures": "Failing and unscored checks, with the events that broke them",
+}
+CRITERION = "criterion"  # the check column's name for a criterion, beside the assertion kinds
+EVENT_TEXT = 80  # characters of a message shown in an event's one-line description
+
+
+class Result(Protocol):
+    """What the tables read of one repetition (ScenarioResult has these fields)."""
+
+    scenario: str
+    repetition: int
+    conversation_id: str
+    verdict: ScenarioVerdict
+
+
+def _outcome(passed: bool | None) -> str:
+    return {True: "passed", False: "failed", None: "unscored"}[passed]
+
+
+def _counts(values: Iterable[bool | None]) -> dict[str, int]:
+    values = list(values)
+    return {
+        "passed": sum(v is True for v in values),
+        "failed": sum(v is False for v in values),
+        "unscored": sum(v is None for v in values),
+    }
+
+
+def _accuracy(counts: Mapping[str, int]) -> float | None:
+    scored = counts["passed"] + counts["failed"]
+    return counts["passed"] / scored if scored else None
+
+
+def pass_rates(results: Sequence[Result]) -> pd.DataFrame:
+    """One row per scenario (in the order of the results), then the 'All' row: repetitions played,
+    how many passed, failed or were unscored, and the pass share (passed / repetitions)."""
+    by_scenario: dict[str, list[bool | None]] = {}
+    for r in results:
+        by_scenario.setdefault(r.scenario, []).append(r.verdict.passed)
+    rows = []
+    everything = [p for verdicts in by_scenario.values() for p in verdicts]
+    for name, verdicts in [*by_scenario.items(), (TOTAL_LABEL, everything)]:
+        counts = _counts(verdicts)
+        share = counts["passed"] / len(verdicts) if verdicts else None
+        rows.append({"scenario": name, "repetitions": len(verdicts), **counts, "share_passed": share})
+    columns = ["scenario", "repetitions", "passed", "failed", "unscored", "share_passed"]
+    return pd.DataFrame(rows, columns=columns) if by_scenario else pd.DataFrame(columns=columns)
+
+
+def assertion_accuracy(results: Sequence[Result]) -> pd.DataFrame:
+    """One row per assertion kind present (in the seed's order), then the 'All' row: outcomes passed,
+    failed and unscored, and accuracy = passed / (passed + failed) (empty when none was scored)."""
+    by_kind: dict[str, list[bool | None]] = {}
+    for r in results:
+        for outcome in r.verdict.assertions:
+            by_kind.setdefault(outcome.kind, []).append(outcome.passed)
+    order = list(ASSERTION_MODELS)
+    kinds = sorted(by_kind, key=lambda k: (order.index(k) if k in order else len(order), k))
+    columns = ["kind", "passed", "failed", "unscored", "accuracy"]
+    if not kinds:
+        return pd.DataFrame(columns=columns)
+    everything = [p for values in by_kind.values() for p in values]
+    rows = []
+    for kind, values in [*((k, by_kind[k]) for k in kinds), (TOTAL_LABEL, everything)]:
+        counts = _counts(values)
+        rows.append({"kind": kind, **counts, "accuracy": _accuracy(counts)})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def criteria_accuracy(results: Sequence[Result]) -> pd.DataFrame:
+    """One row per criterion of each scenario: verdicts passed, failed and unscored over the
+    repetitions, the accuracy over the scored ones, and whether the offline heuristic judged any."""
+    by_criterion: dict[tuple[str, str], list[CriterionResult]] = {}
+    for r in results:
+        for c in r.verdict.criteria:
+            by_criterion.setdefault((r.scenario, c.criterion), []).append(c)
+    columns = ["scenario", "criterion", "passed", "failed", "unscored", "accuracy", "offline"]
+    rows = []
+    for (scenario, criterion), verdicts in by_criterion.items():
+        counts = _counts(c.passed for c in verdicts)
+        offline = any(c.offline for c in verdicts)
+        rows.append(
+            {
+                "scenario": scenario,
+                "criterion": criterion,
+                **counts,
+                "accuracy": _accuracy(counts),
+                "offline": offline,
+            }
+        )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def describe_event(event: Event) -> str:
+    """One line for an event: its turn, its type and what it names ('turn 3 · slot_set order_id =
+    "ORD-1"'); a message's text is cut to EVENT_TEXT characters."""
+    where = f"turn {event.turn} · " if event.turn is not None else ""
+    match event.type:
+        case "flow_started" | "flow_completed" | "flow_cancelled" | "flow_interrupted":
+            step = getattr(event, "step_id", None)
+            what = event.flow_id + (f" at {step}" if step else "")
+        case "action_executed":
+            what = event.action_name
+        case "slot_set":
+            what = f"{event.name} = {json.dumps(event.value, ensure_ascii=False)}"
+        case "bot_uttered":
+            text = " ".join(event.text.split())
+            cut = text[:EVENT_TEXT] + ("…" if len(text) > EVENT_TEXT else "")
+            named = " ".join(
+                x for x in (event.utter_name, f"[{event.source}]" if event.source else None) if x
+            )
+            what = (f"{named}: " if named else "") + json.dumps(cut, ensure_ascii=False)
+            if event.buttons:
+                what += " buttons " + ", ".join(b.title for b in event.buttons)
+        case "clarification":
+            what = ", ".join(event.flow_ids or event.flow_names)
+        case "user_uttered":
+            what = json.dumps(" ".join(event.text.split())[:EVENT_TEXT], ensure_ascii=False)
+        case _:
+            what = ""
+    return f"{where}{event.type} {what}".rstrip()
+
+
+def _events(events: Sequence[Event]) -> str:
+    return "\n".join(describe_event(e) for e in events)
+
+
+def outcomes(result: Result) -> pd.DataFrame:
+    """Every check of one repetition, assertions first (in the scenario's order) then criteria: its
+    number, kind (or 'criterion'), outcome, why, score (generative assertions) and the events that
+    satisfied or broke it, one per line."""
+    rows = [
+        {
+            "#": i,
+            "check": o.kind,
+            "outcome": _outcome(o.passed),
+            "why": o.message,
+            "score": o.score,
+            "events": _events(o.events),
+        }
+        for i, o in enumerate(result.verdict.assertions, start=1)
+    ]
+    start = len(rows) + 1
+    rows += [
+        {
+            "#": i,
+            "check": CRITERION,
+            "outcome": _outcome(c.passed),
+            "why": f"{c.criterion} — {c.rationale}" if c.rationale else c.criterion,
+            "score": None,
+            "events": "",
+        }
+        for i, c in enumerate(result.verdict.criteria, start=start)
+    ]
+    return pd.DataFrame(rows, columns=["#", "check", "outcome", "why", "score", "events"])
+
+
+def failures(results: Sequence[Result]) -> pd.DataFrame:
+    """Every failed or unscored check of every repetition: scenario, repetition, conversation, and the
+    check's row of `outcomes`."""
+    frames = []
+    for r in results:
+        table = outcomes(r)
+        table = table[table["outcome"] != "passed"]
+        if len(table):
+            table.insert(0, "conversation", r.conversation_id)
+            table.insert(0, "repetition", r.repetition)
+            table.insert(0, "scenario", r.scenario)
+            frames.append(table)
+    columns = ["scenario", "repetition", "conversation", "#", "check", "outcome", "why", "score", "events"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def transcript(turns: Sequence[Turn]) -> pd.DataFrame:
+    """A conversation turn by turn, in order: index, role, text and the events the target reported with
+    the turn, one per line."""
+    rows = [
+        {
+            "turn": t.index,
+            "role": str(t.role),
+            "text": t.content if t.role in ("user", "assistant") else (t.tool_name or t.content),
+            "events": _events(events_from_json(t.metadata.get(EVENTS_KEY) or [])),
+        }
+        for t in sorted(turns, key=lambda t: t.index)
+    ]
+    return pd.DataFrame(rows, columns=["turn", "role", "text", "events"])
+
+
+def scenario_tables(results: Sequence[Result]) -> dict[str, pd.DataFrame]:
+    """The run's tables by name: pass_rates, assertions, criteria, failures."""
+    return {
+        "pass_rates": pass_rates(results),
+        "assertions": assertion_accuracy(results),
+        "criteria": criteria_accuracy(results),
+        "failures": failures(results),
+    }
+
+
+@dataclass(frozen=True)
+class ScenarioReport:
+    """A scenario run read back: its results so far and what produced them."""
+
+    run: Run
+    results: list[ScenarioResult]  # in the run's scenario order, then by repetition
+    about: dict[str, str] = field(default_factory=dict)  # provenance heading every export
+
+
+def scenario_report(store: Store, run_id: str) -> ScenarioReport:
+    """The run's committed results and its provenance (run, target, judge, offline or not: offline when
+    the run's judge or target is, or when the offline heuristic judged any criterion)."""
+    run = store.run(run_id)
+    if run.kind != RUN_KIND:
+        raise EvalcoreError(f"'{run_id}' is not a scenario run (kind {run.kind})")
+    results = load_scenario_results(store, run_id)
+    about = provenance([run])
+    if about["offline"] == "no" and any(c.offline for r in results for c in r.verdict.criteria):
+        about["offline"] = f"yes (criteria judged offline: {run_id})"
+    return ScenarioReport(run, results, about)
+
+
+def export_scenario_tables(
+    tables: Mapping[str, pd.DataFrame], fmt: str, about: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Each table as text in `fmt` ('csv', 'jsonl', 'md', 'latex'), headed by `about` (see
+    `ScenarioReport.about`); Markdown and LaTeX captioned and labelled."""
+    out = {}
+    for name, df in tables.items():
+        if fmt in ("md", "markdown", "latex", "tex"):
+            label = f"tab:scenario-{name.replace('_', '-')}"
+            out[name] = export_table(df, fmt, caption=TITLES.get(name, name), label=label, provenance=about)
+        else:
+            out[name] = export_table(df, fmt, provenance=about)
+    return out
