@@ -7,6 +7,8 @@
 run's conversations (a line each, or JSONL with `--out`); `procedures score` plays the tests against the
 offline agents (demo, oracle, null) and prints Table 2 side by side with 95% Wilson intervals, and the
 failing tests of one agent with `--failing`. Without `--run` they read the newest run.
+`procedures report` prints Table 2 of procedure test runs against targets (`evalcore run --tests`, whose
+work `play_tests` does), several side by side, exported as md, csv, jsonl or latex.
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ import typer
 from evalcore.cli.common import (
     DbOption,
     ProjectOption,
+    QueueOption,
     emit,
     friendly,
     open_store,
     progress_printer,
     project_id_of,
+    queue_run,
 )
-from evalcore.errors import EvalcoreError
+from evalcore.errors import EvalcoreError, UsageError
 
 app = typer.Typer(
     help="Procedure-grounded tests (ALMITA): graphs, paths, conversations and tests from the procedures.",
@@ -64,6 +68,7 @@ def generate(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="With --resume: work the failed procedures again too.")
     ] = False,
+    queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -81,6 +86,9 @@ def generate(
         run_id = create_generation(store, project_id, procedures=names, **options).id
     else:
         run_id = resume
+    if queue:
+        queue_run(store, run_id, retry_failed=retry_failed)
+        return
     outcome = execute_generation(
         store, run_id, on_progress=progress_printer("procedures"), retry_failed=retry_failed
     )
@@ -266,3 +274,105 @@ def intents_(project: ProjectOption = None, db: DbOption = None) -> None:
     for intent in known_intents(store.procedures(project_id), store.system_card(project_id)):
         where = f"procedure {intent.procedure}" if intent.procedure else intent.source
         typer.echo(f"{intent.text}  ({where})")
+
+
+def play_tests(
+    *,
+    target: str,
+    resume: str | None,
+    retry_failed: bool,
+    queue: bool,
+    generation: str | None,
+    spec: str | None,
+    limit: int | None,
+    concurrency: int | None,
+    limits: dict[str, float],
+    project: str | None,
+    db: str | None,
+) -> None:
+    """`evalcore run --tests`: play the procedure tests against an acting target, then print Table 2."""
+    from evalcore.cli.runs import _enqueue
+    from evalcore.reports.procedure_tables import export_procedure_tables, score_run
+    from evalcore.runs.procedure_tests import DEFAULT_CONCURRENCY, create_procedure_run, execute_procedure_run
+
+    store = open_store(db)
+    if retry_failed and not resume:
+        raise EvalcoreError("--retry-failed retries the failed tests of a run: give --resume RUN_ID too")
+    if resume:
+        run_id = resume
+    else:
+        if not target:
+            raise EvalcoreError("give --target NAME (see `evalcore targets list`), or --resume RUN_ID")
+        run_id = create_procedure_run(
+            store,
+            project_id_of(store, project),
+            target,
+            generation=generation,
+            spec_id=spec,
+            limit=limit,
+            budget=limits,
+            concurrency=concurrency or DEFAULT_CONCURRENCY,
+        ).id
+    if queue:
+        _enqueue(store, run_id, limits, concurrency, retry_failed)
+        return
+    outcome = execute_procedure_run(
+        store, run_id, on_progress=progress_printer("tests"), retry_failed=retry_failed
+    )
+    run = outcome.run
+    typer.echo(
+        f"run {run.id}: {run.status.value}; target {run.target}; {outcome.done}/{outcome.total} tests done "
+        f"({outcome.played} now, {outcome.crashed} crashed)"
+    )
+    for warning in run.warnings:
+        typer.secho(f"warning: {warning}", err=True, fg="yellow")
+    if outcome.done:
+        typer.echo(export_procedure_tables([score_run(store, run.id)], "md")["table2"], nl=False)
+    if run.status.value not in ("finished", "running"):
+        typer.echo(f"{run.status.value} ({run.stopped_reason}); resume with: evalcore run --resume {run.id}")
+
+
+@app.command()
+@friendly
+def report(
+    runs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--run", help="Procedure test run id(s), side by side (default: the newest per target)."
+        ),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="md, csv, jsonl or latex.")] = "md",
+    failing: Annotated[bool, typer.Option("--failing", help="Also each run's failing tests.")] = False,
+    threshold: Annotated[
+        float | None, typer.Option(help="Correct-reply similarity threshold (default: the calibrated one).")
+    ] = None,
+    embedding: Annotated[str | None, typer.Option(help="Embedding model for reply similarity.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of printing.")] = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
+    """Table 2 (seed 001) of procedure test runs against targets, with 95% Wilson intervals."""
+    from evalcore.generators.procedure.metrics import REPLY_THRESHOLD
+    from evalcore.reports.procedure_tables import export_procedure_tables, score_run
+    from evalcore.runs.procedure_tests import procedure_runs
+
+    store = open_store(db, existing=True)
+    if not runs:
+        newest: dict[str | None, str] = {}
+        for r in procedure_runs(store, project_id_of(store, project)):
+            newest.setdefault(r.target, r.id)
+        runs = list(reversed(newest.values()))
+    if not runs:
+        raise EvalcoreError("no procedure test run yet: start one with `evalcore run --tests --target NAME`")
+    cut = REPLY_THRESHOLD if threshold is None else threshold
+    scored = [score_run(store, r, threshold=cut, embedding=embedding) for r in runs]
+    try:
+        texts = export_procedure_tables(scored, fmt, failing=failing, threshold=cut)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    body = ("\n" if fmt in ("md", "latex") else "").join(texts.values())
+    if out:
+        out.write_text(body, encoding="utf-8")
+        typer.echo(f"wrote {len(texts)} table(s) to {out}", err=True)
+    else:
+        typer.echo(body, nl=False)

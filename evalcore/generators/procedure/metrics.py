@@ -14,7 +14,8 @@ For each test the agent takes one action: a reply, or an API call with arguments
   with the right arguments);
 - conversation correct: of the conversations, the share whose tests are all correct.
 
-Each metric is a count `hits / n`, so a report can put a Wilson interval on it.
+Each metric is a count `hits / n`, so a report can put a Wilson interval on it. A target that crashed
+on a test took no action (predicted None): neither a reply nor a call, and the test is not correct.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class TestScore:
     test_id: str
     conversation_id: str | None
     expected: Action
-    predicted: Action
+    predicted: Action | None  # None: the target crashed (no action)
     similarity: float | None  # reply vs expected reply, when both are replies
     correct_api: bool | None  # when both are API calls
     correct_params: bool | None  # when both are the same API call
@@ -112,19 +113,23 @@ def same_arguments(expected: dict[str, Any], predicted: dict[str, Any]) -> bool:
 
 
 def score_tests(
-    pairs: Sequence[tuple[Test, Action]], similarity: Similarity, threshold: float = REPLY_THRESHOLD
+    pairs: Sequence[tuple[Test, Action | None]], similarity: Similarity, threshold: float = REPLY_THRESHOLD
 ) -> list[TestScore]:
-    """Score each (test, predicted action); replies are compared in one batch of `similarity`."""
+    """Score each (test, predicted action or None for a crash); replies are compared in one batch of
+    `similarity`."""
     expected = [expected_action(t) for t, _ in pairs]
     both_reply = [
-        i for i, (e, (_, p)) in enumerate(zip(expected, pairs, strict=True)) if e.kind == p.kind == "reply"
+        i
+        for i, (e, (_, p)) in enumerate(zip(expected, pairs, strict=True))
+        if p is not None and e.kind == p.kind == "reply"
     ]
-    sims = list(similarity([expected[i].text for i in both_reply], [pairs[i][1].text for i in both_reply]))
+    replies = [pairs[i][1].text for i in both_reply]  # type: ignore[union-attr]
+    sims = list(similarity([expected[i].text for i in both_reply], replies))
     sim_of = dict(zip(both_reply, sims, strict=True))
     scores = []
     for i, ((test, predicted), wanted) in enumerate(zip(pairs, expected, strict=True)):
         api = params = None
-        if wanted.kind == predicted.kind == "api":
+        if predicted is not None and wanted.kind == predicted.kind == "api":
             api = wanted.tool_name == predicted.tool_name
             params = same_arguments(wanted.arguments, predicted.arguments) if api else None
         sim = sim_of.get(i)
@@ -137,8 +142,8 @@ def table2(scores: Sequence[TestScore], threshold: float = REPLY_THRESHOLD) -> d
     """Each metric of Table 2 as (hits, n)."""
     reply = [s for s in scores if s.expected.kind == "reply"]
     api = [s for s in scores if s.expected.kind == "api"]
-    replied = [s for s in reply if s.predicted.kind == "reply"]
-    called = [s for s in api if s.predicted.kind == "api"]
+    replied = [s for s in reply if s.predicted is not None and s.predicted.kind == "reply"]
+    called = [s for s in api if s.predicted is not None and s.predicted.kind == "api"]
     same_api = [s for s in called if s.correct_api]
     by_conversation: dict[str, bool] = defaultdict(lambda: True)
     for s in scores:

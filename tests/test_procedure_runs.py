@@ -1,0 +1,109 @@
+"""Procedure tests played against targets that act (issue 17, items 8 and 9): the job stores each test's
+action, resumes without playing a test twice, records crashes; the Table 2 report side by side with
+Wilson intervals, its drill-down to failing tests, and its exports with provenance and the offline mark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_targets import Endpoint
+
+from evalcore.errors import EvalcoreError
+from evalcore.generators.procedure.job import generate
+from evalcore.inputs import import_project
+from evalcore.models import RunStatus, Target
+from evalcore.reports.procedure_tables import (
+    counts_frame,
+    export_procedure_tables,
+    failing_frame,
+    score_run,
+    table2_frame,
+)
+from evalcore.runs.procedure_tests import create_procedure_run, execute_procedure_run, select_tests
+from evalcore.runs.targets import save_target
+from evalcore.runs.targets.config import TargetConfigError
+from evalcore.store import Store
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+
+
+@pytest.fixture
+def sample(sqlite_store: Store, monkeypatch) -> tuple[Store, str, str]:
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    pid = import_project(sqlite_store, SAMPLE).project_id
+    run = generate(sqlite_store, pid, procedures=["track_order", "return_item"], paths=2, seed=0).run
+    for name, agent in (("oracle", "oracle"), ("null", "null"), ("agent", "demo")):
+        save_target(sqlite_store, pid, Target(name=name, kind="agent", config={"agent": agent}))
+    return sqlite_store, pid, run.id
+
+
+def test_oracle_reaches_every_maximum_and_null_has_no_api_recall(sample) -> None:
+    store, pid, generation = sample
+    tests = select_tests(store, pid, generation=generation)
+    assert tests
+    oracle = create_procedure_run(store, pid, "oracle", generation=generation)
+    outcome = execute_procedure_run(store, oracle.id)
+    assert outcome.run.status == RunStatus.finished and outcome.done == outcome.total == len(tests)
+    again = execute_procedure_run(store, oracle.id)  # a resume of a finished run plays nothing
+    assert again.played == 0 and again.done == len(tests)
+    units = store.finished_units(oracle.id)
+    assert all(u["result"]["action"]["kind"] in ("reply", "api") for u in units.values())
+
+    null = create_procedure_run(store, pid, "null", generation=generation)
+    execute_procedure_run(store, null.id)
+    scored = [score_run(store, oracle.id), score_run(store, null.id)]
+    assert all(h == n > 0 for h, n in scored[0].counts.values()), scored[0].counts
+    assert scored[1].counts["api_recall"][0] == 0 and scored[1].counts["test_correct"][0] == 0
+    frame = table2_frame(scored)
+    assert list(frame["target"]) == ["oracle", "null"]
+    assert frame.loc[0, "share_test_correct"] == 1.0 and frame.loc[0, "ci_low_test_correct"] < 1.0
+    assert frame.loc[1, "share_api_recall"] == 0.0 and frame.loc[1, "ci_high_api_recall"] > 0.0
+    counts = counts_frame(scored)
+    assert counts.loc[1, "API recall"] == f"0 / {scored[1].counts['api_recall'][1]}"
+    failing = failing_frame(scored[1])
+    assert len(failing) == len(tests) and failing_frame(scored[0]).empty
+    assert set(failing["why"]) == {"replied where an API call was due"} | {
+        w for w in failing["why"] if w.startswith("reply not similar enough")
+    }
+
+    texts = export_procedure_tables(scored, "md", failing=True)
+    assert set(texts) == {"table2", "table2_counts", f"failing_{oracle.id}", f"failing_{null.id}"}
+    assert "offline: yes" in texts["table2"] and "100.0%" in texts["table2"]
+    latex = export_procedure_tables(scored, "latex")["table2"]
+    assert "\\begin{tabular}" in latex and "(offline)" in latex
+    csv = export_procedure_tables(scored, "csv")["table2"]
+    assert csv.startswith("#") and "share_reply_recall" in csv
+
+
+def test_the_demo_agent_makes_mistakes_of_every_kind_through_the_job(sample) -> None:
+    store, pid, generation = sample
+    run = create_procedure_run(store, pid, "agent", generation=generation)
+    execute_procedure_run(store, run.id)
+    counts = score_run(store, run.id).counts
+    assert 0 < counts["test_correct"][0] < counts["test_correct"][1]
+    assert counts["correct_api"][0] == counts["correct_api"][1]  # it calls the procedure's APIs
+
+
+def test_a_crashing_target_is_recorded_and_chat_only_targets_are_refused(sample, monkeypatch) -> None:
+    store, pid, generation = sample
+    monkeypatch.delenv("EVALCORE_OFFLINE")
+    endpoint = Endpoint()
+    try:
+        endpoint.script = [("json", {"nothing": "useful"})] * 200
+        config = {"url": endpoint.url, "timeout_s": 0.5}
+        save_target(store, pid, Target(name="web", kind="http", config=config))
+        run = create_procedure_run(store, pid, "web", generation=generation, limit=3)
+        outcome = execute_procedure_run(store, run.id)
+        assert outcome.crashed == 3 and outcome.run.status == RunStatus.finished
+        scored = score_run(store, run.id)
+        assert len(scored.crashes) == 3 and scored.counts["test_correct"] == (0, 3)
+        assert scored.counts["reply_recall"][0] == scored.counts["api_recall"][0] == 0
+        assert set(failing_frame(scored)["why"]) == {next(iter(scored.crashes.values()))}
+    finally:
+        endpoint.server.shutdown()
+        endpoint.server.server_close()
+    with pytest.raises(TargetConfigError, match="only chats"):
+        create_procedure_run(store, pid, "demo")
+    with pytest.raises(EvalcoreError, match="no procedure tests"):
+        create_procedure_run(store, pid, "oracle", generation="run-none")
