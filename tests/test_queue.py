@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+from queue_support import work_the_queue
 from test_runs_support import conversation, sample_project
 
 from evalcore.items.store_ops import add_conversation
@@ -230,5 +232,37 @@ def test_conversations_generate_with_queue_records_the_job_for_a_worker(sqlite_s
     assert run.status == RunStatus.pending and f"run {run.id} queued" in result.output
     queue = open_queue(sqlite_store.url)
     assert queue.huey.execute(queue.huey.dequeue())["status"] == "finished"
+    done, total = progress(sqlite_store, sqlite_store.run(run.id))
+    assert done == total > 0
+
+
+QUEUED_COMMANDS = {  # every job command of the CLI, with --queue: (arguments, the run kind it records)
+    "specs generate": (["specs", "generate", "-m", "10"], "specs.generate"),
+    "procedures generate": (["procedures", "generate", "--paths", "1"], "procedures.generate"),
+    "toolcases generate": (["toolcases", "generate"], "tool_case"),
+    "simulations run": (["simulations", "run", "-t", "demo", "--standard", "1"], "simulation"),
+}
+
+
+@pytest.mark.parametrize("command", list(QUEUED_COMMANDS))
+def test_each_job_command_with_queue_records_its_run_for_a_worker_and_prints_its_id(
+    command, sqlite_store, monkeypatch
+):
+    from typer.testing import CliRunner
+
+    from evalcore.cli.main import app
+
+    monkeypatch.delenv("EVALCORE_QUEUE_URL", raising=False)
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    args, kind = QUEUED_COMMANDS[command]
+    pid, _ = sample_project(sqlite_store)
+    result = CliRunner().invoke(app, [*args, "--queue", "--db", sqlite_store.url])
+    assert result.exit_code == 0, result.output
+    [run] = sqlite_store.runs(pid, kind=kind)
+    assert result.output.splitlines()[-1] == run.id, "the run's id is the last line"
+    assert f"run {run.id} queued on" in result.output
+    assert run.status == RunStatus.pending and progress(sqlite_store, run)[0] == 0, "nothing ran yet"
+    [outcome] = work_the_queue(sqlite_store.url)
+    assert outcome["status"] == "finished", outcome
     done, total = progress(sqlite_store, sqlite_store.run(run.id))
     assert done == total > 0

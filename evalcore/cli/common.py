@@ -117,6 +117,27 @@ def progress_printer(label: str) -> Callable[[int, int], None]:
     return log
 
 
+QueueOption = Annotated[
+    bool,
+    typer.Option(
+        "--queue", help="Hand the job to the workers (`evalcore worker`), print its run id, return."
+    ),
+]
+
+
+def queue_run(store: Store, run_id: str, *, retry_failed: bool = False) -> None:
+    """`--queue`: give the run's failed units back if asked, hand the run to the workers and say where;
+    the run's id is the last line printed."""
+    from evalcore import jobs
+    from evalcore.jobs.queue import display_url, enqueue, queue_url_for
+
+    if retry_failed:
+        jobs.retry_failed(store, run_id)
+    enqueue(store, run_id)
+    typer.echo(f"run {run_id} queued on {display_url(queue_url_for(store.url))}")
+    typer.echo(run_id)
+
+
 def emit(lines: Iterable[str], out: Path | None) -> int:
     """Print lines, or write them to `out` (never half a file, even after a crash); return the count."""
     from evalcore.items.exports import write_lines

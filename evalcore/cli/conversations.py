@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from evalcore.cli.common import DbOption, ProjectOption, friendly
+from evalcore.cli.common import DbOption, ProjectOption, QueueOption, friendly, queue_run
 from evalcore.cli.common import open_store as _store
 from evalcore.cli.common import project_id_of as _project_id
 from evalcore.errors import EvalcoreError, UsageError
@@ -51,14 +51,11 @@ def generate(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="With --resume: generate the failed units again too.")
     ] = False,
-    queue: Annotated[
-        bool, typer.Option("--queue", help="Hand the job to the workers (`evalcore worker`) and return.")
-    ] = False,
+    queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
     """Generate document-grounded conversations from specs (seed 000, Algorithm 2), verified."""
-    from evalcore import jobs
     from evalcore.generators.doc_qa.job import generate_conversations
     from evalcore.jobs import failed_units
 
@@ -77,13 +74,8 @@ def generate(
 
     if queue:
         from evalcore.generators.doc_qa.job import start_run
-        from evalcore.jobs.queue import display_url, enqueue, queue_url_for
 
-        run_id = resume or start_run(store, project_id, **params).id
-        if retry_failed:
-            jobs.retry_failed(store, run_id)
-        enqueue(store, run_id)
-        typer.echo(f"run {run_id} queued on {display_url(queue_url_for(store.url))}")
+        queue_run(store, resume or start_run(store, project_id, **params).id, retry_failed=retry_failed)
         return
 
     def progress(done: int, total: int) -> None:

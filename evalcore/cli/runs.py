@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
+from evalcore.cli.common import (
+    DbOption,
+    ProjectOption,
+    QueueOption,
+    friendly,
+    open_store,
+    progress_printer,
+    project_id_of,
+    queue_run,
+)
 from evalcore.errors import EvalcoreError, UsageError
 
 if TYPE_CHECKING:
@@ -49,9 +58,7 @@ def run_(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="With --resume: play the failed items again too.")
     ] = False,
-    queue: Annotated[
-        bool, typer.Option("--queue", help="Hand the run to the workers (`evalcore worker`) and return.")
-    ] = False,
+    queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -104,18 +111,11 @@ def _enqueue(
     store: Store, run_id: str, limits: dict[str, float], concurrency: int | None, retry_failed: bool
 ) -> None:
     """`run --queue`: record what the foreground run would have been given, then queue the run."""
-    from evalcore import jobs
-    from evalcore.jobs.queue import display_url, enqueue, queue_url_for
-
     if limits:
         store.update_run(store.run(run_id).model_copy(update={"budget": limits}))
     if concurrency:
         store.update_run_params(run_id, {"concurrency": int(concurrency)})
-    if retry_failed:
-        jobs.retry_failed(store, run_id)
-    enqueue(store, run_id)
-    queue = display_url(queue_url_for(store.url))
-    typer.echo(f"run {run_id} queued on {queue}; watch it with `evalcore status`")
+    queue_run(store, run_id, retry_failed=retry_failed)
 
 
 def _json(text: str) -> object:

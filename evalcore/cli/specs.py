@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
+from evalcore.cli.common import (
+    DbOption,
+    ProjectOption,
+    QueueOption,
+    friendly,
+    open_store,
+    progress_printer,
+    project_id_of,
+    queue_run,
+)
 from evalcore.errors import EvalcoreError
 
 app = typer.Typer(help="Generate, select, export and import test specs.", no_args_is_help=True)
@@ -27,18 +36,25 @@ def generate(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="With --resume: generate the failed units again too.")
     ] = False,
+    queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
     """Generate candidate specs from the system card, documents and tools."""
     from evalcore.jobs import failed_units
-    from evalcore.specs.generation import generate_specs
+    from evalcore.specs.generation import create_generation, generate_specs
 
     if retry_failed and not resume:
         raise EvalcoreError("--retry-failed retries the failed units of a run: give --resume RUN_ID too")
     store = open_store(db)
     pid = project_id_of(store, project)
     budget = {"usd": budget_usd} if budget_usd is not None else None
+    if queue:
+        run_id = (
+            resume or create_generation(store, pid, m, batch=batch, seed=seed, budget=budget, model=model).id
+        )
+        queue_run(store, run_id, retry_failed=retry_failed)
+        return
     outcome = generate_specs(
         store, pid, m, batch=batch, seed=seed, run_id=resume, budget=budget, model=model,
         retry_failed=retry_failed, on_progress=progress_printer("generating"),

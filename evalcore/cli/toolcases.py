@@ -20,11 +20,13 @@ import typer
 from evalcore.cli.common import (
     DbOption,
     ProjectOption,
+    QueueOption,
     emit,
     friendly,
     open_store,
     progress_printer,
     project_id_of,
+    queue_run,
 )
 
 app = typer.Typer(
@@ -98,6 +100,7 @@ def generate(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="Generate failed units again.")
     ] = False,
+    queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -114,6 +117,9 @@ def generate(
             store, pid, situations=situation or None, groups=group or None, per_situation=per_situation,
             seed=seed, model=model,
         ).id  # fmt: skip
+    if queue:
+        queue_run(store, run_id, retry_failed=retry_failed)
+        return
     outcome = execute_toolcases(
         store, run_id, on_progress=progress_printer("conversations"), retry_failed=retry_failed
     )
