@@ -2,7 +2,8 @@
 
 The commands a CI job calls, kept exactly: `simulations import PATH [--project ID]` prints the new run's
 id on the last line of standard output; `simulations stats RUN --json` prints one JSON object with
-ChatChecker's names. Beside them: `simulations personas generate|import|export` and
+ChatChecker's names. Beside them: `simulations quality RUN` (the detector against human breakdown labels),
+`simulations personas generate|import|export` and
 `simulations run --target NAME [--standard N --challenging N] [--resume RUN] [--retry-failed]`, which
 prints the run's id on its last line too.
 """
@@ -15,16 +16,7 @@ from typing import Annotated
 
 import typer
 
-from evalcore.cli.common import (
-    DbOption,
-    ProjectOption,
-    QueueOption,
-    friendly,
-    open_store,
-    progress_printer,
-    project_id_of,
-    queue_run,
-)
+from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
 
 app = typer.Typer(
     help="Simulation runs: personas, simulated dialogues against a target, ChatChecker runs in and out, "
@@ -85,6 +77,42 @@ def stats(
         typer.echo(f"{key:<38}{value}")
     for dimension, values in ratings.items():
         typer.echo(f"rating {dimension:<31}{values['average']:.3f} (std {values['std']:.3f})")
+
+
+@app.command()
+@friendly
+def quality(
+    run: RunArgument,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False,
+    db: DbOption = None,
+) -> None:
+    """The breakdown detector scored against the annotators' breakdown labels of the run's target turns:
+    accuracy, precision, recall and F1 for the breakdown decision, and agreement on the types."""
+    from evalcore.review.detector_quality import detector_quality
+
+    found = detector_quality(open_store(db, existing=True), run)
+    if as_json:
+        typer.echo(json.dumps(found.as_dict()))
+        return
+    figures = found.as_dict()
+    per_type = figures.pop("per_type")
+    figures.pop("run_id")
+    shown = {"labelled target turns": figures.pop("labelled_turns"), **figures}
+    for key, value in shown.items():
+        text = (
+            f"{value:.3f}"
+            if isinstance(value, float)
+            else ", ".join(value)
+            if isinstance(value, list)
+            else value
+        )
+        typer.echo(f"{key.replace('_', ' '):<23}{'-' if value is None else text}")
+    for score in per_type:
+        f1 = "-" if score["f1"] is None else f"{score['f1']:.3f}"
+        typer.echo(
+            f"type {score['title']:<43}human {score['human']:>3}  detector {score['detector']:>3}  "
+            f"both {score['both']:>3}  F1 {f1}"
+        )
 
 
 @app.command()
@@ -188,7 +216,6 @@ def run_(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="Simulate failed dialogues again.")
     ] = False,
-    queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -220,11 +247,6 @@ def run_(
             judge_model=judge,
             budget=limits,
         ).id
-    if queue:
-        if limits and resume:  # what the foreground resume would have been given
-            store.update_run(store.run(run_id).model_copy(update={"budget": limits}))
-        queue_run(store, run_id, retry_failed=retry_failed)
-        return
     outcome = execute_simulation(
         store, run_id, on_progress=progress_printer("dialogues"), retry_failed=retry_failed, budget=limits
     )

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from evalcore.items.tiers import ROLES
 from evalcore.models import Annotation
 from evalcore.store import schema as t
 from evalcore.store.store import annotation_from_row
@@ -54,8 +55,12 @@ def insert_missing(conn: sa.Connection, table: sa.Table, rows: list[dict[str, An
     conn.execute(insert(table).on_conflict_do_nothing(), rows)
 
 
-def annotations_of(conn: sa.Connection, item_ids: Iterable[str]) -> dict[str, list[Annotation]]:
-    """Every annotation of each item, in append order (version, then row id), read through `conn`."""
+def annotations_of(
+    conn: sa.Connection, item_ids: Iterable[str], roles: Sequence[str] = ROLES
+) -> dict[str, list[Annotation]]:
+    """The annotations of each item in `roles` (by default the verdicts of annotators and leads, from
+    which tiers are derived; breakdown labels are another role), in append order (version, then row id),
+    read through `conn`."""
     ids = list(dict.fromkeys(item_ids))
     found: dict[str, list[Annotation]] = {i: [] for i in ids}
     a = t.annotations
@@ -63,7 +68,7 @@ def annotations_of(conn: sa.Connection, item_ids: Iterable[str]) -> dict[str, li
         rows = conn.execute(
             sa.select(a, t.items.c.kind)
             .join(t.items, t.items.c.id == a.c.item_id)
-            .where(a.c.item_id.in_(batch))
+            .where(a.c.item_id.in_(batch), a.c.role.in_(list(roles)))
             .order_by(a.c.item_id, a.c.version, a.c.id)
         )
         for r in rows:

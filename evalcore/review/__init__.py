@@ -12,7 +12,9 @@ project's policy, its corrected content) is the read model's, `evalcore.items` (
 - `verdicts`: save turn and whole-item verdicts with reasons, corrections, reopen, a lead's
   adjudication; version-checked, one transaction each;
 - `assignments`: hand items to annotators with an overlap; name the leads who may adjudicate;
-- `reports`: agreement (kappa, alpha), the adjudication queue, silver calibration.
+- `reports`: agreement (kappa, alpha), the adjudication queue, silver calibration;
+- `breakdown_labels`: annotators' breakdown labels on a simulated dialogue's target turns (saved with
+  the verdicts, never read as verdicts); `detector_quality`: a breakdown detector scored against them.
 
 Gold and silver sets are written by the one item exporter, `evalcore.items.jsonl.export_jsonl(...,
 tier=..., review=True)`; the project's tier policy (`Policy`, `set_policy`) is re-exported from

@@ -11,6 +11,7 @@ import pandas as pd
 import sqlalchemy as sa
 
 from evalcore.items.state import refresh_states
+from evalcore.items.tiers import ROLES
 from evalcore.models import Annotation
 from evalcore.review.agreement import (
     conversation_label_matrix,
@@ -33,7 +34,8 @@ PAGE = 5000
 
 
 def project_annotations(store: Store, project_id: str, kind: str = CONVERSATION) -> Iterator[Annotation]:
-    """Every annotation on the project's items of one kind, item by item in append order, read in pages."""
+    """Every verdict (annotators' and leads') on the project's items of one kind, item by item in append
+    order, read in pages."""
     a, i = t.annotations, t.items
     last = 0
     while True:
@@ -41,7 +43,7 @@ def project_annotations(store: Store, project_id: str, kind: str = CONVERSATION)
             rows = conn.execute(
                 sa.select(a, i.c.kind)
                 .join(i, i.c.id == a.c.item_id)
-                .where(i.c.project_id == project_id, i.c.kind == kind, a.c.id > last)
+                .where(i.c.project_id == project_id, i.c.kind == kind, a.c.role.in_(ROLES), a.c.id > last)
                 .order_by(a.c.id)
                 .limit(PAGE)
             ).all()

@@ -19,10 +19,11 @@ from pydantic import Field, model_validator
 from evalcore.errors import EvalcoreError
 from evalcore.items.sql import annotations_of
 from evalcore.items.state import update_states
-from evalcore.items.tiers import ANNOTATOR, LEAD, TierState, TurnKey
-from evalcore.models import Annotation, AnnotationLabel
+from evalcore.items.tiers import ANNOTATOR, LEAD, ROLES, TierState, TurnKey
+from evalcore.models import Annotation, AnnotationLabel, TurnRole
 from evalcore.models.common import Record
 from evalcore.review.assignments import leads_of
+from evalcore.review.breakdown_labels import BREAKDOWN_ROLE, BreakdownLabel, plan_labels
 from evalcore.store import Store
 from evalcore.store import schema as t
 
@@ -141,12 +142,13 @@ def plan(
     return out
 
 
-def _item_kind_and_turns(conn: sa.Connection, item_id: str) -> tuple[str, set[int]]:
+def _item_kind_and_turns(conn: sa.Connection, item_id: str) -> tuple[str, dict[int, str]]:
+    """The item's kind and the role of each of its turns, by index."""
     kind = conn.scalar(sa.select(t.items.c.kind).where(t.items.c.id == item_id))
     if kind is None:
         raise EvalcoreError(f"no item '{item_id}' in the store")
-    turns = set(conn.scalars(sa.select(t.turns.c.idx).where(t.turns.c.item_id == item_id)))
-    return kind, turns
+    rows = conn.execute(sa.select(t.turns.c.idx, t.turns.c.role).where(t.turns.c.item_id == item_id))
+    return kind, {idx: role for idx, role in rows}
 
 
 def _append(
@@ -154,14 +156,14 @@ def _append(
     item_id: str,
     author: str,
     expected_version: int,
-    build: Callable[[str, set[int], list[Annotation]], list[Annotation]],
+    build: Callable[[str, dict[int, str], list[Annotation]], list[Annotation]],
 ) -> SaveResult:
     """One transaction: read the history, build the rows, append them version-checked, re-derive."""
     if not author or not author.strip():
         raise EvalcoreError("a name is needed to save: every verdict is recorded with who made it")
     with store.write() as conn:
         kind, turns = _item_kind_and_turns(conn, item_id)
-        history = annotations_of(conn, [item_id])[item_id]
+        history = annotations_of(conn, [item_id], (*ROLES, BREAKDOWN_ROLE))[item_id]
         rows = build(kind, turns, history)
         if not rows:
             head = conn.scalar(
@@ -183,17 +185,31 @@ def save_review(
     expected_version: int,
     turns: Sequence[TurnVerdict] = (),
     item: ItemVerdict | None = None,
+    breakdowns: Sequence[BreakdownLabel] = (),
+    cleared_breakdowns: Sequence[int] = (),
 ) -> SaveResult:
-    """Save an annotator's turn verdicts and whole-item verdict on top of `expected_version`.
+    """Save an annotator's turn verdicts, whole-item verdict and breakdown labels of target turns
+    (`breakdowns`; labels on `cleared_breakdowns` withdrawn) on top of `expected_version`.
 
     Raises StaleVersionError (nothing written) if someone saved the item after that version.
     """
 
-    def build(kind: str, turn_ids: set[int], history: list[Annotation]) -> list[Annotation]:
-        unknown = sorted({v.turn_index for v in turns} - turn_ids)
+    def build(kind: str, roles: dict[int, str], history: list[Annotation]) -> list[Annotation]:
+        unknown = sorted({v.turn_index for v in turns} - set(roles))
         if unknown:
-            raise EvalcoreError(f"'{item_id}' has no turn {unknown[0]} (it has {len(turn_ids)} turns)")
-        return plan(kind, item_id, history, author.strip(), turns, item)
+            raise EvalcoreError(f"'{item_id}' has no turn {unknown[0]} (it has {len(roles)} turns)")
+        labelled = sorted({b.turn_index for b in breakdowns} | set(cleared_breakdowns))
+        untargeted = [i for i in labelled if roles.get(i) != TurnRole.assistant.value]
+        if untargeted:
+            raise EvalcoreError(
+                f"'{item_id}' turn {untargeted[0]} is no target turn: breakdowns are labelled on "
+                "assistant turns only"
+            )
+        try:
+            labels = plan_labels(kind, item_id, history, author.strip(), breakdowns, cleared_breakdowns)
+        except ValueError as e:
+            raise EvalcoreError(str(e)) from None
+        return plan(kind, item_id, history, author.strip(), turns, item) + labels
 
     return _append(store, item_id, author, expected_version, build)
 
@@ -207,7 +223,7 @@ def reopen(
     answers stay: a reopen withdraws a verdict, not a correction.
     """
 
-    def build(kind: str, _turns: set[int], history: list[Annotation]) -> list[Annotation]:
+    def build(kind: str, _turns: dict[int, str], history: list[Annotation]) -> list[Annotation]:
         mine = current_of(history, author.strip(), role)
         targets = [None] if role == LEAD else sorted(mine, key=lambda k: -1 if k is None else k)
         return [
@@ -245,7 +261,7 @@ def adjudicate(
     if leads and lead.strip() not in leads:
         raise EvalcoreError(f"only the project's leads ({', '.join(leads)}) can adjudicate; you are {lead!r}")
 
-    def build(kind: str, _turns: set[int], history: list[Annotation]) -> list[Annotation]:
+    def build(kind: str, _turns: dict[int, str], history: list[Annotation]) -> list[Annotation]:
         return plan(kind, item_id, history, lead.strip(), (), item, role=LEAD)
 
     return _append(store, item_id, lead, expected_version, build)
@@ -299,11 +315,15 @@ def item_verdict(
     reason: str | None = None,
     note: str = "",
     unmarked: Sequence[int] = (),
-) -> ItemVerdict:
+    labelled: bool = False,
+) -> ItemVerdict | None:
     """The whole-item verdict from a review form. With no explicit `choice`, the item is rejected when a
     turn is rejected without a correction (for that turn's reason), and accepted when every judged turn
     has a verdict and none is an uncorrected rejection (a corrected conversation is a good one). Judged
-    turns left `unmarked` never count as accepted: then the reviewer must mark them or pick a verdict."""
+    turns left `unmarked` never count as accepted: then the reviewer must mark them or pick a verdict.
+    A reviewer who only `labelled` breakdowns (no turn verdict, no choice) gives no verdict: None."""
+    if labelled and not turns and choice is None:
+        return None
     uncorrected = [v for v in turns if v.label == "reject" and v.edited_content is None]
     if choice == ACCEPT:
         return ItemVerdict(label="accept", note=note.strip())

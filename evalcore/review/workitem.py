@@ -14,19 +14,22 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from evalcore.errors import NotFoundError
 from evalcore.generators.doc_qa.schema import CANNOTANSWER, is_cannot_answer
 from evalcore.items.current import read_item
-from evalcore.items.sql import latest_bodies
+from evalcore.items.sql import annotations_of, latest_bodies
 from evalcore.items.state import Policy, derive, policy_of
 from evalcore.items.tiers import ANNOTATOR, LEAD, TierState, TurnKey, turn_verdicts
 from evalcore.models import Annotation, Conversation, Document, TurnRole
 from evalcore.review.assignments import leads_of
+from evalcore.review.breakdown_labels import BREAKDOWN_ROLE, BreakdownLabel, current_labels, label_titles
 from evalcore.review.verdicts import current_of
 from evalcore.store import Store
 from evalcore.store import schema as t
 
 # Turns a reviewer accepts or rejects: what the system under test is expected to say or do.
 JUDGED_ROLES = (TurnRole.assistant, TurnRole.tool_call)
+SIMULATED = "simulation"  # the generator of simulated dialogues, whose target turns get breakdown labels
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,15 @@ class ItemView:
     leads: list[str]
     mine: dict[TurnKey, Annotation] = field(default_factory=dict)
     my_lead: dict[TurnKey, Annotation] = field(default_factory=dict)
+    breakdown_titles: list[str] = field(default_factory=list)  # empty: the item takes no breakdown labels
+    breakdown_labels: dict[str, dict[int, BreakdownLabel]] = field(default_factory=dict)  # by annotator
+
+    @property
+    def breakdown_turns(self) -> list[int]:
+        """The target turns an annotator labels breakdowns on (a simulated dialogue's assistant turns)."""
+        if not self.breakdown_titles:
+            return []
+        return [x.index for x in self.conversation.turns if x.role == TurnRole.assistant]
 
     @property
     def judged_turns(self) -> list[int]:
@@ -111,7 +123,9 @@ def open_item(store: Store, item_id: str, user: str | None = None) -> ItemView:
             )
         )
         spec_row = latest_bodies(conn, [item.spec_id]).get(item.spec_id) if item.spec_id else None
+        labels = annotations_of(conn, [item_id], (BREAKDOWN_ROLE,))[item_id]
     conversation = item.conversation()
+    titles = _breakdown_titles(store, conversation)
     policy = policy_of(settings)
     history = item.annotations
     grounding = {g for turn in conversation.turns for g in turn.grounding}
@@ -133,7 +147,21 @@ def open_item(store: Store, item_id: str, user: str | None = None) -> ItemView:
         leads=leads_of(settings),
         mine=current_of(history, user, ANNOTATOR) if user else {},
         my_lead=current_of(history, user, LEAD) if user else {},
+        breakdown_titles=titles,
+        breakdown_labels=current_labels(labels),
     )
+
+
+def _breakdown_titles(store: Store, conversation: Conversation) -> list[str]:
+    """The breakdown types offered on a simulated dialogue (those its run's detector judges against);
+    none for other conversations."""
+    if conversation.generator != SIMULATED:
+        return []
+    try:
+        params = store.run(conversation.provenance.run_id or "").params
+    except NotFoundError:  # a dialogue whose run is gone: judged as task-oriented, the detector's default
+        params = {}
+    return label_titles(bool(params.get("task_oriented", True)))
 
 
 def head_version(store: Store, item_id: str) -> tuple[int, str] | None:

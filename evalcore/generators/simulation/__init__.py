@@ -9,41 +9,30 @@ folders both ways (chatchecker), simulation runs in the store (store_ops), and w
 shows (views).
 """
 
-from evalcore.generators.simulation.breakdown_rules import annotate_offline, detect_offline
-from evalcore.generators.simulation.records import (
-    GENERATOR,
-    RUN_KIND,
-    BreakdownAnnotation,
-    BreakdownDecision,
-    Dialogue,
-    DialogueTurn,
-    DimensionRating,
-    FinishReason,
-)
-from evalcore.generators.simulation.store_ops import (
-    ImportedRun,
-    SimulationRun,
-    export_chatchecker_run,
-    import_chatchecker_run,
-    load_simulation_run,
-    simulation_statistics,
-)
+from evalcore import lazy_exports
 
-__all__ = [
-    "GENERATOR",
-    "RUN_KIND",
-    "BreakdownAnnotation",
-    "BreakdownDecision",
-    "Dialogue",
-    "DialogueTurn",
-    "DimensionRating",
-    "FinishReason",
-    "ImportedRun",
-    "SimulationRun",
-    "annotate_offline",
-    "detect_offline",
-    "export_chatchecker_run",
-    "import_chatchecker_run",
-    "load_simulation_run",
-    "simulation_statistics",
-]
+# Imported on first use: a reader of the taxonomy or the records does not load statistics and run folders.
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "evalcore.generators.simulation.breakdown_rules": ("annotate_offline", "detect_offline"),
+        "evalcore.generators.simulation.records": (
+            "GENERATOR",
+            "RUN_KIND",
+            "BreakdownAnnotation",
+            "BreakdownDecision",
+            "Dialogue",
+            "DialogueTurn",
+            "DimensionRating",
+            "FinishReason",
+        ),
+        "evalcore.generators.simulation.store_ops": (
+            "ImportedRun",
+            "SimulationRun",
+            "export_chatchecker_run",
+            "import_chatchecker_run",
+            "load_simulation_run",
+            "simulation_statistics",
+        ),
+    },
+)

@@ -141,17 +141,21 @@ def _of_run(conversation: Conversation, run_id: str) -> bool:
     return conversation.provenance.run_id == run_id
 
 
+def run_dialogues(store: Store, run_id: str) -> tuple[str, list[tuple[str, Dialogue]]]:
+    """The run's project and its dialogues with their conversation ids, in ChatChecker's reading order."""
+    pid = run_project(store, run_id)
+    found = [
+        (view.conversation.id, from_conversation(view.conversation))
+        for view in list_conversations(store, pid, generator=GENERATOR)
+        if _of_run(view.conversation, run_id)
+    ]
+    return pid, sorted(found, key=lambda pair: pair[1].sort_key())
+
+
 def load_simulation_run(store: Store, run_id: str) -> SimulationRun:
     """A simulation run with its dialogues (in ChatChecker's reading order) and personas by user."""
-    pid = run_project(store, run_id)
-    dialogues = sorted(
-        (
-            from_conversation(view.conversation)
-            for view in list_conversations(store, pid, generator=GENERATOR)
-            if _of_run(view.conversation, run_id)
-        ),
-        key=Dialogue.sort_key,
-    )
+    pid, pairs = run_dialogues(store, run_id)
+    dialogues = [dialogue for _, dialogue in pairs]
     personas: dict[str, Persona] = {}
     for dialogue in dialogues:
         if dialogue.persona_item and dialogue.user_name not in personas:
