@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
 from string import Template
 from urllib.parse import quote, unquote
 
@@ -13,7 +12,6 @@ from evalcore.errors import EvalcoreError
 from evalcore.jobs import failed_units, progress, request_stop
 from evalcore.jobs.control import held_by
 from evalcore.models import RunStatus
-from evalcore.specs.projection import warm_up
 from evalcore.store import Store, database_url
 from evalcore.store.secrets import redact
 
@@ -68,14 +66,6 @@ def quoted(value: object) -> str:
 @st.cache_resource(show_spinner=False)
 def _open_store(url: str) -> Store:
     return Store(url)
-
-
-@st.cache_resource(show_spinner=False)
-def warm_up_maps() -> threading.Thread:
-    """Compile the 2D map's code in the background, once per server, while people review specs."""
-    thread = threading.Thread(target=warm_up, name="evalcore-umap-warm-up", daemon=True)
-    thread.start()
-    return thread
 
 
 def store_or_stop() -> Store:

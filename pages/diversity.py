@@ -1,19 +1,17 @@
-"""Diversity and coverage: where the selected specs sit among the candidates, and what they cover."""
+"""Diversity and coverage: where the selected specs sit among the candidates, and what they cover.
 
-import hashlib
+The map and the curves are computed by a job in a worker (evalcore.specs.spec_map) and read here from the
+store; this page never fits a map."""
 
-import numpy as np
-import pandas as pd
-import plotly.express as px
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from evalcore.errors import EvalcoreError
-from evalcore.specs.projection import map_2d
-from evalcore.specs.selecting import load_candidates, metrics_by_k
-from evalcore.specs.store_ops import list_specs
-from pages._common import current_project, md, store_or_stop
+from evalcore.jobs.queue import enqueue
+from evalcore.models import RunStatus
+from evalcore.specs.charts import coverage_chart, curve_table, gap_chart, map_chart, map_frame
+from evalcore.specs.spec_map import map_changes, map_status, read_map, start_map
+from evalcore.specs.store_ops import current_selection
+from pages._common import current_project, md, show_error, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -22,123 +20,113 @@ if project_id is None:
     st.info("Import a project on Home first.")
     st.stop()
 
-views = list_specs(store, project_id)
-if len(views) < 2:
-    st.info("Generate at least two candidate specs on the Spec review page first.")
-    st.stop()
 
-# The heavy work is keyed by the candidates' ids and versions: it reruns only when a spec changes.
-fingerprint = hashlib.sha256("|".join(f"{v.spec.id}:{v.version}" for v in views).encode()).hexdigest()
+@st.cache_data(show_spinner=False, max_entries=4)
+def _map(run_id: str):
+    # A finished map run never changes: its id is the whole key.
+    return read_map(store, run_id)
 
 
-@st.cache_data(show_spinner="Embedding the candidates and drawing the map...", max_entries=8)
-def _map(project: str, key: str) -> tuple[pd.DataFrame, str]:
-    candidates = load_candidates(store, project)
-    points, method = map_2d(candidates.embeddings)
-    frame = pd.DataFrame(
-        {
-            "id": [v.spec.id for v in candidates.views],
-            "x": points[:, 0],
-            "y": points[:, 1],
-            "scenario": [v.spec.scenario for v in candidates.views],
-            "category": [v.spec.category for v in candidates.views],
-            "document": [v.spec.documents[0] if v.spec.documents else "(none)" for v in candidates.views],
-        }
+def _start(refit: bool) -> None:
+    try:
+        enqueue(store, start_map(store, project_id, refit=refit).id)
+    except EvalcoreError as exc:
+        show_error(exc)
+
+
+status = map_status(store, project_id)
+if status.failed is not None:
+    st.error(f"The latest map job stopped: {md(status.failed.stopped_reason or 'no reason recorded')}")
+if status.latest is None and status.job is None:
+    if store.count_items(project_id).get("spec", 0) < 2:
+        st.info("Generate at least two candidate specs on the Spec review page first.")
+        st.stop()
+    if status.failed is None:
+        _start(refit=True)  # nothing to show yet: the first map is computed without asking
+        status = map_status(store, project_id)
+    elif st.button("Try again", type="primary"):
+        _start(refit=True)
+        st.rerun()
+job, map_run = status.job, status.latest
+
+
+@st.fragment(run_every=2.0)
+def _wait(run_id: str) -> None:
+    """While a map job is queued or running: say so, and redraw the page once it has ended."""
+    run = store.run(run_id)
+    if run.status not in (RunStatus.pending, RunStatus.running):
+        st.rerun()
+    state = "waiting for a worker" if run.status == RunStatus.pending else "being computed by a worker"
+    st.info(
+        f"The map is {state} ({run.id}). It appears here when done; the page need not stay open. "
+        "`evalcore serve` starts a worker beside the dashboard, `evalcore worker` starts one alone.",
+        icon=":material/hourglass_top:",
     )
-    return frame, method
 
 
-@st.cache_data(show_spinner="Measuring Greedy, Random and Max-Min...", max_entries=8)
-def _curves(project: str, key: str, ks: tuple[int, ...]) -> pd.DataFrame:
-    points = metrics_by_k(load_candidates(store, project), list(ks))
-    return pd.DataFrame([p.__dict__ for p in points])
-
-
-try:
-    frame, method = _map(project_id, fingerprint)
-except EvalcoreError as exc:
-    st.error(md(exc))
+if job is not None:
+    _wait(job.id)
+if map_run is None:
     st.stop()
-selected = {v.spec.id for v in views if v.spec.selected}
-frame["selected"] = frame["id"].isin(selected)
+
+spec_map = _map(map_run)
+changes = map_changes(store, project_id, spec_map)
+selected = set(current_selection(store, project_id))
+documents = store.documents(project_id)
+titles = {d.id: d.title for d in documents}
+frame = map_frame(spec_map, selected, titles)
 if not selected:
     st.warning("No selection yet: select specs on the Spec review page to see them highlighted.")
 
-st.subheader(f"Candidates on a 2D map ({method})")
+st.subheader(f"Candidates on a 2D map ({spec_map.method})")
+fitted = f"{spec_map.method} layout fitted at {spec_map.fitted_at:%Y-%m-%d %H:%M} UTC"
+if spec_map.placed:
+    fitted += f"; {spec_map.placed} spec(s) placed since by their nearest neighbours"
+if changes:
+    st.warning(
+        f"The map is stale: since it was drawn, {changes.added} spec(s) were added, {changes.changed} saved "
+        f"(edited, reviewed or locked) and {changes.removed} removed. Update it to place new and reworded "
+        "specs by their nearest neighbours (the layout stays), or refit every point.",
+        icon=":material/update:",
+    )
+left, right, _ = st.columns([2, 2, 3])
+if changes and left.button("Update the map", type="primary", disabled=job is not None):
+    _start(refit=False)
+    st.rerun()
+if right.button("Refit the map", disabled=job is not None, help="Fit every point again (a minute at 5,000)."):
+    _start(refit=True)
+    st.rerun()
 colour = st.radio("Colour by", ["category", "document"], horizontal=True)
-fig = px.scatter(
-    frame.assign(
-        size=np.where(frame["selected"], 14, 7), status=np.where(frame["selected"], "selected", "candidate")
-    ),
-    x="x",
-    y="y",
-    color=colour,
-    symbol="status",
-    symbol_map={"selected": "star", "candidate": "circle"},
-    size="size",
-    size_max=14,
-    hover_data={"scenario": True, "x": False, "y": False, "size": False},
-    height=520,
-)
-fig.update_layout(xaxis_title=None, yaxis_title=None, legend_title_text=None, margin={"t": 10})
-st.plotly_chart(fig, width="stretch")
+st.plotly_chart(map_chart(frame, colour), width="stretch")
 st.caption(
-    f"{len(frame)} candidates (rejected specs excluded), {len(selected)} selected (stars). "
-    f"Nearby points are specs with similar wording; {method} of their embeddings."
+    f"{len(frame)} candidates (rejected specs excluded), {int(frame['selected'].sum())} selected (stars). "
+    f"Nearby points are specs with similar wording. {fitted}."
 )
 
 st.subheader("Which documents the selected specs cover")
-chosen = [v.spec for v in views if v.spec.selected]
-documents = [d.id for d in store.documents(project_id)]
+chosen = [(p.id, p.scenario, p.documents) for p in spec_map.points if p.id in selected]
 if chosen:
-    matrix = np.array([[1 if d in s.documents else 0 for s in chosen] for d in documents])
-    heat = go.Figure(
-        go.Heatmap(
-            z=matrix,
-            x=[s.scenario[:40] for s in chosen],
-            y=documents,
-            colorscale=[[0, "#f3f4f6"], [1, "#2563eb"]],
-            showscale=False,
-            hovertemplate="%{y}<br>%{x}<extra></extra>",
-        )
-    )
-    heat.update_layout(
-        height=max(320, 22 * len(documents)), margin={"t": 10}, xaxis={"showticklabels": False}
-    )
-    st.plotly_chart(heat, width="stretch")
-    uncovered = [d for d, row in zip(documents, matrix, strict=True) if not row.any()]
-    covered = len(documents) - len(uncovered)
+    ordered = [(d.id, d.title) for d in documents]
+    st.plotly_chart(coverage_chart(chosen, ordered), width="stretch", config={"displayModeBar": False})
+    cited = {d for _, _, docs in chosen for d in docs}
+    uncovered = [title for doc_id, title in ordered if doc_id not in cited]
     st.caption(
-        f"{covered} of {len(documents)} documents covered."
-        + (f" Not covered: {', '.join(uncovered)}." if uncovered else "")
+        f"{len(ordered) - len(uncovered)} of {len(ordered)} documents covered."
+        + (f" Not covered: {md(', '.join(uncovered))}." if uncovered else "")
     )
 
-st.subheader("SPWD, Var Div and Coverage against k")
-top = len(frame)
-ks = tuple(sorted({k for k in (2, 5, 10, 15, 20, 30, 40, 50, 75, 100) if k <= top} | {min(top, 30)}))
-curves = _curves(project_id, fingerprint, ks)
-panel = make_subplots(rows=1, cols=3, subplot_titles=("SPWD", "Var Div", "Coverage (documents)"))
-colours = {"greedy": "#2563eb", "random": "#9ca3af", "maxmin": "#f59e0b"}
-for i, metric in enumerate(("spwd", "var_div", "coverage"), start=1):
-    for name, group in curves.groupby("method"):
-        panel.add_trace(
-            go.Scatter(
-                x=group["k"],
-                y=group[metric],
-                name=name,
-                mode="lines+markers",
-                line={"color": colours[name]},
-                legendgroup=name,
-                showlegend=i == 1,
-            ),
-            row=1,
-            col=i,
-        )
-panel.update_layout(height=340, margin={"t": 40})
-st.plotly_chart(panel, width="stretch")
-note = "Greedy is the method (log-det diversity + document coverage); Random is the mean of 10 seeds."
-start = int(curves["k"].min())
-if start > ks[0]:
-    # metrics_by_k moves every k below the number of locked and human specs up to it.
-    note += f" The curves start at k = {start}: every selection keeps the {start} locked and human specs."
-st.caption(note)
+st.subheader("What Greedy and Max-Min gain over Random, against k")
+if spec_map.curves:
+    st.plotly_chart(gap_chart(spec_map.curves), width="stretch", config={"displayModeBar": False})
+    note = (
+        "Each point is the method's selection of k specs minus Random's (mean of 10 seeds) at the same k: "
+        "above the dotted zero line the method beats picking at random. Greedy is the method (log-det "
+        "diversity + document coverage)."
+    )
+    start = min(c.k for c in spec_map.curves)
+    if start > 2:
+        # metrics_by_k moves every k below the number of locked and human specs up to it.
+        note += f" The curves start at k = {start}: every selection keeps the {start} locked and human specs."
+    st.caption(note)
+    with st.expander("The values"):
+        st.dataframe(curve_table(spec_map.curves), hide_index=True, width="stretch")

@@ -32,7 +32,6 @@ from pages._common import (
     show_error,
     show_flash,
     store_or_stop,
-    warm_up_maps,
 )
 
 store = store_or_stop()
@@ -72,8 +71,6 @@ def _show_refusal(spec_id: str) -> None:
 
 views = list_specs(store, project_id)
 show_flash()
-if views:
-    warm_up_maps()  # the diversity page's map is usually next: compile it while the user reviews
 
 # ------------------------------------------------------------------ generate and select
 with st.expander("Generate and select", expanded=not any(v.spec.selected for v in views)):

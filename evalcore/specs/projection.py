@@ -1,4 +1,5 @@
-"""2D maps of spec embeddings for the diversity page: UMAP, with PCA when there are too few points."""
+"""2D maps of spec embeddings for the diversity page: UMAP, with PCA when there are too few points, and the
+placement of new points on a fitted map by their nearest neighbours (evalcore.specs.spec_map runs both)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,29 @@ def map_2d(embeddings: np.ndarray, seed: int = 0) -> tuple[np.ndarray, str]:
         return reducer.fit_transform(x), "UMAP"
 
 
-def warm_up() -> None:
-    """Import UMAP and compile its kernels on a tiny input (~20 s once per process), so the first real
-    map is quick; the dashboard runs this in a background thread at start."""
-    map_2d(np.random.default_rng(0).normal(size=(MIN_UMAP_POINTS + 5, 8)))
+# How many fitted neighbours place a new point: enough to average out one odd neighbour, few enough to
+# stay inside its cluster.
+NEIGHBOURS = 5
+
+
+def place_by_neighbours(
+    fitted: np.ndarray, points: np.ndarray, new: np.ndarray, k: int = NEIGHBOURS
+) -> np.ndarray:
+    """2D positions of `new` embeddings on a map fitted on `fitted` (whose positions are `points`): each
+    at the mean of its k most cosine-similar fitted points, weighted by similarity. Not UMAP's own
+    transform (its fitted model would have to be kept between processes); close to it where a new spec
+    resembles some fitted ones, which is what nearby points on the map mean."""
+    fitted, points, new = (np.asarray(a, dtype=float) for a in (fitted, points, new))
+    if len(new) == 0:
+        return np.zeros((0, 2))
+    if len(fitted) == 0:
+        raise ValueError("no fitted points to place new ones by")
+
+    def unit(x: np.ndarray) -> np.ndarray:
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+    similarity = unit(new) @ unit(fitted).T
+    k = min(k, len(fitted))
+    nearest = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
+    weights = np.maximum(np.take_along_axis(similarity, nearest, axis=1), 0.0) + 1e-6
+    return np.einsum("mk,mkd->md", weights, points[nearest]) / weights.sum(axis=1, keepdims=True)

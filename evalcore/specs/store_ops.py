@@ -18,6 +18,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.models import Provenance, Spec, SpecStatus
 from evalcore.specs.drafts import SpecDraft
 from evalcore.store import Revision, Store
+from evalcore.store import schema as t
 from evalcore.store.store import new_id
 
 KIND = "spec"
@@ -58,6 +59,39 @@ def list_specs(store: Store, project_id: str) -> list[SpecView]:
     """Every spec of a project, oldest first, with its selection flag."""
     selected = set(current_selection(store, project_id))
     return [_view(rev, selected) for rev in store.list_current(project_id, KIND)]
+
+
+def spec_versions(store: Store, project_id: str) -> dict[str, int]:
+    """Each spec's head version, by id: one query, no body read (what a cached view of the specs is
+    compared against)."""
+    rev, items = t.revisions, t.items
+    query = (
+        sa.select(rev.c.item_id, sa.func.max(rev.c.version))
+        .join(items, items.c.id == rev.c.item_id)
+        .where(items.c.project_id == project_id, items.c.kind == KIND)
+        .group_by(rev.c.item_id)
+    )
+    with store.read() as conn:
+        return {item_id: int(version) for item_id, version in conn.execute(query)}
+
+
+def spec_stamp(store: Store, project_id: str) -> tuple[int, str, str]:
+    """What the project's spec list depends on, cheaply: the number of spec revisions, the latest one's
+    time, and the latest selection run. Any add, edit, review, lock or re-selection changes it, so a
+    page caches its spec list on it."""
+    rev, items, runs = t.revisions, t.items, t.runs
+    with store.read() as conn:
+        n, latest = conn.execute(
+            sa.select(sa.func.count(), sa.func.max(rev.c.created_at))
+            .join(items, items.c.id == rev.c.item_id)
+            .where(items.c.project_id == project_id, items.c.kind == KIND)
+        ).one()
+        selection = conn.scalar(
+            sa.select(sa.func.max(runs.c.finished_at)).where(
+                runs.c.project_id == project_id, runs.c.kind == SELECT_KIND, runs.c.status == "finished"
+            )
+        )
+    return int(n), str(latest), str(selection)
 
 
 def get_spec(store: Store, project_id: str, spec_id: str) -> SpecView:
