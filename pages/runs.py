@@ -9,6 +9,7 @@ from evalcore.llm import Registry
 from evalcore.models import RunStatus, Target
 from evalcore.runs import RUN_KIND, create_run, request_stop, run_progress
 from evalcore.runs.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
+from evalcore.runs.targets.config import DEMO_FLOWS_NAME
 from pages._common import current_project, current_user, md, show_error, show_holders, store_or_stop
 
 store = store_or_stop()
@@ -83,7 +84,7 @@ with st.expander("Add or replace a target"):
                 show_error(exc)
             except ValueError as exc:  # JSON of the template, or the record itself
                 st.error(f"Not saved: {md(exc)}")
-    saved_names = [t.name for t in targets if t.name != DEMO_NAME]
+    saved_names = [t.name for t in targets if t.name not in (DEMO_NAME, DEMO_FLOWS_NAME)]
     if saved_names:
         gone = st.selectbox("Remove a saved target", ["-", *saved_names], key="target_remove")
         if gone != "-" and st.button(f"Remove {md(gone)}"):

@@ -82,7 +82,7 @@ def test_add_a_target_and_refuse_a_key_in_the_form(db_url):
     [save] = [b for b in at.button if b.label == "Save target"]
     save.click().run()
     assert any("Saved target local\\-llm" in str(s.value) for s in at.success)  # the name shown as text
-    assert [t.name for t in list_targets(store, pid)] == ["demo", "local-llm"]
+    assert [t.name for t in list_targets(store, pid)] == ["demo", "demo-flows", "local-llm"]
 
 
 def test_report_tables_charts_exports_and_a_drill_down(db_url):

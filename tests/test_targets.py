@@ -346,9 +346,11 @@ def test_demo_target_answers_from_the_best_passage_and_only_reads_the_last_messa
 
 
 def test_targets_are_project_settings_and_never_hold_secrets(project):
-    assert [t.name for t in list_targets(project, PROJECT)] == ["demo"], "the demo target is built in"
+    assert [t.name for t in list_targets(project, PROJECT)] == ["demo", "demo-flows"], (
+        "the demo targets are built in"
+    )
     save_target(project, PROJECT, Target(name="bot", kind="openai", config={"model": "gpt-4o-mini"}))
-    assert [t.name for t in list_targets(project, PROJECT)] == ["demo", "bot"]
+    assert [t.name for t in list_targets(project, PROJECT)] == ["demo", "demo-flows", "bot"]
     assert get_target(project, PROJECT, "bot").config["cache"] is True, "defaults filled in"
     bad = [
         Target(
@@ -369,4 +371,4 @@ def test_targets_are_project_settings_and_never_hold_secrets(project):
             save_target(project, PROJECT, target)
     assert "sk-" not in json.dumps(project.project(PROJECT).settings)
     remove_target(project, PROJECT, "bot")
-    assert [t.name for t in list_targets(project, PROJECT)] == ["demo"]
+    assert [t.name for t in list_targets(project, PROJECT)] == ["demo", "demo-flows"]

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 
 from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, project_id_of
+from evalcore.cli.scenario_run import run as run_command
 from evalcore.errors import EvalcoreError, ValidationFailed
 
 app = typer.Typer(
@@ -156,3 +157,6 @@ def from_specs(
             f"project {pid}: {len(result.added)} added, {len(result.updated)} updated, "
             f"{len(result.unchanged)} unchanged"
         )
+
+
+app.command("run")(friendly(run_command))

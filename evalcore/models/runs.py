@@ -20,13 +20,18 @@ class TargetKind(StrEnum):
     python = "python"
     demo = "demo"
     agent = "agent"  # the built-in offline procedure agents (evalcore.runs.targets.acting)
+    rasa = "rasa"  # a Rasa (or Rasa-compatible) assistant: REST webhook and tracker (reports events)
+    http_events = "http_events"  # a JSON endpoint whose response also carries events
+    demo_flows = "demo_flows"  # the built-in flow assistant over the project's procedures (reports events)
 
 
 class Target(Record):
     """A system under test, configured per project. Secrets are named by environment variable only."""
 
     name: str = Field(description="Name used on the CLI and in reports.")
-    kind: TargetKind = Field(description="openai, anthropic, http, python or demo.")
+    kind: TargetKind = Field(
+        description="openai, anthropic, http, python, demo, rasa, http_events or demo_flows."
+    )
     model: str | None = Field(default=None, description="Model the target runs on, for the judge guard.")
     config: dict[str, Any] = Field(default_factory=dict, description="Base URL, system prompt, template ...")
 

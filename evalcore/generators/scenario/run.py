@@ -9,11 +9,38 @@ resumes at the repetitions not committed. `load_scenario_results` reads a run's 
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
 from pydantic import Field
 
-from evalcore.generators.scenario.verdict import ScenarioVerdict
+from evalcore import __version__, jobs
+from evalcore.errors import EvalcoreError
+from evalcore.generators.scenario.domain import Domain
+from evalcore.generators.scenario.events import Event, events_from_json, with_events
+from evalcore.generators.scenario.records import Scenario
+from evalcore.generators.scenario.store_ops import StoredScenario
+from evalcore.generators.scenario.verdict import ScenarioVerdict, judge_conversation
+from evalcore.generators.simulation.records import FinishReason
+from evalcore.generators.simulation.simulator import (
+    SIMULATE_USER_TURN,
+    Briefing,
+    Limits,
+    SimulatedDialogue,
+    SimulationStopped,
+    simulate_dialogue,
+)
+from evalcore.items.store_ops import add_conversation
+from evalcore.jobs.control import PROGRESS_TOTAL
+from evalcore.llm.client import ModelClient
+from evalcore.models import Conversation, Provenance, Run, RunStatus, Target, Turn, TurnRole
 from evalcore.models.common import Record
+from evalcore.runs.targets import TargetCrash, build_adapter, describe, get_target
+from evalcore.runs.targets.sessions import EVENTS_DETAIL, EventTarget
 from evalcore.store import Store
+from evalcore.store.store import new_id
 
 RUN_KIND = "scenario"
 GENERATOR = "scenario"
@@ -50,3 +77,301 @@ def load_scenario_results(store: Store, run_id: str) -> list[ScenarioResult]:
         out.append((key, record))
     out.sort(key=lambda pair: (pair[0].split("#")[0], pair[1].repetition))
     return [record for _, record in out]
+
+
+# ------------------------------------------------------------------------------------------------ the job
+
+MAX_RUN_COUNT = 10  # seed 003 / issue 19: run_count is 1-10
+DEFAULT_CONCURRENCY = 2
+
+
+@dataclass(frozen=True)
+class ScenarioRunOutcome:
+    """What one `execute_scenario_run` call did, and where the run stands."""
+
+    run: Run
+    played: int  # conversations finished by this call
+    done: int  # units of the run committed so far
+    total: int
+    failed: list[str]
+
+
+def _entry(stored: Scenario | StoredScenario) -> dict[str, Any]:
+    if isinstance(stored, StoredScenario):
+        body = stored.scenario.model_dump(mode="json")
+        return {
+            "name": stored.scenario.name,
+            "item_id": stored.item_id,
+            "file": stored.file,
+            "scenario": body,
+        }
+    return {"name": stored.name, "item_id": None, "file": None, "scenario": stored.model_dump(mode="json")}
+
+
+def domain_warnings(domain: Domain | None, scenarios: Sequence[Scenario]) -> list[str]:
+    """One line per slot or flow a scenario names that the target's domain lacks."""
+    if domain is None:
+        return []
+    out = []
+    for scenario in scenarios:
+        for loc, why in domain.problems(scenario):
+            out.append(f"scenario '{scenario.name}' [{'.'.join(str(p) for p in loc)}]: {why}")
+    return out
+
+
+def create_scenario_run(
+    store: Store,
+    project_id: str,
+    target: str,
+    scenarios: Sequence[Scenario | StoredScenario],
+    *,
+    run_count: int = 1,
+    seed: int = 0,
+    simulator_model: str | None = None,
+    judge_model: str | None = None,
+    max_user_turns: int | None = None,
+    strict: bool = False,
+    budget: dict[str, float] | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+) -> Run:
+    """Record a scenario run (status pending): each scenario `run_count` times against `target`.
+
+    The target must report events (rasa, http_events, demo_flows). A scenario naming a slot or flow the
+    target's domain lacks is a warning on the run, or, with `strict`, refused before anything runs.
+    """
+    if not 1 <= run_count <= MAX_RUN_COUNT:
+        raise EvalcoreError(f"run_count must be 1 to {MAX_RUN_COUNT} (got {run_count})")
+    if not scenarios:
+        raise EvalcoreError("no scenario to run: give scenario files, or import some and use --all")
+    chosen = get_target(store, project_id, target)
+    llm = ModelClient(store, project_id)
+    adapter = build_adapter(store, project_id, chosen, llm)
+    if not isinstance(adapter, EventTarget):
+        raise EvalcoreError(
+            f"target '{chosen.name}' ({chosen.kind.value}) reports no events, so assertions cannot be "
+            "checked: use a rasa, http_events or demo_flows target (the built-in one is demo-flows)"
+        )
+    entries = [_entry(s) for s in scenarios]
+    parsed = [Scenario.model_validate(e["scenario"]) for e in entries]
+    warnings = domain_warnings(adapter.domain(), parsed)
+    if warnings and strict:
+        raise EvalcoreError("the target's domain lacks what scenarios name:\n" + "\n".join(warnings))
+    card = store.system_card(project_id)
+    info = card.chatbot_info.model_dump(mode="json") if card else {"name": store.project(project_id).title}
+    limits = Limits.of_card(card)
+    if max_user_turns:
+        limits = Limits(max_user_turns, limits.typical_user_turn_length, limits.max_user_turn_length)
+    units = [
+        {"key": unit_key(i, n), "index": i, "repetition": n}
+        for i in range(len(entries))
+        for n in range(1, run_count + 1)
+    ]
+    params: dict[str, Any] = {
+        "project_id": project_id,
+        "target": chosen.model_dump(mode="json"),
+        "target_description": describe(chosen),
+        "scenarios": entries,
+        "run_count": run_count,
+        "units": units,
+        "seed": seed,
+        "simulator_model": simulator_model,
+        "judge_model": judge_model,
+        "chatbot_info": info,
+        "limits": limits.__dict__,
+        "concurrency": max(1, int(concurrency)),
+        PROGRESS_TOTAL: len(units),
+        **jobs.entry_point(resume),
+    }
+    run = Run(
+        id=new_id("run"),
+        kind=RUN_KIND,
+        params=params,
+        target=chosen.name,
+        judge=judge_model,
+        budget=budget or {},
+        code_version=__version__,
+    )
+    run = store.start_run(project_id, run, pending=True)
+    for warning in warnings:
+        store.add_run_warning(run.id, warning)
+    return store.run(run.id)
+
+
+def conversation_turns(sim: SimulatedDialogue, setup: Sequence[Event]) -> list[Turn]:
+    """The dialogue's turns, each carrying its events: the setup's on the first turn, a user message's
+    own event on its turn, and what the assistant did in reply on the reply's turn."""
+    turns = [Turn(index=i, role=t.role, content=t.content) for i, t in enumerate(sim.turns)]
+    per_turn: list[list[Event]] = [[] for _ in turns]
+    if per_turn:
+        per_turn[0] += list(setup)
+    for i, details in enumerate(sim.target_details):
+        events = events_from_json((details or {}).get(EVENTS_DETAIL) or [])
+        split = next((k for k, e in enumerate(events) if e.type != "user_uttered"), len(events))
+        if i > 0:
+            per_turn[i - 1] += events[:split]
+            per_turn[i] += events[split:]
+        else:
+            per_turn[i] += events
+    if sim.error and turns and turns[-1].role == TurnRole.assistant and sim.target_details[-1] is None:
+        turns[-1] = turns[-1].model_copy(update={"metadata": {"crash": sim.error}})
+    return [with_events(turn, events) for turn, events in zip(turns, per_turn, strict=True)]
+
+
+class _Worker:
+    """Plays and judges the repetitions of one run (shared by the job's threads)."""
+
+    def __init__(self, store: Store, run: Run, llm: ModelClient, adapter: EventTarget) -> None:
+        self.store, self.run, self.llm, self.adapter = store, run, llm, adapter
+        params = run.params
+        self.pid = params["project_id"]
+        self.target = Target.model_validate(params["target"])
+        self.limits = Limits(**params["limits"])
+        self.scenarios = [Scenario.model_validate(e["scenario"]) for e in params["scenarios"]]
+        self.played = 0
+        self._count = threading.Lock()
+
+    def work(self, unit: dict[str, Any], claim: jobs.Claim) -> None:
+        params = self.run.params
+        entry, scenario = params["scenarios"][unit["index"]], self.scenarios[unit["index"]]
+        seed = int(params.get("seed") or 0) * 1000 + params["units"].index(unit)
+        conversation_id = new_id("scn")
+        briefing = Briefing(
+            f"scenario_{unit['index'] + 1}", context=scenario.simulation_context, slots=scenario.initial_slots
+        )
+        try:
+            session = self.adapter.open_session(conversation_id, scenario.initial_slots)
+        except TargetCrash as e:
+            with claim.commit() as writer:
+                writer.fail(f"target: session start or slot injection failed: {e}")
+            return
+        try:
+            sim = simulate_dialogue(
+                briefing,
+                session,
+                self.llm,
+                chatbot_info=params["chatbot_info"],
+                limits=self.limits,
+                seed=seed,
+                model=params.get("simulator_model"),
+                should_stop=lambda: claim.stopping,
+            )
+        except SimulationStopped as e:
+            raise jobs.UnitStopped(str(e)) from None
+        if sim.finish_reason == FinishReason.user_simulator_error:
+            with claim.commit() as writer:
+                said = [t.model_dump(mode="json") for t in sim.turns]
+                writer.fail(f"user simulator: {sim.error}", {"turns": said})
+            return
+        turns = conversation_turns(sim, session.setup_events)
+        verdict = judge_conversation(
+            self.llm, scenario, turns, judge=params.get("judge_model"), target_model=self.target.model
+        )
+        models = list(dict.fromkeys(sim.simulator_models + [c.model for c in verdict.criteria]))
+        provenance = Provenance(
+            producer=", ".join(models) or "offline",
+            provider=next((m.split("/")[0] for m in models if not m.startswith("offline/")), "offline"),
+            task=SIMULATE_USER_TURN.name,
+            prompt_version=SIMULATE_USER_TURN.prompt_version,
+            inputs=[entry["item_id"]] if entry.get("item_id") else [],
+            seed=seed,
+            run_id=self.run.id,
+        )
+        metadata = {
+            "scenario": scenario.name,
+            "scenario_item": entry.get("item_id"),
+            "repetition": unit["repetition"],
+            "target": self.target.name,
+            "finish_reason": sim.finish_reason.value,
+            "error": sim.error,
+            "passed": verdict.passed,
+        }
+        conversation = Conversation(
+            id=conversation_id, generator=GENERATOR, turns=turns, metadata=metadata, provenance=provenance
+        )
+        with claim.commit() as writer:
+            cid = add_conversation(self.store, self.pid, conversation, conn=writer.conn)
+            writer.result = {
+                "scenario": scenario.name,
+                "repetition": unit["repetition"],
+                "conversation": cid,
+                "passed": verdict.passed,
+                "finish_reason": sim.finish_reason.value,
+                "verdict": verdict.model_dump(mode="json"),
+            }
+        with self._count:
+            self.played += 1
+
+
+def execute_scenario_run(
+    store: Store,
+    run_id: str,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+    retry_failed: bool = False,
+    budget: dict[str, float] | None = None,
+) -> ScenarioRunOutcome:
+    """Play the run's repetitions not done yet (a first start or a resume). Configuration errors (an
+    unreachable target, an unknown model) mark the run failed and raise."""
+    run = store.run(run_id)
+    if run.kind != RUN_KIND or "units" not in run.params:
+        raise EvalcoreError(f"'{run_id}' is not a scenario run (kind {run.kind})")
+    pid = run.params["project_id"]
+    run = store.start_run(pid, run.model_copy(update={"budget": budget}) if budget is not None else run)
+    if retry_failed:
+        jobs.retry_failed(store, run.id)
+    llm = ModelClient(store, pid, run_id=run.id)
+    try:
+        llm.registry.resolve("simulator", run.params.get("simulator_model"))
+        llm.registry.resolve("judge", run.params.get("judge_model"))
+        adapter = build_adapter(store, pid, Target.model_validate(run.params["target"]), llm)
+        if not isinstance(adapter, EventTarget):
+            raise EvalcoreError(f"target '{run.target}' reports no events")
+    except EvalcoreError as e:
+        store.finish_run(run.id, RunStatus.failed, str(e))
+        raise
+    worker = _Worker(store, run, llm, adapter)
+    units = {u["key"]: u for u in run.params["units"]}
+    report = jobs.run_units(
+        store,
+        run.id,
+        list(units),
+        lambda claim: worker.work(units[claim.key], claim),
+        concurrency=int(run.params.get("concurrency") or DEFAULT_CONCURRENCY),
+        on_progress=on_progress,
+    )
+    done = jobs.progress(store, report.run)[0]
+    return ScenarioRunOutcome(report.run, worker.played, done, len(units), report.failed)
+
+
+def resume(store: Store, run_id: str) -> ScenarioRunOutcome:
+    """Resume a scenario run with its own parameters (what a queue worker calls)."""
+    return execute_scenario_run(store, run_id)
+
+
+def run_scenarios(
+    store: Store,
+    project_id: str,
+    target: str,
+    scenarios: Sequence[Scenario | StoredScenario],
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+    **options: Any,
+) -> ScenarioRunOutcome:
+    """Create a scenario run (options as for `create_scenario_run`) and play it to the end."""
+    run = create_scenario_run(store, project_id, target, scenarios, **options)
+    return execute_scenario_run(store, run.id, on_progress=on_progress)
+
+
+def scenario_runs(store: Store, project_id: str) -> list[Run]:
+    """The project's scenario runs, newest first."""
+    return store.runs(project_id, kind=RUN_KIND)
+
+
+def pass_shares(run: Run, results: Sequence[ScenarioResult]) -> list[tuple[str, int, int, int]]:
+    """Per scenario of the run, in its order: (name, passed, failed or unscored, repetitions played)."""
+    out = []
+    for entry in run.params.get("scenarios") or []:
+        mine = [r for r in results if r.scenario == entry["name"]]
+        passed = sum(1 for r in mine if r.verdict.passed is True)
+        out.append((entry["name"], passed, len(mine) - passed, len(mine)))
+    return out

@@ -299,6 +299,26 @@ def build_adapter(store: Store, project_id: str, target: Target, client: ModelCl
         return HTTPTarget(target, config, client)  # type: ignore[arg-type]
     if target.kind == TargetKind.python:
         return PythonTarget(target, config)  # type: ignore[arg-type]
+    if target.kind in (TargetKind.rasa, TargetKind.http_events, TargetKind.demo_flows):
+        return _event_target(store, project_id, target, config, client)
     from evalcore.runs.targets.demo import DemoTarget
 
     return DemoTarget(target, config, store.documents(project_id))  # type: ignore[arg-type]
+
+
+def _event_target(
+    store: Store, project_id: str, target: Target, config: Any, client: ModelClient
+) -> TargetAdapter:
+    """The targets that report events (each in its own module, imported when used)."""
+    if target.kind == TargetKind.rasa:
+        from evalcore.runs.targets.rasa import RasaTarget
+
+        return RasaTarget(target, config, client)
+    if target.kind == TargetKind.http_events:
+        from evalcore.runs.targets.http_events import HTTPEventsTarget
+
+        return HTTPEventsTarget(target, config, client)
+    from evalcore.runs.targets.demo_flows import DemoFlowsTarget
+
+    inputs = (store.procedures(project_id), store.tools(project_id), store.documents(project_id))
+    return DemoFlowsTarget(target, config, *inputs)

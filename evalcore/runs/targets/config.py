@@ -1,6 +1,6 @@
 """Targets (systems under test) configured per project, kept in the project setting `targets`.
 
-Five kinds, each with its own validated configuration:
+Each kind has its own validated configuration:
 
 - `openai`: any OpenAI-compatible chat endpoint (OpenAI itself, vLLM, Ollama, llama.cpp): `base_url`
   (empty = OpenAI, or $OPENAI_BASE_URL), `model`, `system_prompt`, `api_key_env`;
@@ -12,7 +12,12 @@ Five kinds, each with its own validated configuration:
   the reply text;
 - `agent`: a built-in offline agent for procedure tests, `agent` demo, oracle or null (the openai,
   anthropic and http kinds act with tools too: `evalcore.runs.targets.acting`);
-- `demo`: the built-in offline retrieval bot over the project's documents (`evalcore.runs.targets.demo`).
+- `demo`: the built-in offline retrieval bot over the project's documents (`evalcore.runs.targets.demo`);
+- targets that report events, for scenario tests: `rasa` (a Rasa assistant's REST channel and tracker,
+  `evalcore.runs.targets.rasa`), `http_events` (an `http` target whose response also lists events,
+  mapped by `event_types` / `event_fields`, `evalcore.runs.targets.http_events`) and `demo_flows` (the
+  built-in flow assistant over the project's procedures, with seeded defects,
+  `evalcore.runs.targets.demo_flows`; built in as `demo-flows`).
 
 Secrets are never stored: keys are named by environment variable (`api_key_env`, `${NAME}` in header
 values), and a header that carries credentials without a `${NAME}` reference is refused.
@@ -31,6 +36,7 @@ from evalcore.store import Store
 
 SETTING = "targets"
 DEMO_NAME = "demo"
+DEMO_FLOWS_NAME = "demo-flows"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -85,6 +91,11 @@ class HTTPConfig(_Config):
     action_path: str = Field(
         default="action", description="Where a tool call {name, arguments} is in the response (tests)."
     )
+    end_path: str | None = Field(
+        default=None,
+        description="Where the response JSON says the conversation is over (true ends it), e.g. "
+        "'is_finished'; absent or false: it goes on.",
+    )
     system_prompt: str = Field(default="", description="Value of {{system_prompt}} in the template.")
 
     @field_validator("url")
@@ -128,6 +139,61 @@ class DemoConfig(_Config):
     sentences: int = Field(
         default=2, ge=1, le=6, description="Sentences of the best passage it answers with."
     )
+    end_on_farewell: bool = Field(
+        default=True,
+        description="Answer a user's leave-taking ('thanks, bye') with a goodbye and end the conversation.",
+    )
+
+
+class RasaConfig(_Config):
+    """A Rasa (or Rasa-compatible) assistant: REST channel and tracker (evalcore.runs.targets.rasa)."""
+
+    url: str = Field(description="Base URL of the assistant's server, e.g. http://localhost:5005.")
+    headers: dict[str, str] = Field(default_factory=dict, description="Headers; use ${ENV} for secrets.")
+    token_env: str | None = Field(
+        default=None, description="Environment variable holding the server's auth token (?token=)."
+    )
+    domain: list[str] = Field(
+        default_factory=list, description="The assistant's domain and flow files or folders (slots, flows)."
+    )
+
+    _url = field_validator("url")(HTTPConfig._url.__func__)  # type: ignore[attr-defined]
+    _headers = field_validator("headers")(HTTPConfig._headers.__func__)  # type: ignore[attr-defined]
+
+    @field_validator("token_env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value and not _ENV_NAME.match(value):
+            raise ValueError("must name an environment variable, never hold the token")
+        return value or None
+
+
+class HTTPEventsConfig(HTTPConfig):
+    """A JSON endpoint whose response also lists events (evalcore.runs.targets.http_events)."""
+
+    events_path: str = Field(default="events", description="Where the events list is in the response JSON.")
+    events_cumulative: bool = Field(
+        default=False, description="True when the list is the whole history (only its new tail is taken)."
+    )
+    type_field: str = Field(default="event", description="The key of an event that names its kind.")
+    event_types: dict[str, str] = Field(
+        default_factory=dict, description="Their event name -> our kind (flow_started, slot_set, ...)."
+    )
+    event_fields: dict[str, str] = Field(
+        default_factory=dict, description="Our field (flow_id, name, value, ...) -> their key."
+    )
+
+
+class DemoFlowsConfig(_Config):
+    """The built-in flow assistant over the project's procedures (evalcore.runs.targets.demo_flows)."""
+
+    defect_rate: float = Field(
+        default=0.03, ge=0, le=1, description="Chance that a defect fires at each opportunity for it."
+    )
+    inject: list[str] = Field(
+        default_factory=list, description="Defect kinds (assertion kinds) that fire at every opportunity."
+    )
+    seed: int = Field(default=0, description="Seed of the defects.")
 
 
 class AgentConfig(_Config):
@@ -148,6 +214,9 @@ CONFIGS: dict[TargetKind, type[_Config]] = {
     TargetKind.python: PythonConfig,
     TargetKind.demo: DemoConfig,
     TargetKind.agent: AgentConfig,
+    TargetKind.rasa: RasaConfig,
+    TargetKind.http_events: HTTPEventsConfig,
+    TargetKind.demo_flows: DemoFlowsConfig,
 }
 
 
@@ -191,13 +260,18 @@ def demo_target() -> Target:
     return Target(name=DEMO_NAME, kind=TargetKind.demo, model=None, config=DemoConfig().model_dump())
 
 
+def demo_flows_target() -> Target:
+    """The built-in offline flow assistant, which reports events (always available)."""
+    config = DemoFlowsConfig().model_dump()
+    return Target(name=DEMO_FLOWS_NAME, kind=TargetKind.demo_flows, model=None, config=config)
+
+
 def list_targets(store: Store, project_id: str) -> list[Target]:
-    """The project's targets by name, the built-in demo target first unless a saved one takes its name."""
+    """The project's targets by name, the built-in demo targets first unless saved ones take their names."""
     saved = store.project(project_id).settings.get(SETTING) or {}
     targets = [Target.model_validate(body) for _, body in sorted(saved.items())]
-    if DEMO_NAME not in saved:
-        targets.insert(0, demo_target())
-    return targets
+    built_in = [t for t in (demo_target(), demo_flows_target()) if t.name not in saved]
+    return built_in + targets
 
 
 def get_target(store: Store, project_id: str, name: str) -> Target:
@@ -237,5 +311,8 @@ def describe(target: Target) -> str:
         TargetKind.python: lambda: str(config.get("callable")),
         TargetKind.demo: lambda: "built-in retrieval bot over the project's documents (offline)",
         TargetKind.agent: lambda: f"built-in {config.get('agent')} agent for procedure tests (offline)",
+        TargetKind.rasa: lambda: f"Rasa assistant at {config.get('url')}",
+        TargetKind.http_events: lambda: f"{config.get('method', 'POST')} {config.get('url')}, with events",
+        TargetKind.demo_flows: lambda: "built-in flow assistant over the project's procedures (offline)",
     }[target.kind]()
     return f"{target.kind.value}: {where}"
