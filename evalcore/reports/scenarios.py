@@ -16,6 +16,7 @@ objects with its fields) and return DataFrames. `scenario_report` reads a run's 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -27,6 +28,7 @@ from evalcore.generators.scenario.criteria import CriterionResult
 from evalcore.generators.scenario.events import EVENTS_KEY, Event, events_from_json
 from evalcore.generators.scenario.records import ASSERTION_MODELS
 from evalcore.generators.scenario.run import RUN_KIND, ScenarioResult, load_scenario_results
+from evalcore.generators.scenario.store_ops import StoredScenario
 from evalcore.generators.scenario.verdict import ScenarioVerdict
 from evalcore.models import Run, Turn
 from evalcore.reports.failures import provenance
@@ -224,6 +226,23 @@ def transcript(turns: Sequence[Turn]) -> pd.DataFrame:
         for t in sorted(turns, key=lambda t: t.index)
     ]
     return pd.DataFrame(rows, columns=["turn", "role", "text", "events"])
+
+
+def scenario_list(stored: Sequence[StoredScenario]) -> pd.DataFrame:
+    """The project's scenarios, one row each: name, file it came from, version, how many criteria, and
+    the kinds of its assertions (a kind given twice counted: 'slot_was_set x2')."""
+    rows = []
+    for s in stored:
+        kinds = Counter(a.kind for a in s.scenario.assertions)
+        shown = ", ".join(k if n == 1 else f"{k} x{n}" for k, n in kinds.items())
+        rows.append({"scenario": s.scenario.name, "file": s.file or "", "version": s.version,
+                     "criteria": len(s.scenario.criteria), "assertions": shown})  # fmt: skip
+    return pd.DataFrame(rows, columns=["scenario", "file", "version", "criteria", "assertions"])
+
+
+def repetition_label(result: Result) -> str:
+    """How a repetition is named in a picker: scenario, repetition and outcome."""
+    return f"{result.scenario} · repetition {result.repetition} · {_outcome(result.verdict.passed)}"
 
 
 def scenario_tables(results: Sequence[Result]) -> dict[str, pd.DataFrame]:

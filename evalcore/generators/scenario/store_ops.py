@@ -63,6 +63,24 @@ def get_scenario(store: Store, item_id: str) -> StoredScenario:
     return _stored(store.current(item_id))
 
 
+def check_scenario_text(
+    store: Store, project_id: str, item_id: str, text: str, domain: Domain | None = None
+) -> tuple[Scenario | None, list[Problem]]:
+    """The scenario in the edited YAML `text` of the stored scenario `item_id`, and every problem with
+    it (file, line, field): the format's, the domain's when given, and a name another scenario of the
+    project has. The scenario is None when there is any problem."""
+    old = get_scenario(store, item_id)
+    shown = old.file or file_name(old.scenario)
+    problems: list[Problem] = []
+    scenario = parse_scenario(text, shown, problems, domain)
+    if scenario is not None:
+        others = {s.scenario.name for s in list_scenarios(store, project_id) if s.item_id != item_id}
+        if scenario.name in others:
+            message = f"scenario name '{scenario.name}' is used by another scenario of the project"
+            problems.append(Problem(shown, message, field="scenario.name"))
+    return (None, problems) if problems else (scenario, problems)
+
+
 def save_scenario(
     store: Store,
     project_id: str,
@@ -73,21 +91,13 @@ def save_scenario(
     domain: Domain | None = None,
 ) -> int:
     """Save the edited YAML `text` of a scenario as a new revision on top of `expected_version` and
-    return the version now current. Raise ValidationFailed with every problem (file, line, field),
-    saving nothing, when the text is not a valid scenario (under `domain`, when given) or takes another
-    scenario's name; StaleVersionError when someone saved in between. An edit that changes nothing
-    saves nothing."""
+    return the version now current. Raise ValidationFailed with every problem (see
+    `check_scenario_text`), saving nothing, when it has any; StaleVersionError when someone saved in
+    between. An edit that changes nothing saves nothing."""
+    scenario, problems = check_scenario_text(store, project_id, item_id, text, domain)
     old = get_scenario(store, item_id)
-    shown = old.file or file_name(old.scenario)
-    problems: list[Problem] = []
-    scenario = parse_scenario(text, shown, problems, domain)
-    if scenario is not None:
-        others = {s.scenario.name for s in list_scenarios(store, project_id) if s.item_id != item_id}
-        if scenario.name in others:
-            message = f"scenario name '{scenario.name}' is used by another scenario of the project"
-            problems.append(Problem(shown, message, field="scenario.name"))
-    if problems or scenario is None:
-        raise ValidationFailed(problems, f"scenario {shown}")
+    if scenario is None:
+        raise ValidationFailed(problems, f"scenario {old.file or file_name(old.scenario)}")
     if scenario == old.scenario and old.version == expected_version:
         return old.version
     return store.save_revision(item_id, _body(scenario, old.file), author, expected_version, note="edited")

@@ -1,0 +1,163 @@
+"""Scenarios (seed 003; issue 19): the project's scenario tests, an editor of their YAML with live
+validation (a valid edit saved as a new revision, an invalid one refused), and the results of scenario
+runs per scenario and per assertion kind, down to one repetition's checks, their events and its
+transcript."""
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError, StaleVersionError
+from evalcore.generators.scenario.format import to_yaml
+from evalcore.generators.scenario.run import RUN_KIND
+from evalcore.generators.scenario.store_ops import check_scenario_text, list_scenarios, save_scenario
+from evalcore.items.current import read_item
+from evalcore.reports.scenarios import (
+    export_scenario_tables,
+    outcomes,
+    repetition_label,
+    scenario_list,
+    scenario_report,
+    scenario_tables,
+    transcript,
+)
+from pages._common import current_project, flash, md, require_user, show_flash, store_or_stop
+
+store = store_or_stop()
+project_id = current_project(store)
+st.title("Scenarios")
+st.caption(
+    "Scenario tests as Rasa writes them (`eval/scenarios/*.yml`): a briefing of the simulated user, "
+    "initial slots, criteria judged on the transcript and assertions on the events the target reports. "
+    "Bring them in with `evalcore scenarios import PATH`, or write them from the specs with "
+    "`evalcore scenarios from-specs -o DIR --import`."
+)
+if project_id is None:
+    st.info("Import a project on Home first.")
+    st.stop()
+
+show_flash()
+
+
+def _problems(problems: list) -> None:
+    st.dataframe(
+        [{"line": p.line, "field": p.field or "", "problem": p.message} for p in problems],
+        hide_index=True,
+        width="stretch",
+    )
+
+
+scenarios = list_scenarios(store, project_id)
+st.subheader(f"Scenarios ({len(scenarios)})")
+if not scenarios:
+    st.info("No scenario in this project yet.")
+else:
+    st.dataframe(scenario_list(scenarios), hide_index=True, width="stretch")
+    by_id = {s.item_id: s for s in scenarios}
+    item_id = st.selectbox("Edit scenario", list(by_id), format_func=lambda i: by_id[i].scenario.name)
+    stored = by_id[item_id]
+    st.caption(f"Version {stored.version}" + (f" · from {md(stored.file)}" if stored.file else ""))
+    text = st.text_area(
+        "Scenario YAML",
+        to_yaml(stored.scenario),
+        height=420,
+        key=f"yaml:{item_id}:{stored.version}",
+        help="Checked as you edit (Ctrl+Enter or click outside applies it): every problem with its line "
+        "and field. Saving a valid edit adds a revision; the earlier ones are kept.",
+    )
+    checked, problems = check_scenario_text(store, project_id, item_id, text)
+    if problems:
+        st.error(f"{len(problems)} problem(s): fix them to save.")
+        _problems(problems)
+    else:
+        st.success("Valid.")
+    if st.button("Save as a new revision", key=f"save:{item_id}:{stored.version}"):
+        author = require_user()
+        if problems:
+            st.error(f"Not saved: {len(problems)} problem(s). Nothing was changed.")
+        else:
+            try:
+                version = save_scenario(store, project_id, item_id, text, author, stored.version)
+            except StaleVersionError as exc:
+                st.error(md(exc))
+            except EvalcoreError as exc:
+                st.error(f"Not saved: {md(exc)}")
+            else:
+                if version == stored.version:
+                    flash("info", "Nothing changed, nothing saved.")
+                else:
+                    flash("success", f"Saved {md(stored.scenario.name)} as version {version}.")
+
+st.subheader("Results")
+runs = store.runs(project_id, kind=RUN_KIND)
+if not runs:
+    st.info("No scenario run in this project yet: `evalcore scenarios run --target NAME` starts one.")
+    st.stop()
+labels = {r.id: f"{r.id} · target {r.target} · {r.status.value}" for r in runs}
+run_id = st.selectbox("Run", list(labels), format_func=labels.__getitem__)
+report = scenario_report(store, run_id)
+about = report.about
+st.caption(" · ".join(f"{md(k)}: {md(v)}" for k, v in about.items()))
+if about.get("offline", "no") != "no":
+    st.info("Offline output: the judge, the target or the criteria verdicts came from no model.")
+if not report.results:
+    st.info("No repetition of this run has finished yet.")
+    st.stop()
+
+tables = scenario_tables(report.results)
+st.markdown("**Pass share per scenario**")
+st.dataframe(
+    tables["pass_rates"],
+    hide_index=True,
+    width="stretch",
+    column_config={"share_passed": st.column_config.ProgressColumn("pass share", format="percent")},
+)
+st.markdown("**Accuracy per assertion kind** (passed / (passed + failed); unscored apart)")
+st.dataframe(
+    tables["assertions"],
+    hide_index=True,
+    width="stretch",
+    column_config={"accuracy": st.column_config.NumberColumn(format="%.3f")},
+)
+if not tables["criteria"].empty:
+    st.markdown("**Criteria**")
+    st.dataframe(
+        tables["criteria"],
+        hide_index=True,
+        width="stretch",
+        column_config={"accuracy": st.column_config.NumberColumn(format="%.3f")},
+    )
+
+with st.expander("Export"):
+    name = st.selectbox("Table", list(tables))
+    formats = {
+        "csv": "text/csv",
+        "jsonl": "application/jsonl",
+        "md": "text/markdown",
+        "latex": "application/x-tex",
+    }
+    for column, (fmt, mime) in zip(st.columns(len(formats)), formats.items(), strict=True):
+        column.download_button(
+            fmt, export_scenario_tables({name: tables[name]}, fmt, about)[name],
+            file_name=f"{run_id}_{name}.{'tex' if fmt == 'latex' else fmt}", mime=mime,
+            key=f"dl:{name}:{fmt}",
+        )  # fmt: skip
+
+st.markdown("**A repetition**")
+failing_only = st.toggle("Only failing or unscored repetitions", value=True)
+picked = [r for r in report.results if not failing_only or r.verdict.passed is not True]
+if not picked:
+    st.success("Every repetition passed.")
+    st.stop()
+index = st.selectbox("Repetition", range(len(picked)), format_func=lambda i: repetition_label(picked[i]))
+result = picked[index]
+st.dataframe(outcomes(result), hide_index=True, width="stretch")
+st.markdown(f"**Transcript** of conversation {md(result.conversation_id)}")
+try:
+    turns = read_item(store, result.conversation_id).conversation().turns
+except EvalcoreError as exc:
+    st.warning(f"The conversation cannot be read: {md(exc)}")
+    st.stop()
+for row in transcript(turns).itertuples(index=False):
+    with st.chat_message("user" if row.role == "user" else "assistant"):
+        st.text(row.text)
+        if row.events:
+            st.text(row.events)
