@@ -25,7 +25,6 @@ navigation = st.navigation(
             st.Page("pages/annotate.py", title="Annotate", icon=":material/rate_review:"),
             st.Page("pages/agreement.py", title="Agreement and calibration", icon=":material/groups:"),
             st.Page("pages/tool_cases.py", title="Tool cases", icon=":material/build:"),
-            st.Page("pages/procedures.py", title="Procedures", icon=":material/account_tree:"),
         ],
         "Results": [
             st.Page("pages/runs.py", title="Runs", icon=":material/play_circle:"),
