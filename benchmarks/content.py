@@ -120,7 +120,7 @@ def content(folder: Path, project: Path, m: int, per_spec: int) -> None:
     print(f"  grounded in their spec's documents: {grounded_convs}/{n} = {grounded_convs / max(n, 1):.1%} "
           f"(turns: {grounded_turns}/{turns} = {grounded_turns / max(turns, 1):.1%})")  # fmt: skip
     distinct = len({q.strip().lower() for q in questions})
-    print(f"  distinct questions: {distinct}/{len(questions)} = {distinct / max(len(questions), 1):.2f}")
+    print(f"  distinct questions: {distinct}/{len(questions)} = {distinct / max(len(questions), 1):.3f}")
     print(f"  questions quoting a document title or an unexposed id: {len(leaky)}/{len(questions)} = "
           f"{len(leaky) / max(len(questions), 1):.1%}")  # fmt: skip
     print(f"  passed by the generation-time verification (offline judge): {passed}/{n}")

@@ -79,7 +79,7 @@ def _clause(sentence: str, limit: int = 16) -> str:
 # Verbs and auxiliaries that end the grammatical subject of a fact sentence ("Opened spare batteries |
 # carry a 15% restocking fee"): the subject is what a customer asks about.
 # fmt: off
-_VERBS = {
+SUBJECT_VERBS = {
     "is", "are", "was", "were", "be", "can", "cannot", "can't", "must", "will", "may", "might",
     "should", "need", "needs", "has", "have", "had", "do", "does", "get", "gets", "carry", "carries",
     "cost", "costs", "take", "takes", "cover", "covers", "include", "includes", "apply", "applies",
@@ -91,18 +91,28 @@ _VERBS = {
 _PRONOUNS = {"it", "this", "that", "they", "we", "you", "these", "those", "there", "our", "if", "when"}
 
 
-def sentence_subject(sentence: str) -> str | None:
-    """The words before the sentence's first verb, when they make a short noun phrase."""
+def subject_split(
+    sentence: str, verbs: frozenset[str] | set[str] = SUBJECT_VERBS
+) -> tuple[str, str, str] | None:
+    """(subject, verb, rest): the sentence cut at its first verb of `verbs`, when the words before it
+    make a short noun phrase ("Opened spare batteries", "carry", "a 15% restocking fee.")."""
     # "(SKU VT-EB-CITY-XR)" after a name is a code for staff, not part of what a customer calls it
     words = re.sub(r"\s*\([^)]*\)", "", re.sub(r"[*_`]", "", sentence)).split()
     for i, word in enumerate(words):
-        if word.lower().strip(",") in _VERBS:
+        if word.lower().strip(",") in verbs:
             subject = " ".join(words[:i]).strip(" ,")
             if 1 <= i <= 8 and words[0].lower() not in _PRONOUNS and "," not in subject:
                 proper = any(w[:1].isupper() for w in words[1:i])  # "Westbrook Station" keeps its capital
-                return subject if proper else _lower_first(subject)
+                subject = subject if proper else _lower_first(subject)
+                return subject, word.lower().strip(","), " ".join(words[i + 1 :])
             return None
     return None
+
+
+def sentence_subject(sentence: str) -> str | None:
+    """The words before the sentence's first verb, when they make a short noun phrase."""
+    split = subject_split(sentence)
+    return split[0] if split else None
 
 
 def _asks_about(sentence: str, doc: dict[str, Any]) -> str:

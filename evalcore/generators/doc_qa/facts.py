@@ -92,8 +92,12 @@ def _sentences(passage_text: str, heading: str, title: str) -> Iterable[str]:
             continue
         for sentence in _SENTENCE.split(line):
             sentence = sentence.strip()
-            # Questions (FAQ headings) and fragments make poor answers.
-            if len(sentence.split()) >= MIN_WORDS and not sentence.endswith(("?", ":")):
+            # Questions (FAQ headings), fragments and pointers elsewhere ("See the ...") make poor answers.
+            if (
+                len(sentence.split()) >= MIN_WORDS
+                and not sentence.endswith(("?", ":"))
+                and not sentence.startswith("See ")
+            ):
                 yield sentence
 
 

@@ -14,10 +14,13 @@ metadata. The offline implementation is in evalcore.generators.doc_qa.offline.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from evalcore.generators.doc_qa.offline import offline_conversation
 from evalcore.generators.doc_qa.schema import QAConversation, QATurn, is_cannot_answer
+from evalcore.generators.doc_qa.wording import names_in
 from evalcore.llm.tasks import Task
 from evalcore.models import Conversation, Document, DocumentKind, Provenance, Spec, Turn
 
@@ -57,21 +60,30 @@ def conversation_inputs(
     num_turns: int,
     variant: int,
     ignore: list[str],
+    names: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The task inputs of one conversation: every prompt placeholder, and what the offline generator uses."""
+    """The task inputs of one conversation: every prompt placeholder, and what the offline generator uses.
+
+    `names` maps codes to what a customer calls them (`wording.code_names` over the project's tables);
+    only the codes the chain's and policies' documents use are passed on.
+    """
     links = [
         {"from": a.id, "to": b.id, "bridging_entities": list(ents)}
         for a, b, ents in zip(chain, chain[1:], bridges, strict=False)
     ]
+    documents = [document_input(d) for d in chain]
+    context = [document_input(d) for d in policies]
+    texts = [json.dumps(d, ensure_ascii=False) for d in documents + context]
     return {
         "system_description": system_description,
         "probe": spec.scenario,
         "probe_given": spec.given,
         "probe_when": spec.when,
         "probe_then": spec.then,
-        "documents": [document_input(d) for d in chain],
+        "documents": documents,
         "bridges": links,
-        "policies": [document_input(d) for d in policies],
+        "policies": context,
+        "names": names_in(names or {}, texts),
         "num_turns": num_turns,
         "variant": variant,
         "ignore": ignore,

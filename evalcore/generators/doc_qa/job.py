@@ -37,6 +37,7 @@ from evalcore.generators.doc_qa.graph_build import build_document_graph
 from evalcore.generators.doc_qa.retrieval_per_spec import DEFAULT_K, retrieve_for_spec
 from evalcore.generators.doc_qa.specs import choose_specs, system_description
 from evalcore.generators.doc_qa.verify import verify_conversation
+from evalcore.generators.doc_qa.wording import code_names
 from evalcore.items.store_ops import add_conversation
 from evalcore.llm import ModelClient, choose_judge
 from evalcore.models import Document, Run, Spec
@@ -237,6 +238,7 @@ def generate_conversations(
     llm = ModelClient(store, project_id, run_id=run.id)
     index = build_index(docs, llm.embed if p.get("dense", True) else None)
     card_text, ignore = system_description(store, project_id)
+    names = code_names(docs, ignore)
     specs = {s.id: s for s in choose_specs(store, project_id, p["spec_ids"])[0]}
     if "plan" not in p:
         p = {**p, "plan": _plan(store, project_id, llm, list(specs.values()), docs, index, p, ignore)}
@@ -257,7 +259,7 @@ def generate_conversations(
         chain = [by_id[i] for i in unit["chain"] if i in by_id]
         policies = [by_id[i] for i in unit["policies"] if i in by_id]
         inputs = conversation_inputs(card_text, spec, chain, unit["bridges"], policies, p["turns"],
-                                     unit["variant"], ignore)  # fmt: skip
+                                     unit["variant"], ignore, names)  # fmt: skip
         result = llm.run_task(
             GENERATE_CONVERSATION, inputs, role="generator", model=p["model"], seed=p["seed"]
         )

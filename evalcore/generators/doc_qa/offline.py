@@ -33,11 +33,23 @@ from evalcore.documents.entities import canonical_name, extract_entities
 from evalcore.documents.retrieval import tokenize
 from evalcore.generators.doc_qa.facts import Fact, column_label, document_facts, mentions, relevance
 from evalcore.generators.doc_qa.schema import CANNOTANSWER, QAConversation, QATurn, Source
+from evalcore.generators.doc_qa.wording import (
+    cells_question,
+    key_noun,
+    place_columns,
+    quantity_question,
+    sentence_question,
+    topic_question,
+)
+from evalcore.models.common import content_hash
 from evalcore.specs.offline import sentence_subject
 
 _ID = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
 _ID_IN_TEXT = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
 _NUMBER = re.compile(r"\d+")
+_DOCUMENT_NAME = re.compile(r"\b[A-Z]\w*(?: [A-Z&]\w*)* (?:Policy|Guide|FAQ|Terms|Overview)\b")
+_PRONOUN = re.compile(r"(?:It|They|This|These|That|Those|There)\b")
+_QUANTITY = re.compile(r"^[$€£]?\d[\d.,]*\s*[%\w-]*(?: \w+)?$")  # "$99", "15%", "90 days", "14 business days"
 # Unanswerable questions when no entity has a near-miss neighbour: what a customer plausibly asks about
 # a thing, kept only when none of its phrases occurs in any document of the context.
 ASPECTS = (
@@ -47,21 +59,27 @@ ASPECTS = (
     ("Can {e} be shipped to Canada?", ("canada", "international")),
     ("Is there a loyalty points scheme that covers {e}?", ("loyalty", "points")),
 )
-ASK = (
-    "What can you tell me about {topic}?",
-    "I have a question about {topic}. What should I know?",
-    "Could you explain how it works with {topic}?",
-    "What's the deal with {topic}?",
-)
-ASK_CELLS = (
-    "What is the {cols} of {key}?",
-    "Can you tell me the {cols} for {key}?",
-    "What {cols} does {key} have?",
-)
 FOLLOW = (
     "And what about the {noun} you just mentioned?",
     "What else should I know about that {noun}?",
     "Is there anything more about that {noun}?",
+)
+# The SYNTHESIS question: everything the conversation found about one entity, as one answer.
+SUM_UP = (
+    "So, all in all, what do I need to know about {e}?",
+    "Putting it all together, what does this mean for {e}?",
+    "Can you sum up what applies to {e}?",
+    "To recap, what's the full picture for {e}?",
+)
+SUM_UP_ON = (
+    "So, for {e}, what do I need to know about {a}?",
+    "Putting it all together, how do {a} work for {e}?",
+    "Can you sum up {a} for {e}?",
+)
+ACROSS = (
+    "What do I need to know about {e}, all in all?",
+    "How does it all fit together for {e}?",
+    "Taking both into account, what applies to {e}?",
 )
 
 
@@ -107,11 +125,6 @@ def plan_turns(d: int, pairs: int, extra_docs: int = 0) -> list[Step]:
     return plan
 
 
-def _cite(fact: Fact) -> str:
-    """A fact inside a multi-document answer: table facts already name their table."""
-    return fact.text if fact.kind == "cells" else f"{fact.title}: {fact.text}"
-
-
 def _enum(items: list[str]) -> str:
     items = [i for i in items if i]
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else ""
@@ -135,6 +148,8 @@ class _Writer:
         self.ignore = {canonical_name(x) for x in inputs.get("ignore") or []}
         # Codes the system card itself shows (store ids a customer is told, say); others are internal.
         self.exposed = set(_ID_IN_TEXT.findall(str(inputs.get("system_description", ""))))
+        self.names: dict[str, str] = dict(inputs.get("names") or {})  # code -> what a customer calls it
+        self.titles = [str(d.get("title", "")) for d in self.docs if len(str(d.get("title", ""))) > 3]
         self.used: set[tuple[str, str]] = set()
         self.by_doc: dict[int, list[Fact]] = defaultdict(list)
         self.bridges = self._bridges(inputs.get("bridges") or [])
@@ -151,7 +166,8 @@ class _Writer:
                 and any(f.mentions(b) for f in self.facts[t])
                 and any(f.mentions(b) for f in self.facts[t + 1])
             ]
-            chosen.append(ok[0] if ok else None)
+            # Conversation m of a chain bridges on its m-th shared entity: the n conversations differ.
+            chosen.append(ok[self.variant % len(ok)] if ok else None)
         return chosen
 
     # ------------------------------------------------------------------ facts
@@ -165,16 +181,22 @@ class _Writer:
             ]
             # ...else the row is asked for by a value only it has ("which sku has model X?")
             pool = in_value or [f for f in pool if self.unique_value(f)] or pool
-        fresh = [f for f in pool if (f.document_id, f.text) not in self.used]
-        pool = fresh or pool
         if not pool:
             return None
-        ranked = sorted(pool, key=lambda f: -relevance(f.text, self.query))
+        # Ties on relevance go by a hash of spec and fact, not document order: specs on one document
+        # then ask about different facts of it rather than the same first few.
+        ranked = sorted(
+            pool, key=lambda f: (-relevance(f.text, self.query), content_hash([self.probe, f.text]))
+        )
         window = max(5, len(ranked) // 4)
-        # Conversation m of a chain starts m windows further down the ranking: the n conversations of
-        # one chain ask about different facts of it instead of the same few on-theme ones.
+        # Conversation m of a chain draws from the m-th window of the spec-relevance ranking (then the
+        # next ones): the n conversations of one chain ask about different facts of it instead of the
+        # same few on-theme ones.
         start = self.variant * window % len(ranked) if len(ranked) > window else 0
-        fact = self.rng.choice((ranked[start:] + ranked[:start])[:window])
+        rotated = ranked[start:] + ranked[:start]
+        fresh = [f for f in rotated if (f.document_id, f.text) not in self.used]
+        stripe = [f for f in rotated[:window] if (f.document_id, f.text) not in self.used]
+        fact = self.rng.choice(stripe or fresh[:window] or rotated[:window])
         self.used.add((fact.document_id, fact.text))
         self.by_doc[i].append(fact)
         return fact
@@ -195,8 +217,9 @@ class _Writer:
                 return name
             values = [v for _, v in fact.cells[: fact.key_size] if not avoid or not mentions(v, avoid)]
             return values[0] if values else fact.cells[-1][1]
-        skip = self.ignore | {canonical_name(fact.title)}
-        entities = [e for e in extract_entities(fact.text) if canonical_name(e.text) not in skip]
+        skip = self.ignore | {canonical_name(t) for t in self.titles}
+        found = extract_entities(fact.text)
+        entities = [e for e in found if canonical_name(e.text) not in skip and self.clean(e.text)]
         if avoid:
             entities = [e for e in entities if not mentions(e.text, avoid) and not mentions(avoid, e.text)]
         entities = [e for e in entities if len(e.text) > 2]
@@ -215,59 +238,92 @@ class _Writer:
             if best.kind != "id" or best.text in self.exposed:
                 return best.text
         subject = sentence_subject(fact.text)  # "Opened spare batteries" of "... carry a 15% fee"
-        if subject and (not avoid or not mentions(subject, avoid)):
+        if subject and (not avoid or not mentions(subject, avoid)) and self.clean(subject):
             return subject
-        heading = fact.heading if fact.heading and fact.heading != fact.title else ""  # never the title
+        heading = fact.heading if fact.heading and self.clean(fact.heading) else ""  # never a title
         return _lower_first(heading) if heading else "this"
 
     # -------------------------------------------------------------- questions
 
-    def row_name(self, fact: Fact) -> str:
-        """How a customer names a table row: a name-like cell of the row (not a code, not a number),
-        else its key; an unexposed code key is kept only when the row has nothing else to go by."""
+    def _row(self, fact: Fact) -> dict[str, str]:
         rows = self.docs[self.position[fact.document_id]].get("rows", [])
         key = fact.cells[: fact.key_size]
         row = next((r for r in rows if all(str(r.get(c, "")).strip() == v for c, v in key)), {})
-        cells = {c: str(v).strip() for c, v in row.items()}
+        return {c: str(v).strip() for c, v in row.items()}
+
+    def row_ref(self, fact: Fact) -> tuple[str, str | None]:
+        """(thing, place) a customer names a table row by: the names of its key codes ("the Ridgeline
+        Commuter 300" at "the Westbrook Station store"), else a name-like cell of the row (not a code,
+        not a number), else its key; an unexposed code is kept only when the row has nothing else."""
+        key = fact.cells[: fact.key_size]
+        speakable = all(v in self.names or v in self.exposed or not _ID.match(v) for _, v in key)
+        if key and speakable and any(v in self.names for _, v in key):
+            places = place_columns(key)
+            named = {c: self.names.get(v, v) for c, v in key}
+            things = [n for c, n in named.items() if c not in places] or list(named.values())
+            place = next((named[c] for c in places if named[c] not in things), None)
+            return " and ".join(things), place
+        cells = self._row(fact)
         for column, text in cells.items():
             if re.search(r"[a-z]", text) and not _ID.match(text) and "name" in column.lower():
-                return f"the {text}"
+                return f"the {text}", None
         if any(_ID.match(v) and v not in self.exposed for _, v in key):  # a code the customer never sees
             asked = {c for c, _ in fact.cells[fact.key_size :]}
             described = [t for c, t in cells.items() if c not in asked and len(re.findall(r"[a-z]+", t)) >= 2]
             if described:
-                return _lower_first(described[0])
-        return " and ".join(f"{column_label(c)} {v}" for c, v in key)
+                return _lower_first(described[0]), None
+        return " and ".join(f"{column_label(c)} {v}" for c, v in key), None
+
+    def row_name(self, fact: Fact) -> str:
+        """How a customer names a table row (see `row_ref`), as one phrase."""
+        thing, place = self.row_ref(fact)
+        return f"{thing} at {place}" if place else thing
 
     def say(self, entity: str) -> str:
-        """An entity as the customer refers to it: an unexposed code by the name of its table row, else
-        "that code"."""
+        """An entity as the customer refers to it: an unexposed code by its name (from the project's
+        tables, else its table row's), else "that code"."""
+        if entity in self.names:  # by name even when the card shows the code: "Harbor Point", not RC-02
+            return self.names[entity]
         if not _ID.match(entity) or entity in self.exposed:
             return entity
         rows = [f for fs in self.by_doc.values() for f in fs if f.kind == "cells"]
         names = [self.row_name(f) for f in rows if any(v == entity for _, v in f.cells[: f.key_size])]
         return next((n for n in names if not _ID.search(n)), "that code")
 
+    def clean(self, question: str) -> bool:
+        """True when a question names no document title (of the context, or any policy, guide or FAQ
+        a fact points to) and no code the customer never sees."""
+        if any(mentions(question, title) for title in self.titles) or _DOCUMENT_NAME.search(question):
+            return False
+        return all(code in self.exposed for code in _ID_IN_TEXT.findall(question))
+
     def ask(self, fact: Fact, avoid: str | None = None) -> str:
         """A customer's question whose answer is `fact` (not naming `avoid`, never a document title)."""
         if fact.kind == "cells":
+            thing, place = self.row_ref(fact)
             key_text = self.row_name(fact)
             values = [(c, v) for c, v in fact.cells[fact.key_size :] if not key_text.endswith(v)]
             values = values or fact.cells[fact.key_size :]
-            cols = _enum([column_label(c) for c, _ in values])
             if avoid and mentions(key_text, avoid) and values and self.unique_value(fact):
                 column, value = values[0]
                 names = _enum([column_label(c) for c, _ in fact.cells[: fact.key_size]])
                 return f"Which {names} has {column_label(column)} {value}?"
-            return self.rng.choice(ASK_CELLS).format(cols=cols, key=key_text)
-        return self.rng.choice(ASK).format(topic=self.topic(fact, avoid))
+            column, value = values[0]
+            return cells_question(thing, place, column, value, self.rng)
+        asked = sentence_question(fact.text, self.rng)
+        if asked and self.clean(asked) and (not avoid or not mentions(asked, avoid)):
+            return asked
+        topic = self.topic(fact, avoid)
+        if _QUANTITY.match(topic):
+            return quantity_question(topic, self.rng)
+        return topic_question(topic, self.rng, fact.text)
 
     def near_miss(self, context: str) -> tuple[str, str] | None:
         """(entity, neighbour): an entity of the conversation with a number, and the same with another
         number that no document of the context mentions ("Commuter 300" -> "Commuter 400")."""
         used = [f for facts in self.by_doc.values() for f in facts]
         for fact in reversed(used):
-            entity = self.row_name(fact).removeprefix("the ") if fact.kind == "cells" else self.topic(fact)
+            entity = self.row_ref(fact)[0].removeprefix("the ") if fact.kind == "cells" else self.topic(fact)
             numbers = list(_NUMBER.finditer(entity))
             if not numbers or (_ID.match(entity) and entity not in self.exposed):
                 continue
@@ -286,7 +342,7 @@ class _Writer:
         miss = self.near_miss(context)
         if miss is not None:
             entity, variant = miss
-            question = self.rng.choice(ASK).format(topic=variant)
+            question = topic_question(variant, self.rng)
             used = [f for fs in self.by_doc.values() for f in fs]
             asked = next((self.ask(f) for f in reversed(used) if entity in self.ask(f)), "")
             if asked:  # the same question as an answerable one, about the neighbour
@@ -309,7 +365,8 @@ class _Writer:
     def pair(
         self, qtype: str, facts: list[Fact], question: str, bridge: str | None, resolved: str = ""
     ) -> QATurn:
-        answer = facts[0].text if len(facts) == 1 else " ".join(_cite(f) for f in facts)
+        # Each fact is a whole sentence or a whole table fact: together they read as one answer.
+        answer = " ".join(f.text for f in facts)
         return QATurn(
             question=question,
             answer=answer,
@@ -327,16 +384,32 @@ class _Writer:
             return None
         return self.pair(qtype, [fact], self.ask(fact, avoid=must), must)
 
+    def refer(self, question: str, bridge: str, fact: Fact) -> str | None:
+        """`question` with the bridging entity referred to, not named ("... at that store"); None when
+        the question does not name it."""
+        spoken = self.say(bridge)
+        at = question.casefold().find(spoken.casefold())
+        if at < 0:
+            return None
+        key = [c for c, v in fact.cells[: fact.key_size] if v == bridge]
+        if key:
+            pointer = f"that {key_noun(key[0])}"
+        elif spoken.startswith("the "):
+            pointer = f"that {spoken.split()[-1]}"
+        else:
+            pointer = "it"
+        return question[:at] + pointer + question[at + len(spoken) :]
+
     def filler(self, i: int, bridge: str) -> QATurn | None:
         fact = self.pick(i, bridge)
         if fact is None:
             return None
-        noun = "code" if _ID.match(bridge) else "one"
-        verb = "list" if fact.kind == "cells" else "say"
-        question = self.rng.choice(FOLLOW).format(noun=noun)
-        resolved = (
-            f"What else should I know about {bridge}?" if verb == "say" else f"What is listed for {bridge}?"
-        )
+        resolved = self.ask(fact)
+        question = self.refer(resolved, bridge, fact)
+        if question is None:
+            noun = "code" if _ID.match(bridge) and bridge not in self.names else "one"
+            question = self.rng.choice(FOLLOW).format(noun=noun)
+            resolved = f"What else should I know about {self.say(bridge)}?"
         return self.pair("FILLER", [fact], question, bridge, resolved)
 
     def multi(self, a: int, b: int, bridge: str | None) -> QATurn | None:
@@ -344,31 +417,81 @@ class _Writer:
         if first is None or second is None:
             return None
         if bridge:
-            question = f"What do I need to know about {self.say(bridge)}, all in all?"
+            question = self.rng.choice(ACROSS).format(e=self.say(bridge))
         else:
             question = f"How do {self.topic(first)} and {self.topic(second)} work together?"
         return self.pair("MULTI-DOC", [first, second], question, bridge)
 
+    def focus(self) -> str | None:
+        """The one entity the SYNTHESIS is about: the bridge of the first switch, else (one document)
+        the entity of the facts used so far that most of them name, then most facts of the document
+        (at least two)."""
+        links = [b for b in self.bridges if b]
+        if links:
+            return links[0]
+        used = [f for fs in self.by_doc.values() for f in fs]
+        facts = self.facts[0]
+        best: tuple[int, int, str] | None = None
+        for fact in reversed(used):
+            said = " ; ".join(v for _, v in fact.cells) if fact.kind == "cells" else fact.text
+            for entity in extract_entities(said):
+                if entity.kind == "quantity" or canonical_name(entity.text) in self.ignore:
+                    continue
+                if not self.clean(entity.text):  # a document title, or a code nobody is told
+                    continue
+                if entity.kind == "id" and entity.text not in self.exposed and entity.text not in self.names:
+                    continue
+                count = sum(f.mentions(entity.text) for f in facts)
+                score = (sum(f.mentions(entity.text) for f in used), count, entity.text)
+                if count >= 2 and (best is None or score[:2] > best[:2]):
+                    best = score
+        return best[2] if best else None
+
     def synthesis(self) -> QATurn:
+        """Facts about one entity (`focus`) from every document of the chain, as one answer."""
+        entity = self.focus()
+        links = [b for b in self.bridges if b]
         facts: list[Fact] = []
         for i in range(len(self.chain)):
-            fact = self.by_doc[i][-1] if self.by_doc.get(i) else None
+            used = self.by_doc.get(i, [])
+            about = [f for f in used if entity and f.mentions(entity)]
+            fact = (about[-1] if about else None) or (self.pick(i, entity) if entity else None)
             if fact is None:
                 near = [b for b in (self.bridges[i - 1] if i else None, self._bridge(i)) if b]
-                fact = next((f for b in near if (f := self.pick(i, b))), None) or self.pick(i)
+                fact = next((f for f in reversed(used) if any(f.mentions(b) for b in near)), None)
+                fact = fact or next((f for b in near if (f := self.pick(i, b))), None) or self.pick(i)
             if fact is not None:
                 facts.append(fact)
-        links = list(dict.fromkeys(b for b in self.bridges if b))
-        if len(self.chain) == 1:
-            question = f"So, to sum up, what are the main points about {self.topic(facts[0])}?"
-        elif links:
-            question = (
-                f"Putting it all together, what does this mean for {_enum([self.say(b) for b in links])}?"
+        if len(self.chain) == 1 and entity:
+            # One document: two or three of its facts about the entity, the ones asked about first.
+            # A sentence opening with a pronoun is about the sentence before it, whatever it names.
+            more = sorted(
+                (
+                    f
+                    for f in self.facts[0]
+                    if f.mentions(entity) and f not in facts and not _PRONOUN.match(f.text)
+                ),
+                key=lambda f: (f not in self.by_doc.get(0, []), -relevance(f.text, self.query)),
             )
+            facts += more[:2]
+        aspects = [self.topic(f, avoid=entity) for f in facts] if entity else []
+        named = [entity, self.say(entity)] if entity else []
+        aspects = [
+            a
+            for a in dict.fromkeys(aspects)
+            if a != "this" and not _QUANTITY.match(a) and self.clean(a)
+            and not any(mentions(a, n) or mentions(n, a) for n in named)
+        ]  # fmt: skip
+        if entity and aspects:
+            question = self.rng.choice(SUM_UP_ON).format(e=self.say(entity), a=_enum(aspects[:2]))
+        elif entity:
+            question = self.rng.choice(SUM_UP).format(e=self.say(entity))
+        elif len(self.chain) == 1:
+            question = self.rng.choice(SUM_UP).format(e=self.topic(facts[0]))
         else:
             topics = _enum([self.topic(f) for f in facts[:3]])
             question = f"Putting it all together, how do {topics} fit together?"
-        return self.pair("SYNTHESIS", facts, question, links[0] if links else None)
+        return self.pair("SYNTHESIS", facts, question, entity or (links[0] if links else None))
 
     def _bridge(self, i: int) -> str | None:
         return self.bridges[i] if i < len(self.bridges) else None

@@ -1,0 +1,277 @@
+"""How a customer words a question about a fact, for the offline doc-QA generator (issue 13).
+
+A customer names things, not internal codes: `code_names` reads, from the project's tables, the name a
+customer knows each code by (a product's model for its SKU, a store's name for its store id), so an
+inventory row is asked about as "Is the Ridgeline Commuter 300 in stock at the Westbrook Station store?"
+rather than by store id and SKU. A table fact is asked about by what its column means (a price "how
+much", a yes/no column "does it ...", a stock count "is it in stock at ..."); a sentence by its own
+subject and verb ("An opened spare battery can be returned within 30 days ..." -> "Can an opened spare
+battery be returned?"), so two facts about the same thing give two different questions.
+
+Deterministic, rule-based English: what a model does better; the offline generator only needs questions
+a person would plausibly type, that name no document title and no code the customer never sees.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evalcore.generators.doc_qa.facts import column_label, key_columns, mentions
+from evalcore.models import Document, DocumentKind
+from evalcore.specs.offline import SUBJECT_VERBS, subject_split
+
+CODE = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
+# Columns that hold what a customer calls a row (a store's name, a product's model, a service).
+NAME_COLUMNS = ("name", "model", "title", "service", "product")
+# Key columns that say where (a store, a branch): "the X at the Y store".
+PLACE_COLUMNS = ("store", "branch", "shop", "location", "site")
+# Units at the end of a column name: "price_usd" is asked about as the price.
+_UNITS = {"usd", "eur", "gbp", "hours", "hrs", "days", "minutes", "min", "km", "kg", "cm", "pct", "percent"}
+_MONEY_COLUMNS = ("usd", "eur", "gbp", "price", "cost", "fee", "rate", "deposit")
+_TIME_COLUMNS = ("hours", "days", "duration", "minutes", "weeks")
+_STOCK_COLUMNS = ("stock", "available", "quantity", "qty")
+_YES_NO = {"yes", "no", "true", "false", "y", "n"}
+
+# More verbs than spec titles need: a question is built around the sentence's verb.
+QUESTION_VERBS = frozenset(SUBJECT_VERBS) | {
+    "show", "shows", "leave", "leaves", "hold", "holds", "accept", "accepts", "allow", "allows",
+    "send", "sends", "match", "matches", "charge", "charges", "keep", "keeps", "use", "uses",
+    "rent", "rents", "sell", "sells", "provide", "provides", "give", "gives", "mean", "means",
+    "end", "ends", "count", "counts", "stay", "stays", "follow", "follows", "cannot", "handle", "handles",
+    "list", "lists", "void", "voids", "service", "services", "limit", "limits", "replace", "replaces",
+}  # fmt: skip
+_MODAL_CAN = {"can", "cannot", "can't", "may"}
+# Verbs that take no object: "E-bikes leave the same day" is asked as "When do e-bikes leave?".
+_INTRANSITIVE = {"ship", "arrive", "leave", "come", "start", "open", "run", "stay", "end", "last"}
+_YES_NO_VERBS = {"qualify", "apply", "count", "follow"}
+# A subject holding one of these is a clause or an instruction, not a thing ("report a lost parcel if it").
+_NOT_SUBJECT = {"if", "when", "it", "you", "we", "they", "unless", "because", "that", "which", "today",
+                "never", "always", "please", "do", "don't", "only", "also"}  # fmt: skip
+_MODAL_RULE = {"must", "should", "need", "needs"}
+_BE = {"is", "are", "was", "were"}
+_IRREGULAR = {"paid", "held", "made", "sold", "shown", "given", "kept", "sent", "built", "done", "taken",
+              "seen", "set", "put", "left", "met", "told", "found", "worn", "brought", "bought"}  # fmt: skip
+_STOP = {"within", "for", "at", "in", "on", "by", "with", "from", "to", "after", "before", "if", "unless",
+         "when", "until", "up", "of", "and", "or", "but", "as", "than", "per", "via", "once"}  # fmt: skip
+_TIME = re.compile(
+    r"\b\d+\s*(?:-\s*\d+\s*)?(?:business |working |calendar )?(?:day|hour|week|month|year|minute)s?\b"
+)
+_MONEY = re.compile(r"[$€£]\s?\d")
+_ADDRESS = re.compile(r"\b\d+ [A-Z]\w+ (?:Street|St|Avenue|Ave|Road|Rd|Lane|Way|Plaza|Boulevard|Drive)\b")
+_PHONE = re.compile(r"\(\d{3}\) \d{3}-\d{4}|\+\d[\d ]{7,}")
+_ASK_ABOUT = (
+    "What should I know about {topic}?",
+    "Can you tell me about {topic}?",
+    "How does it work with {topic}?",
+    "What's the rule on {topic}?",
+)
+
+
+def code_names(documents: Sequence[Document], ignore: Sequence[str] = ()) -> dict[str, str]:
+    """code -> how a customer names it ("RC-HYB-300" -> "the Ridgeline Commuter 300", "RC-04" -> "the
+    Westbrook Station store"), from every table keyed by one code column with a name-like column.
+
+    A name starting with the business's own name (in `ignore`) is one of its sites: the business name
+    is dropped and the table's noun added ("Ridgeline Cycles Westbrook Station" -> "the Westbrook
+    Station store"). Brackets are dropped ("Basic tune-up (gears ...)" -> "the Basic tune-up").
+    """
+    names: dict[str, str] = {}
+    for doc in documents:
+        if doc.kind != DocumentKind.table or not doc.rows:
+            continue
+        key = key_columns(doc.columns, doc.rows)
+        named = [c for c in doc.columns if c not in key and any(w in c.lower() for w in NAME_COLUMNS)]
+        if len(key) != 1 or not named:
+            continue
+        noun = _singular(doc.title.split()[-1].lower()) if doc.title.split() else ""
+        for row in doc.rows:
+            code, name = str(row.get(key[0], "")).strip(), str(row.get(named[0], "")).strip()
+            name = re.sub(r"\s*\([^)]*\)", "", name).strip(" ,")
+            if not CODE.match(code) or not name or CODE.match(name) or not re.search(r"[a-z]", name):
+                continue
+            for business in ignore:
+                if name.casefold().startswith(business.casefold() + " ") and noun:
+                    name = f"{name[len(business) + 1 :]} {noun}"
+                    break
+            names.setdefault(code, f"the {name}")
+    return names
+
+
+def names_in(names: Mapping[str, str], texts: Sequence[str]) -> dict[str, str]:
+    """The entries of `names` whose code occurs in one of the texts (what a conversation's documents use)."""
+    joined = " ".join(texts)
+    return {code: name for code, name in names.items() if code in joined}
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def _base(verb: str) -> str:
+    """The verb after 'does': 'carries' -> 'carry', 'matches' -> 'match', 'has' -> 'have'."""
+    special = {"has": "have", "does": "do", "is": "be"}
+    if verb in special:
+        return special[verb]
+    if verb.endswith("ies"):
+        return verb[:-3] + "y"
+    if verb.endswith(("ches", "shes", "sses", "xes")):
+        return verb[:-2]
+    return verb[:-1] if verb.endswith("s") and not verb.endswith("ss") else verb
+
+
+def _third_person(verb: str) -> bool:
+    return (verb.endswith("s") and not verb.endswith("ss")) or verb in ("has", "does")
+
+
+def _head(rest: str, limit: int = 6) -> str:
+    """The start of a verb phrase, up to the first detail (a number, a preposition, a clause break)."""
+    out: list[str] = []
+    for word in rest.split():
+        bare = word.strip(",;:.").lower()
+        if re.search(r"\d|[$€£]", word) or (bare in _STOP and out) or len(out) >= limit:
+            break
+        out.append(word.strip(",;:."))
+        if word.endswith((",", ";", ":", ".")):
+            break
+    return " ".join(out)
+
+
+def _participle(word: str) -> bool:
+    word = word.lower().strip(",;:.")
+    return word.endswith("ed") or word in _IRREGULAR
+
+
+def sentence_question(sentence: str, rng: random.Random) -> str | None:
+    """A question whose answer is the sentence, built around its subject and verb; None when the
+    sentence has no short subject before a verb (then the caller asks about a topic)."""
+    split = subject_split(sentence, QUESTION_VERBS)
+    if split is None:
+        return None
+    subject, verb, rest = split
+    subject = customer_side(subject)
+    if re.match(r"[A-Z]-[a-z]", subject):  # "E-bike claims" inside a question: "e-bike claims"
+        subject = subject[0].lower() + subject[1:]
+    if ":" in subject or _NOT_SUBJECT & set(subject.lower().split()) or re.search(r"\d", subject):
+        return None
+    words = rest.split()
+    if verb in _MODAL_CAN:
+        head = _head(rest)
+        if not head:
+            return None
+        return rng.choice((f"Can {subject} {head}?", f"Is it possible for {subject} to {head}?"))
+    if verb in _MODAL_RULE:
+        return rng.choice((f"What are the rules for {subject}?", f"What is required for {subject}?"))
+    if verb in _BE:
+        if words and _participle(words[0]):
+            after = " ".join(words[1:])
+            wh = "How much" if _MONEY.search(after) else "When" if _TIME.search(after) else "How"
+            if re.match(r"(?:at|in)\s+[A-Z]", after):
+                wh = "Where"
+            return f"{wh} {verb} {subject} {words[0].strip(',;:.')}?"
+        if _MONEY.search(rest):
+            return f"How much {verb} {subject}?"
+        return None
+    do = "does" if _third_person(verb) else "do"
+    base = _base(verb)
+    if base == "cost":
+        return rng.choice((f"How much {do} {subject} cost?", f"What's the cost of {subject}?"))
+    if base in ("take", "last") and _TIME.search(rest):
+        return f"How long {do} {subject} {base}?"
+    if base in _INTRANSITIVE and words and words[0].lower() == "with":
+        return f"What {do} {subject} {base} with?"
+    if base in _INTRANSITIVE:
+        return f"{'When' if _TIME.search(rest) or ':' in rest else 'How'} {do} {subject} {base}?"
+    if base in _YES_NO_VERBS:
+        return f"{do.capitalize()} {subject} {base}?"
+    if words and words[0].lower() in _STOP:  # "E-bikes ship in ..." : the verb needs its object to ask
+        return None
+    return rng.choice((f"What {do} {subject} {base}?", f"What exactly {do} {subject} {base}?"))
+
+
+def topic_question(topic: str, rng: random.Random, sentence: str = "") -> str:
+    """A general question about a topic (a sentence that gives no subject and verb to ask about); where
+    the sentence is an address or a phone number, the question asks for that."""
+    topic = customer_side(topic)
+    if _ADDRESS.search(sentence):
+        return rng.choice((f"Where is {topic}?", f"What's the address of {topic}?"))
+    if _PHONE.search(sentence):
+        return f"What's the phone number for {topic}?"
+    return rng.choice(_ASK_ABOUT).format(topic=topic)
+
+
+def customer_side(text: str) -> str:
+    """The business's words as the customer says them: "our stores" -> "your stores"."""
+    return re.sub(r"\b([Oo])ur\b", lambda m: "Your" if m.group(1) == "O" else "your", text)
+
+
+def quantity_question(quantity: str, rng: random.Random) -> str:
+    """A question about what a number stands for ("What is the $99 for?")."""
+    if _TIME.search(quantity):
+        return rng.choice((f"What applies within {quantity}?", f"What happens after {quantity}?"))
+    return rng.choice((f"What is the {quantity} for?", f"What does the {quantity} cover?"))
+
+
+def measure(column: str) -> str:
+    """A column as the thing asked for: 'price_usd' -> 'price', 'daily_rate_usd' -> 'daily rate'."""
+    words = column_label(column).split()
+    while len(words) > 1 and words[-1].lower() in _UNITS:
+        words.pop()
+    return " ".join(words)
+
+
+def cells_question(thing: str, place: str | None, column: str, value: str, rng: random.Random) -> str:
+    """A question whose answer is one cell: what the column means, asked about the row's thing (and
+    the place it is at, for a row keyed by store and item)."""
+    what = measure(column)
+    lowered = column.lower()
+    who = f"{thing} at {place}" if place else thing
+    if any(w in lowered for w in _STOCK_COLUMNS) and place:
+        return rng.choice((
+            f"Is {thing} in stock at {place}?",
+            f"Does {place} have {thing} in stock?",
+            f"How many of {thing} does {place} have in stock?",
+        ))  # fmt: skip
+    if lowered in ("units", "count", "number") and place:
+        return f"How many of {thing} does {place} have?"
+    if value.strip().lower() in _YES_NO:
+        first, _, more = what.partition(" ")
+        if first == "has" and more:
+            article = "" if more.endswith("s") else "a "
+            return f"Does {who} have {article}{more}?"
+        if more and first.endswith("s") and len(first) > 3:
+            return f"Does {who} {_base(first)} {more}?"
+        return f"For {who}, is it {what}?"
+    if any(w in lowered for w in _MONEY_COLUMNS) and re.search(r"\d", value):
+        return rng.choice((f"How much is the {what} for {who}?", f"What does {who} cost, {what}-wise?")
+                          if what == "price" else (f"How much is the {what} for {who}?",))  # fmt: skip
+    if any(w in lowered for w in _TIME_COLUMNS) and re.search(r"\d", value):
+        return f"How long does {who} take?" if what == "duration" else f"What is the {what} for {who}?"
+    return rng.choice((
+        f"What is the {what} of {who}?",
+        f"Can you tell me the {what} for {who}?",
+        f"What {what} does {who} have?",
+    ))  # fmt: skip
+
+
+def key_noun(column: str) -> str:
+    """What a key column's values are, for a follow-up ("that store"): 'store_id' -> 'store',
+    'sku' -> 'item', 'warranty_code' -> 'warranty'."""
+    words = [
+        w for w in column_label(column).lower().split() if w not in ("id", "code", "no", "number", "sku")
+    ]
+    return words[-1] if words else "item"
+
+
+def without(question: str, entity: str | None) -> bool:
+    """True when the question does not name `entity` (a PRE-FILLER's question must leave it to the answer)."""
+    return not entity or not mentions(question, entity)
+
+
+def place_columns(key: Sequence[tuple[str, Any]]) -> list[str]:
+    """The key columns that say where (store id, branch ...)."""
+    return [c for c, _ in key if any(w in c.lower() for w in PLACE_COLUMNS)]

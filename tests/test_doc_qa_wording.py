@@ -1,0 +1,132 @@
+"""Offline doc-QA wording (issue 13): questions a customer would ask, answers that read as one, a
+SYNTHESIS about one entity; measured on the sample project as benchmarks/content.py measures it."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from evalcore.documents.entities import canonical_name
+from evalcore.generators.doc_qa.facts import document_facts
+from evalcore.generators.doc_qa.generate import conversation_inputs, document_input, qa_pairs
+from evalcore.generators.doc_qa.job import generate_conversations
+from evalcore.generators.doc_qa.offline import _Writer
+from evalcore.generators.doc_qa.schema import is_cannot_answer
+from evalcore.generators.doc_qa.wording import cells_question, code_names, measure, sentence_question
+from evalcore.inputs import import_project
+from evalcore.items.store_ops import list_conversations
+from evalcore.specs.generation import generate_specs
+from evalcore.specs.selecting import select_specs
+from evalcore.specs.store_ops import list_specs
+
+ID_LIKE = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")  # as benchmarks/content.py counts leaks
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    """The sample project: 60 offline specs, 15 selected, 4 conversations each (the benchmark's setup)."""
+    from evalcore.store import Store
+
+    store = Store(f"sqlite:///{tmp_path_factory.mktemp('wording') / 'store.db'}")
+    project_id = import_project(store, "data/sample").project_id
+    generate_specs(store, project_id, m=60)
+    select_specs(store, project_id, k=15)
+    generate_conversations(store, project_id, specs="selected", per_spec=4, dense=False)
+    yield store, project_id
+    store.close()
+
+
+def test_codes_are_named_as_customers_know_them(sample):
+    store, project_id = sample
+    names = code_names(store.documents(project_id), ["Ridgeline Cycles", "Ridgeline Assist"])
+    assert names["RC-HYB-300"] == "the Ridgeline Commuter 300"
+    assert names["RC-04"] == "the Westbrook Station store"  # the business's own name dropped, its noun added
+    assert names["SVC-BASIC"] == "the Basic tune-up"  # the bracketed details dropped
+
+
+def test_an_inventory_row_is_asked_by_product_and_store_names(sample):
+    store, project_id = sample
+    docs = {d.id: d for d in store.documents(project_id)}
+    spec = list_specs(store, project_id)[0].spec
+    names = code_names(list(docs.values()), ["Ridgeline Cycles"])
+    inputs = conversation_inputs("desc", spec, [docs["inventory"]], [], [], 4, 0, [], names)
+    writer = _Writer(inputs, random.Random(0))
+    inventory = document_input(docs["inventory"])
+    fact = next(
+        f for f in document_facts(inventory) if f.cells[:2] == (("store_id", "RC-04"), ("sku", "RC-HYB-300"))
+    )
+    question = writer.ask(fact)
+    assert "Ridgeline Commuter 300" in question and "Westbrook Station store" in question
+    assert "stock" in question and not ID_LIKE.search(question), question
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("An opened spare battery can be returned within 30 days with a 15% restocking fee.",
+         {"Can an opened spare battery be returned?",
+          "Is it possible for an opened spare battery to be returned?"}),
+        ("Kids bikes require an adult renter.",
+         {"What do kids bikes require?", "What exactly do kids bikes require?"}),
+        ("Spare batteries cost $699 (500Wh) and $849 (625Wh).",
+         {"How much do spare batteries cost?", "What's the cost of spare batteries?"}),
+        ("E-bike motor and battery claims are assessed at Alder Creek or Harbor Point only.",
+         {"Where are e-bike motor and battery claims assessed?"}),
+        ("Report a lost parcel if it has not arrived 14 days after the expected delivery date.", {None}),
+    ],
+)  # fmt: skip
+def test_a_sentence_is_asked_by_its_subject_and_verb(sentence, expected):
+    assert sentence_question(sentence, random.Random(3)) in expected
+
+
+def test_a_table_cell_is_asked_by_what_its_column_means():
+    rng = random.Random(0)
+    assert measure("daily_rate_usd") == "daily rate"
+    assert cells_question("the Alder Creek store", None, "has_workshop", "yes", rng) == (
+        "Does the Alder Creek store have a workshop?"
+    )
+    assert cells_question("the Alder Creek store", None, "rents_ebikes", "no", rng) == (
+        "Does the Alder Creek store rent ebikes?"
+    )
+    assert cells_question("the Metro E8", "the Alder Creek store", "deposit_usd", "300", rng) == (
+        "How much is the deposit for the Metro E8 at the Alder Creek store?"
+    )
+
+
+def test_sample_questions_are_distinct_and_name_no_title_or_hidden_code(sample):
+    store, project_id = sample
+    card = store.system_card(project_id).model_dump_json()
+    titles = [d.title.lower() for d in store.documents(project_id) if len(d.title) > 3]
+    questions = [
+        q.content for v in list_conversations(store, project_id) for q, _ in qa_pairs(v.conversation)
+    ]
+    distinct = len({q.strip().lower() for q in questions}) / len(questions)
+    leaky = [
+        q for q in questions
+        if any(t in q.lower() for t in titles) or any(c not in card for c in ID_LIKE.findall(q))
+    ]  # fmt: skip
+    # 0.84 and 11.7% before this wording (issue 13, item 3); the goals are >= 0.9 and <= 2%.
+    assert distinct >= 0.9
+    assert len(leaky) / len(questions) <= 0.02, leaky
+
+
+def test_answers_read_as_one_and_a_synthesis_is_about_one_entity(sample):
+    store, project_id = sample
+    synthesis_checked = 0
+    for view in list_conversations(store, project_id):
+        conversation = view.conversation
+        for question, answer in qa_pairs(conversation):
+            if is_cannot_answer(answer.content):
+                continue
+            # Multi-fact answers are their facts in turn, with no "Document title:" glue between them.
+            assert not any(answer.content.startswith(f"{d}:") for d in answer.grounding)
+            entity = answer.bridging_entity
+            one_document = conversation.metadata["chain"]["length"] == 1
+            if question.query_type == "SYNTHESIS" and entity and one_document:
+                sources = answer.metadata["sources"]
+                said = [s.get("sentence") or " ".join(v for _, v in s["cells"]) for s in sources]
+                assert all(canonical_name(entity) in canonical_name(t) for t in said), (entity, said)
+                synthesis_checked += 1
+    assert synthesis_checked >= 10
