@@ -1,17 +1,61 @@
 """Tool cases (seed 004, TRACE/SCOPE): the situation catalog with its labels and what each tool group cannot
-produce, the synthesized conversations per situation with their intended labels."""
+produce; the synthesized conversations per situation with their intended labels; gold and silver with the
+judge's threshold tuned on gold; SCOPE rubric sets, viewed and edited as versions; the SPUR vs SCOPE
+comparison (Tables 3 and 4) and a target's conversations scored by rubrics, both read from stored jobs."""
 
 import streamlit as st
 
-from evalcore.errors import EvalcoreError
+from evalcore.errors import EvalcoreError, StaleVersionError, ValidationFailed
+from evalcore.generators.simulation.job import simulation_runs
+from evalcore.generators.tool_case.evaluation import (
+    DEFAULT_FOLDS,
+    comparison_runs,
+    create_comparison,
+    stored_comparison,
+    variant_names,
+)
+from evalcore.generators.tool_case.filtering import TARGET_PRECISION, calibrate_toolcases
 from evalcore.generators.tool_case.overview import (
     catalog_rows,
     group_skips,
     intended_labels,
+    silver_sets,
     situation_conversations,
 )
+from evalcore.generators.tool_case.rubrics import (
+    MAKE_OR_BREAK,
+    edit_rubric_set,
+    project_rubric_sets,
+    rubric_history,
+    rubric_yaml,
+    with_rubric,
+)
+from evalcore.items.state import project_policy, set_policy
+from evalcore.jobs import progress
+from evalcore.jobs.queue import enqueue
 from evalcore.models import TurnRole
-from pages._common import current_project, md, md_block, show_error, store_or_stop
+from evalcore.reports.charts import calibration_chart
+from evalcore.reports.failures import provenance
+from evalcore.reports.rubric_tables import (
+    area_table,
+    drill_down,
+    export_rubric_tables,
+    label_table,
+    rubric_report,
+    rubric_table,
+)
+from evalcore.runs.rubric_scoring import create_rubric_scoring, scoring_runs
+from pages._common import (
+    current_project,
+    current_user,
+    flash,
+    md,
+    md_block,
+    require_user,
+    show_error,
+    show_flash,
+    store_or_stop,
+)
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -24,6 +68,24 @@ st.caption(
 if project_id is None:
     st.info("Import a project on Home first.")
     st.stop()
+show_flash()
+EXTENSIONS = {"md": "md", "csv": "csv", "jsonl": "jsonl", "latex": "tex"}
+NEEDS_NAME = "Type your name in the sidebar to change this: every change is saved with who made it."
+
+
+def _refused(exc: ValidationFailed) -> None:
+    """An edit the rules refuse: every problem with its field; nothing was saved."""
+    st.error(f"Refused, nothing was saved: {len(exc.problems)} problem(s).")
+    st.dataframe(
+        [{"field": p.field or "", "line": p.line, "problem": p.message} for p in exc.problems],
+        hide_index=True,
+        width="stretch",
+    )
+
+
+def _status(run) -> str:
+    done, total = progress(store, run)
+    return f"{run.id} · {run.status.value} · {done}/{total}"
 
 
 def _catalog_section() -> None:
@@ -72,8 +134,7 @@ def _conversations_section() -> None:
         return
     names = {r["situation"]: f"{r['name']} ({r['conversations']})" for r in rows}
     situation = st.selectbox("Situation", list(names), format_func=names.get, key="tc_situation")
-    conversations = situation_conversations(store, project_id, situation)
-    by_id = {c.id: c for c in conversations}
+    by_id = {c.id: c for c in situation_conversations(store, project_id, situation)}
     chosen = st.selectbox(
         "Conversation",
         list(by_id),
@@ -90,11 +151,281 @@ def _conversations_section() -> None:
         _turn(turn)
 
 
-tabs = st.tabs(["Catalog", "Conversations"], key="tool_cases_tab", on_change="rerun")
-catalog_tab, conversations_tab = tabs
-if catalog_tab.open:
-    with catalog_tab:
-        _catalog_section()
-if conversations_tab.open:
-    with conversations_tab:
-        _conversations_section()
+def _gold_silver_section() -> None:
+    st.caption(
+        "Annotators confirm or reject each conversation's intended labels in Annotate (gold); the TRACE "
+        "judge checks the rest (`evalcore toolcases filter`): what it accepts above its threshold and "
+        "nobody decided is silver."
+    )
+    target = st.number_input(
+        "Target precision on gold", 0.5, 1.0, TARGET_PRECISION, 0.01, key="tc_target", width=220
+    )
+    found = calibrate_toolcases(store, project_id, target)
+    columns = st.columns(len(found.tiers))
+    for column, (tier, n) in zip(columns, found.tiers.items(), strict=True):
+        column.metric(tier, n)
+    if st.button("Review tool cases in Annotate", icon=":material/rate_review:"):
+        st.session_state.update(q_gen="tool_case", q_mine=False)
+        st.switch_page("pages/annotate.py")
+    sets = silver_sets(store, project_id)
+    if sets:
+        st.dataframe(
+            [
+                {
+                    "judge": s.judge,
+                    "silver": s.silver,
+                    "judged": s.judged,
+                    "precision on gold": s.precision_on_gold,
+                    "gold it rests on": f"{s.passed_decided} passed of {s.decided} decided",
+                }
+                for s in sets
+            ],
+            hide_index=True,
+            column_config={"precision on gold": st.column_config.NumberColumn(format="%.2f")},
+        )
+    else:
+        st.info("No judge has checked these conversations yet: run `evalcore toolcases filter`.")
+    policy = project_policy(store, project_id)
+    now = "the judge's own verdict" if policy.judge_threshold is None else f"{policy.judge_threshold:.3f}"
+    if found.n == 0:
+        st.info(
+            f"The threshold is tuned on conversations people decided that have a judge score; none yet. "
+            f"Silver threshold now: {now}."
+        )
+        return
+    if found.choice is None:
+        st.warning(f"No threshold reaches precision {target:.2f} on the {found.n} decided conversations.")
+    else:
+        c = found.choice
+        st.markdown(
+            f"Threshold for precision ≥ {target:.2f}: **{c.threshold:.3f}** (precision on gold "
+            f"{c.precision:.2f}, recall {c.recall:.2f}, on {found.n} decided conversations). Silver "
+            f"threshold now: **{now}**."
+        )
+    st.plotly_chart(calibration_chart(found.points, target, found.choice.threshold if found.choice else None))
+    user = current_user()
+    if found.choice and st.button(
+        f"Use {found.choice.threshold:.3f} for silver", disabled=not user, help=None if user else NEEDS_NAME
+    ):
+        set_policy(store, project_id, judge_threshold=found.choice.threshold)
+        flash("success", f"Silver threshold set to {found.choice.threshold:.3f}; tiers re-derived.")
+
+
+def _pick_rubric_set():
+    sets = project_rubric_sets(store, project_id)
+    if not sets:
+        st.info("No rubric set yet: `evalcore rubrics discover` learns one from the labelled conversations.")
+        return None
+    by_id = {s.item_id: s for s in sets}
+    chosen = st.selectbox(
+        "Rubric set",
+        list(by_id),
+        format_func=lambda i: (
+            f"{i} · {by_id[i].rubrics.method} · v{by_id[i].version} · {len(by_id[i].rubrics.rubrics)} rubrics"
+        ),
+        key="tc_rubric_set",
+    )
+    return by_id[chosen]
+
+
+def _save(item_id: str, edited, version: int) -> None:
+    author = require_user()
+    try:
+        saved = edit_rubric_set(store, item_id, edited, author, version)
+    except ValidationFailed as exc:
+        _refused(exc)
+    except StaleVersionError as exc:
+        st.error(md(exc))
+    else:
+        flash("success", f"Saved version {saved} of {md(item_id)}.")
+
+
+def _rubrics_section() -> None:
+    stored = _pick_rubric_set()
+    if stored is None:
+        return
+    rubrics, item_id, version = stored.rubrics, stored.item_id, stored.version
+    st.caption(
+        f"{rubrics.method.upper()} by {md(rubrics.producer)}, trained on {len(rubrics.trained_on)} "
+        f"conversations; version {version} saved by {md(stored.author)}. Weights are 1-10; a make-or-break "
+        f"NEG rubric weighs {MAKE_OR_BREAK}; every set needs a POS and a NEG rubric."
+    )
+    st.dataframe([a.model_dump() for a in rubrics.areas], hide_index=True, width="stretch")
+    st.dataframe(
+        [r.model_dump(exclude={"support"}) for r in rubrics.rubrics],
+        hide_index=True,
+        width="stretch",
+        column_order=["id", "area", "polarity", "weight", "make_or_break", "text"],
+    )
+    st.subheader("Edit a rubric")
+    ids = [r.id for r in rubrics.rubrics]
+    rubric_id = st.selectbox("Rubric", ids, key=f"tc_edit_rubric:{item_id}")
+    rubric = rubrics.rubrics[ids.index(rubric_id)]
+    areas = [a.name for a in rubrics.areas]
+    with st.form(f"tc_rubric:{item_id}:{version}:{rubric_id}", enter_to_submit=False):
+        text = st.text_area("Text", rubric.text)
+        left, middle, right = st.columns(3)
+        area = left.selectbox("Area", areas, index=areas.index(rubric.area) if rubric.area in areas else 0)
+        polarity = middle.selectbox("Polarity", ["POS", "NEG"], index=["POS", "NEG"].index(rubric.polarity))
+        weight = right.number_input("Weight", 0, 1000, rubric.weight, 1)
+        make_or_break = st.checkbox("Make-or-break (NEG, weight 100)", rubric.make_or_break)
+        remove = st.checkbox("Remove this rubric")
+        if st.form_submit_button(f"Save as version {version + 1}", type="primary"):
+            changes = None if remove else {
+                "text": text, "area": area, "polarity": polarity, "weight": int(weight),
+                "make_or_break": make_or_break,
+            }  # fmt: skip
+            _save(item_id, with_rubric(rubrics, rubric_id, changes), version)
+    with (
+        st.expander("Edit the whole set as YAML (areas, adding and removing rubrics)"),
+        st.form(f"tc_yaml:{item_id}:{version}", enter_to_submit=False),
+    ):
+        text = st.text_area("Rubric set", rubric_yaml(rubrics), height=400)
+        if st.form_submit_button(f"Save as version {version + 1}"):
+            _save(item_id, text, version)
+    with st.expander("History"):
+        st.dataframe(rubric_history(store, item_id), hide_index=True, width="stretch")
+
+
+def _comparison_section() -> None:
+    st.caption(
+        "SPUR (user satisfaction) against SCOPE rubrics on held-out labelled conversations, k folds of a "
+        "40/60 split: Easy (satisfaction agrees with the label), Hard-Negative (satisfied but NEG), Overall. "
+        "It runs as a job on a worker (`evalcore worker`), or with `evalcore rubrics compare`."
+    )
+    with st.form("tc_compare", enter_to_submit=False):
+        left, middle, right = st.columns(3)
+        folds = left.number_input("Folds", 1, 20, DEFAULT_FOLDS)
+        seed = middle.number_input("Seed", 0, 1_000_000, 0)
+        ablations = right.checkbox("Table 4's ablations too", True)
+        if st.form_submit_button(
+            "Start the comparison", disabled=not current_user(), help=None if current_user() else NEEDS_NAME
+        ):
+            try:
+                run = create_comparison(
+                    store, project_id, folds=int(folds), seed=int(seed), ablations=ablations
+                )
+                enqueue(store, run.id)
+            except EvalcoreError as exc:
+                show_error(exc)
+            else:
+                flash("success", f"Comparison {md(run.id)} queued: a worker computes its folds.")
+    runs = comparison_runs(store, project_id)
+    if not runs:
+        st.info("No comparison yet.")
+        return
+    by_id = {r.id: r for r in runs}
+    run = by_id[
+        st.selectbox("Comparison run", list(by_id), format_func=lambda i: _status(by_id[i]), key="tc_cmp")
+    ]
+    result = stored_comparison(store, run.id)
+    if not result.folds:
+        st.info(
+            f"No fold computed yet ({run.status.value}). A worker computes them, or "
+            f"`evalcore rubrics compare --resume {run.id}`."
+        )
+        return
+    sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
+    st.caption(
+        f"Mean (standard deviation) over {result.folds} fold(s); test conversations summed: {md(sizes)}."
+    )
+    if provenance([run])["offline"] != "no":
+        st.info("Offline output: rubrics learnt and scored by the offline heuristics, not by a model.")
+    main, ablated = variant_names(run)
+    st.markdown("**Table 3: SPUR vs SCOPE**")
+    st.dataframe(result.rows(main), hide_index=True, width="stretch")
+    if ablated:
+        st.markdown("**Table 4: SCOPE's ablations**")
+        st.dataframe(result.rows(["SCOPE", *ablated]), hide_index=True, width="stretch")
+
+
+def _scores_section() -> None:
+    st.caption(
+        "A target's own conversations (a simulation run's, an import's) scored by a rubric set: how many "
+        "each rubric and area applies to, and which conversations (`evalcore rubrics score ID --source-run "
+        "RUN`)."
+    )
+    sets = project_rubric_sets(store, project_id)
+    sources = {r.id: f"{r.id} · simulation of {r.target}" for r in simulation_runs(store, project_id)}
+    if sets:
+        with st.form("tc_score", enter_to_submit=False):
+            left, right = st.columns(2)
+            rubric_set = left.selectbox("Rubric set", [s.item_id for s in sets])
+            source = right.selectbox(
+                "Conversations",
+                [None, *sources],
+                format_func=lambda i: "the tool cases" if i is None else sources[i],
+            )
+            if st.form_submit_button(
+                "Score them", disabled=not current_user(), help=None if current_user() else NEEDS_NAME
+            ):
+                try:
+                    run = create_rubric_scoring(
+                        store,
+                        project_id,
+                        rubric_set,
+                        source_run=source,
+                        generator=None if source else "tool_case",
+                    )
+                    enqueue(store, run.id)
+                except EvalcoreError as exc:
+                    show_error(exc)
+                else:
+                    flash("success", f"Scoring {md(run.id)} queued: a worker scores the conversations.")
+    runs = scoring_runs(store, project_id)
+    if not runs:
+        st.info("No scoring run yet.")
+        return
+    by_id = {r.id: r for r in runs}
+    run_id = st.selectbox(
+        "Scoring run", list(by_id), format_func=lambda i: _status(by_id[i]), key="tc_scoring"
+    )
+    report = rubric_report(store, run_id)
+    st.caption(" · ".join(f"{k}: {md(v)}" for k, v in report.about.items()))
+    if report.about.get("offline", "no") != "no":
+        st.info("Offline output: scored by the offline heuristics, not by a model.")
+    st.dataframe(label_table(report), hide_index=True)
+    st.dataframe(rubric_table(report), hide_index=True, width="stretch")
+    st.dataframe(area_table(report), hide_index=True, width="stretch")
+    left, right = st.columns(2)
+    rubric = left.selectbox(
+        "Drill down: rubric",
+        [None, *(r.id for r in report.rubrics.rubrics)],
+        format_func=lambda x: x or "none",
+        key=f"tc_dr:{run_id}",
+    )
+    area = right.selectbox(
+        "or area",
+        [None, *(a.name for a in report.rubrics.areas)],
+        format_func=lambda x: x or "none",
+        key=f"tc_da:{run_id}",
+    )
+    if rubric or area:
+        st.dataframe(
+            drill_down(report, rubric=rubric, area=None if rubric else area), hide_index=True, width="stretch"
+        )
+    fmt = st.segmented_control(
+        "Export", ["md", "csv", "jsonl", "latex"], default="md", key=f"tc_fmt:{run_id}"
+    )
+    st.download_button(
+        "Download the tables",
+        data="\n".join(export_rubric_tables(report, fmt or "md").values()),
+        file_name=f"{run_id}-rubrics.{EXTENSIONS[fmt or 'md']}",
+        icon=":material/download:",
+        on_click="ignore",
+    )
+
+
+SECTIONS = {
+    "Catalog": _catalog_section,
+    "Conversations": _conversations_section,
+    "Gold and silver": _gold_silver_section,
+    "Rubrics": _rubrics_section,
+    "SPUR vs SCOPE": _comparison_section,
+    "Rubric scores": _scores_section,
+}
+tabs = st.tabs(list(SECTIONS), key="tool_cases_tab", on_change="rerun")
+for tab, section in zip(tabs, SECTIONS.values(), strict=True):
+    if tab.open:
+        with tab:
+            section()

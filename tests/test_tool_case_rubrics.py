@@ -16,11 +16,16 @@ from evalcore.generators.tool_case.judge import judge_conversation, read_labels
 from evalcore.generators.tool_case.records import GENERATOR
 from evalcore.generators.tool_case.rubrics import (
     RubricSet,
+    edit_rubric_set,
     estimate_label,
     load_rubric_set,
     parse_rubric_set,
+    project_rubric_sets,
+    rubric_history,
+    rubric_yaml,
     save_rubric_set,
     validate_rubric_set,
+    with_rubric,
 )
 from evalcore.generators.tool_case.scope import USER_SIGNALS, Options, discover_rubrics
 from evalcore.generators.tool_case.signals import SIGNALS
@@ -244,3 +249,25 @@ def test_a_model_learns_spur_rubrics_with_three_reasons_per_conversation(generat
     assert "Label: SAT" in first and "at most 3 reasons" in first
     summary = llm_env.calls[3].body["messages"][-1]["content"]
     assert "User calls the agent useless" in summary and "at most 10 rubrics" in summary
+
+
+def test_an_edit_breaking_a_rule_is_refused_with_its_field_and_saves_nothing(generated):
+    store, pid, conversations, llm = generated
+    scope = discover_rubrics(llm, conversations[:20], "scope")
+    item, _ = save_rubric_set(store, pid, scope, "lead")
+    with pytest.raises(ValidationFailed) as err:
+        edit_rubric_set(store, item, with_rubric(scope, scope.rubrics[0].id, {"weight": 11}), "ana", 1)
+    assert [p.field for p in err.value.problems] == ["rubrics[0].weight"]
+    negs = [r.id for r in scope.rubrics if r.polarity == "NEG"]
+    body = scope.model_dump(mode="json")
+    body["rubrics"] = [r for r in body["rubrics"] if r["id"] not in negs]
+    with pytest.raises(ValidationFailed, match="needs at least one NEG rubric"):
+        edit_rubric_set(store, item, body, "ana", 1)
+    text = rubric_yaml(scope).replace(f"weight: {scope.rubrics[0].weight}\n", "weight: 0\n", 1)
+    with pytest.raises(ValidationFailed) as err:
+        edit_rubric_set(store, item, text, "ana", 1)
+    assert err.value.problems[0].field == "rubrics[0].weight" and err.value.problems[0].line is not None
+    assert load_rubric_set(store, item)[1] == 1 and len(rubric_history(store, item)) == 1
+    assert edit_rubric_set(store, item, with_rubric(scope, scope.rubrics[0].id, None), "ana", 1) == 2
+    assert [s.version for s in project_rubric_sets(store, pid) if s.item_id == item] == [2]
+    assert len(load_rubric_set(store, item)[0].rubrics) == len(scope.rubrics) - 1

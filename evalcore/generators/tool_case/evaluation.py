@@ -122,17 +122,22 @@ class Comparison:
             return None
         return statistics.fmean(got), statistics.pstdev(got)
 
-    def table(self, methods: Sequence[str], subsets: Sequence[str] = SUBSETS) -> list[str]:
-        """Markdown rows as Table 3 / Table 9: subset, model, then 'mean (sd)' or N/A per metric."""
-        rows = ["| Data Subset | Model | Acc. | F1 | Pre. | Rec. |", "|---|---|---|---|---|---|"]
+    def rows(self, methods: Sequence[str], subsets: Sequence[str] = SUBSETS) -> list[dict[str, str]]:
+        """Table 3 / Table 9 as rows: subset, model, then 'mean (sd)' or N/A per metric."""
+        rows = []
         for subset in subsets:
             for method in methods:
-                cells = []
-                for metric in METRICS:
+                row = {"Data Subset": subset, "Model": method}
+                for metric, head in zip(METRICS, ("Acc.", "F1", "Pre.", "Rec."), strict=True):
                     got = self.cell(method, subset, metric)
-                    cells.append("N/A" if got is None else f"{got[0]:.2f} ({got[1]:.2f})")
-                rows.append(f"| {subset} | {method} | " + " | ".join(cells) + " |")
+                    row[head] = "N/A" if got is None else f"{got[0]:.2f} ({got[1]:.2f})"
+                rows.append(row)
         return rows
+
+    def table(self, methods: Sequence[str], subsets: Sequence[str] = SUBSETS) -> list[str]:
+        """Markdown rows of `rows`."""
+        lines = ["| Data Subset | Model | Acc. | F1 | Pre. | Rec. |", "|---|---|---|---|---|---|"]
+        return lines + ["| " + " | ".join(row.values()) + " |" for row in self.rows(methods, subsets)]
 
 
 def _fold(

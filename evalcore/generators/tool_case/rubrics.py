@@ -5,14 +5,18 @@ Rules, refused with the field named: SCOPE has at most 5 areas and at most 5 rub
 weights 1-10, make-or-break rubrics are NEG with weight 100; SPUR has at most 10 SAT (POS) and 10 DSAT
 (NEG) rubrics with impact 1-10 and no make-or-break; every set has a POS and a NEG rubric, and every
 rubric's area is one of the set's areas. A set is an item (kind `rubric_set`): edits append versions and a
-stale edit is refused, as for specs.
+stale edit is refused, as for specs; an edit that breaks a rule is refused whole, naming the field, and
+saves nothing (`edit_rubric_set`, from plain data or from YAML as `rubric_yaml` writes it).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
+import yaml
 from pydantic import Field, ValidationError, ValidationInfo, model_validator
 
 from evalcore.errors import Problem, ValidationFailed
@@ -197,3 +201,71 @@ def load_rubric_set(store: Store, item_id: str, version: int | None = None) -> t
         if revision is None:
             raise ValidationFailed([Problem(item_id, f"has no version {version}")], "rubric set")
     return RubricSet.model_validate(revision.body), revision.version
+
+
+def rubric_yaml(rubrics: RubricSet) -> str:
+    """The set as YAML for people to edit (areas, then a mapping per rubric); `parse_rubric_set` reads it."""
+    return yaml.safe_dump(rubrics.model_dump(mode="json"), sort_keys=False, allow_unicode=True, width=100)
+
+
+def edit_rubric_set(
+    store: Store, item_id: str, edited: dict[str, Any] | str, author: str, expected_version: int
+) -> int:
+    """Save an edit of a stored set (plain data, or YAML text) as a new version on top of
+    `expected_version`; returns it. An edit breaking a rule raises ValidationFailed naming each field (and
+    line), a stale version StaleVersionError; either way nothing is saved."""
+    load_rubric_set(store, item_id)  # refuses an item that is not a rubric set
+    shown = f"rubric set {item_id}"
+    rubrics = (
+        parse_rubric_set(edited, shown) if isinstance(edited, str) else validate_rubric_set(edited, shown)
+    )
+    return store.save_revision(item_id, rubrics.model_dump(mode="json"), author, expected_version)
+
+
+def with_rubric(rubrics: RubricSet, rubric_id: str, changes: dict[str, Any] | None) -> dict[str, Any]:
+    """The set as plain data with one rubric's fields changed (None: the rubric removed), unvalidated, for
+    `edit_rubric_set` to check."""
+    body = rubrics.model_dump(mode="json")
+    if rubric_id not in {r["id"] for r in body["rubrics"]}:
+        raise ValidationFailed([Problem(f"rubric {rubric_id}", "is not in the set", None, "rubrics")], "edit")
+    body["rubrics"] = [
+        r if r["id"] != rubric_id else {**r, **changes}
+        for r in body["rubrics"]
+        if r["id"] != rubric_id or changes is not None
+    ]
+    return body
+
+
+@dataclass(frozen=True)
+class StoredRubricSet:
+    """A project's rubric set as stored now: its id, version, content and last author."""
+
+    item_id: str
+    version: int
+    rubrics: RubricSet
+    author: str
+    saved_at: datetime
+
+
+def project_rubric_sets(store: Store, project_id: str) -> list[StoredRubricSet]:
+    """The project's rubric sets at their current versions, newest first."""
+    found = [
+        StoredRubricSet(r.item_id, r.version, RubricSet.model_validate(r.body), r.author, r.created_at)
+        for r in store.list_current(project_id, KIND)
+    ]
+    return found[::-1]
+
+
+def rubric_history(store: Store, item_id: str) -> list[dict[str, Any]]:
+    """Every version of a set, oldest first: who saved it, when, why, and how many rubrics it held."""
+    return [
+        {
+            "version": r.version,
+            "saved by": r.author,
+            "saved at": r.created_at,
+            "note": r.note,
+            "rubrics": len((r.body or {}).get("rubrics") or []),
+            "make-or-break": sum(bool(x.get("make_or_break")) for x in (r.body or {}).get("rubrics") or []),
+        }
+        for r in store.history(item_id)
+    ]
