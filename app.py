@@ -25,12 +25,12 @@ navigation = st.navigation(
             st.Page("pages/annotate.py", title="Annotate", icon=":material/rate_review:"),
             st.Page("pages/agreement.py", title="Agreement and calibration", icon=":material/groups:"),
             st.Page("pages/tool_cases.py", title="Tool cases", icon=":material/build:"),
+            st.Page("pages/procedures.py", title="Procedures", icon=":material/account_tree:"),
         ],
         "Results": [
             st.Page("pages/runs.py", title="Runs", icon=":material/play_circle:"),
             st.Page("pages/reports.py", title="Reports", icon=":material/table_chart:"),
             st.Page("pages/simulations.py", title="Simulations", icon=":material/smart_toy:"),
-            st.Page("pages/scenarios.py", title="Scenarios", icon=":material/fact_check:"),
         ],
     }
 )

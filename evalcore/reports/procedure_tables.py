@@ -117,6 +117,19 @@ def table2_frame(scored: Sequence[RunScores]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def table2_display(scored: Sequence[RunScores]) -> pd.DataFrame:
+    """Table 2 for reading: one row per run, each metric as 'share% [low, high]' (n/a without tests)."""
+    rows = []
+    for s in scored:
+        row: dict[str, object] = {"target": s.run.target, "run": s.run.id, "tests": len(s.scores)}
+        for metric in METRICS:
+            hits, n = s.counts[metric]
+            low, high = wilson_interval(hits, n)
+            row[LABELS[metric]] = f"{100 * hits / n:.1f}% [{100 * low:.1f}, {100 * high:.1f}]" if n else "n/a"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def counts_frame(scored: Sequence[RunScores]) -> pd.DataFrame:
     """One row per run: each metric as 'hits / n', the crashes and the tests not played yet."""
     rows = []

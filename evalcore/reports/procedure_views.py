@@ -1,0 +1,256 @@
+"""What the Procedures page shows (issue 17, item 10), computed here so the page only lays it out: each
+procedure's graphs drawn (a layered networkx layout, nodes coloured by type, noise nodes marked, the
+sampled paths highlighted), the summary per procedure (broken rules, noise, paths, edge coverage,
+conversations, tests), how much each path adds to the edge coverage, and the tests of a conversation.
+
+Descriptions come from procedures or a model: in a figure they are HTML-escaped (plotly renders a few
+tags in hover text), in tables they are plain cells.
+"""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+import networkx as nx
+import pandas as pd
+import plotly.graph_objects as go
+
+from evalcore.generators.procedure.graphs import Graph
+from evalcore.generators.procedure.intents import GENERATED_PREFIX
+from evalcore.generators.procedure.job import ProcedureGraphs
+from evalcore.generators.procedure.metrics import expected_action
+from evalcore.models import Test, TurnRole
+from evalcore.reports.procedure_tables import describe_action
+
+COLOURS = {
+    "start_message": "#2e7d32",
+    "message": "#1565c0",
+    "end_message": "#6a1b9a",
+    "api": "#ef6c00",
+    "agent": "#1565c0",
+    "customer": "#607d8b",
+}
+UNKNOWN_COLOUR = "#9e9e9e"  # a node type no rule admits (a broken graph)
+NOISE_COLOUR = "#c62828"
+PATH_COLOUR = "#d81b60"
+
+
+@dataclass(frozen=True)
+class DrawnNode:
+    """A node placed for drawing."""
+
+    node_id: str
+    kind: str
+    description: str
+    x: float
+    y: float
+    noise: bool
+    paths: int  # sampled paths through it
+
+
+@dataclass(frozen=True)
+class DrawnEdge:
+    """An edge placed for drawing."""
+
+    source: str
+    target: str
+    description: str
+    points: tuple[float, float, float, float]  # x0, y0, x1, y1
+    paths: int  # sampled paths along it
+
+
+def layout(graph: Graph) -> dict[str, tuple[float, float]]:
+    """Node positions: layers top-down by the longest path from the root (a DAG), nodes of one layer side
+    by side; a graph with a cycle (a broken one) gets a seeded spring layout."""
+    g = graph.digraph()
+    if not g:
+        return {}
+    if not nx.is_directed_acyclic_graph(g):
+        return {n: (float(x), float(y)) for n, (x, y) in nx.spring_layout(g, seed=0).items()}
+    depth: dict[str, int] = {}
+    for n in nx.topological_sort(g):
+        depth[n] = max((depth[p] + 1 for p in g.predecessors(n)), default=0)
+    nx.set_node_attributes(g, depth, "layer")
+    placed = nx.multipartite_layout(g, subset_key="layer", align="horizontal", scale=1.0)
+    return {n: (float(x), -float(depth[n])) for n, (x, _) in placed.items()}
+
+
+def drawing(graph: Graph, paths: Sequence[Sequence[str]] = ()) -> tuple[list[DrawnNode], list[DrawnEdge]]:
+    """The graph's nodes and edges placed, each with how many of `paths` go through it."""
+    where = layout(graph)
+    through = {n: sum(n in p for p in paths) for n in where}
+    along: dict[tuple[str, str], int] = {}
+    for path in paths:
+        for step in set(pairwise(path)):
+            along[step] = along.get(step, 0) + 1
+    nodes = [
+        DrawnNode(n.node_id, n.node_type, n.node_description, *where[n.node_id], n.noise, through[n.node_id])
+        for n in graph.nodes
+        if n.node_id in where
+    ]
+    edges = [
+        DrawnEdge(
+            e.edge[0],
+            e.edge[1],
+            e.edge_description,
+            (*where[e.edge[0]], *where[e.edge[1]]),
+            along.get(tuple(e.edge), 0),  # type: ignore[arg-type]
+        )
+        for e in graph.edges
+        if e.edge[0] in where and e.edge[1] in where
+    ]
+    return nodes, edges
+
+
+def _hover(title: str, text: str) -> str:
+    wrapped = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 70)[:6])
+    return f"<b>{html.escape(title)}</b><br>{wrapped}"
+
+
+def graph_figure(graph: Graph, paths: Sequence[Sequence[str]] = (), title: str = "") -> go.Figure:
+    """The graph drawn: nodes coloured by type (noise nodes ringed red, a cross), edges on the sampled
+    `paths` thick and coloured (wider for more paths), the others thin and grey; hover shows the text."""
+    nodes, edges = drawing(graph, paths)
+    figure = go.Figure()
+    for on_path in (False, True):
+        chosen = [e for e in edges if (e.paths > 0) == on_path]
+        for width in sorted({e.paths for e in chosen}):
+            xs: list[float | None] = []
+            ys: list[float | None] = []
+            for e in (e for e in chosen if e.paths == width):
+                xs += [e.points[0], e.points[2], None]
+                ys += [e.points[1], e.points[3], None]
+            figure.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    line={"color": PATH_COLOUR if on_path else "#cfd8dc", "width": 1 + 2 * width},
+                    hoverinfo="skip",
+                    name=f"on {width} path(s)" if on_path else "not on a path",
+                    showlegend=True,
+                )
+            )
+    mids = [e for e in edges if e.description]
+    figure.add_trace(
+        go.Scatter(
+            x=[(e.points[0] + e.points[2]) / 2 for e in mids],
+            y=[(e.points[1] + e.points[3]) / 2 for e in mids],
+            mode="markers",
+            marker={"size": 6, "color": "#90a4ae", "symbol": "square"},
+            hovertext=[_hover(f"{e.source} -> {e.target} ({e.paths} path(s))", e.description) for e in mids],
+            hoverinfo="text",
+            name="edge text (hover)",
+        )
+    )
+    for kind in dict.fromkeys(n.kind for n in nodes):
+        group = [n for n in nodes if n.kind == kind]
+        figure.add_trace(
+            go.Scatter(
+                x=[n.x for n in group],
+                y=[n.y for n in group],
+                mode="markers+text",
+                text=[n.node_id for n in group],
+                textposition="top center",
+                marker={
+                    "size": [18 if n.paths else 13 for n in group],
+                    "color": COLOURS.get(kind, UNKNOWN_COLOUR),
+                    "symbol": ["x" if n.noise else "circle" for n in group],
+                    "line": {
+                        "width": [3 if n.noise else 1 for n in group],
+                        "color": [NOISE_COLOUR if n.noise else "#ffffff" for n in group],
+                    },
+                },
+                hovertext=[
+                    _hover(
+                        f"{n.node_id} {kind}{' (noise)' if n.noise else ''}, {n.paths} path(s)", n.description
+                    )
+                    for n in group
+                ],
+                hoverinfo="text",
+                name=kind,
+            )
+        )
+    figure.update_layout(
+        title=title,
+        height=max(420, 70 * (1 + int(-min((n.y for n in nodes), default=0)))),
+        xaxis={"visible": False},
+        yaxis={"visible": False},
+        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        legend={"orientation": "h"},
+    )
+    return figure
+
+
+def graphs_summary(graphs: Sequence[ProcedureGraphs], tests: Sequence[Test]) -> pd.DataFrame:
+    """One row per procedure: each graph valid or how many rules it breaks, noise, paths, edge coverage,
+    conversations and the tests cut from them."""
+    per_conversation: dict[str | None, int] = {}
+    for t in tests:
+        per_conversation[t.conversation_id] = per_conversation.get(t.conversation_id, 0) + 1
+
+    def state(graph: Graph | None) -> str:
+        if graph is None:
+            return "not made"
+        return "valid" if graph.valid else f"{len(graph.broken)} broken rule(s): not used"
+
+    return pd.DataFrame(
+        [
+            {
+                "procedure": g.procedure,
+                "source": "generated" if g.procedure.startswith(GENERATED_PREFIX) else "project",
+                "flowgraph": state(g.flowgraph),
+                "conversation graph": state(g.conversation_graph),
+                "noise nodes": sum(n.noise for n in g.noisy_graph.nodes) if g.noisy_graph else None,
+                "paths": len(g.paths),
+                "edge coverage": g.coverage,
+                "conversations": len(g.conversations),
+                "tests": sum(per_conversation.get(c, 0) for c in g.conversations),
+            }
+            for g in graphs
+        ]
+    )
+
+
+def path_coverage(graphs: ProcedureGraphs) -> pd.DataFrame:
+    """Each sampled path: its length, the edges it covers first, and the edge coverage so far."""
+    graph = graphs.noisy_graph
+    total = {tuple(e.edge) for e in graph.edges} if graph else set()
+    seen: set[tuple[str, str]] = set()
+    rows = []
+    for k, path in enumerate(graphs.paths, start=1):
+        steps = set(pairwise(path)) & total
+        new = steps - seen
+        seen |= steps
+        rows.append(
+            {
+                "path": k,
+                "nodes": len(path),
+                "noise nodes": sum(graph.node(n).noise for n in path) if graph else 0,
+                "new edges": len(new),
+                "edge coverage so far": len(seen) / len(total) if total else 1.0,
+                "conversation": graphs.conversations[k - 1] if k <= len(graphs.conversations) else None,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def tests_frame(tests: Sequence[Test]) -> pd.DataFrame:
+    """The tests of a conversation in order: context length, its last turn, the expected action."""
+    rows = []
+    for t in tests:
+        last = t.context[-1] if t.context else None
+        said = "" if last is None else (last.content if last.role != TurnRole.tool_call else last.tool_name)
+        rows.append(
+            {
+                "test": t.id,
+                "context turns": len(t.context),
+                "last turn": f"{last.role.value}: {said}" if last else "",
+                "expected action": describe_action(expected_action(t)),
+            }
+        )
+    return pd.DataFrame(rows, columns=["test", "context turns", "last turn", "expected action"])

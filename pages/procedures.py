@@ -1,0 +1,155 @@
+"""Procedures: procedure-grounded tests for tool-using agents (seed 001, ALMITA). Per procedure its
+flowgraph and conversation graph drawn (sampled paths highlighted, noise marked), the rules a graph
+broke, path and edge coverage, the tests of a conversation; and Table 2 of the runs against targets with
+the drill-down to failing tests and exports."""
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.generators.procedure.job import RUN_KIND, list_graphs
+from evalcore.items.store_ops import list_tests
+from evalcore.reports.procedure_tables import (
+    counts_frame,
+    export_procedure_tables,
+    failing_frame,
+    report_about,
+    score_run,
+    table2_display,
+)
+from evalcore.reports.procedure_views import graph_figure, graphs_summary, path_coverage, tests_frame
+from evalcore.runs.procedure_tests import procedure_runs
+from pages._common import current_project, md, show_error, store_or_stop
+
+store = store_or_stop()
+project_id = current_project(store)
+st.title("Procedures")
+st.caption(
+    "Tests of the next action of a tool-using agent, grounded on the project's procedures: flowgraph -> "
+    "conversation graph -> noise -> weighted random-walk paths -> conversations -> tests. Generate with "
+    "`evalcore procedures generate`; play them against a target with `evalcore run --tests --target NAME`."
+)
+if project_id is None:
+    st.info("Import a project on Home first.")
+    st.stop()
+
+generations = store.runs(project_id, kind=RUN_KIND)
+if not generations:
+    st.info("No procedure generation run yet: start one with `evalcore procedures generate`.")
+else:
+    described = {r.id: f"{r.id} ({r.status.value}, {r.started_at:%Y-%m-%d %H:%M})" for r in generations}
+    run_id = st.selectbox("Generation run", list(described), format_func=described.get)
+    graphs = {g.procedure: g for g in list_graphs(store, project_id, run_id)}
+    made = {c for g in graphs.values() for c in g.conversations}
+    tests = [t for t in list_tests(store, project_id) if t.conversation_id in made]
+    st.subheader("Procedures")
+    st.dataframe(
+        graphs_summary(list(graphs.values()), tests),
+        hide_index=True,
+        width="stretch",
+        column_config={"edge coverage": st.column_config.NumberColumn(format="percent")},
+    )
+    if graphs:
+        name = st.selectbox("Procedure", list(graphs))
+        chosen = graphs[name]
+        producer = chosen.provenance.producer
+        st.caption(
+            ("Made offline (graphs compiled from the procedure's steps)" if producer == "offline"
+             else f"Made by {md(producer)}")
+            + ("; a generated procedure, not one of the project's" if name.startswith("generated_") else "")
+        )  # fmt: skip
+        for label, graph in (
+            ("Flowgraph", chosen.flowgraph),
+            ("Conversation graph", chosen.conversation_graph),
+        ):
+            if graph is not None and not graph.valid:
+                st.error(f"{label}: kept, not used. It breaks {len(graph.broken)} rule(s):")
+                st.text("\n".join(f"- {rule}" for rule in graph.broken))
+        flow_tab, conv_tab, paths_tab, tests_tab = st.tabs(
+            ["Flowgraph", "Conversation graph", "Paths and coverage", "Tests"]
+        )
+        with flow_tab:
+            if chosen.flowgraph.nodes:
+                st.plotly_chart(graph_figure(chosen.flowgraph), width="stretch", key="flowgraph")
+            else:
+                st.caption("No graph: the model's reply was not one (the reason is above).")
+        with conv_tab:
+            noisy = chosen.noisy_graph or chosen.conversation_graph
+            if noisy is None:
+                st.caption("Not made: the flowgraph is not valid.")
+            else:
+                shown = st.radio(
+                    "Highlight",
+                    ["all sampled paths", *[f"path {k}" for k in range(1, len(chosen.paths) + 1)]],
+                    horizontal=True,
+                )
+                paths = (
+                    chosen.paths
+                    if shown == "all sampled paths"
+                    else [chosen.paths[int(shown.split()[1]) - 1]]
+                )
+                st.caption(
+                    "Noise nodes are red crosses; edges on the highlighted path(s) are thick and pink."
+                )
+                st.plotly_chart(graph_figure(noisy, paths), width="stretch", key="conversation_graph")
+        with paths_tab:
+            if chosen.coverage is None:
+                st.caption("No paths: there is no valid conversation graph.")
+            else:
+                st.metric("Edge coverage of the noisy conversation graph", f"{chosen.coverage:.0%}")
+                st.dataframe(
+                    path_coverage(chosen),
+                    hide_index=True,
+                    width="stretch",
+                    column_config={"edge coverage so far": st.column_config.NumberColumn(format="percent")},
+                )
+        with tests_tab:
+            if not chosen.conversations:
+                st.caption("No conversations.")
+            else:
+                conversation = st.selectbox("Conversation", chosen.conversations)
+                mine = [t for t in tests if t.conversation_id == conversation]
+                if not mine:
+                    st.caption(
+                        "No tests: the conversation broke A.6's rules (its problems are on Conversations)."
+                    )
+                st.dataframe(tests_frame(mine), hide_index=True, width="stretch")
+
+st.subheader("Table 2: the tests against targets")
+runs = procedure_runs(store, project_id)
+if not runs:
+    st.info("No procedure test run yet: start one with `evalcore run --tests --target NAME`.")
+    st.stop()
+newest: dict[str | None, str] = {}
+for r in runs:
+    newest.setdefault(r.target, r.id)
+labels = {r.id: f"{r.target} ({r.id}, {r.status.value})" for r in runs}
+picked = st.multiselect(
+    "Runs side by side", list(labels), default=list(newest.values()), format_func=labels.get
+)
+if not picked:
+    st.stop()
+try:
+    scored = [score_run(store, r) for r in picked]
+except EvalcoreError as e:
+    show_error(e)
+    st.stop()
+about = report_about(scored)
+if about["offline"].startswith("yes"):
+    st.caption(f"Offline: {md(about['offline'].removeprefix('yes '))}")
+st.dataframe(table2_display(scored), hide_index=True, width="stretch")
+with st.expander("Counts"):
+    st.dataframe(counts_frame(scored), hide_index=True, width="stretch")
+drill = st.selectbox("Failing tests of", picked, format_func=labels.get)
+failing = failing_frame(next(s for s in scored if s.run.id == drill))
+st.caption(f"{len(failing)} failing test(s)")
+st.dataframe(failing, hide_index=True, width="stretch")
+columns = st.columns(4)
+for column, fmt in zip(columns, ("md", "csv", "jsonl", "latex"), strict=True):
+    column.download_button(
+        f"Table 2 ({fmt})",
+        data=lambda fmt=fmt: ("\n" if fmt in ("md", "latex") else "").join(
+            export_procedure_tables(scored, fmt, failing=True).values()
+        ),
+        file_name=f"table2.{'tex' if fmt == 'latex' else fmt}",
+        key=f"export_{fmt}",
+    )

@@ -1,0 +1,109 @@
+"""Page test (AppTest): Procedures draws each procedure's graphs with the sampled paths, lists the rules a
+broken graph breaks (kept, not used), shows path coverage and a conversation's tests, and Table 2 of the
+runs against targets side by side with the drill-down to failing tests, marked offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore.generators.procedure.graphs import Edge, GraphBody, Node, checked
+from evalcore.generators.procedure.job import GRAPHS_KIND, ProcedureGraphs, generate
+from evalcore.inputs import import_project
+from evalcore.models import Provenance, Target
+from evalcore.reports.procedure_views import PATH_COLOUR
+from evalcore.runs.procedure_tests import create_procedure_run, execute_procedure_run
+from evalcore.runs.targets import save_target
+from evalcore.store import DATABASE_URL_ENV, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def db_url(tmp_path, monkeypatch) -> str:
+    url = f"sqlite:///{tmp_path / 'pages.db'}"
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    return url
+
+
+def open_page() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page("pages/procedures.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def frame(at: AppTest, column: str):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_without_runs_the_page_says_how_to_start(db_url):
+    import_project(Store(db_url), ROOT / "data" / "sample")
+    at = open_page()
+    assert any("No procedure generation run" in str(i.value) for i in at.info)
+    assert any("No procedure test run" in str(i.value) for i in at.info)
+
+
+def test_graphs_paths_tests_and_table2_with_failing_tests(db_url):
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    generation = generate(store, pid, procedures=["track_order"], paths=3, seed=0).run.id
+    # a flowgraph calling a tool the project lacks, kept as the job keeps one: with its reasons, not used
+    body = GraphBody(
+        nodes=[Node(node_id="N1", node_type="start_message", node_description="Ask what to wrap."),
+               Node(node_id="N2", node_type="api", node_description="wrap_gift")],
+        edges=[Edge(edge_id="E1", edge=("N1", "N2"), edge_description="Customer says")],
+    )  # fmt: skip
+    flow = checked("flowgraph", "gift_wrap", body, [t.name for t in store.tools(pid)])
+    kept = ProcedureGraphs(
+        id="pgraph-gift", procedure="gift_wrap", flowgraph=flow,
+        provenance=Provenance(producer="offline", run_id=generation),
+    )  # fmt: skip
+    store.add_item(pid, GRAPHS_KIND, kept.model_dump(mode="json"), "offline", item_id=kept.id,
+                   generator="procedure", run_id=generation)  # fmt: skip
+    played = {}
+    for name in ("oracle", "null"):
+        save_target(store, pid, Target(name=name, kind="agent", config={"agent": name}))
+        played[name] = create_procedure_run(store, pid, name, generation=generation).id
+        execute_procedure_run(store, played[name])
+
+    at = open_page()
+    summary = frame(at, "edge coverage")
+    rows = summary.set_index("procedure")
+    assert rows.loc["track_order", "flowgraph"] == "valid" and rows.loc["track_order", "paths"] == 3
+    assert rows.loc["gift_wrap", "flowgraph"].endswith("not used")
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2  # the flowgraph and the conversation graph of the first procedure
+    drawn = json.loads(charts[1].proto.spec)
+    names = [trace.get("name", "") for trace in drawn["data"]]
+    assert {"agent", "customer", "api"} <= set(names) and any(n.startswith("on ") for n in names)
+    assert PATH_COLOUR in charts[1].proto.spec  # the sampled paths highlighted
+
+    procedure = next(b for b in at.selectbox if b.label == "Procedure")
+    procedure.select("gift_wrap").run()
+    assert any("kept, not used" in str(e.value) for e in at.error)
+    assert any("unknown tool 'wrap_gift'" in str(t.value) for t in at.text)
+
+    procedure = next(b for b in at.selectbox if b.label == "Procedure")
+    procedure.select("track_order").run()
+    assert not at.exception, at.exception
+    assert len(frame(at, "edge coverage so far")) == 3
+    assert not frame(at, "expected action").empty
+    next(r for r in at.radio if r.label == "Highlight").set_value("path 2").run()
+    assert not at.exception, at.exception
+
+    table = frame(at, "Test correct").set_index("target")
+    assert table.loc["oracle", "Test correct"].startswith("100.0%")
+    assert table.loc["null", "API recall"].startswith("0.0%")
+    assert any("Offline" in str(c.value) for c in at.caption)
+    drill = next(b for b in at.selectbox if b.label == "Failing tests of")
+    drill.set_value(played["oracle"]).run()
+    assert frame(at, "why").empty  # the oracle fails nothing
+    next(b for b in at.selectbox if b.label == "Failing tests of").set_value(played["null"]).run()
+    failing = frame(at, "why")
+    assert len(failing) > 0 and "replied where an API call was due" in set(failing["why"])
