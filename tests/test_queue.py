@@ -266,3 +266,22 @@ def test_each_job_command_with_queue_records_its_run_for_a_worker_and_prints_its
     assert outcome["status"] == "finished", outcome
     done, total = progress(sqlite_store, sqlite_store.run(run.id))
     assert done == total > 0
+
+
+def finish_then_shut_down(store: Store, run_id: str) -> None:
+    """A job whose run ends (its last unit committed by another worker) just as its worker is shut down."""
+    store.finish_run(run_id, RunStatus.finished)
+    raise KeyboardInterrupt
+
+
+def test_a_worker_shut_down_after_its_run_ended_leaves_the_run_ended(sqlite_store):
+    from evalcore.jobs import entry_point
+    from evalcore.jobs.queue import resume_job
+    from evalcore.models import Run
+
+    sqlite_store.create_project(PROJECT, "Queued")
+    run = Run(id="run-end", kind="test", params=entry_point(finish_then_shut_down))
+    sqlite_store.start_run(PROJECT, run, pending=True)
+    with pytest.raises(KeyboardInterrupt):
+        resume_job(sqlite_store.url, run.id)
+    assert sqlite_store.run(run.id).status == RunStatus.finished, "not put back in the queue"

@@ -89,7 +89,9 @@ def resume_job(store_url: str, run_id: str) -> dict[str, Any]:
     except KeyboardInterrupt:  # the worker is shutting down: the job is not stopped, only paused
         store = Store(store_url)
         try:
-            if not store.stop_requested(run_id):
+            # Unless someone stopped it, or it ended meanwhile (its last unit committed by another worker).
+            ended = store.run(run_id).status in (RunStatus.finished, RunStatus.failed)
+            if not ended and not store.stop_requested(run_id):
                 _mark_pending(store, run_id)  # the next worker's sweep resumes it
         finally:
             store.close()
