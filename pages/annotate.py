@@ -1,6 +1,6 @@
 """Annotate: the queue, then one conversation turn by turn (verdict + reason per turn, corrections, the
-grounding documents beside each answer), saved in one go by the Save button only (never by Enter in a
-field); the next conversation opens after a save."""
+grounding documents beside each answer; on a simulated dialogue, breakdown labels per target turn), saved
+in one go by the Save button only (never by Enter in a field); the next conversation opens after a save."""
 
 import pandas as pd
 import streamlit as st
@@ -16,6 +16,7 @@ from evalcore.review import (
     progress,
     queue_page,
 )
+from evalcore.review.breakdown_labels import BREAKDOWN_CHOICES, form_labels
 from evalcore.review.grounding import relevant_passages
 from evalcore.review.verdicts import (
     REASONS,
@@ -345,7 +346,27 @@ def _turn_controls(view, index: int) -> tuple:
     return choice, note, text, shown, prev.edited_content if prev else None
 
 
-def _save(view, opened: int, fields: dict, verdict: str | None, reason: str | None, note: str) -> None:
+def _breakdown_controls(view, index: int) -> tuple:
+    """Breakdown or not, and its types (by title), of one target turn of a simulated dialogue; pre-filled
+    with mine. The detector's verdict is not shown: the label is the annotator's own."""
+    key = f"{view.conversation.id}:{index}"
+    prev = view.breakdown_labels.get(user, {}).get(index)
+    default = None if prev is None else BREAKDOWN_CHOICES[0] if prev.breakdown else BREAKDOWN_CHOICES[1]
+    left, right = st.columns([2, 3], vertical_alignment="bottom")
+    choice = left.segmented_control(
+        "Dialogue breakdown", BREAKDOWN_CHOICES, default=default, key=f"bd:{key}", format_func=str.capitalize
+    )
+    titles = list(dict.fromkeys([*view.breakdown_titles, *(prev.types if prev else [])]))
+    types = right.multiselect(
+        "Breakdown types", titles, default=prev.types if prev else [], key=f"bt:{key}",
+        placeholder="Types of the breakdown",
+    )  # fmt: skip
+    return choice, types, prev.note if prev else ""
+
+
+def _save(
+    view, opened: int, fields: dict, verdict: str | None, reason: str | None, note: str, breakdowns: dict
+) -> None:
     """Save the form on top of the version opened; on success open the next conversation of the queue."""
     item_id = view.conversation.id
     try:
@@ -355,8 +376,11 @@ def _save(view, opened: int, fields: dict, verdict: str | None, reason: str | No
         }
         turns = [v for v in marked.values() if v is not None]
         unmarked = [i for i, v in marked.items() if v is None]
-        item = item_verdict(turns, verdict, reason if verdict != "accept" else None, note, unmarked)
-        result = save_review(store, item_id, user, opened, turns, item)
+        labels, cleared = form_labels(breakdowns, view.breakdown_labels.get(user, {}))
+        item = item_verdict(
+            turns, verdict, reason if verdict != "accept" else None, note, unmarked, bool(labels or cleared)
+        )
+        result = save_review(store, item_id, user, opened, turns, item, labels, cleared)
     except StaleVersionError as exc:
         _session(item_id)["refused"] = str(exc)
         st.rerun()
@@ -365,7 +389,11 @@ def _save(view, opened: int, fields: dict, verdict: str | None, reason: str | No
         return
     state = result.state or view.state
     tier = "disagreement" if state.needs_adjudication else state.tier.value
-    done = f"Saved {md(item_id)}: you {item.label}ed it; tier now {tier}."
+    done = (
+        f"Saved {md(item_id)}: you {item.label}ed it; tier now {tier}."
+        if item
+        else f"Saved the breakdown labels of {md(item_id)}."
+    )
     st.session_state["annotate_last"] = item_id
     flash("toast", done if result.appended else f"{md(item_id)}: nothing changed.", rerun=False)
     following = next_item(store, project_id, flt, after=item_id)
@@ -458,7 +486,7 @@ def item_view(item_id: str) -> None:
     judged = set(view.judged_turns)
     # Enter in a note field must not save the review: only the button (or its Ctrl+Enter) does.
     with st.form(f"review:{item_id}", border=False, enter_to_submit=False):
-        fields = {}
+        fields, breakdowns = {}, {}
         for group in groups:
             with st.container(border=True):
                 left, right = st.columns([5, 2], gap="medium")
@@ -467,8 +495,15 @@ def item_view(item_id: str) -> None:
                         _chat(conv.turns[index], view.content(index), view.query_label(index))
                     if group[-1] in judged:
                         fields[group[-1]] = _turn_controls(view, group[-1])
+                    if group[-1] in view.breakdown_turns:
+                        breakdowns[group[-1]] = _breakdown_controls(view, group[-1])
                 with right:
                     _documents(view, group)
+        if view.breakdown_turns:
+            st.caption(
+                "Breakdown labels say how the target did, not whether the dialogue is good data: they can "
+                "be saved alone, without a verdict."
+            )
         st.markdown("**Whole conversation**")
         st.caption(
             "Leave the verdict empty to take it from the turns: rejected when a turn is rejected and not "
@@ -496,7 +531,7 @@ def item_view(item_id: str) -> None:
             "Save & next", type="primary", icon=":material/done_all:", shortcut="Ctrl+Enter"
         )
     if submitted:
-        _save(view, opened, fields, verdict, reason, note)
+        _save(view, opened, fields, verdict, reason, note, breakdowns)
     if record["refused"]:  # also where the Save button was pressed, not only at the top of the page
         _stale_notice(view, record, "bottom")
 
