@@ -7,9 +7,12 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError, StaleVersionError
 from evalcore.generators.scenario.format import to_yaml
-from evalcore.generators.scenario.run import RUN_KIND
+from evalcore.generators.scenario.run import MAX_RUN_COUNT, RUN_KIND, create_scenario_run
 from evalcore.generators.scenario.store_ops import check_scenario_text, list_scenarios, save_scenario
+from evalcore.generators.scenario.targets import event_targets, target_domain
 from evalcore.items.current import read_item
+from evalcore.jobs import progress
+from evalcore.jobs.queue import enqueue
 from evalcore.reports.scenarios import (
     export_scenario_tables,
     outcomes,
@@ -19,7 +22,16 @@ from evalcore.reports.scenarios import (
     scenario_tables,
     transcript,
 )
-from pages._common import current_project, flash, md, require_user, show_flash, store_or_stop
+from pages._common import (
+    current_project,
+    flash,
+    job_panel,
+    md,
+    require_user,
+    show_error,
+    show_flash,
+    store_or_stop,
+)
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -37,6 +49,18 @@ if project_id is None:
 show_flash()
 
 
+@st.cache_data(ttl=60, max_entries=8, show_spinner="Reading the target's domain…")
+def _domain(url: str, project: str, target: str, config: str):
+    # keyed by the target's configuration: an edited target is read again
+    return target_domain(store, project, target)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _report(url: str, run_id: str, stamp: tuple):
+    # a run's results change only as it moves on: its status and committed units key the cache
+    return scenario_report(store, run_id)
+
+
 def _problems(problems: list) -> None:
     st.dataframe(
         [{"line": p.line, "field": p.field or "", "problem": p.message} for p in problems],
@@ -46,6 +70,7 @@ def _problems(problems: list) -> None:
 
 
 scenarios = list_scenarios(store, project_id)
+targets = {t.name: t for t in event_targets(store, project_id)}
 st.subheader(f"Scenarios ({len(scenarios)})")
 if not scenarios:
     st.info("No scenario in this project yet.")
@@ -55,6 +80,18 @@ else:
     item_id = st.selectbox("Edit scenario", list(by_id), format_func=lambda i: by_id[i].scenario.name)
     stored = by_id[item_id]
     st.caption(f"Version {stored.version}" + (f" · from {md(stored.file)}" if stored.file else ""))
+    against = st.selectbox(
+        "Check slots and flows against the domain of",
+        [None, *targets],
+        format_func=lambda name: "no target (the format only)" if name is None else name,
+        help="A target that reports events publishes its slots, flows, actions and responses.",
+    )
+    domain = None
+    if against is not None:
+        try:
+            domain = _domain(store.url, project_id, against, targets[against].model_dump_json())
+        except EvalcoreError as exc:
+            st.warning(f"The domain of {md(against)} cannot be read: {md(exc)}")
     text = st.text_area(
         "Scenario YAML",
         to_yaml(stored.scenario),
@@ -63,7 +100,7 @@ else:
         help="Checked as you edit (Ctrl+Enter or click outside applies it): every problem with its line "
         "and field. Saving a valid edit adds a revision; the earlier ones are kept.",
     )
-    checked, problems = check_scenario_text(store, project_id, item_id, text)
+    checked, problems = check_scenario_text(store, project_id, item_id, text, domain)
     if problems:
         st.error(f"{len(problems)} problem(s): fix them to save.")
         _problems(problems)
@@ -75,7 +112,7 @@ else:
             st.error(f"Not saved: {len(problems)} problem(s). Nothing was changed.")
         else:
             try:
-                version = save_scenario(store, project_id, item_id, text, author, stored.version)
+                version = save_scenario(store, project_id, item_id, text, author, stored.version, domain)
             except StaleVersionError as exc:
                 st.error(md(exc))
             except EvalcoreError as exc:
@@ -87,13 +124,42 @@ else:
                     flash("success", f"Saved {md(stored.scenario.name)} as version {version}.")
 
 st.subheader("Results")
+if scenarios and targets:
+    with st.expander("Start a run"), st.form("start_run"):
+        target = st.selectbox("Target", list(targets), help="Targets that report events.")
+        chosen = st.multiselect(
+            "Scenarios", list(by_id), default=list(by_id), format_func=lambda i: by_id[i].scenario.name
+        )
+        run_count = st.number_input("Repetitions of each (run_count)", 1, MAX_RUN_COUNT, 1)
+        if st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:"):
+            require_user()
+            try:
+                started = create_scenario_run(
+                    store, project_id, target, [by_id[i] for i in chosen], run_count=int(run_count)
+                )
+                enqueue(store, started.id)
+            except EvalcoreError as exc:
+                show_error(exc)
+            else:
+                st.session_state["scenario_run"] = started.id
+                flash("success", f"Run {md(started.id)} queued: a worker plays it.")
 runs = store.runs(project_id, kind=RUN_KIND)
 if not runs:
-    st.info("No scenario run in this project yet: `evalcore scenarios run --target NAME` starts one.")
+    st.info(
+        "No scenario run in this project yet: start one above, or `evalcore scenarios run --target NAME`."
+    )
     st.stop()
 labels = {r.id: f"{r.id} · target {r.target} · {r.status.value}" for r in runs}
-run_id = st.selectbox("Run", list(labels), format_func=labels.__getitem__)
-report = scenario_report(store, run_id)
+ids = list(labels)
+watched = st.session_state.get("scenario_run")
+run_id = st.selectbox(
+    "Run", ids, index=ids.index(watched) if watched in ids else 0, format_func=labels.__getitem__
+)
+run = next(r for r in runs if r.id == run_id)
+job_panel(store, run_id, "repetitions")
+for warning in run.warnings:
+    st.warning(md(warning))
+report = _report(store.url, run_id, (run.status.value, str(run.finished_at), progress(store, run)[0]))
 about = report.about
 st.caption(" · ".join(f"{md(k)}: {md(v)}" for k, v in about.items()))
 if about.get("offline", "no") != "no":

@@ -13,6 +13,9 @@ from scenario_results import DELAY, TRANSFER, store_run
 from streamlit.testing.v1 import AppTest
 
 from evalcore.generators.scenario import import_scenarios, list_scenarios
+from evalcore.generators.scenario.run import RUN_KIND
+from evalcore.inputs import import_project
+from evalcore.jobs.queue import open_queue
 from evalcore.store import DATABASE_URL_ENV, Store
 from pages._common import md
 
@@ -109,3 +112,42 @@ def test_results_per_scenario_and_kind_and_a_failing_repetition_as_text(store):
     at.toggle[0].set_value(False).run()
     repetition = next(b for b in at.selectbox if b.label == "Repetition")
     assert len(repetition.options) == 4
+
+
+RETURN = """\
+scenario:
+  name: Return a helmet
+  simulation_context: You bought a helmet two weeks ago and want to return it for a refund.
+  goals:
+    assertions:
+      - flow_started: return_item
+"""
+
+
+def test_validate_against_a_target_domain_and_start_a_run_through_the_queue(store, tmp_path):
+    import_project(store, ROOT / "data" / "sample", project_id="demo")
+    (tmp_path / "return.yml").write_text(RETURN)
+    (tmp_path / "order_delay.yml").write_text(SEED_EXAMPLE)
+    import_scenarios(store, "demo", [tmp_path], "ann")
+    at = open_page()
+    assert any("Valid" in str(s.value) for s in at.success), "the format alone"
+    next(b for b in at.selectbox if b.label.startswith("Check slots and flows")).select("demo-flows").run()
+    problems = frame(at, "problem")
+    assert "flow 'check_order_status' is not in the domain" in problems["problem"].tolist()
+
+    at.multiselect[0].set_value([s.item_id for s in list_scenarios(store, "demo") if s.file == "return.yml"])
+    at.number_input[0].set_value(2)
+    next(b for b in at.button if b.label == "Start run").click().run()
+    assert not at.exception, at.exception
+    (run,) = store.runs("demo", kind=RUN_KIND)
+    assert run.status.value == "pending" and run.params["run_count"] == 2, "queued, not played by the page"
+    queue = open_queue(store.url)  # a worker's part, in this process: take the task and run it
+    queue.huey.execute(queue.huey.dequeue())
+    assert store.run(run.id).status.value == "finished"
+    at.run()
+    assert not at.exception, at.exception
+    rates = frame(at, "share_passed")
+    assert rates["scenario"].tolist() == ["Return a helmet", "All"] and rates["repetitions"].tolist() == [
+        2,
+        2,
+    ]

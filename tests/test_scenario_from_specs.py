@@ -4,6 +4,8 @@ validator; the model path keeps only the names the domain has."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -23,6 +25,8 @@ from evalcore.generators.scenario.from_specs import (
     scenarios_from_specs,
 )
 from evalcore.generators.scenario.store_ops import list_scenarios
+from evalcore.generators.scenario.targets import event_targets, target_domain
+from evalcore.inputs import import_project
 from evalcore.llm import ModelClient
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Provenance, Spec
@@ -32,6 +36,7 @@ from evalcore.store import Store
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 PROJECT = "p1"
+ROOT = Path(__file__).resolve().parents[1]
 
 DOMAIN = Domain(
     slots={"order_id": SlotType("text"), "customer_email": SlotType("text"), "sku": SlotType("text"),
@@ -255,3 +260,17 @@ def test_the_cli_writes_one_file_per_spec_and_imports_them(tmp_path, monkeypatch
     assert [s.file for s in stored] == [f.name for f in reversed(files)]
     again = runner.invoke(app, [*args, "--import", "--db", url])
     assert again.stdout.splitlines()[-1] == "project demo: 0 added, 0 updated, 2 unchanged"
+
+
+def test_against_the_demo_flows_domain_of_the_sample(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    store = Store(f"sqlite:///{tmp_path / 's.db'}")
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    assert [t.name for t in event_targets(store, pid)] == ["demo-flows"]
+    domain = target_domain(store, pid, "demo-flows")
+    assert target_domain(store, pid, "demo") is None, "the demo bot reports no events"
+    (made,) = scenarios_from_specs(ModelClient(store, pid), [RETURN], domain)
+    assert [a.kind for a in made.assertions] == ["flow_started", "action_executed", "slot_was_set"]
+    assert made.assertions[1].action_name == "action_lookup_order", "the domain's name for lookup_order"
+    problems: list = []
+    assert parse_scenario(to_yaml(made), "x.yml", problems, domain) == made and problems == []
