@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
+from evalcore.generators.tool_case.records import intended_labels
 from evalcore.review import (
     TIER_FILTERS,
     QueueFilter,
@@ -469,6 +470,11 @@ def item_view(item_id: str) -> None:
             "reviewer(s)"
         )
     )
+    if intended := intended_labels(conv):  # a tool case: people confirm or reject its intended labels
+        st.info(
+            f"Meant to show {md(intended)}. Accept the conversation if it does, reject it (off-spec) if not.",
+            icon=":material/label:",
+        )
     if view.spec:
         with st.expander(f"Spec: {md(view.spec.get('scenario', conv.spec_id))}"):
             st.markdown("  \n".join(f"**{part.capitalize()}** {md(view.spec.get(part, ''))}"

@@ -18,10 +18,10 @@ from evalcore.generators.tool_case.filtering import TARGET_PRECISION, calibrate_
 from evalcore.generators.tool_case.overview import (
     catalog_rows,
     group_skips,
-    intended_labels,
     silver_sets,
     situation_conversations,
 )
+from evalcore.generators.tool_case.records import intended_labels
 from evalcore.generators.tool_case.rubrics import (
     MAKE_OR_BREAK,
     edit_rubric_set,

@@ -2,7 +2,8 @@
 and each tool group's skips), a situation's conversations with their intended labels and readable tool
 turns, gold and silver with the precision on gold beside each silver set and the calibration curve, a
 rubric set edited into versions (an invalid edit refused with its field, nothing saved), the stored
-comparison of a queued job, and a target's conversations scored per rubric and area with drill-down."""
+comparison of a queued job, a target's conversations scored per rubric and area with drill-down; and the
+intended labels confirmed or rejected in Annotate, where calibration reads them."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.generators.tool_case.catalog import add_project_situations
 from evalcore.generators.tool_case.evaluation import comparison_runs, execute_comparison
-from evalcore.generators.tool_case.filtering import filter_toolcases
+from evalcore.generators.tool_case.filtering import calibrate_toolcases, filter_toolcases
 from evalcore.generators.tool_case.job import generate_toolcases
 from evalcore.generators.tool_case.overview import situation_conversations, tool_case_conversations
+from evalcore.generators.tool_case.records import intended_labels
 from evalcore.generators.tool_case.rubrics import load_rubric_set, rubric_history, save_rubric_set
 from evalcore.generators.tool_case.scope import discover_rubrics
 from evalcore.inputs import import_project
@@ -26,6 +28,7 @@ from evalcore.llm.client import ModelClient
 from evalcore.models import Annotation, AnnotationLabel
 from evalcore.runs.rubric_scoring import score_with_rubrics
 from evalcore.store import DATABASE_URL_ENV, Store
+from pages._common import md
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -211,3 +214,34 @@ def test_scored_conversations_read_per_rubric_and_area_with_drill_down(project):
     assert len(drilled) == rubrics.set_index("rubric").loc["neg-1", "applies"]
     assert all(c.startswith("tc-") for c in drilled["conversation"])
     assert at.get("download_button")
+
+
+def test_annotators_confirm_or_reject_the_intended_labels_and_the_threshold_is_tuned_on_them(project):
+    """Item 3 end to end: the judge makes silver; in Annotate a person sees what a tool case is meant to
+    show and accepts (gold) or rejects it; calibration reads those decisions."""
+    store, pid = project
+    filter_toolcases(store, pid)
+    passed, failed = (
+        next(c for c in tool_case_conversations(store, pid) if c.metadata["judge_passed"] is flag)
+        for flag in (True, False)
+    )
+    for conversation, verdict in ((passed, "accept"), (failed, "reject")):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.session_state["user_name"] = "ann"
+        at.run()
+        at.query_params["item"] = conversation.id
+        at.switch_page("pages/annotate.py").run()
+        assert not at.exception, at.exception
+        meant = next(str(i.value) for i in at.info if str(i.value).startswith("Meant to show"))
+        assert md(intended_labels(conversation)) in meant
+        at.segmented_control(key=f"cv:{conversation.id}").set_value(verdict)
+        if verdict == "reject":
+            at.segmented_control(key=f"cr:{conversation.id}").set_value("off-spec")
+        next(b for b in at.button if b.label == "Save & next").click().run()
+        assert not at.exception, at.exception
+    found = calibrate_toolcases(store, pid)
+    assert found.n == 2 and found.tiers["gold"] == 1 and found.tiers["rejected"] == 1
+    at = open_tab("Gold and silver")
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics["gold"], metrics["rejected"]) == ("1", "1")
+    assert frame(at, "precision on gold").iloc[0]["gold it rests on"] == "1 passed of 2 decided"

@@ -13,15 +13,12 @@ from typing import Any
 
 from evalcore.generators.tool_case.groups import requirement
 from evalcore.generators.tool_case.job import project_catalog, project_groups
-from evalcore.generators.tool_case.records import GENERATOR
+from evalcore.generators.tool_case.records import AGENT, GENERATOR, USER
 from evalcore.items.current import read_tiers
 from evalcore.items.state import judge_fields, judge_passes, project_policy
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Conversation, Tier
 from evalcore.store import Store
-
-AGENT = {True: "appropriate", False: "inappropriate"}
-USER = {True: "satisfied", False: "dissatisfied"}
 
 
 def tool_case_conversations(store: Store, project_id: str) -> list[Conversation]:
@@ -71,21 +68,6 @@ def group_skips(store: Store, project_id: str) -> list[dict[str, str]]:
 def situation_conversations(store: Store, project_id: str, situation: str) -> list[Conversation]:
     """The project's tool-case conversations of one situation, oldest first."""
     return [c for c in tool_case_conversations(store, project_id) if c.metadata.get("situation") == situation]
-
-
-def intended_labels(conversation: Conversation) -> str | None:
-    """The situation and the four labels a tool-case conversation is meant to show, as one line for people
-    who confirm or reject them (None for a conversation of another generator)."""
-    labels = conversation.metadata.get("labels")
-    if conversation.generator != GENERATOR or not isinstance(labels, dict):
-        return None
-    name = conversation.metadata.get("situation_name") or conversation.metadata.get("situation")
-    agent = AGENT.get(labels.get("agent_appropriate"), "?")
-    user = USER.get(labels.get("user_satisfied"), "?")
-    return (
-        f"{name}: tool execution {labels.get('tool_execution')}, agent {agent}, user {user}, "
-        f"overall {labels.get('overall')}"
-    )
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """What a tool-case conversation is made of (seed 004, Section 2.2): the turns a model or a template
 writes, and their mapping onto the one Conversation model (generator `tool_case`) with the intended
-labels in its metadata. `transcript` is the text every judge and rubric step reads: turns only, never the
-labels or the world state.
+labels in its metadata, and those labels as people read them (`intended_labels`). `transcript` is the
+text every judge and rubric step reads: turns only, never the labels or the world state.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from pydantic import BaseModel, Field
 from evalcore.models import Conversation, Provenance, Turn, TurnRole
 
 GENERATOR = "tool_case"
+AGENT = {True: "appropriate", False: "inappropriate"}
+USER = {True: "satisfied", False: "dissatisfied"}
 
 
 class CaseTurn(BaseModel):
@@ -54,6 +56,21 @@ def to_conversation(
     }
     return Conversation(
         id=conversation_id, generator=GENERATOR, turns=turns, metadata=metadata, provenance=provenance
+    )
+
+
+def intended_labels(conversation: Conversation) -> str | None:
+    """The situation and the four labels a tool-case conversation is meant to show, as one line for the
+    people who confirm or reject them (None for a conversation of another generator)."""
+    labels = conversation.metadata.get("labels")
+    if conversation.generator != GENERATOR or not isinstance(labels, dict):
+        return None
+    name = conversation.metadata.get("situation_name") or conversation.metadata.get("situation")
+    agent = AGENT.get(labels.get("agent_appropriate"), "?")
+    user = USER.get(labels.get("user_satisfied"), "?")
+    return (
+        f"{name}: tool execution {labels.get('tool_execution')}, agent {agent}, user {user}, "
+        f"overall {labels.get('overall')}"
     )
 
 
