@@ -1,12 +1,12 @@
 """Spec review: generate candidates, select, search and filter, edit, accept or reject, lock, add, history."""
 
-import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, StaleVersionError
 from evalcore.jobs import failed_units, retry_failed
 from evalcore.jobs.queue import enqueue
 from evalcore.models import SpecStatus
+from evalcore.specs.browse import filter_specs, spec_counts, spec_table
 from evalcore.specs.drafts import CATEGORIES, SpecDraft
 from evalcore.specs.generation import DEFAULT_CANDIDATES, create_generation, latest_generation
 from evalcore.specs.selecting import DEFAULT_K, METHODS, select_specs
@@ -18,6 +18,7 @@ from evalcore.specs.store_ops import (
     list_specs,
     lock_spec,
     review_spec,
+    spec_stamp,
     version_diffs,
 )
 from evalcore.specs.transfer import export_specs, import_specs
@@ -69,11 +70,17 @@ def _show_refusal(spec_id: str) -> None:
         st.rerun()
 
 
-views = list_specs(store, project_id)
+@st.cache_data(show_spinner=False, max_entries=4)
+def _table(project: str, stamp: tuple):
+    # `stamp` changes with every save, review, lock and selection: a rerun reads one cheap query.
+    return spec_table(list_specs(store, project))
+
+
+table = _table(project_id, spec_stamp(store, project_id))
 show_flash()
 
 # ------------------------------------------------------------------ generate and select
-with st.expander("Generate and select", expanded=not any(v.spec.selected for v in views)):
+with st.expander("Generate and select", expanded=not table["selected"].any()):
     gen, sel = st.columns(2)
     with gen, st.form("generate"):
         st.markdown("**Generate candidates**")
@@ -111,7 +118,7 @@ with st.expander("Generate and select", expanded=not any(v.spec.selected for v i
                 show_error(exc)
     with sel, st.form("select"):
         st.markdown("**Select for diversity and coverage**")
-        k = st.slider("How many to select (k)", 1, max(2, len(views)), min(DEFAULT_K, max(1, len(views))))
+        k = st.slider("How many to select (k)", 1, max(2, len(table)), min(DEFAULT_K, max(1, len(table))))
         alpha = st.slider(
             "Coverage weight (alpha)",
             0.0,
@@ -123,7 +130,7 @@ with st.expander("Generate and select", expanded=not any(v.spec.selected for v i
         method = st.selectbox(
             "Method", METHODS, help="greedy is the method; random and maxmin are baselines."
         )
-        if st.form_submit_button("Re-select", type="primary", disabled=not views):
+        if st.form_submit_button("Re-select", type="primary", disabled=table.empty):
             try:
                 with st.spinner("Embedding and selecting..."):
                     outcome = select_specs(
@@ -138,61 +145,28 @@ with st.expander("Generate and select", expanded=not any(v.spec.selected for v i
             except EvalcoreError as exc:
                 show_error(exc)
 
-if not views:
+if table.empty:
     st.info("No specs yet: generate candidates above, or add one by hand below.")
 
 # ------------------------------------------------------------------ table with filters
-if views:
-    selected_n = sum(v.spec.selected for v in views)
-    offline_n = sum(v.spec.provenance.is_offline for v in views)
-    a, b, c, d = st.columns(4)
-    a.metric("Candidates", len(views))
-    b.metric("Selected", selected_n)
-    c.metric("Accepted", sum(v.spec.status == SpecStatus.accepted for v in views))
-    d.metric("Rejected", sum(v.spec.status == SpecStatus.rejected for v in views))
-    if offline_n:
-        st.caption(f"{offline_n} spec(s) were written by the offline provider (no model): marked 'offline'.")
+if not table.empty:
+    counts = spec_counts(table)
+    for column, label in zip(st.columns(4), ("Candidates", "Selected", "Accepted", "Rejected"), strict=True):
+        column.metric(label, f"{counts[label]:,}")
+    if counts["offline"]:
+        st.caption(
+            f"{counts['offline']:,} spec(s) were written by the offline provider (no model): marked offline."
+        )
 
     f1, f2, f3, f4 = st.columns([3, 2, 2, 1.3], vertical_alignment="bottom")
     query = f1.text_input("Search", placeholder="words in the scenario, steps or documents")
     statuses = f2.multiselect("Status", [s.value for s in SpecStatus])
-    categories = f3.multiselect("Category", sorted({v.spec.category for v in views}))
+    categories = f3.multiselect("Category", sorted(set(table["category"])))
     only_selected = f4.toggle("Selected only")
-
-    def _row(v):
-        s = v.spec
-        producer = "offline" if s.provenance.is_offline else s.provenance.producer
-        return {
-            "id": s.id,
-            "selected": s.selected,
-            "status": s.status.value,
-            "locked": s.locked,
-            "category": s.category,
-            "scenario": s.scenario,
-            "documents": ", ".join(s.documents),
-            "written by": producer,
-            "version": v.version,
-            "saved by": v.saved_by,
-        }
-
-    table = pd.DataFrame([_row(v) for v in views])
-    table = table.sort_values(["selected", "locked"], ascending=False, kind="stable").reset_index(drop=True)
-    text = table["scenario"] + " " + table["documents"]
-    full = {v.spec.id: f"{v.spec.given} {v.spec.when} {v.spec.then}" for v in views}
-    text = text + " " + table["id"].map(full)
-    mask = pd.Series(True, index=table.index)
-    if query.strip():
-        mask &= text.str.contains(query.strip(), case=False, regex=False)
-    if statuses:
-        mask &= table["status"].isin(statuses)
-    if categories:
-        mask &= table["category"].isin(categories)
-    if only_selected:
-        mask &= table["selected"]
-    shown = table[mask].reset_index(drop=True)
+    shown = filter_specs(table, query, statuses, categories, only_selected)
     st.caption(f"{len(shown)} of {len(table)} spec(s). Click a row to open it.")
     event = st.dataframe(
-        shown,
+        shown.drop(columns=["text"]),
         hide_index=True,
         width="stretch",
         on_select="rerun",
@@ -227,7 +201,7 @@ if spec_id:
     st.query_params["spec"] = spec_id
 else:
     st.query_params.pop("spec", None)
-if spec_id and any(v.spec.id == spec_id for v in views):
+if spec_id and spec_id in set(table["id"]):
     view = get_spec(store, project_id, spec_id)
     opened = st.session_state.setdefault(_opened_key(spec_id), view.version)
     spec = view.spec
@@ -359,13 +333,13 @@ with io_col, st.expander("Import or export specs"):
     only = st.toggle("Selected specs only", value=True, key="export_selected")
     st.download_button(
         "Download YAML",
-        export_specs(store, project_id, "yaml", selected_only=only),
+        lambda: export_specs(store, project_id, "yaml", selected_only=only),  # written on click only
         f"{project_id}-specs.yaml",
         "application/x-yaml",
     )
     st.download_button(
         "Download Gherkin (.feature)",
-        export_specs(store, project_id, "gherkin", selected_only=only),
+        lambda: export_specs(store, project_id, "gherkin", selected_only=only),
         f"{project_id}-specs.feature",
         "text/plain",
     )
