@@ -75,6 +75,10 @@ def test_an_inventory_row_is_asked_by_product_and_store_names(sample):
         ("E-bike motor and battery claims are assessed at Alder Creek or Harbor Point only.",
          {"Where are e-bike motor and battery claims assessed?"}),
         ("Report a lost parcel if it has not arrived 14 days after the expected delivery date.", {None}),
+        # a plural noun that looks like a verb ("charges"), then the real verb
+        ("Taxes and airport charges are refunded on request for unused tickets.",
+         {"How are taxes and airport charges refunded?"}),
+        ("Weather delays do not entitle passengers to hotel rooms or compensation.", {None}),
     ],
 )  # fmt: skip
 def test_a_sentence_is_asked_by_its_subject_and_verb(sentence, expected):

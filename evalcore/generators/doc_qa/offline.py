@@ -48,6 +48,7 @@ _ID = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
 _ID_IN_TEXT = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
 _NUMBER = re.compile(r"\d+")
 _DOCUMENT_NAME = re.compile(r"\b[A-Z]\w*(?: [A-Z&]\w*)* (?:Policy|Guide|FAQ|Terms|Overview)\b")
+_VERB_AFTER = {"be", "have", "cost", "include", "require", "take", "come", "need", "apply", "mean"}
 _PRONOUN = re.compile(r"(?:It|They|This|These|That|Those|There)\b")
 _QUANTITY = re.compile(r"^[$€£]?\d[\d.,]*\s*[%\w-]*(?: \w+)?$")  # "$99", "15%", "90 days", "14 business days"
 # Unanswerable questions when no entity has a near-miss neighbour: what a customer plausibly asks about
@@ -397,7 +398,12 @@ class _Writer:
         elif spoken.startswith("the "):
             pointer = f"that {spoken.split()[-1]}"
         else:
-            pointer = "it"
+            after = question[at + len(spoken) :].split()
+            # "Economy Plus fares" -> "those fares"; a name alone -> "it"
+            noun = after[0] if after and after[0].isalpha() and after[0].islower() else ""
+            pointer = (
+                ("those" if noun.endswith("s") else "that") if noun and noun not in _VERB_AFTER else "it"
+            )
         return question[:at] + pointer + question[at + len(spoken) :]
 
     def filler(self, i: int, bridge: str) -> QATurn | None:

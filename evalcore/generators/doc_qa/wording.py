@@ -149,10 +149,17 @@ def _participle(word: str) -> bool:
 def sentence_question(sentence: str, rng: random.Random) -> str | None:
     """A question whose answer is the sentence, built around its subject and verb; None when the
     sentence has no short subject before a verb (then the caller asks about a topic)."""
-    split = subject_split(sentence, QUESTION_VERBS)
-    if split is None:
+    verbs = set(QUESTION_VERBS)
+    split = subject_split(sentence, verbs)
+    # "Taxes and airport charges are refunded": a plural noun that looks like a verb, followed by the
+    # real one; split again without it.
+    while split and split[2].split()[:1] and split[2].split()[0].lower() in _BE | _MODAL_CAN | _MODAL_RULE:
+        verbs.discard(split[1])
+        split = subject_split(sentence, verbs)
+    if split is None or split[1] in ("do", "does"):  # "Weather delays do not entitle ...": no question
         return None
     subject, verb, rest = split
+    subject = re.sub(r"^(A|An|The) ", lambda m: m.group(1).lower() + " ", subject)
     subject = customer_side(subject)
     if re.match(r"[A-Z]-[a-z]", subject):  # "E-bike claims" inside a question: "e-bike claims"
         subject = subject[0].lower() + subject[1:]
@@ -170,7 +177,7 @@ def sentence_question(sentence: str, rng: random.Random) -> str | None:
         if words and _participle(words[0]):
             after = " ".join(words[1:])
             wh = "How much" if _MONEY.search(after) else "When" if _TIME.search(after) else "How"
-            if re.match(r"(?:at|in)\s+[A-Z]", after):
+            if re.match(r"at\s+[A-Z]", after):  # "in Business fares" is no place
                 wh = "Where"
             return f"{wh} {verb} {subject} {words[0].strip(',;:.')}?"
         if _MONEY.search(rest):
