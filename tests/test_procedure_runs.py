@@ -107,3 +107,30 @@ def test_a_crashing_target_is_recorded_and_chat_only_targets_are_refused(sample,
         create_procedure_run(store, pid, "demo")
     with pytest.raises(EvalcoreError, match="no procedure tests"):
         create_procedure_run(store, pid, "oracle", generation="run-none")
+
+
+def test_cli_run_tests_resume_and_report(sample) -> None:
+    from typer.testing import CliRunner
+
+    from evalcore.cli.main import app
+
+    store, _, generation = sample
+    runner = CliRunner()
+    db = ["--db", store.url]
+    added = runner.invoke(app, ["targets", "add", "perfect", "--kind", "agent", "--agent", "oracle", *db])
+    assert added.exit_code == 0 and "built-in oracle agent" in added.output, added.output
+    played = runner.invoke(app, ["run", "--tests", "--target", "perfect", "--generation", generation, *db])
+    assert played.exit_code == 0, played.output
+    run_id = next(
+        line.split()[1].rstrip(":") for line in played.output.splitlines() if line.startswith("run ")
+    )
+    assert "Table 2" in played.output and played.output.count("| 100.0% |") == 7
+    resumed = runner.invoke(app, ["run", "--resume", run_id, *db])
+    assert resumed.exit_code == 0 and "(0 now, 0 crashed)" in resumed.output, resumed.output
+    assert runner.invoke(app, ["run", "--tests", "--target", "null", "--limit", "4", *db]).exit_code == 0
+    report = runner.invoke(app, ["procedures", "report", "--format", "csv", "--failing", *db])
+    assert report.exit_code == 0, report.output
+    assert report.output.startswith("#") and "share_api_recall" in report.output
+    assert "replied where an API call was due" in report.output or "not similar" in report.output
+    chat_only = runner.invoke(app, ["run", "--tests", "--target", "demo", *db])
+    assert chat_only.exit_code != 0 and "only chats" in chat_only.output

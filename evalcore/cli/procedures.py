@@ -276,6 +276,13 @@ def intents_(project: ProjectOption = None, db: DbOption = None) -> None:
         typer.echo(f"{intent.text}  ({where})")
 
 
+def is_procedure_run(store, run_id: str) -> bool:
+    """Whether `run_id` is a procedure test run (what `run --resume` resumes with `play_tests`)."""
+    from evalcore.runs.procedure_tests import RUN_KIND
+
+    return store.run(run_id).kind == RUN_KIND
+
+
 def play_tests(
     *,
     target: str,

@@ -2,6 +2,7 @@
 
 evalcore targets add bot --kind openai --base-url http://localhost:8000/v1 --model llama3.1
 evalcore run --target bot --judge anthropic/claude-sonnet-4-6 --budget 2 --concurrency 8
+evalcore run --tests --target agent-bot     # procedure tests: the next action with the tools (Table 2)
 evalcore report --by spec --format latex
 evalcore report --fail-above 0.25        # exit 1 when the failure rate is above 25% (CI gate)
 """
@@ -59,10 +60,35 @@ def run_(
         bool, typer.Option("--retry-failed", help="With --resume: play the failed items again too.")
     ] = False,
     queue: QueueOption = False,
+    tests: Annotated[
+        bool, typer.Option("--tests", help="Play the procedure tests: the target's next action, with tools.")
+    ] = False,
+    generation: Annotated[
+        str | None, typer.Option(help="With --tests: only the tests of this procedure generation run.")
+    ] = None,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
-    """Play conversations (turn by turn) or tests against a target and judge every turn."""
+    """Play conversations (turn by turn) or tests against a target and judge every turn; with --tests, the
+    procedure tests (the target's next action, Table 2 of seed 001)."""
+    from evalcore.cli.procedures import is_procedure_run, play_tests
+
+    if tests or (resume and is_procedure_run(open_store(db), resume)):
+        limits = {k: v for k, v in {"usd": budget, "tokens": budget_tokens}.items() if v is not None}
+        play_tests(
+            target=target,
+            resume=resume,
+            retry_failed=retry_failed,
+            queue=queue,
+            generation=generation,
+            spec=spec,
+            limit=limit,
+            concurrency=concurrency,
+            limits=limits,
+            project=project,
+            db=db,
+        )
+        return
     from evalcore.reports import build_report
     from evalcore.runs import create_run, execute_run
     from evalcore.runs.job import DEFAULT_CONCURRENCY
@@ -237,6 +263,9 @@ def targets_add(
         str | None, typer.Option(help="Path of the reply in the response (http).")
     ] = None,
     function: Annotated[str | None, typer.Option("--callable", help="module:function (python).")] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="demo, oracle or null (agent: built-in procedure-test agents).")
+    ] = None,
     timeout: Annotated[float | None, typer.Option(help="Seconds per reply.")] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Always ask the endpoint (openai, anthropic).")
@@ -262,7 +291,7 @@ def targets_add(
     raw = {
         "model": model, "base_url": base_url, "system_prompt": system_prompt, "api_key_env": api_key_env,
         "url": url, "headers": headers or None, "response_path": response_path, "callable": function,
-        "timeout_s": timeout, "cache": False if no_cache else None,
+        "agent": agent, "timeout_s": timeout, "cache": False if no_cache else None,
         "request_template": _json(template) if template else None,
     }  # fmt: skip
     store = open_store(db)
