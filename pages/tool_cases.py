@@ -14,7 +14,10 @@ from evalcore.generators.tool_case.evaluation import (
     stored_comparison,
     variant_names,
 )
-from evalcore.generators.tool_case.filtering import TARGET_PRECISION, calibrate_toolcases
+from evalcore.generators.tool_case.filtering import RUN_KIND as FILTER_KIND
+from evalcore.generators.tool_case.filtering import TARGET_PRECISION, calibrate_toolcases, create_filter
+from evalcore.generators.tool_case.job import RUN_KIND as GENERATE_KIND
+from evalcore.generators.tool_case.job import create_toolcases
 from evalcore.generators.tool_case.overview import (
     catalog_rows,
     group_skips,
@@ -88,6 +91,21 @@ def _status(run) -> str:
     return f"{run.id} · {run.status.value} · {done}/{total}"
 
 
+def _job(kind: str, label: str, start) -> None:
+    """A button starting a job on a worker (`start()` records the run), and where the last one stands."""
+    user = current_user()
+    if st.button(label, disabled=not user, help=None if user else NEEDS_NAME, key=f"start:{kind}"):
+        try:
+            run = start()
+            enqueue(store, run.id)
+        except EvalcoreError as exc:
+            show_error(exc)
+        else:
+            flash("success", f"{md(run.id)} queued: a worker (`evalcore worker`) works it.")
+    if runs := store.runs(project_id, kind=kind):
+        st.caption(f"Last: {md(_status(runs[0]))}")
+
+
 def _catalog_section() -> None:
     rows = catalog_rows(store, project_id)
     team = sum(r["origin"] == "team" for r in rows)
@@ -128,9 +146,17 @@ def _turn(turn) -> None:
 
 
 def _conversations_section() -> None:
+    per_situation = st.number_input(
+        "Conversations per situation", 1, 50, 1, key="tc_per_situation", width=220
+    )
+    _job(
+        GENERATE_KIND,
+        "Generate for every situation",
+        lambda: create_toolcases(store, project_id, per_situation=int(per_situation)),
+    )
     rows = [r for r in catalog_rows(store, project_id) if r["conversations"]]
     if not rows:
-        st.info("No tool-case conversations yet: `evalcore toolcases generate` synthesizes them.")
+        st.info("No tool-case conversations yet (or `evalcore toolcases generate`).")
         return
     names = {r["situation"]: f"{r['name']} ({r['conversations']})" for r in rows}
     situation = st.selectbox("Situation", list(names), format_func=names.get, key="tc_situation")
@@ -164,6 +190,7 @@ def _gold_silver_section() -> None:
     columns = st.columns(len(found.tiers))
     for column, (tier, n) in zip(columns, found.tiers.items(), strict=True):
         column.metric(tier, n)
+    _job(FILTER_KIND, "Judge the conversations not judged yet", lambda: create_filter(store, project_id))
     if st.button("Review tool cases in Annotate", icon=":material/rate_review:"):
         st.session_state.update(q_gen="tool_case", q_mine=False)
         st.switch_page("pages/annotate.py")

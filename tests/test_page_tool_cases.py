@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from evalcore import jobs
 from evalcore.generators.tool_case.catalog import add_project_situations
 from evalcore.generators.tool_case.evaluation import comparison_runs, execute_comparison
 from evalcore.generators.tool_case.filtering import calibrate_toolcases, filter_toolcases
@@ -109,6 +110,10 @@ def test_a_situations_conversation_shows_its_intended_labels_and_tool_turns(proj
     assert [json.loads(j.proto.body) for j in at.get("json")] == calls, "each call with its arguments"
     results = [t.content for t in shown_first.turns if t.role.value == "tool_result"]
     assert [t.value for t in at.text] == results == [""], "the tool's null result, as text"
+    next(b for b in at.button if b.label == "Generate for every situation").click().run()
+    newest = store.runs(pid, kind="tool_case")[0]
+    assert newest.status.value == "pending" and len(newest.params["units"]) == 26
+    assert newest.params.get("queued_at"), "handed to the queue"
 
 
 def _decide(store: Store, item_id: str, accept: bool) -> None:
@@ -121,7 +126,10 @@ def test_gold_and_silver_show_the_precision_on_gold_beside_each_silver_set(proje
     store, pid = project
     at = open_tab("Gold and silver")
     assert any("toolcases filter" in str(i.value) for i in at.info)
-    filter_toolcases(store, pid)
+    next(b for b in at.button if b.label == "Judge the conversations not judged yet").click().run()
+    (run,) = store.runs(pid, kind="tool_case_filter")
+    assert run.status.value == "pending" and len(run.params["units"]) == 52 and run.params.get("queued_at")
+    jobs.resume(store.url, run.id)  # what a queue worker does
     conversations = tool_case_conversations(store, pid)
     top = [c for c in conversations if c.metadata["judge_score"] == 1.0][:13]
     low = [c for c in conversations if c.metadata["judge_score"] < 1.0][:4]

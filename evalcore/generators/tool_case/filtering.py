@@ -1,6 +1,7 @@
 """Gold and silver tool-case conversations (seed 004, Section 2.3, Appendix B.4; issue 20, item 3).
 
-`filter_toolcases` is a job (kind `tool_case_filter`, one unit per conversation not judged yet): the TRACE
+`filter_toolcases` is a job (kind `tool_case_filter`, one unit per conversation not judged yet;
+`create_filter` records it, `execute_filter` works it, also in a queue worker): the TRACE
 judge reads each conversation against its case and its verdict is saved as a new version of the
 conversation (`judge_passed`, `judge_score` and the labels it read, in the metadata), which is where the
 project's tier policy reads a judge verdict (evalcore.items.state): accepted by the judge and not decided
@@ -16,12 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from evalcore import __version__, jobs
+from evalcore.errors import EvalcoreError
 from evalcore.generators.tool_case.job import project_catalog
 from evalcore.generators.tool_case.judge import JUDGE_TOOL_CASE, judge_inputs
 from evalcore.generators.tool_case.records import GENERATOR
 from evalcore.items.current import read_tiers
 from evalcore.items.state import judge_fields, set_policy
 from evalcore.items.store_ops import list_conversations
+from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.models import Conversation, Run, Tier
 from evalcore.review.calibration import (
@@ -62,17 +65,29 @@ def _conversations(store: Store, project_id: str) -> list[Conversation]:
     return [v.conversation for v in list_conversations(store, project_id, generator=GENERATOR)]
 
 
-def filter_toolcases(
-    store: Store,
-    project_id: str,
-    *,
-    model: str | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
-) -> FilterOutcome:
-    """Judge the project's tool-case conversations that have no judge verdict yet (a job)."""
+def create_filter(store: Store, project_id: str, *, model: str | None = None) -> Run:
+    """Record a filtering run (status pending) over the tool-case conversations with no judge verdict yet."""
     todo = [c.id for c in _conversations(store, project_id) if judge_fields(c.metadata)[1] is None]
-    run = Run(id=new_id("run"), kind=RUN_KIND, params={"project_id": project_id, "model": model,
-              "units": todo}, code_version=__version__, judge=model)  # fmt: skip
+    _, _, judge = ModelClient(store, project_id).registry.resolve("judge", model)
+    params = {
+        "project_id": project_id,
+        "model": model,
+        "units": todo,
+        PROGRESS_TOTAL: len(todo),
+        **jobs.entry_point(execute_filter),
+    }
+    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, code_version=__version__, judge=judge)
+    return store.start_run(project_id, run, pending=True)
+
+
+def execute_filter(
+    store: Store, run_id: str, *, on_progress: Callable[[int, int], None] | None = None
+) -> FilterOutcome:
+    """Judge the run's conversations not judged yet (a first start, a resume or a queue worker's call)."""
+    run = store.run(run_id)
+    if run.kind != RUN_KIND:
+        raise EvalcoreError(f"'{run_id}' is not a tool-case filtering run (kind {run.kind})")
+    project_id, model, todo = run.params["project_id"], run.params.get("model"), run.params["units"]
     run = store.start_run(project_id, run)
     known = project_catalog(store, project_id)
     llm = ModelClient(store, project_id, run_id=run.id)
@@ -107,7 +122,19 @@ def filter_toolcases(
             writer.result = {"passed": verdict.matches, "score": verdict.score}
 
     report = jobs.run_units(store, run.id, todo, work, on_progress=on_progress)
-    return FilterOutcome(report.run, report.done, len(todo), report.failed)
+    return FilterOutcome(report.run, jobs.progress(store, report.run)[0], len(todo), report.failed)
+
+
+def filter_toolcases(
+    store: Store,
+    project_id: str,
+    *,
+    model: str | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> FilterOutcome:
+    """Judge the project's tool-case conversations that have no judge verdict yet (a job, worked here)."""
+    run = create_filter(store, project_id, model=model)
+    return execute_filter(store, run.id, on_progress=on_progress)
 
 
 def calibrate_toolcases(
