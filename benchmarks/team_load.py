@@ -1,19 +1,20 @@
 """A team's load (issue 16): 20 annotators saving reviews while two workers run a generation job and a run.
 
 Run: .venv/bin/python benchmarks/team_load.py [--annotators 20] [--conversations 200] [--overlap 2]
-     [--think 0.1] [--postgres]
+     [--per-spec 10] [--think 0.1] [--postgres]
 
 One store (a SQLite file with its queue beside it, or with --postgres a throwaway PostgreSQL database from
-tests/pg.py holding both), the sample project, `conversations` conversations of 3 question/answer pairs, each
-assigned to `overlap` of the annotators (`assign_items`, as the Annotate page's lead does). Two
-`evalcore worker` processes are started; a doc-QA generation job (offline generator, the sample's specs) and
-a run of the conversations against the local fake API server (tests/llm_server.py, 200 ms per reply, judge
-offline) are queued, each for both workers, which share their units by their claims. Once both jobs have
-committed a unit, the annotators start: each is a thread of this process (like the sessions of one
-dashboard) that does what the Annotate page does, through the same functions: the next conversation of its
-"needs my review" queue (`next_item`), opened (`open_item`), every turn and the whole conversation accepted
-(`save_review` on the version opened), a pause of `think` seconds; a save refused because someone else saved
-in between is reopened and saved again, as the page's "Reload" does.
+tests/pg.py holding both), the sample project, `conversations` conversations of 3 question/answer pairs,
+each assigned to `overlap` of the annotators (`assign_items`, as the Annotate page's lead does). Two
+`evalcore worker` processes are started; a doc-QA generation job (offline generator, 10 specs of the
+sample, `per_spec` conversations each) and a run of the conversations against the local fake API server
+(tests/llm_server.py, 200 ms per reply, judge offline) are queued, each for both workers, which share their
+units by their claims. Once both jobs have committed a unit, the annotators start: each is a thread of this
+process (like the sessions of one dashboard) that does what the Annotate page does, through the same
+functions: the next conversation of its "needs my review" queue (`next_item`), opened (`open_item`), every
+turn and the whole conversation accepted (`save_review` on the version opened), a pause of `think`
+seconds; a save refused because someone else saved in between is reopened and saved again, as the page's
+"Reload" does.
 
 Printed: saves expected (assignments) and saved (an annotator's verdict on a conversation in the store),
 refused-then-retried saves, p50/p95/max save latency, whether the jobs were still working during the load;
@@ -65,20 +66,18 @@ LATENCY, PAIRS = 0.2, 3
 ENDED = (RunStatus.finished, RunStatus.failed, RunStatus.stopped)
 
 
-def prepare(
-    store: Store, server: LLMServer, conversations: int, annotators: list[str], overlap: int
-) -> tuple:
+def prepare(store: Store, server: LLMServer, args: argparse.Namespace, annotators: list[str]) -> tuple:
     """The project, the conversations to review (assigned), the run and the generation job; (project, ids)."""
     pid = import_project(store, ROOT / "data" / "sample").project_id
     generate_specs(store, pid, m=10, batch=5, from_card=False)
-    for i in range(conversations):
+    for i in range(args.conversations):
         qa = [(f"question {j} of conversation {i}?", "an answer", "SINGLE-DOC", []) for j in range(PAIRS)]
         add_conversation(store, pid, conversation(f"load-{i:04d}", None, [], qa))
-    assign_items(store, pid, annotators, overlap, "lead")
+    assign_items(store, pid, annotators, args.overlap, "lead")
     config = {"base_url": server.openai_base_url, "model": "gpt-4o-mini", "cache": False, "max_tokens": 20}
     save_target(store, pid, Target(name="bot", kind="openai", config=config))
     run_id = create_run(store, pid, "bot", judge="offline", concurrency=4).id
-    generation = start_run(store, pid, specs="all", d=2, turns=3, per_spec=4, dense=False).id
+    generation = start_run(store, pid, specs="all", d=2, turns=3, per_spec=args.per_spec, dense=False).id
     return pid, run_id, generation
 
 
@@ -148,7 +147,7 @@ def measure(url: str, args: argparse.Namespace) -> None:
     server = LLMServer(latency=LATENCY).start()
     names = [f"annotator{i:02d}" for i in range(args.annotators)]
     store = Store(url)
-    pid, run_id, generation = prepare(store, server, args.conversations, names, args.overlap)
+    pid, run_id, generation = prepare(store, server, args, names)
     expected = args.conversations * args.overlap
     print(f"{store.display_url}: {args.conversations} conversations x {args.overlap} annotators = "
           f"{expected} saves expected from {args.annotators} annotators; 2 workers on a doc-QA job and "
@@ -219,6 +218,7 @@ def main() -> None:
     parser.add_argument("--annotators", type=int, default=20)
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--overlap", type=int, default=2, help="annotators per conversation")
+    parser.add_argument("--per-spec", type=int, default=10, help="doc-QA conversations per spec (10 specs)")
     parser.add_argument("--think", type=float, default=0.1, help="seconds between two saves of one person")
     parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL (tests/pg.py)")
     args = parser.parse_args()
