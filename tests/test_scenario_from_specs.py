@@ -274,3 +274,23 @@ def test_against_the_demo_flows_domain_of_the_sample(tmp_path, monkeypatch):
     assert made.assertions[1].action_name == "action_lookup_order", "the domain's name for lookup_order"
     problems: list = []
     assert parse_scenario(to_yaml(made), "x.yml", problems, domain) == made and problems == []
+
+
+def test_the_cli_takes_the_domain_a_target_publishes(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    store = Store(url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    add_human_spec(store, pid, SpecDraft(scenario=RETURN.scenario, given=RETURN.given, when=RETURN.when,
+                                         then=RETURN.then, category="tool use"), "ann")  # fmt: skip
+    runner = CliRunner()
+    out = tmp_path / "out"
+    result = runner.invoke(
+        app, ["scenarios", "from-specs", "-o", str(out), "--target", "demo-flows", "--db", url]
+    )
+    assert result.exit_code == 0, result.output
+    assert "- action_executed: action_lookup_order" in next(out.iterdir()).read_text()
+    both = ["--target", "demo-flows", "--domain", str(out)]
+    assert runner.invoke(app, ["scenarios", "from-specs", "-o", str(out), *both, "--db", url]).exit_code == 2
+    none = runner.invoke(app, ["scenarios", "from-specs", "-o", str(out), "--target", "demo", "--db", url])
+    assert none.exit_code == 2 and "publishes no domain" in none.output

@@ -10,7 +10,9 @@ import math
 import pandas as pd
 import pytest
 from scenario_results import CRITERION, DELAY, RESULTS, TRANSFER, store_run, turns
+from typer.testing import CliRunner
 
+from evalcore.cli.main import app
 from evalcore.errors import EvalcoreError
 from evalcore.generators.scenario.events import BotUttered, FlowCompleted, SlotSet
 from evalcore.models import Run
@@ -124,3 +126,23 @@ def test_a_run_read_back_and_exported_with_provenance(tmp_path):
     store.start_run("demo", Run(id="other", kind="specs.generate"))
     with pytest.raises(EvalcoreError, match="not a scenario run"):
         scenario_report(store, "other")
+
+
+def test_the_cli_prints_a_runs_tables(tmp_path):
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    store = Store(url)
+    store.create_project("demo", "Demo", None)
+    run_id = store_run(store, "demo")
+    runner = CliRunner()
+    result = runner.invoke(app, ["scenarios", "report", run_id, "--db", url])
+    assert result.exit_code == 0, result.output
+    assert "**Scenarios: pass share over their repetitions**" in result.stdout
+    assert "| All | 5 | 1 | 1 | 0.833 |" in result.stdout and "Failing" not in result.stdout
+    out = tmp_path / "failures.csv"
+    result = runner.invoke(
+        app, ["scenarios", "report", run_id, "-f", "csv", "--failures", "-o", str(out), "--db", url]
+    )
+    assert result.exit_code == 0, result.output
+    assert out.read_text().count(f"# run: {run_id}") == 4, "each table headed by its provenance"
+    bad = runner.invoke(app, ["scenarios", "report", run_id, "-f", "pdf", "--db", url])
+    assert bad.exit_code == 2 and "unknown format" in bad.output

@@ -3,7 +3,8 @@
 `scenarios validate PATH...` exits 0 when every file is valid, else 1 with one `file:line [field]:
 message` line per problem on standard error; `scenarios import` validates everything first and stores
 nothing on a problem; `scenarios export` writes one YAML file per scenario; `scenarios from-specs`
-writes a scenario per spec of the project (and imports them with --import).
+writes a scenario per spec of the project (and imports them with --import); `scenarios report` prints
+a run's tables.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Annotated
 
 import typer
 
-from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, project_id_of
+from evalcore.cli.common import DbOption, ProjectOption, emit, friendly, open_store, project_id_of
 from evalcore.cli.scenario_run import run as run_command
-from evalcore.errors import EvalcoreError, ValidationFailed
+from evalcore.errors import EvalcoreError, UsageError, ValidationFailed
 
 app = typer.Typer(
     help="Scenario tests: validate, import and export scenario YAML files, write them from specs.",
@@ -115,6 +116,12 @@ def from_specs(
         int | None, typer.Option(min=1, help="At most this many specs (selected first).")
     ] = None,
     domain: DomainOption = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            help="Use the domain this target publishes (e.g. demo-flows) instead of --domain files."
+        ),
+    ] = None,
     import_: Annotated[
         bool, typer.Option("--import", help="Also import the scenarios written into the project.")
     ] = False,
@@ -126,16 +133,25 @@ def from_specs(
 ) -> None:
     """Write a scenario for each spec of the project (not rejected; selected ones first): the spec's
     Given/When become the user's briefing, its Then criteria, and assertions name only what the
-    --domain defines (none without one). Each file says which model wrote it, or that it is offline."""
+    --domain (or the --target's domain) defines: none without one. Each file says which model wrote it,
+    or that it is offline."""
     from evalcore.generators.scenario import generate_scenarios, import_scenarios
     from evalcore.generators.scenario.format import file_name, to_yaml
     from evalcore.generators.scenario.store_ops import write_files
     from evalcore.llm import ModelClient
     from evalcore.specs.store_ops import list_specs
 
+    if domain and target:
+        raise UsageError("give --domain files or --target, not both")
     checked = _domain(domain)
     store = open_store(db, existing=True)
     pid = project_id_of(store, project)
+    if target:
+        from evalcore.generators.scenario.targets import target_domain
+
+        checked = target_domain(store, pid, target)
+        if checked is None:
+            raise UsageError(f"target '{target}' publishes no domain: give --domain files instead")
     views = [v for v in list_specs(store, pid) if v.spec.status.value != "rejected"]
     specs = [v.spec for v in sorted(views, key=lambda v: not v.spec.selected)][:limit]
     if not specs:
@@ -160,3 +176,29 @@ def from_specs(
 
 
 app.command("run")(friendly(run_command))
+
+
+@app.command()
+@friendly
+def report(
+    run: Annotated[str, typer.Argument(help="A scenario run (its id is the last line of `scenarios run`).")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="md, csv, jsonl or latex.")] = "md",
+    failures: Annotated[
+        bool, typer.Option("--failures", help="Also the failing and unscored checks with their events.")
+    ] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the tables to this file.")] = None,
+    db: DbOption = None,
+) -> None:
+    """Pass share per scenario, accuracy per assertion kind (passed / (passed + failed), unscored apart)
+    and the criteria, headed by what produced them (run, target, judge, offline or not)."""
+    from evalcore.reports.scenarios import export_scenario_tables, scenario_report, scenario_tables
+
+    found = scenario_report(open_store(db, existing=True), run)
+    tables = scenario_tables(found.results)
+    if not failures:
+        tables.pop("failures")
+    try:
+        texts = export_scenario_tables(tables, fmt, found.about)
+    except ValueError as exc:  # an unknown format: an option the user gave
+        raise UsageError(str(exc)) from None
+    emit([("\n" if fmt in ("md", "latex") else "").join(texts.values()).rstrip("\n")], out)
