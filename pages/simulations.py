@@ -1,13 +1,16 @@
-"""Simulations: simulated users against a target (seed 002, ChatChecker): runs and their statistics side by
-side, breakdown types per persona, and each dialogue with its per-turn breakdown verdicts and ratings."""
+"""Simulations: simulated users against a target (seed 002, ChatChecker): start one (handed to the queue's
+workers, progress read from the store, stop and retry), runs and their statistics side by side with the
+detector's quality against human breakdown labels, breakdown types per persona, and each dialogue with
+its per-turn breakdown verdicts (the detector's and the annotators') and ratings."""
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.generators.simulation import load_simulation_run
-from evalcore.generators.simulation.job import simulation_runs
+from evalcore.generators.simulation.job import create_simulation, simulation_runs
 from evalcore.generators.simulation.personas import OCEAN, edit_persona, list_personas, persona_version
+from evalcore.generators.simulation.simulator import Limits
 from evalcore.generators.simulation.views import (
     breakdown_matrix,
     chart_label,
@@ -16,17 +19,36 @@ from evalcore.generators.simulation.views import (
     summaries,
     turn_badge,
 )
-from evalcore.jobs import progress
-from evalcore.models import TurnRole
-from pages._common import current_project, flash, md, require_user, show_error, show_flash, store_or_stop
+from evalcore.jobs import failed_units, progress, request_stop, retry_failed
+from evalcore.jobs.queue import enqueue
+from evalcore.models import RunStatus, TurnRole
+from evalcore.review.detector_quality import (
+    detector_quality,
+    human_badge,
+    labelled_turns,
+    quality_columns,
+)
+from evalcore.review.reports import annotation_stamp
+from evalcore.runs.targets import list_targets
+from pages._common import (
+    current_project,
+    current_user,
+    flash,
+    md,
+    require_user,
+    show_error,
+    show_flash,
+    store_or_stop,
+)
 
 store = store_or_stop()
 project_id = current_project(store)
 st.title("Simulations")
 st.caption(
     "Simulated users (standard and challenging personas) against a target; every target turn checked for "
-    "dialogue breakdowns, every dialogue rated 1-5. Start one with `evalcore simulations run --target NAME "
-    "--standard N --challenging N`, or import a ChatChecker run with `evalcore simulations import PATH`."
+    "dialogue breakdowns, every dialogue rated 1-5. Start one below (or `evalcore simulations run --target "
+    "NAME --standard N --challenging N`), or import a ChatChecker run with "
+    "`evalcore simulations import PATH`."
 )
 if project_id is None:
     st.info("Import a project on Home first.")
@@ -90,6 +112,39 @@ with st.expander(f"Personas ({len(personas)})"):
                 else:
                     flash("success", f"Saved {md(persona.persona_id)}.")
 
+with st.expander("Start a simulation", expanded=not simulation_runs(store, project_id)):
+    card_turns = Limits.of_card(store.system_card(project_id)).max_user_turns
+    with st.form("start_simulation", enter_to_submit=False):
+        target_name = st.selectbox("Target", [t.name for t in list_targets(store, project_id)])
+        chosen = st.multiselect(
+            "Personas (none chosen: the first of each kind below, generated from the card where the project "
+            "has fewer)",
+            list(personas),
+            format_func=lambda i: (
+                f"{personas[i].persona_id} ({personas[i].type}): {personas[i].profile.name}"
+            ),
+        )
+        a, b, c = st.columns(3)
+        standard = a.number_input("Standard personas", min_value=0, max_value=50, value=3)
+        challenging = b.number_input("Challenging personas", min_value=0, max_value=50, value=3)
+        max_turns = c.number_input("Max user turns (the card's by default)", 1, 100, value=card_turns)
+        d, e = st.columns(2)
+        per_user = d.number_input("Dialogues per persona", min_value=1, max_value=20, value=1)
+        seed = e.number_input("Seed", min_value=0, value=0)
+        if st.form_submit_button("Start simulation", type="primary", icon=":material/play_arrow:"):
+            try:
+                run = create_simulation(
+                    store, project_id, target_name, personas=chosen or None, standard=int(standard),
+                    challenging=int(challenging), runs_per_user=int(per_user), seed=int(seed),
+                    max_user_turns=int(max_turns),
+                )  # fmt: skip
+                enqueue(store, run.id)
+            except EvalcoreError as exc:
+                show_error(exc)
+            else:
+                st.session_state["sim_run"] = run.id
+                flash("success", f"Started {md(run.id)}: handed to the workers.")
+
 runs = simulation_runs(store, project_id)
 if not runs:
     st.info("No simulation run in this project yet.")
@@ -114,8 +169,19 @@ def _run(run_id: str, key: tuple):
     return load_simulation_run(store, run_id)
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def _quality(run_id: str, key: tuple):
+    return detector_quality(store, run_id), labelled_turns(store, run_id)
+
+
 listed = _summaries(runs, (store.url, project_id, tuple(sorted(stamps.items()))))
+labels_stamp = annotation_stamp(store, project_id)  # human labels change without the run changing
+qualities = {s.run_id: _quality(s.run_id, (store.url, stamps[s.run_id], labels_stamp))[0] for s in listed}
 st.subheader("Runs")
+st.caption(
+    "The detector's accuracy, precision, recall and F1 (breakdown as the positive class) against the "
+    "annotators' breakdown labels, which are given on the Annotate page (generator simulation)."
+)
 st.dataframe(
     [
         {
@@ -126,6 +192,7 @@ st.dataframe(
             "dialogues": s.dialogues,
             "made by": "offline (no model)" if s.offline else "models",
             "started": s.started,
+            **quality_columns(qualities[s.run_id]),
         }
         for s in listed
     ],
@@ -140,13 +207,92 @@ if compared:
     st.dataframe(_statistics(tuple(compared), (store.url, *(stamps[r] for r in compared))), width="stretch")
 
 st.subheader("One run")
-run_id = st.selectbox("Run", ids)
+if st.session_state.get("sim_run") not in ids:
+    st.session_state["sim_run"] = ids[0]
+run_id = st.selectbox("Run", ids, key="sim_run")
+
+
+def _live(watched: str) -> bool:
+    return store.run(watched).status in (RunStatus.pending, RunStatus.running)
+
+
+def _panel(watched: str) -> None:
+    """The run's progress from the store, with stop, resume and retry (the queue's workers do the work)."""
+    run = store.run(watched)
+    done, total = progress(store, run)
+    live = _live(watched)
+    state = "queued" if run.status == RunStatus.pending else run.status.value
+    st.progress(done / total if total else 1.0, text=f"{done} / {total} dialogues · {state}")
+    if run.stopped_reason:
+        st.caption(f"Stopped: {md(run.stopped_reason)}")
+    failed = failed_units(store, watched)
+    if failed and not live:
+        st.warning(f"{len(failed)} dialogue(s) failed: {md(', '.join(sorted(failed)[:5]))}")
+        if st.button("Retry failed dialogues", key=f"sim_retry:{watched}", icon=":material/replay:"):
+            retry_failed(store, watched)
+            enqueue(store, watched)
+            st.rerun()
+    if live and st.button("Stop", key=f"sim_stop:{watched}", icon=":material/stop:"):
+        request_stop(store, watched, current_user() or "a user")
+        st.rerun()
+    if (
+        not live
+        and run.status != RunStatus.finished
+        and st.button("Resume", key=f"sim_resume:{watched}", type="primary", icon=":material/play_arrow:")
+    ):
+        enqueue(store, watched)
+        st.rerun()
+    if not live and st.session_state.get(f"sim_was_live:{watched}"):
+        st.session_state[f"sim_was_live:{watched}"] = False
+        st.rerun()  # it just ended: refresh the whole page (tables, statistics) once
+    st.session_state[f"sim_was_live:{watched}"] = live
+
+
+if "units" in store.run(run_id).params:  # simulated here (imported runs were finished elsewhere)
+    st.fragment(run_every=1.0 if _live(run_id) else None)(_panel)(run_id)
 sim = _run(run_id, (store.url, stamps[run_id]))
 if is_offline(sim):
     st.info(
         "Offline output: these users, breakdown verdicts and ratings come from evalcore's offline "
         "heuristics, not from a model."
     )
+
+quality, labelled = _quality(run_id, (store.url, stamps[run_id], labels_stamp))
+st.markdown("**The detector against human labels**")
+if not quality.labelled_turns:
+    st.caption(
+        "No target turn of this run has a human breakdown label yet: label them on the Annotate page "
+        "(filter generator: simulation)."
+    )
+else:
+    st.caption(
+        md(
+            f"{quality.labelled_turns} labelled target turn(s) in {quality.dialogues} dialogue(s), by "
+            f"{', '.join(quality.annotators)}; a turn's label is the majority's."
+        )
+    )
+    cols = st.columns(4)
+    for col, (name, value) in zip(
+        cols, [("accuracy", quality.accuracy), ("precision", quality.precision),
+               ("recall", quality.recall), ("F1", quality.f1)], strict=True
+    ):  # fmt: skip
+        col.metric(name, "-" if value is None else f"{value:.3f}")
+    if quality.typed_turns:
+        st.caption(
+            f"Types on {quality.typed_turns} human breakdown turn(s) naming a type: exact match "
+            f"{quality.exact_match:.3f}, superset match {quality.superset_match:.3f}, partial match "
+            f"{quality.partial_match:.3f}, average F1 {quality.average_type_f1:.3f}."
+        )
+        st.dataframe(
+            [
+                {"type": t.title, "human": t.human, "detector": t.detector, "both": t.both,
+                 "precision": t.precision, "recall": t.recall, "F1": t.f1}
+                for t in quality.per_type
+            ],
+            hide_index=True,
+            width="stretch",
+        )  # fmt: skip
+human = {(t.dialogue_id, t.turn_index): t for t in labelled}
 
 matrix = breakdown_matrix(sim)
 st.markdown("**Breakdown types per persona** (target turns with a breakdown of the type)")
@@ -178,7 +324,7 @@ persona = sim.personas.get(chosen.user_name)
 if persona is not None:
     st.caption(md(f"{persona.type} persona {persona.profile.name}: {persona.task}"))
 st.caption(md(f"Ended: {chosen.finish_reason.value}" + (f" ({chosen.error})" if chosen.error else "")))
-for turn in chosen.turns:
+for index, turn in enumerate(chosen.turns):
     with st.chat_message("user" if turn.role == TurnRole.user else "assistant"):
         st.markdown(md(turn.content) or " ")
         badge = turn_badge(turn)
@@ -187,6 +333,9 @@ for turn in chosen.turns:
             st.badge(md(badge), color="red" if broken else "green")
             if turn.breakdown.reasoning:
                 st.caption(md(turn.breakdown.reasoning))
+        labelled_turn = human.get((chosen.dialogue_id, index))
+        if labelled_turn is not None:
+            st.badge(md(human_badge(labelled_turn)), color="red" if labelled_turn.human_breakdown else "blue")
 if chosen.ratings:
     st.markdown("**Ratings** (1-5)")
     st.dataframe(

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore.generators.simulation import import_chatchecker_run
+from evalcore.generators.simulation import import_chatchecker_run, load_simulation_run
 from evalcore.generators.simulation.job import simulate
 from evalcore.inputs import import_project
+from evalcore.models import RunStatus
 from evalcore.store import DATABASE_URL_ENV, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,3 +100,67 @@ def test_a_persona_is_edited_on_the_page_as_a_new_version_with_its_author(db_url
     assert persona.task == "Ask about **returns** <b>now</b>" and store.current(item_id).author == "Rosa"
     assert store.current(item_id).version == 2
     assert frame(at, "task")["task"].tolist() == ["Ask about **returns** <b>now</b>"], "shown as text"
+
+
+def test_a_simulation_started_on_the_page_is_queued_shows_its_progress_and_stops(db_url):
+    from evalcore.generators.simulation.job import execute_simulation, simulation_runs
+    from evalcore.jobs.queue import open_queue
+
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    at = open_page("Rosa")
+    assert next(n for n in at.number_input if n.label.startswith("Max user turns")).value == 12, "the card's"
+    next(n for n in at.number_input if n.label == "Standard personas").set_value(2)
+    next(n for n in at.number_input if n.label == "Challenging personas").set_value(1)
+    next(n for n in at.number_input if n.label.startswith("Max user turns")).set_value(4)
+    next(b for b in at.button if b.label == "Start simulation").click().run()
+    assert not at.exception, at.exception
+    [run] = simulation_runs(store, pid)
+    assert run.params["limits"]["max_user_turns"] == 4 and len(run.params["units"]) == 3
+    assert run.id in open_queue(store.url).pending_runs(), "handed to the workers"
+    assert any("0 / 3 dialogues · queued" in str(p.proto.text) for p in at.get("progress"))
+    next(b for b in at.button if b.label == "Stop").click().run()
+    assert store.stop_requested(run.id)
+
+    execute_simulation(store, run.id)  # as a worker would, once resumed
+    store.update_run(store.run(run.id).model_copy(update={"status": RunStatus.pending}))
+    execute_simulation(store, run.id)
+    at = open_page("Rosa")
+    assert any("3 / 3 dialogues · finished" in str(p.proto.text) for p in at.get("progress"))
+    assert (
+        max(
+            len([t for t in d.turns if t.role == "user"])
+            for d in load_simulation_run(store, run.id).dialogues
+        )
+        <= 4
+    )
+
+
+def test_the_detectors_quality_against_human_labels_beside_each_run_and_on_the_turns(db_url):
+    from evalcore.generators.simulation.store_ops import run_dialogues
+    from evalcore.review import save_review
+    from evalcore.review.breakdown_labels import BreakdownLabel
+    from evalcore.review.workitem import head_version
+
+    store = Store(db_url)
+    imported = import_chatchecker_run(store, REFERENCE_RUN).run_id
+    at = open_page()
+    assert frame(at, "source")["human-labelled turns"].tolist() == [0]
+    assert any("No target turn of this run has a human breakdown label" in str(c.value) for c in at.caption)
+    _, pairs = run_dialogues(store, imported)
+    item = next(cid for cid, d in pairs if d.user_name.endswith("_04"))
+    labels = [
+        BreakdownLabel(turn_index=12, breakdown=True, types=["Contradiction"]),
+        BreakdownLabel(turn_index=10, breakdown=True, types=["Repetition"]),
+    ]
+    save_review(store, item, "ann", head_version(store, item)[0], breakdowns=labels)
+    at = open_page()
+    row = frame(at, "source").iloc[0]
+    assert row["human-labelled turns"] == 2 and row["precision"] == 1.0 and row["recall"] == 0.5
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {"accuracy": "0.500", "precision": "1.000", "recall": "0.500", "F1": "0.667"}
+    per_type = frame(at, "detector")
+    assert per_type["type"].tolist() == ["Contradiction", "Repetition", "Lack of clarity"], "taxonomy order"
+    box(at, "Dialogue").select("generated_standard_persona_04_dialogue_1").run()
+    shown = [str(m.value) for m in at.markdown]
+    assert ":red-badge[human\\: breakdown\\: Contradiction \\(1 of 1 say breakdown\\)]" in shown

@@ -193,3 +193,26 @@ def labelled_turns(store: Store, run_id: str) -> list[LabelledTurn]:
 def detector_quality(store: Store, run_id: str) -> DetectorQuality:
     """The run's detector scored against its human breakdown labels."""
     return score_detector(run_id, labelled_turns(store, run_id))
+
+
+def quality_columns(quality: DetectorQuality) -> dict[str, Any]:
+    """A run's detector quality as a row of the runs table shows it (empty figures: no label yet)."""
+    return {
+        "human-labelled turns": quality.labelled_turns,
+        "detector accuracy": quality.accuracy,
+        "precision": quality.precision,
+        "recall": quality.recall,
+        "F1": quality.f1,
+    }
+
+
+def human_badge(turn: LabelledTurn) -> str:
+    """The human label of a turn in one line: the majority's decision, its types, and the vote."""
+    types = sorted(turn.human_types, key=_order)
+    verdict = "breakdown" if turn.human_breakdown else "no breakdown"
+    votes = sum(label.breakdown for label in turn.labels.values())
+    return (
+        f"human: {verdict}"
+        + (f": {', '.join(types)}" if types else "")
+        + (f" ({votes} of {len(turn.labels)} say breakdown)")
+    )

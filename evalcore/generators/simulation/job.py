@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalcore import __version__, jobs
@@ -116,14 +116,20 @@ def create_simulation(
     judge_model: str | None = None,
     budget: dict[str, float] | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
+    max_user_turns: int | None = None,
 ) -> Run:
-    """Record a new simulation run (status pending) with everything needed to work and resume it."""
+    """Record a new simulation run (status pending) with everything needed to work and resume it, without
+    working it; `max_user_turns` overrides the card's."""
+    if max_user_turns is not None and max_user_turns < 1:
+        raise EvalcoreError(f"max_user_turns must be at least 1 (got {max_user_turns})")
     chosen: Target = get_target(store, project_id, target)
     found = choose_personas(store, project_id, personas, standard, challenging, seed=seed)
     card = store.system_card(project_id)
     info = card.chatbot_info.model_dump(mode="json") if card else {"name": store.project(project_id).title}
     task_oriented = is_task_oriented(info.get("type"))
     limits = Limits.of_card(card)
+    if max_user_turns is not None:
+        limits = replace(limits, max_user_turns=max_user_turns)
     units = _units(found, max(1, runs_per_user))
     params: dict[str, Any] = {
         "project_id": project_id,
