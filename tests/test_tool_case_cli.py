@@ -83,3 +83,29 @@ def test_rubrics_discover_validate_evaluate_and_compare(db, tmp_path):
     assert out.strip().splitlines()[-1].startswith("run-")
     text = table.read_text()
     assert "| Hard Neg. | SPUR | 0.00 (0.00) | N/A | N/A | N/A |" in text and "| Overall | SCOPE |" in text
+
+
+def test_scoring_comparison_and_filtering_can_be_handed_to_the_workers(db):
+    from evalcore.store import Store
+
+    run("toolcases", "generate", "--per-situation", "2", "--db", db)
+    rubric_set = run("rubrics", "discover", "--db", db).strip().splitlines()[-1]
+    ids = [
+        run(*command, "--queue", "--db", db).strip().splitlines()[-1]
+        for command in (
+            ("rubrics", "score", rubric_set, "--generator", "tool_case"),
+            ("rubrics", "compare", "--folds", "2"),
+            ("toolcases", "filter"),
+        )
+    ]
+    store = Store(db)
+    runs = [store.run(i) for i in ids]
+    assert [r.kind for r in runs] == ["rubric_scoring", "rubric_comparison", "tool_case_filter"]
+    assert all(r.status.value == "pending" and r.params.get("queued_at") for r in runs)
+    assert "52/52 judged" in run("toolcases", "filter", "--resume", ids[2], "--db", db)
+    scored = run("rubrics", "score", rubric_set, "--resume", ids[0], "--db", db)
+    assert "52/52 conversations, 0 failed" in scored
+    tables = run("rubrics", "report", ids[0], "--db", db)
+    first_area = tables.split("| area | pos_rubrics |")[1].splitlines()[2].split("|")[1].strip()
+    drill = run("rubrics", "report", ids[0], "--area", first_area, "--format", "jsonl", "--db", db)
+    assert drill.splitlines()[0].startswith('{"provenance": ') and '"conversation": "tc-' in drill

@@ -138,15 +138,29 @@ def generate(
 
 @app.command("filter")
 @friendly
-def filter_(model: ModelOption = None, project: ProjectOption = None, db: DbOption = None) -> None:
+def filter_(
+    model: ModelOption = None,
+    resume: Annotated[str | None, typer.Option(help="Resume this filtering run.")] = None,
+    queue: Annotated[
+        bool, typer.Option("--queue", help="Hand the job to the workers (`evalcore worker`) and return.")
+    ] = False,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
     """Judge the tool-case conversations not judged yet (TRACE's LLM judge); accepted ones are silver
     unless people decided them. The run's id is the last line printed."""
-    from evalcore.generators.tool_case.filtering import filter_toolcases
+    from evalcore.generators.tool_case.filtering import create_filter, execute_filter
 
     store = open_store(db)
-    outcome = filter_toolcases(
-        store, project_id_of(store, project), model=model, on_progress=progress_printer("judged")
-    )
+    run_id = resume or create_filter(store, project_id_of(store, project), model=model).id
+    if queue:
+        from evalcore.jobs.queue import display_url, enqueue, queue_url_for
+
+        enqueue(store, run_id)
+        typer.echo(f"run {run_id} queued on {display_url(queue_url_for(store.url))}")
+        typer.echo(run_id)
+        return
+    outcome = execute_filter(store, run_id, on_progress=progress_printer("judged"))
     typer.echo(f"run {outcome.run.id}: {outcome.run.status.value}; {outcome.judged}/{outcome.total} judged, "
                f"{len(outcome.failed)} unscored")  # fmt: skip
     typer.echo(outcome.run.id)
