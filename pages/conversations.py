@@ -10,6 +10,7 @@ from evalcore.generators.doc_qa.browse import (
     filter_table,
     passage_views,
     summary,
+    table_stamp,
 )
 from evalcore.generators.doc_qa.generate import qa_pairs
 from evalcore.generators.doc_qa.job import RUN_KIND, start_run
@@ -17,7 +18,8 @@ from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
 from evalcore.items.current import read_item
 from evalcore.jobs import failed_units, progress, retry_failed
 from evalcore.jobs.queue import enqueue
-from evalcore.specs.store_ops import list_specs
+from evalcore.models.common import content_hash
+from evalcore.specs.store_ops import get_spec
 from pages._common import (
     LIVE,
     current_project,
@@ -37,8 +39,22 @@ if project_id is None:
     st.stop()
 
 TIER_BADGE = {"unreviewed": "gray", "silver": "blue", "gold": "orange", "rejected": "red"}
-specs = {v.spec.id: v.spec for v in list_specs(store, project_id)}
-table = conversation_table(store, project_id)
+
+
+@st.cache_data(show_spinner="Reading the conversations...", max_entries=4)
+def _table(project: str, stamp: tuple):
+    # `stamp` changes with every new, edited or annotated conversation, tier policy and spec name.
+    return conversation_table(store, project)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _passages(project: str, documents: str):
+    # `documents` is a hash of the project's documents: a re-import that changes one splits them again.
+    return passage_views(store.documents(project))
+
+
+has_specs = store.count_items(project_id).get("spec", 0) > 0
+table = _table(project_id, table_stamp(store, project_id))
 runs = store.runs(project_id, kind=RUN_KIND)
 unfinished = next((r for r in runs if r.status.value != "finished"), None)
 
@@ -62,7 +78,7 @@ if unfinished is not None:
     doing = "queued or running" if unfinished.status in LIVE else "unfinished"
     st.info(f"A generation is {doing} ({done}/{total} conversations): its progress is under Generate.")
 with st.expander("Generate", expanded=table.empty or unfinished is not None):
-    if not specs:
+    if not has_specs:
         st.info("This project has no specs yet: generate them on the Spec review page first.")
     with st.form("doc_qa_generate"):
         cols = st.columns(5)
@@ -79,7 +95,7 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
         model = st.text_input(
             "Generator model (optional)", placeholder="e.g. openai/gpt-4o-mini; empty: Settings"
         )
-        start = st.form_submit_button("Generate", type="primary", disabled=not specs)
+        start = st.form_submit_button("Generate", type="primary", disabled=not has_specs)
     if runs:
         rows = []
         for run in runs[:5]:
@@ -130,9 +146,8 @@ if table.empty:
 
 # ------------------------------------------------------------------------------------------ filters
 f1, f2, f3, f4, f5 = st.columns(5)
-spec_pick = f1.multiselect(
-    "Spec", sorted(set(table["spec_id"])), format_func=lambda s: specs[s].scenario if s in specs else s
-)
+scenarios = dict(zip(table["spec_id"], table["spec"], strict=True))
+spec_pick = f1.multiselect("Spec", sorted(scenarios), format_func=scenarios.get)
 type_pick = f2.multiselect("Query type", list(QUERY_TYPES))
 length_pick = f3.multiselect("Documents in chain", sorted(set(table["chain_length"])))
 tier_pick = f4.multiselect("Tier", ["unreviewed", "silver", "gold", "rejected"])
@@ -156,8 +171,9 @@ dist = summary(shown)
 c1, c2, c3 = st.columns(3)
 for column, (key, x, y, title) in zip(
     (c1, c2, c3),
-    (("query_types", "query type", "pairs", "Query types"), ("chain_lengths", "chain length", "conversations",
-     "Chain lengths"), ("documents", "documents used", "conversations", "Documents per conversation")),
+    (("query_types", "query type", "pairs", "Query types of the pairs"),
+     ("chain_lengths", "documents in chain", "conversations", "Documents in chain"),
+     ("documents", "documents cited", "conversations", "Documents the answers cite")),
     strict=True,
 ):  # fmt: skip
     fig = px.bar(dist[key], x=x, y=y, title=title, height=260)
@@ -169,7 +185,14 @@ view = shown.assign(
     query_types=shown["query_types"].apply(", ".join),
     offline=shown["offline"].map({True: "offline", False: ""}),
 )
-st.dataframe(view.drop(columns=["spec_id", "pair_types"]), hide_index=True, width="stretch")
+st.caption(
+    "Charts and table show the conversations the filters keep. An answer to a filler question cites a "
+    "document outside the chain, so a conversation can cite more documents than its chain holds."
+)
+view = view.drop(columns=["spec_id", "pair_types"]).rename(
+    columns={"chain_length": "documents in chain", "documents": "documents cited"}
+)
+st.dataframe(view, hide_index=True, width="stretch")
 if shown.empty:
     st.stop()
 
@@ -178,7 +201,7 @@ labels = {row.id: f"{row.spec} · {row.id}" for row in shown.itertuples()}
 picked = st.selectbox("Open conversation", list(labels), format_func=labels.get)
 conversation = read_item(store, picked).conversation()  # annotators' corrections applied
 meta = conversation.metadata
-spec = specs.get(conversation.spec_id or "")
+spec = get_spec(store, project_id, conversation.spec_id).spec if conversation.spec_id in scenarios else None
 tier = shown.set_index("id").loc[picked, "tier"]
 st.subheader(md(spec.scenario if spec else picked))
 if spec:
@@ -201,7 +224,7 @@ if (meta.get("chain") or {}).get("note"):
 reasons = (meta.get("verification") or {}).get("reasons") or []
 for reason in reasons:
     st.warning(md(reason))
-passages = passage_views(list(documents.values()))
+passages = _passages(project_id, content_hash([d.model_dump(mode="json") for d in documents.values()]))
 
 
 def _passage(text: str, source: dict | None = None) -> str:

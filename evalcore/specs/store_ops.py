@@ -77,21 +77,16 @@ def spec_versions(store: Store, project_id: str) -> dict[str, int]:
 
 def spec_stamp(store: Store, project_id: str) -> tuple[int, str, str]:
     """What the project's spec list depends on, cheaply: the number of spec revisions, the latest one's
-    time, and the latest selection run. Any add, edit, review, lock or re-selection changes it, so a
+    time, and the latest selection's end. Any add, edit, review, lock or re-selection changes it, so a
     page caches its spec list on it."""
-    rev, items, runs = t.revisions, t.items, t.runs
+    runs = t.runs
     with store.read() as conn:
-        n, latest = conn.execute(
-            sa.select(sa.func.count(), sa.func.max(rev.c.created_at))
-            .join(items, items.c.id == rev.c.item_id)
-            .where(items.c.project_id == project_id, items.c.kind == KIND)
-        ).one()
         selection = conn.scalar(
             sa.select(sa.func.max(runs.c.finished_at)).where(
                 runs.c.project_id == project_id, runs.c.kind == SELECT_KIND, runs.c.status == "finished"
             )
         )
-    return int(n), str(latest), str(selection)
+    return (*store.revision_stamp(project_id, KIND), str(selection))
 
 
 def get_spec(store: Store, project_id: str, spec_id: str) -> SpecView:

@@ -458,6 +458,17 @@ class Store(RunTables):
             ).all()
         return {kind: n for kind, n in rows}
 
+    def revision_stamp(self, project_id: str, kind: str) -> tuple[int, str]:
+        """(number of revisions, time of the latest) of a project's items of one kind: changes with every
+        item added, edited or annotated (each is a revision), so a page caches what it derives on it."""
+        with self.read() as c:
+            n, latest = c.execute(
+                sa.select(sa.func.count(), sa.func.max(t.revisions.c.created_at))
+                .join(t.items, t.items.c.id == t.revisions.c.item_id)
+                .where(t.items.c.project_id == project_id, t.items.c.kind == kind)
+            ).one()
+        return int(n), str(latest)
+
     # -------------------------------------------------------------- annotations
 
     def annotate(

@@ -13,9 +13,10 @@ from evalcore.generators.doc_qa.facts import plain
 from evalcore.generators.doc_qa.generate import GENERATOR, qa_pairs
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
 from evalcore.items.current import CurrentItem, iter_items
+from evalcore.items.state import project_policy
 from evalcore.items.store_ops import KIND
 from evalcore.models import Conversation, Document, Tier
-from evalcore.specs.store_ops import list_specs
+from evalcore.specs.store_ops import list_specs, spec_stamp
 from evalcore.store import Store
 
 COLUMNS = [
@@ -58,10 +59,21 @@ def _row(item: CurrentItem, scenarios: dict[str, str]) -> dict[str, Any]:
 
 def conversation_table(store: Store, project_id: str) -> pd.DataFrame:
     """One row per doc-QA conversation of the project (see COLUMNS), oldest first, as the read model has
-    it (annotators' corrections applied, tier under the project's policy)."""
+    it (annotators' corrections applied, tier under the project's policy). It reads every conversation:
+    a page caches it on `table_stamp`."""
     scenarios = {v.spec.id: v.spec.scenario for v in list_specs(store, project_id)}
     items = iter_items(store, project_id, KIND, generator=GENERATOR)
     return pd.DataFrame([_row(item, scenarios) for item in items], columns=COLUMNS)
+
+
+def table_stamp(store: Store, project_id: str) -> tuple[object, ...]:
+    """What `conversation_table` depends on, in three cheap queries: the conversations' revisions (a
+    new conversation, an edit, an annotation), the project's tier policy, and the specs (their names)."""
+    return (
+        store.revision_stamp(project_id, KIND),
+        project_policy(store, project_id).key,
+        spec_stamp(store, project_id),
+    )
 
 
 def filter_table(
@@ -89,8 +101,9 @@ def filter_table(
 
 
 def summary(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Distributions for the summary strip, from the rows of `conversation_table` (no store reads):
-    query types of pairs, chain lengths, documents used."""
+    """Distributions for the summary strip, from the rows of `conversation_table` (no store reads), named
+    as the filters and the table name them: query types of pairs, documents in the chain, documents the
+    answers cite (a filler question's answer cites a document outside the chain, so it can be more)."""
     types: Counter[str] = Counter(label for labels in table["pair_types"] for label in labels)
     lengths: Counter[int] = Counter(int(x) for x in table["chain_length"])
     used: Counter[int] = Counter(int(x) for x in table["documents"])
@@ -100,10 +113,10 @@ def summary(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
             [{"query type": t, "pairs": types[t]} for t in order + sorted(set(types) - set(order))]
         ),
         "chain_lengths": pd.DataFrame(
-            [{"chain length": k, "conversations": n} for k, n in sorted(lengths.items())]
+            [{"documents in chain": k, "conversations": n} for k, n in sorted(lengths.items())]
         ),
         "documents": pd.DataFrame(
-            [{"documents used": k, "conversations": n} for k, n in sorted(used.items())]
+            [{"documents cited": k, "conversations": n} for k, n in sorted(used.items())]
         ),
     }
 
