@@ -168,7 +168,7 @@ if not report.results:
     st.info("No repetition of this run has finished yet.")
     st.stop()
 
-tables = scenario_tables(report.results)
+tables = scenario_tables(report.results, report.scenarios)
 st.markdown("**Pass share per scenario**")
 st.dataframe(
     tables["pass_rates"],
@@ -179,6 +179,13 @@ st.dataframe(
 st.markdown("**Accuracy per assertion kind** (passed / (passed + failed); unscored apart)")
 st.dataframe(
     tables["assertions"],
+    hide_index=True,
+    width="stretch",
+    column_config={"accuracy": st.column_config.NumberColumn(format="%.3f")},
+)
+st.markdown("**Each assertion of each scenario** over its repetitions")
+st.dataframe(
+    tables["per_assertion"],
     hide_index=True,
     width="stretch",
     column_config={"accuracy": st.column_config.NumberColumn(format="%.3f")},

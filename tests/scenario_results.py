@@ -1,14 +1,14 @@
 """Hand-made results of a scenario run, for the report and page tests: two scenarios, four repetitions
 (passed, failed, unscored; passed), and a way to store them as a run's units with their conversations.
 
-Scenario "Order delay" x3: flow_started passes each time; slot_was_set passes, then fails (the slot took
-another value), then is absent; the relevance assertion is unscored in repetition 3; the criterion fails
-in repetition 2. Scenario "Transfer" x1: a sequencing assertion passes.
+Scenario "Order delay" x3: flow_started passes each time; slot_was_set passes, fails (the slot took
+another value), passes; the relevance assertion passes twice and is unscored in repetition 3; the
+criterion fails in repetition 2. Scenario "Transfer" x1: a sequencing assertion passes.
 """
 
 from __future__ import annotations
 
-from evalcore.generators.scenario import CriterionResult, Outcome, ScenarioVerdict
+from evalcore.generators.scenario import CriterionResult, Outcome, Scenario, ScenarioVerdict, parse_scenario
 from evalcore.generators.scenario.events import (
     ActionExecuted,
     BotUttered,
@@ -56,6 +56,7 @@ SLOT_OK = Outcome(
 SLOT_BAD = Outcome(
     kind="slot_was_set", passed=False, message="order_id was never set to 'ORD-9981'", events=[WRONG_SLOT]
 )
+RELEVANT_OK = Outcome(kind="generative_response_is_relevant", passed=True, message="scored 0.81", score=0.81)
 RELEVANT = Outcome(
     kind="generative_response_is_relevant", passed=None, message="no user message to score against"
 )
@@ -74,19 +75,19 @@ RESULTS = [
         scenario=DELAY,
         repetition=1,
         conversation_id="conv-d1",
-        verdict=verdict(DELAY, True, [STARTED, SLOT_OK], [criterion(True)]),
+        verdict=verdict(DELAY, True, [STARTED, SLOT_OK, RELEVANT_OK], [criterion(True)]),
     ),
     ScenarioResult(
         scenario=DELAY,
         repetition=2,
         conversation_id="conv-d2",
-        verdict=verdict(DELAY, False, [STARTED, SLOT_BAD], [criterion(False)]),
+        verdict=verdict(DELAY, False, [STARTED, SLOT_BAD, RELEVANT_OK], [criterion(False)]),
     ),
     ScenarioResult(
         scenario=DELAY,
         repetition=3,
         conversation_id="conv-d3",
-        verdict=verdict(DELAY, None, [STARTED, RELEVANT], [criterion(True)]),
+        verdict=verdict(DELAY, None, [STARTED, SLOT_OK, RELEVANT], [criterion(True)]),
     ),
     ScenarioResult(
         scenario=TRANSFER,
@@ -95,6 +96,42 @@ RESULTS = [
         verdict=verdict(TRANSFER, True, [SEQUENCE], []),
     ),
 ]
+
+
+SCENARIOS = {
+    DELAY: f"""\
+scenario:
+  name: {DELAY}
+  simulation_context: You want to know why your order is late.
+  goals:
+    criteria:
+      - {CRITERION}
+    assertions:
+      - flow_started: check_order_status
+      - slot_was_set:
+          - name: order_id
+            value: ORD-9981
+      - generative_response_is_relevant:
+""",
+    TRANSFER: f"""\
+scenario:
+  name: "{TRANSFER}"
+  simulation_context: You send money to a friend.
+  goals:
+    assertions:
+      - sequencing:
+          - flow_started: transfer_money
+          - action_executed: action_transfer
+""",
+}
+
+
+def scenario(name: str) -> Scenario:
+    """The scenario of the hand-made results named `name`."""
+    problems: list = []
+    parsed = parse_scenario(SCENARIOS[name], f"{name}.yml", problems)
+    assert parsed is not None, problems
+    return parsed
 
 
 def turns(conversation_id: str) -> list[Turn]:
@@ -115,8 +152,16 @@ def turns(conversation_id: str) -> list[Turn]:
 def store_run(store: Store, project_id: str, results: list[ScenarioResult] = RESULTS) -> str:
     """A finished scenario run holding `results` as its units (in load_scenario_results' shape) and their
     conversations; returns the run id."""
+    entries = [{"name": n, "scenario": scenario(n).model_dump(mode="json")} for n in SCENARIOS]
     run = store.start_run(
-        project_id, Run(id="run-scn", kind=RUN_KIND, target="demo-flows", judge="offline/heuristic")
+        project_id,
+        Run(
+            id="run-scn",
+            kind=RUN_KIND,
+            params={"scenarios": entries},
+            target="demo-flows",
+            judge="offline/heuristic",
+        ),
     )
     order = list(dict.fromkeys(r.scenario for r in results))
     for r in results:

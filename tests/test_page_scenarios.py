@@ -95,15 +95,18 @@ def test_results_per_scenario_and_kind_and_a_failing_repetition_as_text(store):
     assert rates["scenario"].tolist() == [DELAY, TRANSFER, "All"]
     assert rates["share_passed"].tolist() == pytest.approx([1 / 3, 1.0, 0.5])
     kinds = frame(at, "kind")
-    assert kinds.set_index("kind").loc["slot_was_set", "accuracy"] == 0.5
+    assert kinds.set_index("kind").loc["slot_was_set", "accuracy"] == pytest.approx(2 / 3)
     assert kinds.set_index("kind").loc["generative_response_is_relevant", "unscored"] == 1
+    each = frame(at, "assertion")
+    assert each["assertion"].tolist()[:2] == ["flow_started: check_order_status", 'slot_was_set: [{"name": '
+                                              '"order_id", "value": "ORD-9981"}]']  # fmt: skip
     assert any("Offline output" in str(i.value) for i in at.info)
     assert any(f"run: {md(run_id)}" in str(c.value) for c in at.caption), "what produced the numbers"
 
     repetition = next(b for b in at.selectbox if b.label == "Repetition")
     assert repetition.options == [f"{DELAY} · repetition 2 · failed", f"{DELAY} · repetition 3 · unscored"]
     checks = frame(at, "outcome")
-    assert checks["outcome"].tolist() == ["passed", "failed", "failed"]
+    assert checks["outcome"].tolist() == ["passed", "failed", "passed", "failed"]
     assert checks["events"][1] == 'turn 1 · slot_set order_id = "ORD-0000"'
     texts = [str(t.value) for t in at.text]
     assert "It is <i>late</i>." in texts and "Where is **my** order?" in texts, "turns shown as plain text"

@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 import pytest
-from scenario_results import CRITERION, DELAY, RESULTS, TRANSFER, store_run, turns
+from scenario_results import CRITERION, DELAY, RESULTS, TRANSFER, scenario, store_run, turns
 from typer.testing import CliRunner
 
 from evalcore.cli.main import app
@@ -24,6 +24,7 @@ from evalcore.reports.scenarios import (
     failures,
     outcomes,
     pass_rates,
+    per_assertion,
     scenario_report,
     scenario_tables,
     transcript,
@@ -49,12 +50,23 @@ def test_pass_share_per_scenario_over_its_repetitions():
 def test_accuracy_per_kind_leaves_unscored_out_and_counts_it_apart():
     assert rows(assertion_accuracy(RESULTS)) == [
         ["flow_started", 3, 0, 0, 1.0],
-        ["slot_was_set", 1, 1, 0, 0.5],
-        ["generative_response_is_relevant", 0, 0, 1, None],
+        ["slot_was_set", 2, 1, 0, pytest.approx(2 / 3)],
+        ["generative_response_is_relevant", 2, 0, 1, 1.0],
         ["sequencing", 1, 0, 0, 1.0],
-        ["All", 5, 1, 1, pytest.approx(5 / 6)],
+        ["All", 8, 1, 1, pytest.approx(8 / 9)],
     ]
     assert assertion_accuracy([]).empty
+
+
+def test_each_assertion_of_each_scenario_over_its_repetitions():
+    table = per_assertion(RESULTS, {DELAY: scenario(DELAY)})
+    assert rows(table) == [
+        [DELAY, 1, "flow_started", "flow_started: check_order_status", 3, 0, 0, 1.0],
+        [DELAY, 2, "slot_was_set", 'slot_was_set: [{"name": "order_id", "value": "ORD-9981"}]', 2, 1, 0,
+         pytest.approx(2 / 3)],
+        [DELAY, 3, "generative_response_is_relevant", "generative_response_is_relevant: {}", 2, 0, 1, 1.0],
+        [TRANSFER, 1, "sequencing", "", 1, 0, 0, 1.0],
+    ]  # fmt: skip
 
 
 def test_criteria_per_scenario():
@@ -65,8 +77,8 @@ def test_failing_checks_carry_the_events_that_broke_them():
     table = failures(RESULTS)
     assert table[["scenario", "repetition", "conversation", "#", "check", "outcome"]].values.tolist() == [
         [DELAY, 2, "conv-d2", 2, "slot_was_set", "failed"],
-        [DELAY, 2, "conv-d2", 3, "criterion", "failed"],
-        [DELAY, 3, "conv-d3", 2, "generative_response_is_relevant", "unscored"],
+        [DELAY, 2, "conv-d2", 4, "criterion", "failed"],
+        [DELAY, 3, "conv-d3", 3, "generative_response_is_relevant", "unscored"],
     ]
     assert table["events"][0] == 'turn 1 · slot_set order_id = "ORD-0000"'
     assert table["why"][1] == f"{CRITERION} — It never says why."
@@ -78,7 +90,8 @@ def test_one_repetition_its_outcomes_and_its_transcript():
     assert table[["#", "check", "outcome"]].values.tolist() == [
         [1, "flow_started", "passed"],
         [2, "slot_was_set", "failed"],
-        [3, "criterion", "failed"],
+        [3, "generative_response_is_relevant", "passed"],
+        [4, "criterion", "failed"],
     ]
     shown = transcript(list(reversed(turns("conv-d2"))))
     assert shown[["turn", "role", "text"]].values.tolist() == [
@@ -111,14 +124,16 @@ def test_a_run_read_back_and_exported_with_provenance(tmp_path):
         (r.scenario, r.repetition) for r in RESULTS
     ]
     assert report.about["run"] == run_id and report.about["offline"].startswith("yes")
-    exported = export_scenario_tables(scenario_tables(report.results), "md", report.about)
-    assert set(exported) == {"pass_rates", "assertions", "criteria", "failures"}
+    exported = export_scenario_tables(scenario_tables(report.results, report.scenarios), "md", report.about)
+    assert set(exported) == {"pass_rates", "assertions", "per_assertion", "criteria", "failures"}
     assert exported["pass_rates"].startswith("**Scenarios: pass share over their repetitions**")
     assert (
         "offline: yes" in exported["pass_rates"]
         and "| All | 4 | 2 | 1 | 1 | 50.0% |" in exported["pass_rates"]
     )
-    assert "| slot_was_set | 1 | 1 | 0 | 0.500 |" in exported["assertions"]
+    assert "| slot_was_set | 2 | 1 | 0 | 0.667 |" in exported["assertions"]
+    written = '| Order delay | 2 | slot_was_set | slot_was_set: [{"name": "order_id", "value": "ORD-9981"}] |'
+    assert written in exported["per_assertion"], "each assertion as its file writes it"
     csv = export_scenario_tables({"assertions": assertion_accuracy(report.results)}, "csv", report.about)
     assert csv["assertions"].startswith(f"# run: {run_id}\n")
     latex = export_scenario_tables({"failures": failures(report.results)}, "latex", report.about)["failures"]
@@ -137,12 +152,12 @@ def test_the_cli_prints_a_runs_tables(tmp_path):
     result = runner.invoke(app, ["scenarios", "report", run_id, "--db", url])
     assert result.exit_code == 0, result.output
     assert "**Scenarios: pass share over their repetitions**" in result.stdout
-    assert "| All | 5 | 1 | 1 | 0.833 |" in result.stdout and "Failing" not in result.stdout
+    assert "| All | 8 | 1 | 1 | 0.889 |" in result.stdout and "Failing" not in result.stdout
     out = tmp_path / "failures.csv"
     result = runner.invoke(
         app, ["scenarios", "report", run_id, "-f", "csv", "--failures", "-o", str(out), "--db", url]
     )
     assert result.exit_code == 0, result.output
-    assert out.read_text().count(f"# run: {run_id}") == 4, "each table headed by its provenance"
+    assert out.read_text().count(f"# run: {run_id}") == 5, "each table headed by its provenance"
     bad = runner.invoke(app, ["scenarios", "report", run_id, "-f", "pdf", "--db", url])
     assert bad.exit_code == 2 and "unknown format" in bad.output

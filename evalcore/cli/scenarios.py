@@ -194,7 +194,7 @@ def report(
     from evalcore.reports.scenarios import export_scenario_tables, scenario_report, scenario_tables
 
     found = scenario_report(open_store(db, existing=True), run)
-    tables = scenario_tables(found.results)
+    tables = scenario_tables(found.results, found.scenarios)
     if not failures:
         tables.pop("failures")
     try:

@@ -24,9 +24,11 @@ from typing import Protocol
 import pandas as pd
 
 from evalcore.errors import EvalcoreError
+from evalcore.generators.scenario.checks import Outcome
 from evalcore.generators.scenario.criteria import CriterionResult
 from evalcore.generators.scenario.events import EVENTS_KEY, Event, events_from_json
-from evalcore.generators.scenario.records import ASSERTION_MODELS
+from evalcore.generators.scenario.format import to_data
+from evalcore.generators.scenario.records import ASSERTION_MODELS, Scenario
 from evalcore.generators.scenario.run import RUN_KIND, ScenarioResult, load_scenario_results
 from evalcore.generators.scenario.store_ops import StoredScenario
 from evalcore.generators.scenario.verdict import ScenarioVerdict
@@ -39,6 +41,7 @@ from evalcore.store import Store
 TITLES = {
     "pass_rates": "Scenarios: pass share over their repetitions",
     "assertions": "Assertions: accuracy per kind (passed / (passed + failed))",
+    "per_assertion": "Each assertion of each scenario over its repetitions",
     "criteria": "Criteria: verdicts of the judge per scenario",
     "failures": "Failing and unscored checks, with the events that broke them",
 }
@@ -106,6 +109,33 @@ def assertion_accuracy(results: Sequence[Result]) -> pd.DataFrame:
     for kind, values in [*((k, by_kind[k]) for k in kinds), (TOTAL_LABEL, everything)]:
         counts = _counts(values)
         rows.append({"kind": kind, **counts, "accuracy": _accuracy(counts)})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _written(scenario: Scenario, index: int) -> str:
+    """An assertion as its scenario file writes it, on one line: 'flow_started: return_item'."""
+    entry = to_data(scenario)["scenario"]["goals"]["assertions"][index]
+    kind, value = next(iter(entry.items()))
+    shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return f"{kind}: {shown}"
+
+
+def per_assertion(results: Sequence[Result], scenarios: Mapping[str, Scenario] | None = None) -> pd.DataFrame:
+    """One row per assertion of each scenario (in the scenario's order): its number and kind, how it is
+    written (when the scenarios are given), and its outcomes passed, failed and unscored over the
+    repetitions with their accuracy: which assertion of which scenario breaks, and how often."""
+    by_assertion: dict[tuple[str, int], list[Outcome]] = {}
+    for r in results:
+        for i, outcome in enumerate(r.verdict.assertions):
+            by_assertion.setdefault((r.scenario, i), []).append(outcome)
+    rows = []
+    for (name, i), found in by_assertion.items():
+        counts = _counts(o.passed for o in found)
+        scenario = (scenarios or {}).get(name)
+        written = _written(scenario, i) if scenario is not None and i < len(scenario.assertions) else ""
+        rows.append({"scenario": name, "#": i + 1, "kind": found[0].kind, "assertion": written, **counts,
+                     "accuracy": _accuracy(counts)})  # fmt: skip
+    columns = ["scenario", "#", "kind", "assertion", "passed", "failed", "unscored", "accuracy"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -245,11 +275,14 @@ def repetition_label(result: Result) -> str:
     return f"{result.scenario} · repetition {result.repetition} · {_outcome(result.verdict.passed)}"
 
 
-def scenario_tables(results: Sequence[Result]) -> dict[str, pd.DataFrame]:
-    """The run's tables by name: pass_rates, assertions, criteria, failures."""
+def scenario_tables(
+    results: Sequence[Result], scenarios: Mapping[str, Scenario] | None = None
+) -> dict[str, pd.DataFrame]:
+    """The run's tables by name: pass_rates, assertions (per kind), per_assertion, criteria, failures."""
     return {
         "pass_rates": pass_rates(results),
         "assertions": assertion_accuracy(results),
+        "per_assertion": per_assertion(results, scenarios),
         "criteria": criteria_accuracy(results),
         "failures": failures(results),
     }
@@ -262,6 +295,7 @@ class ScenarioReport:
     run: Run
     results: list[ScenarioResult]  # in the run's scenario order, then by repetition
     about: dict[str, str] = field(default_factory=dict)  # provenance heading every export
+    scenarios: dict[str, Scenario] = field(default_factory=dict)  # by name, as the run recorded them
 
 
 def scenario_report(store: Store, run_id: str) -> ScenarioReport:
@@ -274,7 +308,11 @@ def scenario_report(store: Store, run_id: str) -> ScenarioReport:
     about = provenance([run])
     if about["offline"] == "no" and any(c.offline for r in results for c in r.verdict.criteria):
         about["offline"] = f"yes (criteria judged offline: {run_id})"
-    return ScenarioReport(run, results, about)
+    scenarios = {
+        entry["name"]: Scenario.model_validate(entry["scenario"])
+        for entry in run.params.get("scenarios") or []
+    }
+    return ScenarioReport(run, results, about, scenarios)
 
 
 def export_scenario_tables(
