@@ -108,7 +108,7 @@ class ScenarioDraft(BaseModel):
 # ------------------------------------------------------------------------------------ offline: briefing
 
 _PERSON = re.compile(
-    r"^(?:an?|the)\s+(?P<who>.+?)\s+(?P<verb>had|has|wanted|wants|needed|needs|was|is)\b\s*(?P<rest>.*)$",
+    r"^(?P<article>an?|the)\s+(?P<who>.+?)\s+(?P<verb>had|has|wanted|wants|needed|needs|was|is)\b\s*(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 # A Given about a person ("a frustrated customer had ..."), not about a thing ("the order is late").
@@ -183,7 +183,7 @@ def briefing(spec: SpecInput) -> str:
     person = _PERSON.match(given)
     if person and _PEOPLE.search(person["who"]):
         who = person["who"].strip()
-        parts.append(_sentence(f"you are {'an' if who[:1].lower() in 'aeiou' else 'a'} {who}"))
+        parts.append(_sentence(f"you are {person['article'].lower()} {who}"))
         rest = _second_person(person["rest"].strip())
         parts.append(_sentence(f"you {_YOU_VERB[person['verb'].lower()]} {rest}"))
         parts += [manner for key, manner in _MANNER if key in who.lower()]
