@@ -12,6 +12,9 @@ TRACE/SCOPE; issue 20, "Done means").
    subset until annotators have verified tool-case conversations.
 4. Table 3: SPUR against SCOPE with k-fold cross-validation (40/60 splits) on Easy, Hard-Negative and
    Overall; Table 4: SCOPE without area discovery, rubric weights or make-or-break weights.
+5. A target's own conversations (issue 20, item 7): a simulation of the demo target (offline personas)
+   scored as a rubric scoring run by the SCOPE set learnt on all the tool cases; time per conversation,
+   the labels the set estimates, and the tables per area and per rubric.
 
     .venv/bin/python benchmarks/tool_cases.py                  # 5 per situation, 5 folds (~1 min)
     .venv/bin/python benchmarks/tool_cases.py --per-situation 2 --folds 2
@@ -32,15 +35,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ["EVALCORE_OFFLINE"] = "1"  # every model call goes to the offline provider
 
+from evalcore.generators.simulation.job import simulate  # noqa: E402
 from evalcore.generators.tool_case.catalog import builtin_situations  # noqa: E402
 from evalcore.generators.tool_case.evaluation import ABLATIONS, MAIN, compare  # noqa: E402
 from evalcore.generators.tool_case.job import generate_toolcases  # noqa: E402
 from evalcore.generators.tool_case.judge import Labels, judge_conversation  # noqa: E402
 from evalcore.generators.tool_case.records import GENERATOR  # noqa: E402
+from evalcore.generators.tool_case.rubrics import save_rubric_set  # noqa: E402
+from evalcore.generators.tool_case.scope import discover_rubrics  # noqa: E402
 from evalcore.inputs import import_project  # noqa: E402
 from evalcore.items.store_ops import list_conversations  # noqa: E402
 from evalcore.llm.client import ModelClient  # noqa: E402
+from evalcore.reports.rubric_tables import export_rubric_tables, rubric_report  # noqa: E402
 from evalcore.review.calibration import precision_recall_curve, threshold_for_precision  # noqa: E402
+from evalcore.runs.rubric_scoring import score_with_rubrics  # noqa: E402
 from evalcore.store import Store  # noqa: E402
 
 TARGET_PRECISION = 0.91  # seed 004, Section 2.3: the LLM judge's precision on the gold set
@@ -125,13 +133,12 @@ def silver(llm: ModelClient, conversations: list, seed: int) -> None:
 
 
 def tables(llm: ModelClient, conversations: list, folds: int, seed: int) -> None:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = compare(llm, conversations, folds=folds, seed=seed, ablations=True)
-    took = time.perf_counter() - start
+    took, cpu = time.perf_counter() - start, time.process_time() - cpu
     sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
-    print(
-        f"\n== 4. Table 3: SPUR vs SCOPE, {folds}-fold 40/60 ({took:.1f} s; test conversations: {sizes}) =="
-    )
+    print(f"\n== 4. Table 3: SPUR vs SCOPE, {folds}-fold 40/60 ({took:.1f} s wall, {cpu:.1f} s CPU; "
+          f"test conversations: {sizes}) ==")  # fmt: skip
     print("\n".join(result.table([name for name, _, _ in MAIN])))
     print("\n== Table 4: SCOPE ablations ==")
     print(
@@ -146,11 +153,27 @@ def tables(llm: ModelClient, conversations: list, folds: int, seed: int) -> None
     print(f"  SCOPE {verdict} SPUR on Hard-Negative: {scope[0]:.2f} vs {spur[0]:.2f}")
 
 
+def target_scores(store: Store, pid: str, conversations: list, dialogues: int) -> None:
+    scope = discover_rubrics(ModelClient(store, pid), conversations, "scope")
+    item, _ = save_rubric_set(store, pid, scope, "benchmark")
+    simulation = simulate(store, pid, "demo", standard=dialogues - dialogues // 2, challenging=dialogues // 2)
+    start, cpu = time.perf_counter(), time.process_time()
+    outcome = score_with_rubrics(store, pid, item, source_run=simulation.run.id)
+    took, cpu = time.perf_counter() - start, time.process_time() - cpu
+    report = rubric_report(store, outcome.run.id)
+    each = f"{took / outcome.total * 1000:.1f} ms wall, {cpu / outcome.total * 1000:.1f} ms CPU"
+    print(f"\n== 5. the demo target's {outcome.total} simulated dialogues scored by SCOPE's "
+          f"{len(scope.rubrics)} rubrics: {outcome.done} scored, {len(outcome.failed)} failed, "
+          f"{each} per dialogue ==")  # fmt: skip
+    print("\n".join(export_rubric_tables(report, "md").values()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-situation", type=int, default=5, help="conversations per situation")
     parser.add_argument("--folds", type=int, default=5, help="folds of cross-validation")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dialogues", type=int, default=10, help="simulated dialogues of the demo target")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"sqlite:///{Path(tmp) / 'store.db'}")
@@ -160,6 +183,7 @@ def main() -> None:
         judging(llm, conversations)
         silver(llm, conversations, args.seed)
         tables(llm, conversations, args.folds, args.seed)
+        target_scores(store, pid, conversations, args.dialogues)
         store.close()
 
 
