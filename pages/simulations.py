@@ -76,7 +76,11 @@ with st.expander(f"Personas ({len(personas)})"):
         )
         persona = personas[item_id]
         version = persona_version(store, item_id)
-        with st.form(f"edit_{item_id}_{version}"):
+        with st.form(f"edit_{item_id}_{version}", enter_to_submit=False):
+            who, gender_col, age_col = st.columns([3, 2, 1])
+            name = who.text_input("Name", persona.profile.name)
+            gender = gender_col.text_input("Gender", persona.profile.gender or "")
+            age = age_col.number_input("Age", min_value=0, max_value=120, value=persona.profile.age)
             task = st.text_input("Task", persona.task)
             background = st.text_area(
                 "Background (one fact per line)", "\n".join(persona.profile.background_info)
@@ -106,6 +110,9 @@ with st.expander(f"Personas ({len(personas)})"):
                         background_info=background.splitlines(),
                         interaction_style=style.splitlines(),
                         personality=traits,
+                        name=name,
+                        gender=gender,
+                        age=None if age is None else int(age),
                     )
                 except EvalcoreError as exc:
                     show_error(exc)

@@ -164,3 +164,20 @@ def test_the_detectors_quality_against_human_labels_beside_each_run_and_on_the_t
     box(at, "Dialogue").select("generated_standard_persona_04_dialogue_1").run()
     shown = [str(m.value) for m in at.markdown]
     assert ":red-badge[human\\: breakdown\\: Contradiction \\(1 of 1 say breakdown\\)]" in shown
+
+
+def test_a_persona_edit_with_an_empty_name_is_refused_naming_the_field_and_saves_nothing(db_url):
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    simulate(store, pid, "demo", standard=1)
+    at = open_page("Rosa")
+    next(t for t in at.text_input if t.label == "Name").input(" ")
+    next(n for n in at.number_input if n.label == "Age").set_value(44)
+    next(b for b in at.button if b.label == "Save persona").click().run()
+    assert not at.exception, at.exception
+    shown = " ".join(str(e.value) for e in at.error) + " ".join(map(str, frame(at, "problem")["field"]))
+    assert "name" in shown
+    from evalcore.generators.simulation.personas import list_personas
+
+    [(item_id, _)] = list_personas(store, pid).items()
+    assert store.current(item_id).version == 1, "nothing saved"

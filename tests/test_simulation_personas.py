@@ -9,15 +9,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalcore.errors import ValidationFailed
+from evalcore.errors import StaleVersionError, ValidationFailed
 from evalcore.generators.simulation.personas import (
     GENERATE_PERSONAS,
     card_topics,
+    edit_persona,
     export_personas,
     generate_personas,
     import_personas,
     list_personas,
     offline_personas,
+    persona_version,
 )
 from evalcore.inputs import import_project
 
@@ -112,3 +114,32 @@ def test_a_bad_persona_file_is_reported_with_its_field_and_nothing_is_imported(p
         import_personas(project, "p1", tmp_path)
     assert "a.yaml" in str(error.value) and "profile" in str(error.value)
     assert list_personas(project, "p1") == {}
+
+
+def test_an_edit_is_validated_field_by_field_and_saved_as_a_new_version(sqlite_store, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    pid = import_project(sqlite_store, ROOT / "data/sample").project_id
+    [item] = generate_personas(sqlite_store, pid, standard=1)
+    before = list_personas(sqlite_store, pid)[item]
+    fields = {"task": "Rent an e-bike.", "background_info": ["You live in Harbor Point.", " "],
+              "interaction_style": ["Short messages."], "personality": {"openness": "high"}}  # fmt: skip
+    with pytest.raises(ValidationFailed) as bad:
+        bad_fields = {**fields, "task": " ", "personality": {"grit": "high"}}
+        edit_persona(sqlite_store, item, "rosa", 1, **bad_fields, name="", age=130)
+    assert sorted(p.field for p in bad.value.problems) == [
+        "name",
+        "profile.age",
+        "profile.personality",
+        "task",
+    ]
+    assert persona_version(sqlite_store, item) == 1, "nothing saved"
+    version = edit_persona(sqlite_store, item, "rosa", 1, **fields, name="Ines Ruiz", gender="", age=52)
+    edited = list_personas(sqlite_store, pid)[item]
+    assert version == 2 and sqlite_store.current(item).author == "rosa"
+    assert (edited.task, edited.profile.name, edited.profile.gender, edited.profile.age) == (
+        "Rent an e-bike.", "Ines Ruiz", None, 52,
+    )  # fmt: skip
+    assert edited.profile.background_info == ["You live in Harbor Point."]
+    assert edited.profile.personality == {"openness": "high"} and edited.persona_id == before.persona_id
+    with pytest.raises(StaleVersionError):
+        edit_persona(sqlite_store, item, "ann", 1, **fields)

@@ -304,20 +304,40 @@ def edit_persona(
     background_info: list[str],
     interaction_style: list[str],
     personality: dict[str, str],
+    name: str | None = None,
+    gender: str | None = None,
+    age: int | None = None,
 ) -> int:
-    """Save a person's edit of a persona as a new version (its author recorded); StaleVersionError when
-    someone saved since `expected_version`. Blank lines are dropped."""
+    """Save a person's edit of a persona as a new version (its author recorded); `name`, `gender` and
+    `age` are kept when not given, an empty gender clears it. Blank lines are dropped. A bad field (an
+    empty task or name, an age outside 0-120, a trait other than OCEAN's or a level other than low, medium,
+    high) raises ValidationFailed naming every such field, and nothing is saved; StaleVersionError when
+    someone saved since `expected_version`."""
     current = Persona.model_validate(store.current(item_id).body or {})
-    profile = current.profile.model_copy(
-        update={
-            "background_info": [x.strip() for x in background_info if x.strip()],
-            "interaction_style": [x.strip() for x in interaction_style if x.strip()],
-            "personality": {
-                k: v for k, v in personality.items() if k in OCEAN and v in ("low", "medium", "high")
-            },
-        }
-    )
-    edited = current.model_copy(update={"task": task.strip() or current.task, "profile": profile})
+    where = f"persona {current.persona_id}"
+    problems = [Problem(where, "must not be empty", field=f) for f, v in (("task", task), ("name", name)) if
+                v is not None and not v.strip()]  # fmt: skip
+    if age is not None and not 0 <= age <= 120:
+        problems.append(Problem(where, f"must be between 0 and 120 (got {age})", field="profile.age"))
+    for trait, level in personality.items():
+        if trait not in OCEAN or level not in ("low", "medium", "high"):
+            message = f"{trait!r}: {level!r} is not one of OCEAN's traits at low, medium or high"
+            problems.append(Problem(where, message, field="profile.personality"))
+    if problems:
+        raise ValidationFailed(problems)
+    update: dict[str, Any] = {
+        "background_info": [x.strip() for x in background_info if x.strip()],
+        "interaction_style": [x.strip() for x in interaction_style if x.strip()],
+        "personality": dict(personality),
+    }
+    if name is not None:
+        update["name"] = name.strip()
+    if gender is not None:
+        update["gender"] = gender.strip() or None
+    if age is not None:
+        update["age"] = age
+    profile = current.profile.model_copy(update=update)
+    edited = current.model_copy(update={"task": task.strip(), "profile": profile})
     return store.save_revision(
         item_id, edited.model_dump(mode="json"), author, expected_version, note="edited"
     )
