@@ -67,9 +67,9 @@ def main() -> None:
         print(f"demo target, sample project, offline; {n} standard and {n} challenging personas per seed")
         for seed in args.seeds:  # a project per seed: its own personas and its own users' draws
             pid = import_project(store, ROOT / "data" / "sample", f"sample-{seed}").project_id
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             outcome = simulate(store, pid, "demo", standard=n, challenging=n, seed=seed)
-            seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             sim = load_simulation_run(store, outcome.run.id)
             task_oriented = sim.task_oriented
             rates = {}
@@ -78,7 +78,8 @@ def main() -> None:
                 by_type[kind] += dialogues
                 rates[kind] = _rate(dialogues, task_oriented)
             print(
-                f"seed {seed}: run {outcome.run.status.value} in {seconds:.1f} s; breakdowns per target turn "
+                f"seed {seed}: run {outcome.run.status.value} in {seconds:.1f} s wall, {cpu:.1f} s CPU (all "
+                f"threads); breakdowns per target turn "
                 f"standard {rates['standard']:.3f}, challenging {rates['challenging']:.3f}"
             )
         print(f"all seeds pooled (bot type task-oriented: {task_oriented}):")
