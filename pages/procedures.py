@@ -6,6 +6,7 @@ the drill-down to failing tests and exports."""
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.generators.procedure.apis import generated_names
 from evalcore.generators.procedure.job import RUN_KIND, list_graphs
 from evalcore.items.store_ops import list_tests
 from evalcore.reports.procedure_tables import (
@@ -57,6 +58,12 @@ else:
              else f"Made by {md(producer)}")
             + ("; a generated procedure, not one of the project's" if name.startswith("generated_") else "")
         )  # fmt: skip
+        made_up = set(chosen.generated_apis)
+        if made_up:
+            st.warning(
+                "Generated APIs (the project has no such tool; diamonds in the graphs): "
+                + md(", ".join(sorted(made_up)))
+            )
         for label, graph in (
             ("Flowgraph", chosen.flowgraph),
             ("Conversation graph", chosen.conversation_graph),
@@ -69,7 +76,9 @@ else:
         )
         with flow_tab:
             if chosen.flowgraph.nodes:
-                st.plotly_chart(graph_figure(chosen.flowgraph), width="stretch", key="flowgraph")
+                st.plotly_chart(
+                    graph_figure(chosen.flowgraph, generated=made_up), width="stretch", key="flowgraph"
+                )
             else:
                 st.caption("No graph: the model's reply was not one (the reason is above).")
         with conv_tab:
@@ -90,7 +99,9 @@ else:
                 st.caption(
                     "Noise nodes are red crosses; edges on the highlighted path(s) are thick and pink."
                 )
-                st.plotly_chart(graph_figure(noisy, paths), width="stretch", key="conversation_graph")
+                st.plotly_chart(
+                    graph_figure(noisy, paths, generated=made_up), width="stretch", key="conversation_graph"
+                )
         with paths_tab:
             if chosen.coverage is None:
                 st.caption("No paths: there is no valid conversation graph.")
@@ -112,7 +123,7 @@ else:
                     st.caption(
                         "No tests: the conversation broke A.6's rules (its problems are on Conversations)."
                     )
-                st.dataframe(tests_frame(mine), hide_index=True, width="stretch")
+                st.dataframe(tests_frame(mine, made_up), hide_index=True, width="stretch")
 
 st.subheader("Table 2: the tests against targets")
 runs = procedure_runs(store, project_id)
@@ -140,7 +151,9 @@ st.dataframe(table2_display(scored), hide_index=True, width="stretch")
 with st.expander("Counts"):
     st.dataframe(counts_frame(scored), hide_index=True, width="stretch")
 drill = st.selectbox("Failing tests of", picked, format_func=labels.get)
-failing = failing_frame(next(s for s in scored if s.run.id == drill))
+failing = failing_frame(
+    next(s for s in scored if s.run.id == drill), generated=generated_names(store, project_id)
+)
 st.caption(f"{len(failing)} failing test(s)")
 st.dataframe(failing, hide_index=True, width="stretch")
 columns = st.columns(4)

@@ -148,3 +148,81 @@ def test_a_spent_budget_stops_the_run_before_a_unit(sqlite_store: Store, llm_env
     outcome = execute_generation(sqlite_store, run.id)
     assert outcome.done == 0 and outcome.run.status != RunStatus.finished
     assert list_graphs(sqlite_store, pid, run.id) == []
+
+
+GIFT_WRAP = {
+    "name": "gift_wrap",
+    "intent": "wrap a gift",
+    "description": "Gift-wrap an order.",
+    "steps": [
+        {"kind": "message", "text": "Ask for the order number and the gift message."},
+        {
+            "kind": "api",
+            "api": "wrap_gift",
+            "text": "Wrap the order's items.",
+            "outcomes": {"wrapped": "Say it is wrapped.", "too_large": "Say it is too large to wrap."},
+        },
+    ],
+}
+WRAP_API = {
+    "name": "wrap_gift",
+    "description": "Gift-wraps the items of an order with a message.",
+    "parameters": {
+        "type": "object",
+        "properties": {"order_number": {"type": "string"}, "gift_message": {"type": "string"}},
+        "required": ["order_number", "gift_message"],
+    },
+    "returns": {
+        "type": "object",
+        "properties": {"result": {"type": "string", "enum": ["wrapped", "too_large"]}},
+    },
+}
+
+
+def test_an_api_a_generated_procedure_needs_is_generated_and_marked(
+    sqlite_store: Store, llm_env, monkeypatch
+):
+    import json
+
+    from evalcore.generators.procedure.apis import generated_names, known_tools
+
+    pid = import_project(sqlite_store, SAMPLE).project_id
+    replies = {"Intents": {"intents": ["wrap a gift"]}, "ProcedureDraft": GIFT_WRAP, "GeneratedApi": WRAP_API}
+    llm_env.responder = lambda api, body: json.dumps(replies[body["response_format"]["json_schema"]["name"]])
+    run = create_generation(
+        sqlite_store, pid, procedures=["track_order"], intents=1, model="openai/gpt-4o-mini", paths=2
+    )
+    assert [t["name"] for t in run.params["generated_tools"]] == ["wrap_gift"]
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")  # the graphs and conversations offline
+    execute_generation(sqlite_store, run.id)
+    graphs = {g.procedure: g for g in list_graphs(sqlite_store, pid, run.id)}
+    wrap = graphs["generated_gift_wrap"]
+    assert wrap.generated_apis == ["wrap_gift"] and graphs["track_order"].generated_apis == []
+    assert wrap.flowgraph.valid and wrap.conversations, wrap.flowgraph.broken
+    calls = [
+        t
+        for v in list_conversations(sqlite_store, pid, generator="procedure")
+        if v.conversation.id in wrap.conversations
+        for t in v.conversation.turns
+        if t.role == TurnRole.tool_call
+    ]
+    assert calls and all(set(t.arguments) == {"order_number", "gift_message"} for t in calls)
+    assert "wrap_gift" not in {t.name for t in sqlite_store.tools(pid)}  # never among the project's tools
+    assert "wrap_gift" in {t.name for t in known_tools(sqlite_store, pid)}
+    assert generated_names(sqlite_store, pid) == {"wrap_gift"}
+    shown = CliRunner().invoke(app, ["procedures", "graphs", "--run", run.id, "--db", sqlite_store.url])
+    assert "generated APIs (not the project's): wrap_gift" in shown.output, shown.output
+
+
+def test_offline_generated_api_takes_the_details_asked_before_and_the_outcomes() -> None:
+    from evalcore.generators.procedure.apis import GENERATE_API, api_inputs, as_tool, missing_apis
+    from evalcore.models import Procedure
+
+    procedure = Procedure.model_validate(GIFT_WRAP)
+    [step] = missing_apis(procedure, {"lookup_order"})
+    api = GENERATE_API.run_offline(api_inputs(procedure, step), 0)
+    tool = as_tool(api, "wrap_gift")
+    assert tool is not None and tool.parameters["required"] == ["order_number", "gift_message"]
+    assert tool.returns["properties"]["result"]["enum"] == ["too_large", "wrapped"]
+    assert as_tool(api, "another_name") is None  # a reply defining another API is not taken
+    assert missing_apis(procedure, {"wrap_gift"}) == []

@@ -133,6 +133,8 @@ def graphs(
             "conversation graph", g.conversation_graph
         ):
             typer.echo(line)
+        if g.generated_apis:
+            typer.echo(f"  generated APIs (not the project's): {', '.join(g.generated_apis)}")
         if g.noisy_graph is not None:
             noise = sum(n.noise for n in g.noisy_graph.nodes)
             typer.echo(f"  noise: {noise} node(s) added")
@@ -209,6 +211,7 @@ def score(
 ) -> None:
     """Table 2 (seed 001): the seven metrics per agent on the run's tests, with 95% Wilson intervals."""
     from evalcore.generators.procedure.agents import DemoAgent, NullAgent, OracleAgent, play
+    from evalcore.generators.procedure.apis import known_tools
     from evalcore.generators.procedure.job import known_procedures
     from evalcore.generators.procedure.metrics import (
         METRICS,
@@ -225,7 +228,7 @@ def score(
     found = _run_tests(store, project_id, run)
     if not found:
         raise EvalcoreError("the run has no tests to score")
-    tools = store.tools(project_id)
+    tools = known_tools(store, project_id)
     procedures = known_procedures(store, project_id)
     makers = {
         "demo": lambda: DemoAgent(procedures, tools, seed),

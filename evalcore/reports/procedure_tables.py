@@ -11,7 +11,7 @@ threshold is calibrated for the local model; give another for another model).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -141,13 +141,14 @@ def counts_frame(scored: Sequence[RunScores]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def describe_action(action: Action | None) -> str:
-    """An action as one line: 'call name({...})' or 'reply: text'."""
+def describe_action(action: Action | None, generated: Collection[str] = ()) -> str:
+    """An action as one line: 'call name({...})' (marked when `name` is a generated API) or 'reply: text'."""
     if action is None:
         return "(no action: crash)"
     if action.kind == "api":
         arguments = ", ".join(f"{k}={v!r}" for k, v in action.arguments.items())
-        return f"call {action.tool_name}({arguments})"
+        mark = " [generated API]" if action.tool_name in generated else ""
+        return f"call {action.tool_name}({arguments}){mark}"
     return f"reply: {action.text}"
 
 
@@ -167,8 +168,11 @@ def why_failed(score: TestScore, threshold: float = REPLY_THRESHOLD) -> str:
     return f"reply not similar enough ({score.similarity:.2f} < {threshold:g})"
 
 
-def failing_frame(s: RunScores, threshold: float = REPLY_THRESHOLD) -> pd.DataFrame:
-    """The run's failing tests: the last turn of the context, what was expected, what the target did."""
+def failing_frame(
+    s: RunScores, threshold: float = REPLY_THRESHOLD, generated: Collection[str] = ()
+) -> pd.DataFrame:
+    """The run's failing tests: the last turn of the context, what was expected, what the target did
+    (calls of `generated` APIs marked)."""
     rows = []
     for score in s.scores:
         if score.correct:
@@ -181,8 +185,8 @@ def failing_frame(s: RunScores, threshold: float = REPLY_THRESHOLD) -> pd.DataFr
                 "test": score.test_id,
                 "conversation": score.conversation_id,
                 "last turn": f"{last.role.value}: {said}" if last else "",
-                "expected": describe_action(score.expected),
-                "got": describe_action(score.predicted),
+                "expected": describe_action(score.expected, generated),
+                "got": describe_action(score.predicted, generated),
                 "why": s.crashes.get(score.test_id) or why_failed(score, threshold),
                 "similarity": score.similarity,
             }

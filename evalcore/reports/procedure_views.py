@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -106,14 +106,29 @@ def drawing(graph: Graph, paths: Sequence[Sequence[str]] = ()) -> tuple[list[Dra
     return nodes, edges
 
 
+def _generated_api(node: DrawnNode, generated: Collection[str]) -> bool:
+    return node.kind == "api" and node.description in generated
+
+
+def _symbol(node: DrawnNode, generated: Collection[str]) -> str:
+    return "x" if node.noise else ("diamond" if _generated_api(node, generated) else "circle")
+
+
+def _note(node: DrawnNode, generated: Collection[str]) -> str:
+    return " (noise)" if node.noise else (" (generated API)" if _generated_api(node, generated) else "")
+
+
 def _hover(title: str, text: str) -> str:
     wrapped = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 70)[:6])
     return f"<b>{html.escape(title)}</b><br>{wrapped}"
 
 
-def graph_figure(graph: Graph, paths: Sequence[Sequence[str]] = (), title: str = "") -> go.Figure:
-    """The graph drawn: nodes coloured by type (noise nodes ringed red, a cross), edges on the sampled
-    `paths` thick and coloured (wider for more paths), the others thin and grey; hover shows the text."""
+def graph_figure(
+    graph: Graph, paths: Sequence[Sequence[str]] = (), title: str = "", generated: Collection[str] = ()
+) -> go.Figure:
+    """The graph drawn: nodes coloured by type (noise nodes ringed red, a cross; api nodes calling a
+    `generated` API a diamond, "generated API" on hover), edges on the sampled `paths` thick and coloured
+    (wider for more paths), the others thin and grey; hover shows the text."""
     nodes, edges = drawing(graph, paths)
     figure = go.Figure()
     for on_path in (False, True):
@@ -159,16 +174,14 @@ def graph_figure(graph: Graph, paths: Sequence[Sequence[str]] = (), title: str =
                 marker={
                     "size": [18 if n.paths else 13 for n in group],
                     "color": COLOURS.get(kind, UNKNOWN_COLOUR),
-                    "symbol": ["x" if n.noise else "circle" for n in group],
+                    "symbol": [_symbol(n, generated) for n in group],
                     "line": {
                         "width": [3 if n.noise else 1 for n in group],
                         "color": [NOISE_COLOUR if n.noise else "#ffffff" for n in group],
                     },
                 },
                 hovertext=[
-                    _hover(
-                        f"{n.node_id} {kind}{' (noise)' if n.noise else ''}, {n.paths} path(s)", n.description
-                    )
+                    _hover(f"{n.node_id} {kind}{_note(n, generated)}, {n.paths} path(s)", n.description)
                     for n in group
                 ],
                 hoverinfo="text",
@@ -203,6 +216,7 @@ def graphs_summary(graphs: Sequence[ProcedureGraphs], tests: Sequence[Test]) -> 
             {
                 "procedure": g.procedure,
                 "source": "generated" if g.procedure.startswith(GENERATED_PREFIX) else "project",
+                "generated APIs": ", ".join(g.generated_apis),
                 "flowgraph": state(g.flowgraph),
                 "conversation graph": state(g.conversation_graph),
                 "noise nodes": sum(n.noise for n in g.noisy_graph.nodes) if g.noisy_graph else None,
@@ -239,8 +253,9 @@ def path_coverage(graphs: ProcedureGraphs) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tests_frame(tests: Sequence[Test]) -> pd.DataFrame:
-    """The tests of a conversation in order: context length, its last turn, the expected action."""
+def tests_frame(tests: Sequence[Test], generated: Collection[str] = ()) -> pd.DataFrame:
+    """The tests of a conversation in order: context length, its last turn, the expected action (a call
+    of a `generated` API marked)."""
     rows = []
     for t in tests:
         last = t.context[-1] if t.context else None
@@ -250,7 +265,7 @@ def tests_frame(tests: Sequence[Test]) -> pd.DataFrame:
                 "test": t.id,
                 "context turns": len(t.context),
                 "last turn": f"{last.role.value}: {said}" if last else "",
-                "expected action": describe_action(expected_action(t)),
+                "expected action": describe_action(expected_action(t), generated),
             }
         )
     return pd.DataFrame(rows, columns=["test", "context turns", "last turn", "expected action"])

@@ -20,6 +20,7 @@ from typing import Any
 
 from evalcore import jobs
 from evalcore.errors import EvalcoreError
+from evalcore.generators.procedure.apis import known_tools
 from evalcore.generators.procedure.conversations import GENERATOR
 from evalcore.generators.procedure.job import list_graphs
 from evalcore.items.current import item_ids, read_items
@@ -144,7 +145,7 @@ def execute_procedure_run(
     except EvalcoreError as e:
         store.finish_run(run.id, RunStatus.failed, str(e))
         raise
-    tools = store.tools(pid)
+    tools = known_tools(store, pid)  # the project's, and the APIs generated for generated procedures
     units: list[str] = run.params["units"]
     found = read_items(store, units)
     tests: dict[str, tuple[Test, int]] = {i: (found[i].test(), found[i].version) for i in units if i in found}

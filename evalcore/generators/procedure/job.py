@@ -3,7 +3,8 @@
 `create_generation` records a run (kind `procedures.generate`) with its parameters: the procedures, n
 paths per graph, the noise probability p, the seed and the model; with `intents=k` it first generates k
 new intents and a procedure for each (intents.py), kept in the run's parameters and worked like the
-project's own. `execute_generation` works one unit
+project's own; an API such a procedure calls that the project lacks is generated (apis.py) and kept in
+the run's parameters too, marked generated wherever it is shown. `execute_generation` works one unit
 per procedure, claimed before it is worked (evalcore.jobs): flowgraph (task `generate_flowgraph`), its
 rule check; conversation graph (task `generate_conversation_graph`), its rule check; noise (messages from
 task `generate_noise`, the bundled list offline or when the model gives none); n weighted
@@ -24,6 +25,13 @@ from pydantic import Field
 
 from evalcore import __version__, jobs
 from evalcore.errors import EvalcoreError, NotFoundError
+from evalcore.generators.procedure.apis import (
+    GENERATE_API,
+    GENERATED_TOOLS,
+    api_inputs,
+    as_tool,
+    missing_apis,
+)
 from evalcore.generators.procedure.conversations import (
     GENERATE_CONVERSATION,
     GENERATOR,
@@ -67,6 +75,9 @@ class ProcedureGraphs(Record):
         default=None, description="Share of the noisy graph's edges the paths cover."
     )
     conversations: list[str] = Field(default_factory=list, description="Ids of the conversations written.")
+    generated_apis: list[str] = Field(
+        default_factory=list, description="APIs it calls that were generated, not the project's (A.3)."
+    )
     provenance: Provenance = Field(description="Models (or offline) that produced the graphs.")
 
 
@@ -95,7 +106,9 @@ def create_generation(
     """Record a new generation run (status pending) over the project's procedures (all, or those named),
     and over procedures generated for `intents` new intents."""
     known = {pr.name for pr in store.procedures(project_id)}
-    generated = _generated_procedures(store, project_id, intents, seed, model) if intents > 0 else []
+    generated, apis = (
+        _generated_procedures(store, project_id, intents, seed, model) if intents > 0 else ([], [])
+    )
     chosen = (procedures or sorted(known)) + [g.name for g in generated]
     known |= {g.name for g in generated}
     missing = [name for name in chosen if name not in known]
@@ -113,6 +126,7 @@ def create_generation(
         "seed": seed,
         "model": model,
         "generated_procedures": [g.model_dump(mode="json") for g in generated],
+        GENERATED_TOOLS: [t.model_dump(mode="json") for t in apis],
         PROGRESS_TOTAL: len(chosen),
         **jobs.entry_point(execute_generation),  # what a queue worker resumes it with
     }
@@ -126,8 +140,10 @@ def create_generation(
 
 def _generated_procedures(
     store: Store, project_id: str, count: int, seed: int, model: str | None
-) -> list[Procedure]:
-    """Procedures for `count` new intents (A.1, then A.2 per intent), one per distinct name."""
+) -> tuple[list[Procedure], list[Tool]]:
+    """Procedures for `count` new intents (A.1, then A.2 per intent), one per distinct name, and the APIs
+    they call that the project lacks (A.3; one that cannot be generated is left unknown: the flowgraph
+    then lists it and is not used)."""
     llm = ModelClient(store, project_id)
     tools = store.tools(project_id)
     used = sorted({api for p in store.procedures(project_id) for api in p.apis})
@@ -136,16 +152,26 @@ def _generated_procedures(
     if not found.ok:
         raise EvalcoreError(f"no intents generated: {found.error}")
     made: dict[str, Procedure] = {}
+    apis: dict[str, Tool] = {}
     for intent in found.output.intents[:count]:  # type: ignore[union-attr]
         draft = llm.run_task(
             GENERATE_PROCEDURE, {"intent": intent, "tools": inputs["tools"]}, model=model, seed=seed
         )
-        if draft.ok:
-            procedure = as_procedure(draft.output)  # type: ignore[arg-type]
-            made.setdefault(procedure.name, procedure)
-        else:
+        if not draft.ok:
             llm.warn(f"no procedure for intent '{intent}': {draft.error}")
-    return list(made.values())
+            continue
+        procedure = as_procedure(draft.output)  # type: ignore[arg-type]
+        made.setdefault(procedure.name, procedure)
+        for step in missing_apis(procedure, {t.name for t in tools} | set(apis)):
+            api = llm.run_task(GENERATE_API, api_inputs(procedure, step), model=model, seed=seed)
+            tool = as_tool(api.output, step.api or "") if api.ok else None  # type: ignore[arg-type]
+            if tool is None:
+                llm.warn(
+                    f"no API {step.api} generated for procedure '{procedure.name}': {api.error or 'invalid'}"
+                )
+            else:
+                apis[tool.name] = tool
+    return list(made.values()), list(apis.values())
 
 
 class _Worker:
@@ -154,7 +180,8 @@ class _Worker:
         self.pid = run.params["project_id"]
         generated = [Procedure.model_validate(g) for g in run.params.get("generated_procedures") or []]
         self.procedures = {pr.name: pr for pr in [*store.procedures(self.pid), *generated]}
-        self.tools: list[Tool] = store.tools(self.pid)
+        self.generated_tools = [Tool.model_validate(t) for t in run.params.get(GENERATED_TOOLS) or []]
+        self.tools: list[Tool] = store.tools(self.pid) + self.generated_tools
 
     def _task(self, task: Any, inputs: dict[str, Any], seed: int, models: list[str]) -> TaskResult:
         """Run a task; `models` collects the unit's producers (for the graphs' provenance)."""
@@ -189,8 +216,13 @@ class _Worker:
             seed=seed,
             run_id=self.run.id,
         )
+        made = {t.name for t in self.generated_tools}
         record = ProcedureGraphs(
-            id=new_id("pgraph"), procedure=procedure.name, flowgraph=flow, provenance=provenance
+            id=new_id("pgraph"),
+            procedure=procedure.name,
+            flowgraph=flow,
+            provenance=provenance,
+            generated_apis=[api for api in dict.fromkeys(procedure.apis) if api in made],
         )
         conversations, tests = [], []
         if flow.valid:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcore.generators.procedure.agents import Agent, DemoAgent, NullAgent, OracleAgent
+from evalcore.generators.procedure.apis import known_tools
 from evalcore.generators.procedure.conversations import GENERATOR
 from evalcore.generators.procedure.job import known_procedures
 from evalcore.generators.procedure.metrics import Action
@@ -203,7 +204,7 @@ def _agent(store: Store, project_id: str, config: AgentConfig) -> Agent:
         return NullAgent()
     if config.agent == "oracle":
         return OracleAgent([t for t in list_tests(store, project_id) if t.generator == GENERATOR])
-    return DemoAgent(known_procedures(store, project_id), store.tools(project_id), config.seed)
+    return DemoAgent(known_procedures(store, project_id), known_tools(store, project_id), config.seed)
 
 
 def build_acting_adapter(store: Store, project_id: str, target: Target, client: ModelClient) -> ActingAdapter:
