@@ -134,3 +134,13 @@ def test_cli_run_tests_resume_and_report(sample) -> None:
     assert "replied where an API call was due" in report.output or "not similar" in report.output
     chat_only = runner.invoke(app, ["run", "--tests", "--target", "demo", *db])
     assert chat_only.exit_code != 0 and "only chats" in chat_only.output
+
+
+def test_a_queue_worker_resumes_a_procedure_run_by_its_recorded_job_function(sample) -> None:
+    from evalcore import jobs
+
+    store, pid, generation = sample
+    run = create_procedure_run(store, pid, "oracle", generation=generation, limit=5)
+    outcome = jobs.resume(store.url, run.id)  # what a worker does with a queued run
+    assert outcome.done == 5 and store.run(run.id).status == RunStatus.finished
+    assert score_run(store, run.id).counts["test_correct"] == (5, 5)
