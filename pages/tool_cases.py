@@ -428,9 +428,19 @@ def _scores_section() -> None:
         key=f"tc_da:{run_id}",
     )
     if rubric or area:
-        st.dataframe(
-            drill_down(report, rubric=rubric, area=None if rubric else area), hide_index=True, width="stretch"
+        drilled = drill_down(report, rubric=rubric, area=None if rubric else area)
+        st.caption("Pick a conversation to open it in Annotate.")
+        event = st.dataframe(
+            drilled,
+            hide_index=True,
+            width="stretch",
+            on_select="rerun",
+            selection_mode="single-row",
+            key=f"tc_drilled:{run_id}:{rubric}:{area}",
         )
+        if event.selection.rows:
+            chosen = drilled.iloc[event.selection.rows[0]]["conversation"]
+            st.switch_page("pages/annotate.py", query_params={"item": chosen})
     fmt = st.segmented_control(
         "Export", ["md", "csv", "jsonl", "latex"], default="md", key=f"tc_fmt:{run_id}"
     )

@@ -99,12 +99,17 @@ def test_the_catalog_lists_every_situation_with_its_labels_counts_and_skips(proj
 
 def test_a_situations_conversation_shows_its_intended_labels_and_tool_turns(project):
     store, pid = project
+    first = situation_conversations(store, pid, "null_tool_response")[0]
+    hostile = first.model_copy(deep=True)
+    hostile.turns[0].content = "<img src=x onerror=alert(1)> ![b](http://h/b.png) " + first.turns[0].content
+    store.save_revision(first.id, hostile.model_dump(mode="json"), "ann", store.current(first.id).version)
     at = open_tab("Conversations")
     at.selectbox(key="tc_situation").select("null_tool_response").run()
     assert not at.exception, at.exception
     shown = "\n".join(str(m.value) for m in at.markdown)
     assert "Null Tool Response\\: tool execution incorrect\\_tool\\, agent inappropriate" in shown
     assert any("Offline output" in str(i.value) for i in at.info)
+    assert "\\<img src=x onerror=alert(1)\\> !\\[b\\]" in shown, "data shown as text, not HTML or an image"
     shown_first = situation_conversations(store, pid, "null_tool_response")[0]
     calls = [t.arguments for t in shown_first.turns if t.role.value == "tool_call"]
     assert [json.loads(j.proto.body) for j in at.get("json")] == calls, "each call with its arguments"
