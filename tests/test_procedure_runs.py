@@ -26,6 +26,7 @@ from evalcore.runs.targets.config import TargetConfigError
 from evalcore.store import Store
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
+pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server
 
 
 @pytest.fixture
@@ -144,3 +145,45 @@ def test_a_queue_worker_resumes_a_procedure_run_by_its_recorded_job_function(sam
     outcome = jobs.resume(store.url, run.id)  # what a worker does with a queued run
     assert outcome.done == 5 and store.run(run.id).status == RunStatus.finished
     assert score_run(store, run.id).counts["test_correct"] == (5, 5)
+
+
+def test_an_openai_target_plays_through_the_job_with_cache_and_accounting(sample, llm_server, monkeypatch):
+    from llm_server import ToolCallReply
+
+    from evalcore.generators.procedure.agents import context_key
+    from evalcore.llm.records import calls
+    from evalcore.models import Test
+
+    store, pid, generation = sample
+    monkeypatch.delenv("EVALCORE_OFFLINE")
+
+    def agent(api: str, body: dict):
+        last = body["messages"][-1]
+        if last["role"] == "user" and "Sure" in str(last["content"]):
+            tool = body["tools"][0]["function"]
+            return ToolCallReply(tool["name"], {k: "x" for k in tool["parameters"].get("required", [])})
+        return "Let me help you with that."
+
+    llm_server.responder = agent
+    config = {"base_url": llm_server.openai_base_url, "model": "agent-1"}
+    save_target(store, pid, Target(name="gpt", kind="openai", config=config))
+    run = create_procedure_run(store, pid, "gpt", generation=generation, limit=8, concurrency=1)
+    outcome = execute_procedure_run(store, run.id)
+    assert outcome.done == 8 and outcome.crashed == 0
+    served = len(llm_server.calls)
+    tests = [Test.model_validate(store.current(t).body) for t in run.params["units"]]
+    contexts = {context_key(t.context) for t in tests}
+    assert served == len(contexts) > 1  # two tests with one context: the second from the cache
+    assert all(c.body.get("tools") for c in llm_server.calls)
+    kinds = {u["result"]["action"]["kind"] for u in store.finished_units(run.id).values()}
+    assert kinds == {"reply", "api"}
+    recorded = calls(store, run_id=run.id)
+    assert len(recorded) == 8 and {r.role for r in recorded} == {"target"}  # cache hits counted too
+    assert sum(not r.cache_hit for r in recorded) == served
+    again = create_procedure_run(store, pid, "gpt", generation=generation, limit=8, concurrency=1)
+    execute_procedure_run(store, again.id)  # the same tests again: every action from the cache
+    assert len(llm_server.calls) == served
+    assert [u["result"]["action"] for u in store.finished_units(again.id).values()] == [
+        u["result"]["action"] for u in store.finished_units(run.id).values()
+    ]
+    assert all(u["result"]["cache_hit"] for u in store.finished_units(again.id).values())
