@@ -4,11 +4,14 @@ Seeded and deterministic: the task's `rng` comes from the inputs (persona, dialo
 dialogue's seed; what must hold for the whole dialogue (how patient the user is) comes from a hash of the
 persona alone, so every turn of one dialogue agrees on it. The user pursues the persona's task (or a
 scenario's briefing): it opens with it, answers the bot's questions (with the briefing's slot values when
-the question names one), asks follow-ups about the task's words, and ends with END_CONVERSATION when it
-is done or when the bot makes no progress. Its manner follows the persona's traits and interaction style
-(polite, terse or chatty, typos, emoji, capitals). A challenging persona also acts out the
-non-cooperative behaviours its style names (seed 002, Listing 8): it changes its mind, goes off topic,
-sends fragments, repeats itself, contradicts itself, is sarcastic, or demands what the bot cannot do.
+the question names one, else with a plausible value of what it asks for: an option it offers, a value
+shaped like its example, an email address), asks follow-ups about the task's words, and ends with
+END_CONVERSATION when it is done or when the bot makes no progress; a briefing that tells it to cancel has
+it call the request off in its second turn (scenarios testing cancellation, seed 003's flow_cancelled).
+Its manner follows the persona's traits and interaction style (polite, terse or chatty, typos, emoji,
+capitals). A challenging persona also acts out the non-cooperative behaviours its style names (seed 002,
+Listing 8): it changes its mind, goes off topic, sends fragments, repeats itself, contradicts itself, is
+sarcastic, or demands what the bot cannot do.
 """
 
 from __future__ import annotations
@@ -67,6 +70,10 @@ _NO_PROGRESS = re.compile(
 )
 _WANTS = re.compile(r"\b(?:wants?|needs?|would like|looking for|trying to)\b", re.IGNORECASE)
 _THIRD = re.compile(r"^(?:the\s+)?(?:user|customer|caller)\s+", re.IGNORECASE)
+# A briefing that tells the user to call the request off (a scenario testing cancellation): the user
+# does so in its second turn, once the assistant has answered the first.
+_CANCELS = re.compile(r"\b(?:cancels?|calls? (?:it|the request) off|abandons?)\b", re.IGNORECASE)
+CANCEL_MESSAGE = "Actually, never mind. Please cancel that."
 _STOP_WORDS = (  # words of a persona's task that say nothing about what it wants
     "about after again also although because before deal does find from have help into just like more "
     "need only sort sorted that their them then there they this want what when where which while with "
@@ -191,14 +198,61 @@ def _focus(goal: str, said: list[str], topics: list[str]) -> str:
     return " ".join(words) or (topics[0] if topics else "this")
 
 
+_OPTIONS = re.compile(r":\s*([^:?]+?)\?\s*$")
+_EXAMPLE = re.compile(r"\((?:for example|e\.g\.,?)\s+([^)]+)\)", re.IGNORECASE)
+_ASKED_FOR = re.compile(r"\bwhat(?: is|'s) your ([a-z][a-z ]*?)\s*(?:\(|\?)", re.IGNORECASE)
+
+
+def _made_up(question: str, rng: random.Random, topic: str = "") -> str | None:
+    """A plausible value for what the bot asks when the briefing holds none, as a cooperative user gives
+    one: one of the options offered, a yes to a yes-or-no question, a value shaped like the example the
+    question shows, an email address, a name, a phone number, a date, else what the user is after
+    (`topic`) for any other "what is your ..."; None when it asks for nothing of the kind."""
+    if (offered := _OPTIONS.search(question)) and "," in offered.group(1):
+        options = [o.strip() for o in offered.group(1).split(",") if o.strip()]
+        return f"{rng.choice(options)}, please."
+    if re.search(r"\byes or no\b", question, re.IGNORECASE):
+        return "Yes."
+    label = found.group(1).strip() if (found := _ASKED_FOR.search(question)) else ""
+    if not label:
+        return None
+    if example := _EXAMPLE.search(question):
+        value = re.sub(r"\d", lambda _: str(rng.randint(0, 9)), example.group(1).strip().rstrip("."))
+        return f"My {label} is {value}."
+    if "email" in label:
+        return f"My {label} is {rng.choice(['sam', 'alex', 'jo', 'kim'])}.{rng.randint(10, 99)}@example.com."
+    if "phone" in label:
+        return f"My {label} is 555-01{rng.randint(10, 99)}."
+    if "name" in label:
+        return f"My {label} is {rng.choice(['Sam Lee', 'Alex Moreno', 'Jo Park', 'Kim Novak'])}."
+    if "date" in label:  # a fixed calendar, so offline runs stay reproducible
+        return f"My {label} is 2027-0{rng.randint(3, 9)}-{rng.randint(10, 28)}."
+    return f"My {label}: {topic}." if topic else None
+
+
+def _answerable(bot: list[str], slots: dict[str, Any]) -> bool:
+    """Whether the bot's last message asks for something the user can give (a briefing's slot, or a
+    value `_made_up` would give)."""
+    asked = [x for x in re.split(r"(?<=[.!?])\s+", bot[-1]) if x.strip().endswith("?")] if bot else []
+    if not asked:
+        return False
+    words = set(tokenize(asked[-1]))
+    if any(set(tokenize(str(n).replace("_", " "))) & words for n in slots):
+        return True
+    return _made_up(asked[-1], random.Random(0), "it") is not None
+
+
 def _answer(
     question: str, slots: dict[str, Any], focus: str, background: list[str], rng: random.Random
 ) -> str:
-    """A reply to the bot's question: a slot value the question names, else a detail of the user."""
+    """A reply to the bot's question: a slot value the question names, else a plausible value of what it
+    asks for, else a detail of the user."""
     asked = set(tokenize(question))
     for name, value in slots.items():
         if set(tokenize(str(name).replace("_", " "))) & asked:
             return f"My {str(name).replace('_', ' ')} is {value}."
+    if (made_up := _made_up(question, rng, focus)) is not None:
+        return made_up
     if re.search(r"\b(?:would you like|do you want|shall i|should i|can i)\b", question, re.IGNORECASE):
         return rng.choice(["Yes, please.", "Yes, go ahead.", "Sure, that works."])
     options = [f"It's about {focus}.", "Yes, that's right."]
@@ -279,9 +333,12 @@ def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
         if style.chatty and background:
             opener += " " + _first_person(background[0])
         return UserTurn(message=_surface(opener, style, None, rng, opening=True))
+    if len(said) == 1 and bot and _CANCELS.search(str(inputs.get("context") or "")):
+        return UserTurn(message=CANCEL_MESSAGE)
     if bot and failures >= (2 if kind != "challenging" else 3):
         return UserTurn(message=f"{rng.choice(_CLOSERS['give_up'])} {END}")
-    if len(said) >= patience:
+    if len(said) >= patience and not (not persona and _answerable(bot, inputs.get("slots") or {})):
+        # a scenario's user (a briefing, no persona) does not walk away from a question it can answer
         return UserTurn(message=f"{rng.choice(_CLOSERS[manner])} {END}")
     behaviour = None
     moves = [b for b in style.behaviours if b not in TONE] or (

@@ -16,10 +16,10 @@ shapes (`user`, `flow_started`, `slot`, `action`, `bot` with `utter_action` / `u
 `flow_completed` / `flow_cancelled` / `flow_interrupted` with `step_id`, and a `flow_started` of
 `pattern_clarification` naming the suggested flows). How it answers:
 - no flow active: the message starts the flow its words match best (procedure name and intent weigh
-  twice its description); when two flows match about equally it asks which one (a clarification with
-  buttons); a message that starts no flow is a knowledge question, answered from the best passage of
-  the project's documents (source `EnterpriseSearchPolicy`, the passage as `search_results`), or, when
-  nothing matches, with `utter_ask_rephrase`;
+  four times its description; "rent" matches "rental"); when two flows match about equally it asks
+  which one (a clarification with buttons); a message that starts no flow is a knowledge question,
+  answered from the best passage of the project's documents (source `EnterpriseSearchPolicy`, the
+  passage as `search_results`), or, when nothing matches, with `utter_ask_rephrase`;
 - a flow active: a slot value in the message fills the slot asked (by the parameter's pattern, format,
   enum, type; a free-text slot takes the words after "is", else the message); a slot asked twice in vain
   is left empty and the flow goes on (the tool's second outcome follows); "cancel", "never mind",
@@ -66,8 +66,9 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _IS_VALUE = re.compile(r"\b(?:is|are|it's|its|:)\s+(.+?)[.!]?$", re.IGNORECASE)
 _YES = re.compile(r"\b(yes|yeah|yep|sure|correct|right|ok|okay|please do|go ahead|true)\b", re.IGNORECASE)
 _NO = re.compile(r"\b(no|nope|not|don't|false)\b", re.IGNORECASE)
+# Words every procedure, or every request, uses: they start no flow.
 _GENERIC = frozenset(
-    ["ask", "tell", "give", "explain", "check", "customer", "order", "item", "bike", "e-bike"]
+    "ask tell give explain check customer order item bike want need help like out find".split()  # noqa: SIM905
 )
 
 # How an outcome is put to the customer ({slot} fills from the slots; unknown outcomes get a generic line).
@@ -127,7 +128,7 @@ DEFECTS: dict[str, str] = {
     "flow_completed": "stall: the flow stops before its last step and never completes",
     "flow_cancelled": "ignore cancel: a cancel request is ignored and the flow goes on",
     "action_executed": "skip action: the action's reply is sent without the action running",
-    "slot_was_set": "forget slot: a value the user gave is acknowledged but not stored",
+    "slot_was_set": "forget slot: a value (the user's, or an action's result) is used but not stored",
     "slot_was_not_set": "needless handover: a transfer to a human runs although nothing called for it",
     "bot_uttered": "generic reply: an outcome is answered with utter_default instead of its response",
     "bot_did_not_utter": "dont know: the assistant says utter_dont_know before it helps",
@@ -183,7 +184,15 @@ class Flow:
 
 
 def _words(text: str) -> list[str]:
-    return [w for w in tokenize(text) if w not in _GENERIC and not w.isdigit()]
+    words = [w.replace("e-bike", "ebike") for w in tokenize(text)]  # "rent_ebike" is about e-bikes
+    return [w for w in words if w not in _GENERIC and not w.isdigit()]
+
+
+def _same_word(keyword: str, word: str) -> bool:
+    """One word, or one the other starts with when both have 4 letters or more ("rent" / "rental")."""
+    if keyword == word:
+        return True
+    return min(len(keyword), len(word)) >= 4 and (word.startswith(keyword) or keyword.startswith(word))
 
 
 def _asks(text: str) -> bool:
@@ -380,7 +389,10 @@ class FlowEngine:
     def match(self, text: str) -> list[tuple[float, str]]:
         """Flows by how well the message's words match their keywords, best first (score > 0 only)."""
         words = set(_words(text))
-        scored = [(sum(w for k, w in f.keywords.items() if k in words), f.id) for f in self.flows.values()]
+        scored = [
+            (sum(weight for k, weight in f.keywords.items() if any(_same_word(k, w) for w in words)), f.id)
+            for f in self.flows.values()
+        ]
         return sorted([s for s in scored if s[0] > 0], key=lambda s: (-s[0], s[1]))
 
     def search(self, question: str, avoid_best: bool = False) -> tuple[str, str] | None:
@@ -640,7 +652,8 @@ class FlowSession:
         outcome = self._outcome(step)
         if not self._fires("action_executed"):
             out.append({"event": "action", "name": f"action_{step.name}"})
-            out.append({"event": "slot", "name": f"{step.name}_result", "value": outcome})
+            if not self._fires("slot_was_set"):
+                out.append({"event": "slot", "name": f"{step.name}_result", "value": outcome})
         self.slots[f"{step.name}_result"] = outcome
         ids = {"ticket_id": f"TCK-{self._ids.randint(10000, 99999)}",
                "return_id": f"RMA-{self._ids.randint(100000, 999999)}",
