@@ -233,4 +233,4 @@ for row in transcript(turns).itertuples(index=False):
     with st.chat_message("user" if row.role == "user" else "assistant"):
         st.text(row.text)
         if row.events:
-            st.text(row.events)
+            st.caption(md(row.events))

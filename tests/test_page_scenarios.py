@@ -111,6 +111,8 @@ def test_results_per_scenario_and_kind_and_a_failing_repetition_as_text(store):
     texts = [str(t.value) for t in at.text]
     assert "It is <i>late</i>." in texts and "Where is **my** order?" in texts, "turns shown as plain text"
     assert not any("<i>" in str(m.value) for m in at.markdown), "no text from a target is live markup"
+    event = 'turn 1 · bot_uttered utter_late: "It is <i>late</i>."'
+    assert any(md(event) in str(c.value) for c in at.caption), "a turn's events under it, escaped"
 
     at.toggle[0].set_value(False).run()
     repetition = next(b for b in at.selectbox if b.label == "Repetition")

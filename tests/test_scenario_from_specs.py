@@ -94,6 +94,17 @@ def test_the_briefing_addresses_the_user_as_a_tester_would_be_briefed():
     assert "should" not in text, "the briefing never tells the user what the assistant should do"
 
 
+def test_the_briefing_leaves_out_the_assistants_tool_names():
+    tool = spec(
+        "Create return",
+        "a returning customer wanted the assistant to open a return for one item of an order that "
+        "lookup_order has found, quickly", "the customer asks it to use check_stock", "x",
+    )  # fmt: skip
+    text = briefing(SpecInput.of(tool))
+    assert "You want the assistant to open a return for one item of an order, quickly." in text
+    assert "Ask it to use check stock." in text and "_" not in text
+
+
 def test_a_given_that_is_no_person_is_told_as_the_situation():
     odd = spec("Late parcel", "the order WEB-100200 is three days late", "they ask where it is", "x")
     assert briefing(SpecInput.of(odd)).startswith(

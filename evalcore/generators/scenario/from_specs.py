@@ -10,7 +10,8 @@ The step is the task `scenario_from_spec` (prompt `evalcore/prompts/scenario_fro
 the model layer. A model proposes names; `build_scenario` keeps only those the domain has, so a model
 cannot write an assertion that no event could ever satisfy. Its offline implementation reads the spec:
 - briefing: "a frustrated customer wanted to X" becomes "You are a frustrated customer. You want to X.",
-  "the customer asks for Y" becomes "Ask for Y.", with a line on how that customer behaves;
+  "the customer asks for Y" becomes "Ask for Y.", with a line on how that customer behaves; the
+  assistant's tool names, which a user does not know, are left out;
 - criteria: each clause of the Then ("the assistant should A and should not B") is one criterion;
 - flows: a flow whose id words (`return_item`: return, item) all occur in the spec; completed as well
   when the spec's expectation has no negation;
@@ -153,7 +154,14 @@ _CLOSING = "End the conversation once you have a clear answer or it is plain you
 _OWN_WORDS = "Use your own words."
 
 
+# A user does not know the assistant's tool names: a clause about one goes ("an order that lookup_order
+# has found" is "an order"), any other reads as words ("with check_stock" is "with check stock").
+_TOOL_CLAUSE = re.compile(r"\s+(?:that|which)\s+[^,.;]*?\b[a-z0-9]+_[a-z0-9_]+\b[^,.;]*")
+_TOOL_NAME = re.compile(r"\b([a-z0-9]+(?:_[a-z0-9]+)+)\b")
+
+
 def _second_person(text: str) -> str:
+    text = _TOOL_NAME.sub(lambda m: m[1].replace("_", " "), _TOOL_CLAUSE.sub("", text))
     for pattern, replacement in _PRONOUNS:
         text = pattern.sub(replacement, text)
     return text
@@ -188,7 +196,7 @@ def briefing(spec: SpecInput) -> str:
         parts.append(_sentence(f"you {_YOU_VERB[person['verb'].lower()]} {rest}"))
         parts += [manner for key, manner in _MANNER if key in who.lower()]
         if "this behaviour" in given.lower():  # the Given points at the spec's name: say what it is
-            parts.append(_sentence(f"the behaviour in question: {spec.scenario.strip()}"))
+            parts.append(_sentence(f"the behaviour in question: {_second_person(spec.scenario.strip())}"))
     elif given:
         parts.append(_sentence(f"the situation: {_second_person(given)}"))
     when = spec.when.strip()
