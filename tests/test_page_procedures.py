@@ -107,3 +107,29 @@ def test_graphs_paths_tests_and_table2_with_failing_tests(db_url):
     next(b for b in at.selectbox if b.label == "Failing tests of").set_value(played["null"]).run()
     failing = frame(at, "why")
     assert len(failing) > 0 and "replied where an API call was due" in set(failing["why"])
+
+
+def test_generated_apis_are_marked_in_the_drawing_and_the_tests() -> None:
+    from evalcore.models import Test, Turn
+    from evalcore.reports.procedure_views import graph_figure, tests_frame
+
+    body = GraphBody(
+        nodes=[Node(node_id="N1", node_type="start_message", node_description="Ask what to wrap."),
+               Node(node_id="N2", node_type="api", node_description="wrap_gift"),
+               Node(node_id="N3", node_type="end_message", node_description="Done.")],
+        edges=[Edge(edge_id="E1", edge=("N1", "N2"), edge_description="Gives it"),
+               Edge(edge_id="E2", edge=("N2", "N3"), edge_description="wrapped")],
+    )  # fmt: skip
+    flow = checked("flowgraph", "gift_wrap", body, ["wrap_gift"])
+    drawn = graph_figure(flow, [["N1", "N2", "N3"]], generated={"wrap_gift"})
+    api = next(trace for trace in drawn.data if trace.name == "api")
+    assert list(api.marker.symbol) == ["diamond"] and "(generated API)" in api.hovertext[0]
+    plain = next(trace for trace in graph_figure(flow).data if trace.name == "api")
+    assert list(plain.marker.symbol) == ["circle"]
+    test = Test(
+        id="t1",
+        context=[Turn(index=0, role="user", content="Wrap it please")],
+        expected=Turn(index=1, role="tool_call", tool_name="wrap_gift", arguments={"order": "W-1"}),
+        provenance=Provenance(producer="offline"),
+    )
+    assert tests_frame([test], {"wrap_gift"})["expected action"][0].endswith("[generated API]")
