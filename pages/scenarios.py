@@ -8,7 +8,12 @@ import streamlit as st
 from evalcore.errors import EvalcoreError, StaleVersionError
 from evalcore.generators.scenario.format import to_yaml
 from evalcore.generators.scenario.run import MAX_RUN_COUNT, RUN_KIND, create_scenario_run
-from evalcore.generators.scenario.store_ops import check_scenario_text, list_scenarios, save_scenario
+from evalcore.generators.scenario.store_ops import (
+    add_scenario,
+    check_scenario_text,
+    list_scenarios,
+    save_scenario,
+)
 from evalcore.generators.scenario.targets import event_targets, target_domain
 from evalcore.items.current import read_item
 from evalcore.jobs import progress
@@ -61,6 +66,17 @@ def _report(url: str, run_id: str, stamp: tuple):
     return scenario_report(store, run_id)
 
 
+NEW_SCENARIO = """\
+scenario:
+  name: Customer returns a helmet
+  simulation_context: >
+    You bought a helmet two weeks ago and it does not fit. You want to return it for a refund.
+  goals:
+    criteria:
+      - The assistant should state the return window that applies
+"""
+
+
 def _problems(problems: list) -> None:
     st.dataframe(
         [{"line": p.line, "field": p.field or "", "problem": p.message} for p in problems],
@@ -72,26 +88,39 @@ def _problems(problems: list) -> None:
 scenarios = list_scenarios(store, project_id)
 targets = {t.name: t for t in event_targets(store, project_id)}
 st.subheader(f"Scenarios ({len(scenarios)})")
+against = st.selectbox(
+    "Check slots and flows against the domain of",
+    [None, *targets],
+    format_func=lambda name: "no target (the format only)" if name is None else name,
+    help="A target that reports events publishes its slots, flows, actions and responses.",
+)
+domain = None
+if against is not None:
+    try:
+        domain = _domain(store.url, project_id, against, targets[against].model_dump_json())
+    except EvalcoreError as exc:
+        st.warning(f"The domain of {md(against)} cannot be read: {md(exc)}")
+
+
+def _checked(item_id: str | None, text: str) -> bool:
+    """Show the text's problems (or that it is valid); True when it has none."""
+    checked, problems = check_scenario_text(store, project_id, item_id, text, domain)
+    if problems:
+        st.error(f"{len(problems)} problem(s): fix them to save.")
+        _problems(problems)
+    else:
+        st.success("Valid.")
+    return checked is not None
+
+
+by_id = {s.item_id: s for s in scenarios}
 if not scenarios:
-    st.info("No scenario in this project yet.")
+    st.info("No scenario in this project yet: write one below, or import files.")
 else:
     st.dataframe(scenario_list(scenarios), hide_index=True, width="stretch")
-    by_id = {s.item_id: s for s in scenarios}
     item_id = st.selectbox("Edit scenario", list(by_id), format_func=lambda i: by_id[i].scenario.name)
     stored = by_id[item_id]
     st.caption(f"Version {stored.version}" + (f" · from {md(stored.file)}" if stored.file else ""))
-    against = st.selectbox(
-        "Check slots and flows against the domain of",
-        [None, *targets],
-        format_func=lambda name: "no target (the format only)" if name is None else name,
-        help="A target that reports events publishes its slots, flows, actions and responses.",
-    )
-    domain = None
-    if against is not None:
-        try:
-            domain = _domain(store.url, project_id, against, targets[against].model_dump_json())
-        except EvalcoreError as exc:
-            st.warning(f"The domain of {md(against)} cannot be read: {md(exc)}")
     text = st.text_area(
         "Scenario YAML",
         to_yaml(stored.scenario),
@@ -100,16 +129,11 @@ else:
         help="Checked as you edit (Ctrl+Enter or click outside applies it): every problem with its line "
         "and field. Saving a valid edit adds a revision; the earlier ones are kept.",
     )
-    checked, problems = check_scenario_text(store, project_id, item_id, text, domain)
-    if problems:
-        st.error(f"{len(problems)} problem(s): fix them to save.")
-        _problems(problems)
-    else:
-        st.success("Valid.")
+    valid = _checked(item_id, text)
     if st.button("Save as a new revision", key=f"save:{item_id}:{stored.version}"):
         author = require_user()
-        if problems:
-            st.error(f"Not saved: {len(problems)} problem(s). Nothing was changed.")
+        if not valid:
+            st.error("Not saved: fix the problems above. Nothing was changed.")
         else:
             try:
                 version = save_scenario(store, project_id, item_id, text, author, stored.version, domain)
@@ -122,6 +146,23 @@ else:
                     flash("info", "Nothing changed, nothing saved.")
                 else:
                     flash("success", f"Saved {md(stored.scenario.name)} as version {version}.")
+
+with st.expander("Write a new scenario", expanded=not scenarios):
+    written = st.session_state.setdefault("scenarios_written", 0)
+    text = st.text_area("New scenario YAML", NEW_SCENARIO, height=300, key=f"new_yaml:{written}")
+    valid = _checked(None, text)
+    if st.button("Add scenario", key=f"add:{written}"):
+        author = require_user()
+        if not valid:
+            st.error("Not added: fix the problems above. Nothing was stored.")
+        else:
+            try:
+                add_scenario(store, project_id, text, author, domain)
+            except EvalcoreError as exc:
+                st.error(f"Not added: {md(exc)}")
+            else:
+                st.session_state["scenarios_written"] = written + 1  # a fresh text area next time
+                flash("success", "Scenario added.")
 
 st.subheader("Results")
 if scenarios and targets:

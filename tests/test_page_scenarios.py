@@ -156,3 +156,21 @@ def test_validate_against_a_target_domain_and_start_a_run_through_the_queue(stor
         2,
         2,
     ]
+
+
+def test_write_a_new_scenario_validated_live(store):
+    at = open_page()
+    area = next(a for a in at.text_area if a.label == "New scenario YAML")
+    assert any("Valid" in str(s.value) for s in at.success), "the starting example is valid"
+    area.input(RETURN.replace("flow_started: return_item", "flow_startd: return_item")).run()
+    assert frame(at, "problem")["field"].tolist() == ["scenario.goals.assertions[0].flow_startd"]
+    next(b for b in at.button if b.label == "Add scenario").click().run()
+    assert any("Not added" in str(e.value) for e in at.error) and list_scenarios(store, "demo") == []
+    next(a for a in at.text_area if a.label == "New scenario YAML").input(RETURN).run()
+    next(b for b in at.button if b.label == "Add scenario").click().run()
+    assert not at.exception, at.exception
+    assert [s.scenario.name for s in list_scenarios(store, "demo")] == ["Return a helmet"]
+    assert any("Scenario added" in str(s.value) for s in at.success)
+    assert next(a for a in at.text_area if a.label == "New scenario YAML").value.startswith(
+        "scenario:\n  name: Customer"
+    )

@@ -8,7 +8,7 @@ from scenario_examples import SEED_EXAMPLE
 
 from evalcore.errors import StaleVersionError, ValidationFailed
 from evalcore.generators.scenario import Domain, import_scenarios, list_scenarios
-from evalcore.generators.scenario.store_ops import get_scenario, save_scenario
+from evalcore.generators.scenario.store_ops import add_scenario, get_scenario, save_scenario
 from evalcore.store import Store
 
 OTHER = "scenario:\n  name: Other\n  simulation_context: You want something else.\n"
@@ -58,3 +58,20 @@ def test_an_invalid_edit_reports_every_problem_and_changes_nothing(store):
             store, "demo", first.item_id, SEED_EXAMPLE, "bob", first.version, Domain(flows=frozenset())
         )
     assert [s.version for s in list_scenarios(store, "demo")] == [first.version, second.version]
+
+
+def test_a_new_scenario_is_stored_only_when_valid(store):
+    text = OTHER.replace("name: Other", "name: Third")
+    item_id = add_scenario(store, "demo", text, "bob")
+    assert get_scenario(store, item_id).scenario.name == "Third" and get_scenario(store, item_id).file is None
+    with pytest.raises(ValidationFailed) as raised:
+        add_scenario(store, "demo", text.replace("simulation_context", "simulation_contxt"), "bob")
+    assert [(p.file, p.line, p.field) for p in raised.value.problems] == [
+        ("new scenario", 3, "scenario.simulation_contxt"),
+        ("new scenario", 1, "scenario"),
+    ]
+    with pytest.raises(ValidationFailed, match="used by another scenario"):
+        add_scenario(store, "demo", OTHER, "bob")
+    assert [s.scenario.name for s in list_scenarios(store, "demo")] == [
+        "Agent handles delayed order gracefully", "Other", "Third",
+    ]  # fmt: skip

@@ -63,14 +63,19 @@ def get_scenario(store: Store, item_id: str) -> StoredScenario:
     return _stored(store.current(item_id))
 
 
+NEW_FILE = "new scenario"  # how a scenario not stored yet is named in its problems
+
+
 def check_scenario_text(
-    store: Store, project_id: str, item_id: str, text: str, domain: Domain | None = None
+    store: Store, project_id: str, item_id: str | None, text: str, domain: Domain | None = None
 ) -> tuple[Scenario | None, list[Problem]]:
-    """The scenario in the edited YAML `text` of the stored scenario `item_id`, and every problem with
-    it (file, line, field): the format's, the domain's when given, and a name another scenario of the
-    project has. The scenario is None when there is any problem."""
-    old = get_scenario(store, item_id)
-    shown = old.file or file_name(old.scenario)
+    """The scenario in the YAML `text` written for the stored scenario `item_id` (None: a new one), and
+    every problem with it (file, line, field): the format's, the domain's when given, and a name another
+    scenario of the project has. The scenario is None when there is any problem."""
+    shown = NEW_FILE
+    if item_id is not None:
+        old = get_scenario(store, item_id)
+        shown = old.file or file_name(old.scenario)
     problems: list[Problem] = []
     scenario = parse_scenario(text, shown, problems, domain)
     if scenario is not None:
@@ -79,6 +84,18 @@ def check_scenario_text(
             message = f"scenario name '{scenario.name}' is used by another scenario of the project"
             problems.append(Problem(shown, message, field="scenario.name"))
     return (None, problems) if problems else (scenario, problems)
+
+
+def add_scenario(store: Store, project_id: str, text: str, author: str, domain: Domain | None = None) -> str:
+    """Store the scenario written in the YAML `text` as a new one of the project and return its item id;
+    raise ValidationFailed with every problem (see `check_scenario_text`), storing nothing, on any."""
+    store.project(project_id)
+    scenario, problems = check_scenario_text(store, project_id, None, text, domain)
+    if scenario is None:
+        raise ValidationFailed(problems, NEW_FILE)
+    return store.add_item(
+        project_id, KIND, _body(scenario, None), author, item_id=new_id(KIND), note="written"
+    )
 
 
 def save_scenario(
