@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from evalcore.jobs.control import committed_counts
 from evalcore.reports import (
     TABLE_TITLES,
     build_report,
@@ -15,7 +16,8 @@ from evalcore.reports import (
 from evalcore.reports.charts import failure_rate_chart
 from evalcore.reports.failures import TABLE_KEYS, overall, per_run_table, report_stamp, snippet
 from evalcore.reports.tables import TOTAL_LABEL
-from evalcore.runs import RUN_KIND, run_progress
+from evalcore.runs import RUN_KIND
+from evalcore.runs.control import run_label
 from evalcore.runs.records import ERROR_TYPES
 from pages._common import current_project, md, md_block, quoted, store_or_stop
 
@@ -26,7 +28,9 @@ if project_id is None:
     st.info("Import a project on Home first.")
     st.stop()
 
-runs = [r for r in store.runs(project_id, kind=RUN_KIND) if run_progress(store, r.id)[0] > 0]
+every_run = store.runs(project_id, kind=RUN_KIND)
+judged = committed_counts(store, [r.id for r in every_run])  # one query, not one per run
+runs = [r for r in every_run if judged.get(r.id)]
 if not runs:
     st.info("No run with judged turns yet: start one on the Runs page.")
     st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_circle:")
@@ -36,10 +40,7 @@ by_id = {r.id: r for r in runs}
 
 
 def _label(run_id: str) -> str:
-    run = by_id[run_id]
-    return (
-        f"{run.target} · judge {run.judge} · {run.started_at:%Y-%m-%d %H:%M} · {run.status.value} ({run.id})"
-    )
+    return run_label(by_id[run_id])
 
 
 SCOPES = {"all": "All tiers", "gold": "Gold only", "silver+gold": "Silver and gold"}

@@ -8,6 +8,7 @@ from evalcore.jobs.queue import enqueue
 from evalcore.llm import Registry
 from evalcore.models import RunStatus, Target
 from evalcore.runs import RUN_KIND, create_run, request_stop, run_progress
+from evalcore.runs.control import run_label
 from evalcore.runs.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
 from evalcore.runs.targets.config import DEMO_FLOWS_NAME
 from pages._common import current_project, current_user, md, show_error, show_holders, store_or_stop
@@ -128,10 +129,7 @@ st.subheader("Runs")
 ids = [r.id for r in runs]
 if st.session_state.get("watch_run") not in ids:
     st.session_state["watch_run"] = ids[0]
-labels = {
-    r.id: f"{r.target} · judge {r.judge} · {r.started_at:%Y-%m-%d %H:%M} · {r.status.value} ({r.id})"
-    for r in runs
-}
+labels = {r.id: run_label(r) for r in runs}
 watched = st.selectbox("Run", ids, key="watch_run", format_func=labels.get)
 
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from evalcore.items.current import correction_versions
 from evalcore.items.state import project_policy
-from evalcore.jobs.control import progress
+from evalcore.jobs.control import committed_counts
 from evalcore.models import Run, TargetKind
 from evalcore.models.common import OFFLINE
 from evalcore.reports.table_export import export_table
@@ -41,7 +41,7 @@ from evalcore.reports.tables import (
 from evalcore.review.reports import annotation_stamp
 from evalcore.runs.records import JudgedTurn
 from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_bodies, judgment_rows, played_versions
-from evalcore.specs.store_ops import list_specs
+from evalcore.specs.store_ops import list_specs, spec_stamp
 from evalcore.store import Store
 
 TABLE_TITLES: dict[str, str] = {
@@ -134,14 +134,18 @@ def _outdated(store: Store, frame: pd.DataFrame) -> pd.Series:
 
 
 def report_stamp(store: Store, run_ids: Sequence[str]) -> tuple[Any, ...]:
-    """What a report depends on besides its arguments, for a page that caches it: each run's progress,
-    and the annotations and tier policy of the runs' projects (a growing run, a verdict, a correction or
-    a policy change each make a new stamp)."""
+    """What a report depends on besides its arguments, for a page that caches it: each run's status and
+    records (one query), and the annotations, tier policy and specs of the runs' projects (a growing run,
+    a verdict, a correction, a policy change or a renamed spec each make a new stamp)."""
     runs = [store.run(r) for r in run_ids]
+    counts = committed_counts(store, list(run_ids))
     projects = sorted({run.params.get("project_id") for run in runs} - {None})
     return (
-        tuple(progress(store, run)[0] for run in runs),
-        tuple((p, annotation_stamp(store, p), project_policy(store, p).key) for p in projects),
+        tuple((run.status.value, counts.get(run.id, 0)) for run in runs),
+        tuple(
+            (p, annotation_stamp(store, p), project_policy(store, p).key, spec_stamp(store, p))
+            for p in projects
+        ),
     )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from evalcore import __version__
 from evalcore.jobs import progress
+from evalcore.models import Run, RunStatus
 from evalcore.store import Store
 
 
@@ -37,3 +38,11 @@ def code_version() -> str:
 def run_progress(store: Store, run_id: str) -> tuple[int, int]:
     """(turns done, turns in the run)."""
     return progress(store, store.run(run_id))
+
+
+def run_label(run: Run) -> str:
+    """A run as a picker names it: target, judge, start, status and id, each as the store has it now (the
+    judge asked for until the run records the one it chose; 'queued' for a run no worker has started)."""
+    judge = run.judge or run.params.get("judge_requested") or "the judge role"
+    status = "queued" if run.status == RunStatus.pending else run.status.value
+    return f"{run.target or '-'} · judged by {judge} · {run.started_at:%Y-%m-%d %H:%M} · {status} ({run.id})"
