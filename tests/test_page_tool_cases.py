@@ -152,6 +152,10 @@ def test_gold_and_silver_show_the_precision_on_gold_beside_each_silver_set(proje
     assert len(at.get("plotly_chart")) == 1, "the calibration curve"
     next(b for b in at.button if b.label.startswith("Use 1.000")).click().run()
     assert project_policy(store, pid).judge_threshold == 1.0
+    next(b for b in at.button if b.label == "Review tool cases in Annotate").click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="q_gen").value == "tool_case" and not at.toggle(key="q_mine").value
+    assert set(at.dataframe[0].value["generator"]) == {"tool_case"}
 
 
 def save_rubric(at: AppTest, version: int) -> None:
