@@ -102,7 +102,7 @@ def test_a_persona_is_edited_on_the_page_as_a_new_version_with_its_author(db_url
     assert frame(at, "task")["task"].tolist() == ["Ask about **returns** <b>now</b>"], "shown as text"
 
 
-def test_a_simulation_started_on_the_page_is_queued_shows_its_progress_and_stops(db_url):
+def test_a_simulation_started_on_the_page_is_queued_shows_its_progress_stops_and_resumes(db_url):
     from evalcore.generators.simulation.job import execute_simulation, simulation_runs
     from evalcore.jobs.queue import open_queue
 
@@ -120,20 +120,16 @@ def test_a_simulation_started_on_the_page_is_queued_shows_its_progress_and_stops
     assert run.id in open_queue(store.url).pending_runs(), "handed to the workers"
     assert any("0 / 3 dialogues · queued" in str(p.proto.text) for p in at.get("progress"))
     next(b for b in at.button if b.label == "Stop").click().run()
-    assert store.stop_requested(run.id)
-
-    execute_simulation(store, run.id)  # as a worker would, once resumed
-    store.update_run(store.run(run.id).model_copy(update={"status": RunStatus.pending}))
-    execute_simulation(store, run.id)
+    assert store.stop_requested(run.id) and store.run(run.id).status == RunStatus.stopped
+    assert any("0 / 3 dialogues · stopped" in str(p.proto.text) for p in at.get("progress"))
+    next(b for b in at.button if b.label == "Resume").click().run()
+    assert store.run(run.id).status == RunStatus.pending and not store.stop_requested(run.id)
+    assert run.id in open_queue(store.url).pending_runs(), "handed to the workers again"
+    execute_simulation(store, run.id)  # what the worker taking the task does
     at = open_page("Rosa")
     assert any("3 / 3 dialogues · finished" in str(p.proto.text) for p in at.get("progress"))
-    assert (
-        max(
-            len([t for t in d.turns if t.role == "user"])
-            for d in load_simulation_run(store, run.id).dialogues
-        )
-        <= 4
-    )
+    dialogues = load_simulation_run(store, run.id).dialogues
+    assert len(dialogues) == 3 and max(sum(t.role == "user" for t in d.turns) for d in dialogues) <= 4
 
 
 def test_the_detectors_quality_against_human_labels_beside_each_run_and_on_the_turns(db_url):
