@@ -3,8 +3,8 @@ procedure's graphs drawn (a layered networkx layout, nodes coloured by type, noi
 sampled paths highlighted), the summary per procedure (broken rules, noise, paths, edge coverage,
 conversations, tests), how much each path adds to the edge coverage, and the tests of a conversation.
 
-Descriptions come from procedures or a model: in a figure they are HTML-escaped (plotly renders a few
-tags in hover text), in tables they are plain cells.
+Ids, types and descriptions come from procedures or a model: in a figure they are HTML-escaped (plotly
+renders a few tags in its texts), in tables they are plain cells.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def graph_figure(
                 x=[n.x for n in group],
                 y=[n.y for n in group],
                 mode="markers+text",
-                text=[n.node_id for n in group],
+                text=[html.escape(n.node_id) for n in group],
                 textposition="top center",
                 marker={
                     "size": [18 if n.paths else 13 for n in group],
@@ -185,7 +185,7 @@ def graph_figure(
                     for n in group
                 ],
                 hoverinfo="text",
-                name=kind,
+                name=html.escape(kind),
             )
         )
     figure.update_layout(
