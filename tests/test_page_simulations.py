@@ -177,3 +177,24 @@ def test_a_persona_edit_with_an_empty_name_is_refused_naming_the_field_and_saves
 
     [(item_id, _)] = list_personas(store, pid).items()
     assert store.current(item_id).version == 1, "nothing saved"
+
+
+def test_failed_dialogues_are_retried_from_the_page_through_the_queue(db_url):
+    from evalcore.generators.simulation.job import create_simulation, execute_simulation
+    from evalcore.jobs import failed_units
+    from evalcore.jobs.queue import open_queue
+
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    run = create_simulation(store, pid, "demo", standard=2)
+    first = run.params["units"][0]["key"]
+    with store.unit(run.id, first) as writer:  # as a simulated user that never answered usably leaves it
+        writer.fail("user simulator: no output")
+    execute_simulation(store, run.id)
+    assert set(failed_units(store, run.id)) == {first}
+    at = open_page("Rosa")
+    assert any("1 dialogue(s) failed" in str(w.value) for w in at.warning)
+    next(b for b in at.button if b.label == "Retry failed dialogues").click().run()
+    assert run.id in open_queue(store.url).pending_runs(), "handed to the workers"
+    execute_simulation(store, run.id)
+    assert not failed_units(store, run.id) and len(load_simulation_run(store, run.id).dialogues) == 2
