@@ -19,6 +19,7 @@ from llm_server import model_env
 from typer.testing import CliRunner
 
 from evalcore.cli.main import app
+from evalcore.errors import EvalcoreError
 from evalcore.generators.simulation import load_simulation_run, simulation_statistics
 from evalcore.generators.simulation.chatchecker import read_run
 from evalcore.generators.simulation.job import create_simulation, execute_simulation, simulate
@@ -303,3 +304,10 @@ def test_a_card_that_says_nothing_gets_chatcheckers_10_user_turns_and_the_cards_
         run = create_simulation(store, pid, "demo", standard=1)
         turns[name] = run.params["limits"]["max_user_turns"]
     assert turns == {"said": 12, "silent": 10}
+    store, pid = said
+    assert (
+        create_simulation(store, pid, "demo", standard=1, max_user_turns=3).params["limits"]["max_user_turns"]
+        == 3
+    ), "a limit given for the run wins over the card's"
+    with pytest.raises(EvalcoreError, match="max_user_turns must be at least 1"):
+        create_simulation(store, pid, "demo", standard=1, max_user_turns=0)
