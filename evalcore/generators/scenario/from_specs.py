@@ -26,7 +26,6 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 from pydantic import BaseModel, Field
@@ -53,6 +52,7 @@ from evalcore.generators.scenario.records import (
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.models import Spec
+from evalcore.models.common import Record
 
 STEM = 5  # letters two words must share to be one word: "rent" / "rentals", "return" / "returns"
 
@@ -436,14 +436,13 @@ def build_scenario(draft: ScenarioDraft, domain: Domain | None) -> Scenario:
     )
 
 
-@dataclass(frozen=True)
-class GeneratedScenario:
+class GeneratedScenario(Record):
     """A scenario written from a spec, with what wrote it."""
 
-    spec_id: str
-    scenario: Scenario
-    model: str
-    offline: bool
+    spec_id: str = Field(description="The spec it was written from.")
+    scenario: Scenario = Field(description="The scenario, valid under the format (and the domain, if any).")
+    model: str = Field(description="'provider/model' that wrote it.")
+    offline: bool = Field(description="True when written by the offline implementation.")
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -476,7 +475,9 @@ def generate_scenarios(
         problems: list[Problem] = []
         if parse_scenario(to_yaml(scenario), f"spec {spec.id}", problems, domain) is None:
             raise ValidationFailed(problems, f"the scenario written from spec {spec.id}")
-        out.append(GeneratedScenario(spec.id, scenario, result.model, result.offline))
+        out.append(
+            GeneratedScenario(spec_id=spec.id, scenario=scenario, model=result.model, offline=result.offline)
+        )
     return out
 
 
