@@ -8,6 +8,7 @@ from evalcore.cli.main import SAMPLE_PROJECT
 from evalcore.generators.doc_qa.job import RUN_KIND
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
+from evalcore.jobs.control import holders
 from evalcore.specs.generation import generate_specs
 from evalcore.store import Store
 from tests.browser import streamlit_server
@@ -42,8 +43,9 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
             assert time.monotonic() < deadline, "no conversation was generated"
             time.sleep(0.1)
         browser.find_element(By.XPATH, "//button[.//p[text()='Stop generating']]").click()
-        deadline = time.monotonic() + 60
-        while store.run(run.id).status.value == "running":  # it stops after the conversations in flight
+        deadline, quiet = time.monotonic() + 60, 0
+        while quiet < 3:  # marked stopped at once; the worker ends the conversations in flight, then lets go
+            quiet = 0 if holders(store, run.id) else quiet + 1
             assert time.monotonic() < deadline, "the job did not stop"
             time.sleep(0.3)
         stopped_at = len(store.finished_units(run.id))
