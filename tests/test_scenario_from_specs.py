@@ -253,7 +253,7 @@ def test_the_cli_writes_one_file_per_spec_and_imports_them(tmp_path, monkeypatch
     result = runner.invoke(app, [*args, "--import", "--author", "ann", "--db", url])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        f"wrote 2 scenario file(s) to {out} (offline: no model)",
+        f"wrote 2 scenario file(s) to {out}, 1 with assertions (offline: no model)",
         "project demo: 2 added, 0 updated, 0 unchanged",
     ]
     files = sorted(out.iterdir())

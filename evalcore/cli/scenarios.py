@@ -166,7 +166,8 @@ def from_specs(
         files.append((file_name(g.scenario), header + to_yaml(g.scenario), g.spec_id))
     written = write_files(out, files)
     offline = " (offline: no model)" if any(g.offline for g in made) else ""
-    typer.echo(f"wrote {len(written)} scenario file(s) to {out}{offline}")
+    checkable = sum(1 for g in made if g.scenario.assertions)
+    typer.echo(f"wrote {len(written)} scenario file(s) to {out}, {checkable} with assertions{offline}")
     if import_:
         result = import_scenarios(store, pid, written, author or getpass.getuser(), checked)
         typer.echo(
