@@ -96,11 +96,13 @@ def test_scoring_comparison_and_filtering_can_be_handed_to_the_workers(db):
             ("rubrics", "score", rubric_set, "--generator", "tool_case"),
             ("rubrics", "compare", "--folds", "2"),
             ("toolcases", "filter"),
+            ("toolcases", "generate", "--situation", "correct"),
         )
     ]
     store = Store(db)
     runs = [store.run(i) for i in ids]
-    assert [r.kind for r in runs] == ["rubric_scoring", "rubric_comparison", "tool_case_filter"]
+    kinds = ["rubric_scoring", "rubric_comparison", "tool_case_filter", "tool_case"]
+    assert [r.kind for r in runs] == kinds
     assert all(r.status.value == "pending" and r.params.get("queued_at") for r in runs)
     assert "52/52 judged" in run("toolcases", "filter", "--resume", ids[2], "--db", db)
     scored = run("rubrics", "score", rubric_set, "--resume", ids[0], "--db", db)

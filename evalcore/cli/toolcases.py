@@ -154,11 +154,7 @@ def filter_(
     store = open_store(db)
     run_id = resume or create_filter(store, project_id_of(store, project), model=model).id
     if queue:
-        from evalcore.jobs.queue import display_url, enqueue, queue_url_for
-
-        enqueue(store, run_id)
-        typer.echo(f"run {run_id} queued on {display_url(queue_url_for(store.url))}")
-        typer.echo(run_id)
+        queue_run(store, run_id)
         return
     outcome = execute_filter(store, run_id, on_progress=progress_printer("judged"))
     typer.echo(f"run {outcome.run.id}: {outcome.run.status.value}; {outcome.judged}/{outcome.total} judged, "
@@ -331,11 +327,7 @@ def compare(
         ).id
     )
     if queue:
-        from evalcore.jobs.queue import display_url, enqueue, queue_url_for
-
-        enqueue(store, run_id)
-        typer.echo(f"run {run_id} queued on {display_url(queue_url_for(store.url))}")
-        typer.echo(run_id)
+        queue_run(store, run_id)
         return
     run = execute_comparison(store, run_id, on_progress=progress_printer("folds"))
     result = stored_comparison(store, run_id)
@@ -372,7 +364,6 @@ def score(
 ) -> None:
     """Score a target's conversations (simulated or imported) with a rubric set, as a job; the run's id
     is the last line printed (`rubrics report RUN`)."""
-    from evalcore import jobs
     from evalcore.errors import UsageError
     from evalcore.runs.rubric_scoring import create_rubric_scoring, execute_rubric_scoring
 
@@ -384,13 +375,7 @@ def score(
         model=model,
     ).id  # fmt: skip
     if queue:
-        from evalcore.jobs.queue import display_url, enqueue, queue_url_for
-
-        if retry_failed:
-            jobs.retry_failed(store, run_id)
-        enqueue(store, run_id)
-        typer.echo(f"run {run_id} queued on {display_url(queue_url_for(store.url))}")
-        typer.echo(run_id)
+        queue_run(store, run_id, retry_failed=retry_failed)
         return
     outcome = execute_rubric_scoring(
         store, run_id, on_progress=progress_printer("scored"), retry_failed=retry_failed
