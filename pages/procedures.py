@@ -9,6 +9,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.generators.procedure.apis import generated_names
 from evalcore.generators.procedure.job import RUN_KIND, list_graphs
 from evalcore.items.store_ops import list_tests
+from evalcore.jobs.queue import enqueue
 from evalcore.reports.procedure_tables import (
     counts_frame,
     export_procedure_tables,
@@ -18,8 +19,10 @@ from evalcore.reports.procedure_tables import (
     table2_display,
 )
 from evalcore.reports.procedure_views import graph_figure, graphs_summary, path_coverage, tests_frame
-from evalcore.runs.procedure_tests import procedure_runs
-from pages._common import current_project, md, show_error, store_or_stop
+from evalcore.runs.procedure_tests import create_procedure_run, procedure_runs
+from evalcore.runs.targets import list_targets
+from evalcore.runs.targets.acting import ACTING_KINDS
+from pages._common import current_project, flash, job_panel, md, show_error, show_flash, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -126,6 +129,30 @@ else:
                 st.dataframe(tests_frame(mine, made_up), hide_index=True, width="stretch")
 
 st.subheader("Table 2: the tests against targets")
+show_flash()
+acting = [t.name for t in list_targets(store, project_id) if t.kind in ACTING_KINDS]
+with st.form("play_tests"):
+    st.caption(
+        "Play the procedure tests against a target that calls tools (OpenAI tools API, Anthropic tool use, "
+        "an HTTP endpoint answering a reply or an action, or a built-in agent: add one on Runs or with "
+        "`evalcore targets add NAME --kind agent --agent demo`). The run goes to the workers."
+    )
+    target_name = st.selectbox("Target", acting, index=None, placeholder="a target that calls tools")
+    only = st.checkbox("Only the tests of the generation run chosen above", value=bool(generations))
+    if st.form_submit_button("Play the tests", type="primary", icon=":material/play_arrow:"):
+        try:
+            if target_name is None:
+                raise EvalcoreError("choose a target that calls tools")
+            generation = run_id if only and generations else None
+            started = create_procedure_run(store, project_id, target_name, generation=generation)
+            enqueue(store, started.id)
+        except EvalcoreError as exc:
+            show_error(exc)
+        else:
+            st.session_state["procedure_run"] = started.id
+            flash("success", f"Started {md(started.id)}: handed to the workers.")
+if watched := st.session_state.get("procedure_run"):
+    job_panel(store, watched, "tests")
 runs = procedure_runs(store, project_id)
 if not runs:
     st.info("No procedure test run yet: start one with `evalcore run --tests --target NAME`.")

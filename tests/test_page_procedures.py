@@ -133,3 +133,24 @@ def test_generated_apis_are_marked_in_the_drawing_and_the_tests() -> None:
         provenance=Provenance(producer="offline"),
     )
     assert tests_frame([test], {"wrap_gift"})["expected action"][0].endswith("[generated API]")
+
+
+def test_tests_are_played_from_the_page_through_the_queue(db_url):
+    from evalcore.jobs.queue import open_queue
+    from evalcore.runs.procedure_tests import procedure_runs
+
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    generate(store, pid, procedures=["track_order"], paths=2, seed=0)
+    save_target(store, pid, Target(name="agent-demo", kind="agent", config={"agent": "demo"}))
+    at = open_page()
+    targets = next(b for b in at.selectbox if b.label == "Target")
+    assert targets.options == ["agent-demo"]  # only targets that call tools (not the retrieval demo)
+    next(b for b in at.button if b.label == "Play the tests").click().run()  # no target chosen: refused
+    assert any("choose a target" in str(e.value) for e in at.error) and not procedure_runs(store, pid)
+    next(b for b in at.selectbox if b.label == "Target").select("agent-demo")
+    next(b for b in at.button if b.label == "Play the tests").click().run()  # the form sends both at once
+    assert not at.exception, at.exception
+    [run] = procedure_runs(store, pid)
+    assert run.id in open_queue(store.url).pending_runs(), "handed to the workers"
+    assert any("tests · queued" in str(p.proto.text) for p in at.get("progress"))
