@@ -1,6 +1,7 @@
 """Human breakdown labels on simulated dialogues and the detector scored against them (issue 18, item 7):
-labels saved as annotations (version-checked, per annotator, never overwritten, invisible to tiers), the
-majority rule, the seed's accuracy / precision / recall / F1 and type metrics by hand, and the CLI."""
+labels saved as annotations (version-checked, per annotator, never overwritten, invisible to tiers; SQLite
+and PostgreSQL), the majority rule, the seed's accuracy / precision / recall / F1 and type metrics by
+hand, and the CLI."""
 
 from __future__ import annotations
 
@@ -26,12 +27,13 @@ def label(turn: int, broken: bool, *types: str, note: str = "") -> BreakdownLabe
 
 
 @pytest.fixture
-def imported(sqlite_store):
-    """The published ChatChecker run; its dialogues by persona number (assistant turns are the even ones)."""
-    run_id = import_chatchecker_run(sqlite_store, reference_run()).run_id
-    _, pairs = run_dialogues(sqlite_store, run_id)
+def imported(store):
+    """The published ChatChecker run (SQLite and PostgreSQL); its dialogues by persona number (assistant
+    turns are the even ones)."""
+    run_id = import_chatchecker_run(store, reference_run()).run_id
+    _, pairs = run_dialogues(store, run_id)
     by_persona = {int(d.user_name.rsplit("_", 1)[1]): cid for cid, d in pairs}
-    return sqlite_store, run_id, by_persona
+    return store, run_id, by_persona
 
 
 def save(store, item, author, *labels, cleared=()):
