@@ -19,11 +19,13 @@ from evalcore.generators.tool_case.evaluation import (
     stored_comparison,
 )
 from evalcore.generators.tool_case.job import generate_toolcases
-from evalcore.generators.tool_case.rubrics import save_rubric_set
+from evalcore.generators.tool_case.rubrics import save_rubric_set, validate_rubric_set
 from evalcore.generators.tool_case.scope import discover_rubrics
 from evalcore.generators.tool_case.signals import SIGNALS
 from evalcore.inputs import import_project
+from evalcore.items.store_ops import add_conversation
 from evalcore.llm.client import ModelClient
+from evalcore.models import Conversation, Provenance, Run, Turn
 from evalcore.reports.rubric_tables import (
     area_table,
     drill_down,
@@ -130,3 +132,30 @@ def test_a_comparison_that_would_train_without_a_pos_conversation_is_refused(sql
     with pytest.raises(UsageError, match="fold 1 would train on no POS conversation"):
         create_comparison(sqlite_store, pid, folds=1)
     assert sqlite_store.runs(pid, kind="rubric_comparison") == []
+
+
+def test_the_judge_is_not_the_targets_own_model_when_another_is_configured(sqlite_store, monkeypatch):
+    pid = import_project(sqlite_store, SAMPLE).project_id
+    rubrics = {
+        "method": "scope",
+        "areas": [{"name": "User"}],
+        "rubrics": [
+            {"id": "p", "area": "User", "polarity": "POS", "text": "The user thanks the agent.", "weight": 3},
+            {"id": "n", "area": "User", "polarity": "NEG", "text": "The user complains.", "weight": 5},
+        ],
+    }
+    item, _ = save_rubric_set(sqlite_store, pid, validate_rubric_set(rubrics), "lead")
+    target = {"name": "bot", "kind": "openai", "model": "openai/gpt-4o"}
+    source = sqlite_store.start_run(
+        pid, Run(id="run-sim", kind="simulation", target="bot", params={"target": target})
+    )
+    turns = [Turn(index=0, role="user", content="Hi"), Turn(index=1, role="assistant", content="Hello")]
+    made = Provenance(producer="bot", provider="openai", run_id=source.id)
+    add_conversation(
+        sqlite_store, pid, Conversation(id="sim-1", generator="simulation", turns=turns, provenance=made)
+    )
+    monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)
+    models = {"judge": "openai/gpt-4o-2024-08-06", "generator": "anthropic/claude-haiku-4-5"}
+    sqlite_store.update_settings(pid, {"models": models})
+    run = create_rubric_scoring(sqlite_store, pid, item, source_run=source.id)
+    assert (run.target, run.judge, run.params["units"]) == ("bot", "anthropic/claude-haiku-4-5", ["sim-1"])

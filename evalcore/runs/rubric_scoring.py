@@ -5,7 +5,8 @@ issue 20, item 7): the rubric set's last step run as the judge of a run, DESIGN.
 The conversations are the target's: those of one source run (a simulation run against the target, or an
 imported ChatChecker run), of one generator, or all of the project's. `create_rubric_scoring` records the
 run (kind `rubric_scoring`; the rubric set's version pinned, so an edit after the start does not mix two
-sets in one run; the source run's target named; the judge model resolved) with one unit per conversation;
+sets in one run; the source run's target named; the judge never the target's own model when another is
+configured, as for every run's judge) with one unit per conversation;
 `execute_rubric_scoring` scores the units not committed yet (a first start, a resume, or a queue worker's
 call), each committed with every rubric's score, the label the set estimates and the two sides compared.
 A model step that gives no usable output fails its unit (given back by `retry_failed`); the budget or a
@@ -24,6 +25,7 @@ from evalcore.generators.tool_case.scope import RubricStepFailed, score_conversa
 from evalcore.items.store_ops import list_conversations
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
+from evalcore.llm.guard import choose_judge, guard_judge
 from evalcore.models import Conversation, Run
 from evalcore.runs.control import code_version
 from evalcore.store import Store
@@ -63,18 +65,18 @@ def create_rubric_scoring(
 ) -> Run:
     """Record a new scoring run (status pending); no conversation to score, or an unknown set, is refused."""
     _, version = load_rubric_set(store, rubric_set)
-    target = None
+    target = target_model = None
     if source_run:
         source = store.run(source_run)
         if store.run_project(source_run) != project_id:
             raise UsageError(f"run '{source_run}' belongs to another project")
-        target = source.target
+        target, target_model = source.target, (source.params.get("target") or {}).get("model")
     ids = select_conversations(store, project_id, generator=generator, source_run=source_run)
     if not ids:
         of = f" of generator '{generator}'" if generator else ""
         of += f" made by run '{source_run}'" if source_run else ""
         raise UsageError(f"no conversations{of} to score in project '{project_id}'")
-    _, _, judge = ModelClient(store, project_id).registry.resolve("judge", model)
+    judge = choose_judge(ModelClient(store, project_id).registry, target_model, model).model
     params = {
         "project_id": project_id,
         "rubric_set": rubric_set,
@@ -82,6 +84,7 @@ def create_rubric_scoring(
         "generator": generator,
         "source_run": source_run,
         "model": model,
+        "target_model": target_model,
         "units": ids,
         PROGRESS_TOTAL: len(ids),
         **jobs.entry_point(execute_rubric_scoring),
@@ -113,9 +116,10 @@ def execute_rubric_scoring(
     if retry_failed:
         jobs.retry_failed(store, run.id)
     rubrics, _ = load_rubric_set(store, run.params["rubric_set"], run.params["version"])
-    model = run.params.get("model")
     llm = ModelClient(store, pid, run_id=run.id)
-    llm.registry.resolve("judge", model)  # a configuration error fails before any call
+    # Never the target's own model when another is configured (a warning on the run otherwise); a
+    # configuration error fails here, before any call.
+    model = guard_judge(llm, run.params.get("target_model"), run.params.get("model")).model
 
     def work(claim: jobs.Claim) -> None:
         conversation = Conversation.model_validate(store.current(claim.key).body)
