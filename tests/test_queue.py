@@ -1,8 +1,9 @@
 """Jobs in worker processes through the huey queue (issue 16), on SQLite and PostgreSQL.
 
-A run queued by a process that is then killed (a dashboard restarted) is finished by a worker; a worker
-killed with SIGKILL mid-run is replaced by another that finishes the run, every turn played once and no
-model call repeated beyond those in flight at the kill.
+A run queued by a process that is then killed (a dashboard restarted) is finished by a worker; a run
+started on the Runs page survives a restart of `evalcore serve` mid-run; a worker killed with SIGKILL
+mid-run is replaced by another that finishes the run, every turn played once and no model call repeated
+beyond those in flight at the kill. Every job command of the CLI takes --queue.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from evalcore.models.common import now_utc
 from evalcore.runs import create_run
 from evalcore.runs.store_ops import judgment_rows
 from evalcore.runs.targets import save_target
-from evalcore.store import Store
+from evalcore.store import DATABASE_URL_ENV, Store
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server
 PROJECT = "p1"
@@ -61,7 +62,8 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-def _run(store: Store, llm_server) -> str:
+def _project(store: Store, llm_server) -> None:
+    """A project of CONVERSATIONS conversations and a target 'bot' on the fake API server."""
     store.create_project(PROJECT, "Queued")
     for i in range(CONVERSATIONS):
         qa = [(f"question {j} of conversation {i}?", "an answer", "SINGLE-DOC", []) for j in range(TURNS)]
@@ -69,7 +71,30 @@ def _run(store: Store, llm_server) -> str:
     config = {"base_url": llm_server.openai_base_url, "model": "gpt-4o-mini", "cache": False,
               "max_tokens": 50, "timeout_s": 10}  # fmt: skip
     save_target(store, PROJECT, Target(name="bot", kind="openai", config=config))
+
+
+def _run(store: Store, llm_server) -> str:
+    _project(store, llm_server)
     return create_run(store, PROJECT, "bot", judge="offline", concurrency=CONCURRENCY).id
+
+
+def _start_on_the_runs_page(store: Store, monkeypatch) -> str:
+    """Start a run of 'bot' with the Runs page's form, as a person does (no worker in this process)."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv(DATABASE_URL_ENV, store.url)
+    monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/runs.py").run()
+    next(s for s in at.selectbox if s.label == "Target").set_value("bot")
+    next(s for s in at.selectbox if s.label == "Judge").set_value("offline")
+    next(s for s in at.slider if s.label == "Conversations at once").set_value(CONCURRENCY)
+    next(b for b in at.button if b.label == "Start run").click().run()
+    assert not at.exception, at.exception
+    [run] = store.runs(PROJECT, kind="run")
+    assert run.status == RunStatus.pending and run.params["concurrency"] == CONCURRENCY
+    return run.id
 
 
 def _wait(store: Store, run_id: str, until, timeout: float = 120) -> None:
@@ -166,7 +191,7 @@ def _serve(url: str, port: int) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
 
 
-def test_a_queued_run_survives_a_restart_of_serve_and_finishes(db_url, llm_server):
+def test_a_run_started_on_a_page_survives_a_restart_of_serve_and_finishes(db_url, llm_server, monkeypatch):
     """`evalcore serve` runs the dashboard and a worker; SIGTERM stops both and the job waits in the queue."""
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
@@ -174,9 +199,9 @@ def test_a_queued_run_survives_a_restart_of_serve_and_finishes(db_url, llm_serve
     store = Store(db_url)
     serve = None
     try:
-        run_id = _run(store, llm_server)
+        _project(store, llm_server)
         llm_server.latency = 0.2
-        enqueue(store, run_id)  # what the Runs page's Start does
+        run_id = _start_on_the_runs_page(store, monkeypatch)
         serve = _serve(db_url, port)
         _wait(store, run_id, lambda: len(judgment_rows(store, run_id)) >= 4)
         serve.send_signal(signal.SIGTERM)
