@@ -409,6 +409,9 @@ def _scores_section() -> None:
     )
     report = rubric_report(store, run_id)
     st.caption(" · ".join(f"{k}: {md(v)}" for k, v in report.about.items()))
+    st.caption(f"{report.scored} conversation(s) scored, {report.failed} failed.")
+    for warning in report.run.warnings:
+        st.warning(md(warning))
     if report.about.get("offline", "no") != "no":
         st.info("Offline output: scored by the offline heuristics, not by a model.")
     st.dataframe(label_table(report), hide_index=True)
