@@ -247,7 +247,10 @@ def targets_list(project: ProjectOption = None, db: DbOption = None) -> None:
 @friendly
 def targets_add(
     name: Annotated[str, typer.Argument(help="Target name.")],
-    kind: Annotated[str, typer.Option(help="openai, anthropic, http, python or demo.")],
+    kind: Annotated[
+        str,
+        typer.Option(help="openai, anthropic, http, python, demo, agent, rasa, http_events or demo_flows."),
+    ],
     model: Annotated[str | None, typer.Option(help="Model (openai, anthropic).")] = None,
     base_url: Annotated[str | None, typer.Option(help="Base URL of an OpenAI-compatible API.")] = None,
     system_prompt: Annotated[str | None, typer.Option(help="System prompt.")] = None,
@@ -267,6 +270,14 @@ def targets_add(
         str | None, typer.Option(help="demo, oracle or null (agent: built-in procedure-test agents).")
     ] = None,
     timeout: Annotated[float | None, typer.Option(help="Seconds per reply.")] = None,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            help="More fields as a JSON object, e.g. an http_events target's event_types and event_fields, "
+            "a demo_flows target's defect_rate and inject.",
+        ),
+    ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Always ask the endpoint (openai, anthropic).")
     ] = False,
@@ -294,6 +305,14 @@ def targets_add(
         "agent": agent, "timeout_s": timeout, "cache": False if no_cache else None,
         "request_template": _json(template) if template else None,
     }  # fmt: skip
+    if config:
+        try:
+            more = json.loads(config)
+        except json.JSONDecodeError as e:
+            raise EvalcoreError(f"--config is not JSON: {e}") from None
+        if not isinstance(more, dict):
+            raise EvalcoreError("--config: give a JSON object of configuration fields")
+        raw.update(more)
     store = open_store(db)
     try:
         target = Target(
