@@ -47,6 +47,7 @@ from evalcore.reports.rubric_tables import (
     rubric_report,
     rubric_table,
 )
+from evalcore.review import filter_options
 from evalcore.runs.rubric_scoring import create_rubric_scoring, scoring_runs
 from pages._common import (
     current_project,
@@ -373,26 +374,22 @@ def _scores_section() -> None:
         "RUN`)."
     )
     sets = project_rubric_sets(store, project_id)
-    sources = {r.id: f"{r.id} · simulation of {r.target}" for r in simulation_runs(store, project_id)}
-    if sets:
+    # What to score, as (source run, generator): a simulation or ChatChecker import run, or a generator's
+    # conversations (imported JSONL keeps its own generator).
+    sources = {f"{r.id} · simulation of {r.target}": (r.id, None) for r in simulation_runs(store, project_id)}
+    generators = filter_options(store, project_id).generators
+    sources |= {f"every conversation of generator {g}": (None, g) for g in generators}
+    if sets and sources:
         with st.form("tc_score", enter_to_submit=False):
             left, right = st.columns(2)
             rubric_set = left.selectbox("Rubric set", [s.item_id for s in sets])
-            source = right.selectbox(
-                "Conversations",
-                [None, *sources],
-                format_func=lambda i: "the tool cases" if i is None else sources[i],
-            )
+            source_run, generator = sources[right.selectbox("Conversations", list(sources))]
             if st.form_submit_button(
                 "Score them", disabled=not current_user(), help=None if current_user() else NEEDS_NAME
             ):
                 try:
                     run = create_rubric_scoring(
-                        store,
-                        project_id,
-                        rubric_set,
-                        source_run=source,
-                        generator=None if source else "tool_case",
+                        store, project_id, rubric_set, source_run=source_run, generator=generator
                     )
                     enqueue(store, run.id)
                 except EvalcoreError as exc:

@@ -27,7 +27,7 @@ from evalcore.inputs import import_project
 from evalcore.items.state import project_policy
 from evalcore.llm.client import ModelClient
 from evalcore.models import Annotation, AnnotationLabel
-from evalcore.runs.rubric_scoring import score_with_rubrics
+from evalcore.runs.rubric_scoring import score_with_rubrics, scoring_runs
 from evalcore.store import DATABASE_URL_ENV, Store
 from pages._common import md
 
@@ -220,6 +220,13 @@ def test_the_comparison_is_queued_and_read_back_from_its_stored_folds(project):
 def test_scored_conversations_read_per_rubric_and_area_with_drill_down(project):
     store, pid = project
     item, _ = _rubric_set(store, pid)
+    at = open_tab("Rubric scores")
+    assert [o for o in next(b for b in at.selectbox if b.label == "Conversations").options] == [
+        "every conversation of generator tool_case"
+    ]
+    next(b for b in at.button if b.label == "Score them").click().run()
+    (queued,) = scoring_runs(store, pid)
+    assert queued.params["generator"] == "tool_case" and queued.params.get("queued_at")
     outcome = score_with_rubrics(store, pid, item, generator="tool_case")
     at = open_tab("Rubric scores")
     assert any("Offline output" in str(i.value) for i in at.info)
