@@ -11,6 +11,7 @@ from evalcore.generators.simulation import load_simulation_run
 from evalcore.generators.simulation.job import create_simulation, simulation_runs
 from evalcore.generators.simulation.personas import OCEAN, edit_persona, list_personas, persona_version
 from evalcore.generators.simulation.simulator import Limits
+from evalcore.generators.simulation.store_ops import run_dialogues
 from evalcore.generators.simulation.views import (
     breakdown_matrix,
     chart_label,
@@ -176,6 +177,11 @@ def _run(run_id: str, key: tuple):
     return load_simulation_run(store, run_id)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _conversations(run_id: str, key: tuple) -> dict[str, str]:
+    return {dialogue.dialogue_id: cid for cid, dialogue in run_dialogues(store, run_id)[1]}
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def _quality(run_id: str, key: tuple):
     return detector_quality(store, run_id), labelled_turns(store, run_id)
@@ -331,6 +337,9 @@ persona = sim.personas.get(chosen.user_name)
 if persona is not None:
     st.caption(md(f"{persona.type} persona {persona.profile.name}: {persona.task}"))
 st.caption(md(f"Ended: {chosen.finish_reason.value}" + (f" ({chosen.error})" if chosen.error else "")))
+if st.button("Label its target turns on Annotate", icon=":material/rate_review:"):
+    item = _conversations(run_id, (store.url, stamps[run_id]))[chosen.dialogue_id]
+    st.switch_page("pages/annotate.py", query_params={"item": item})
 for index, turn in enumerate(chosen.turns):
     with st.chat_message("user" if turn.role == TurnRole.user else "assistant"):
         st.markdown(md(turn.content) or " ")

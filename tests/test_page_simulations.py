@@ -160,6 +160,10 @@ def test_the_detectors_quality_against_human_labels_beside_each_run_and_on_the_t
     box(at, "Dialogue").select("generated_standard_persona_04_dialogue_1").run()
     shown = [str(m.value) for m in at.markdown]
     assert ":red-badge[human\\: breakdown\\: Contradiction \\(1 of 1 say breakdown\\)]" in shown
+    next(b for b in at.button if b.label == "Label its target turns on Annotate").click().run()
+    assert not at.exception, at.exception
+    assert at.query_params["item"] in (item, [item]), "the dialogue opens in the workbench"
+    assert [t.value for t in at.title] == ["Annotate"]
 
 
 def test_a_persona_edit_with_an_empty_name_is_refused_naming_the_field_and_saves_nothing(db_url):
