@@ -8,7 +8,8 @@ item 3), reached over its HTTP API:
 - session start and slots (seed 003, "setup.initial_slots"): "the evaluator sends a /session_start
   message first so that any custom action_session_start logic runs against an empty tracker, then
   injects the slot values on top": `/session_start` through the webhook, then
-  `POST {url}/conversations/{sender}/tracker/events` with one `slot` event per initial slot.
+  `POST {url}/conversations/{sender}/tracker/events` with one `slot` event per initial slot (a scenario
+  without initial slots starts with its first message, which starts the session as usual).
 
 A server started with `--auth-token` wants `?token=`: give the variable holding it as `token_env`.
 `domain` names the assistant's domain and flow files (or folders), read with `read_domain`, so scenarios
@@ -52,8 +53,8 @@ class RasaSession(EventSession):
     def __init__(self, target: RasaTarget, sender: str, slots: dict[str, Any]) -> None:
         self.owner, self.target, self.sender = target, target.target, sender
         self.seen = 0
-        self.owner.talk(sender, SESSION_START)
-        if slots:
+        if slots:  # without slots, the assistant starts the session on the first message, as it always does
+            self.owner.talk(sender, SESSION_START)
             events = [{"event": "slot", "name": name, "value": value} for name, value in slots.items()]
             self.owner.call("POST", f"/conversations/{self._path()}/tracker/events", events)
         self.setup_events = _converted(self._new_events())
