@@ -221,7 +221,7 @@ def test_scored_conversations_read_per_rubric_and_area_with_drill_down(project):
     store, pid = project
     item, _ = _rubric_set(store, pid)
     at = open_tab("Rubric scores")
-    assert [o for o in next(b for b in at.selectbox if b.label == "Conversations").options] == [
+    assert list(next(b for b in at.selectbox if b.label == "Conversations").options) == [
         "every conversation of generator tool_case"
     ]
     next(b for b in at.button if b.label == "Score them").click().run()
