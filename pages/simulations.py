@@ -24,10 +24,10 @@ from evalcore.jobs import failed_units, progress, request_stop, retry_failed
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus, TurnRole
 from evalcore.review.detector_quality import (
-    detector_quality,
     human_badge,
     labelled_turns,
     quality_columns,
+    score_detector,
 )
 from evalcore.review.reports import annotation_stamp
 from evalcore.runs.targets import list_targets
@@ -184,7 +184,8 @@ def _conversations(run_id: str, key: tuple) -> dict[str, str]:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _quality(run_id: str, key: tuple):
-    return detector_quality(store, run_id), labelled_turns(store, run_id)
+    turns = labelled_turns(store, run_id)
+    return score_detector(run_id, turns), turns
 
 
 listed = _summaries(runs, (store.url, project_id, tuple(sorted(stamps.items()))))
