@@ -70,7 +70,8 @@ def test_oracle_reaches_every_maximum_and_null_has_no_api_recall(sample) -> None
 
     texts = export_procedure_tables(scored, "md", failing=True)
     assert set(texts) == {"table2", "table2_counts", f"failing_{oracle.id}", f"failing_{null.id}"}
-    assert "offline: yes" in texts["table2"] and "100.0%" in texts["table2"]
+    assert "offline: yes" in texts["table2"] and "100.0% [" in texts["table2"]
+    assert "Reply recall" in texts["table2"] and "share_" not in texts["table2"]
     latex = export_procedure_tables(scored, "latex")["table2"]
     assert "\\begin{tabular}" in latex and "(offline)" in latex
     csv = export_procedure_tables(scored, "csv")["table2"]
@@ -125,7 +126,7 @@ def test_cli_run_tests_resume_and_report(sample) -> None:
     run_id = next(
         line.split()[1].rstrip(":") for line in played.output.splitlines() if line.startswith("run ")
     )
-    assert "Table 2" in played.output and played.output.count("| 100.0% |") == 7
+    assert "Table 2" in played.output and played.output.count("| 100.0% [") == 7
     resumed = runner.invoke(app, ["run", "--resume", run_id, *db])
     assert resumed.exit_code == 0 and "(0 now, 0 crashed)" in resumed.output, resumed.output
     assert runner.invoke(app, ["run", "--tests", "--target", "null", "--limit", "4", *db]).exit_code == 0

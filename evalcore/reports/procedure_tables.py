@@ -215,12 +215,15 @@ def export_procedure_tables(
     scored: Sequence[RunScores], fmt: str, *, failing: bool = False, threshold: float = REPLY_THRESHOLD
 ) -> dict[str, str]:
     """Table 2 and its counts (and each run's failing tests when `failing`) as text in `fmt`."""
-    tables = {"table2": table2_frame(scored), "table2_counts": counts_frame(scored)}
+    markup = fmt in ("md", "markdown", "latex", "tex")
+    # People read Markdown and LaTeX: each metric as one 'share [interval]' column under its Table 2 name;
+    # CSV and JSONL keep the numbers apart for other tools.
+    table = table2_display(scored) if markup else table2_frame(scored)
+    tables = {"table2": table, "table2_counts": counts_frame(scored)}
     if failing:
         for s in scored:
             tables[f"failing_{s.run.id}"] = failing_frame(s, threshold)
     about = report_about(scored)
-    markup = fmt in ("md", "markdown", "latex", "tex")
     return {
         name: export_table(
             df,
