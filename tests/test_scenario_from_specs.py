@@ -4,6 +4,7 @@ validator; the model path keeps only the names the domain has."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,10 @@ from evalcore.generators.scenario.from_specs import (
     briefing,
     build_scenario,
     criteria_of,
+    figure_pattern,
     generate_scenarios,
     scenarios_from_specs,
+    stated_figures,
 )
 from evalcore.generators.scenario.store_ops import list_scenarios
 from evalcore.generators.scenario.targets import event_targets, target_domain
@@ -89,7 +92,9 @@ def test_the_briefing_addresses_the_user_as_a_tester_would_be_briefed():
     assert text.startswith(
         "You are a customer in a hurry. You have a request that touches a known limitation"
     )
-    assert "Ask for something where this applies: cannot see How to Track Them." in text, "titles kept"
+    assert "You want to ask for something where this applies: cannot see How to Track Them." in text, (
+        "the request said as what the user wants (the Given has not); titles kept"
+    )
     assert "If the first answer does not give you what you want, push again" in text
     assert "should" not in text, "the briefing never tells the user what the assistant should do"
 
@@ -214,7 +219,7 @@ def test_the_model_path_reads_the_spec_and_the_domain(project, llm_env):
     assert "open a return for one item" in prompt and "action_lookup_order" in prompt
     with pytest.raises(EvalcoreError, match="no scenario for 1 spec"):
         generate_scenarios(client, [STOCK], DOMAIN, model="openai/gpt-4o-mini")
-    assert SCENARIO_FROM_SPEC.prompt_version == "1"
+    assert SCENARIO_FROM_SPEC.prompt_version == "2"
 
 
 def test_a_rasa_domain_gives_actions_and_responses(tmp_path):
@@ -305,3 +310,52 @@ def test_the_cli_takes_the_domain_a_target_publishes(tmp_path, monkeypatch):
     assert runner.invoke(app, ["scenarios", "from-specs", "-o", str(out), *both, "--db", url]).exit_code == 2
     none = runner.invoke(app, ["scenarios", "from-specs", "-o", str(out), "--target", "demo", "--db", url])
     assert none.exit_code == 2 and "publishes no domain" in none.output
+
+
+POLICY = spec(
+    "PO boxes are accepted for parts only",
+    "a customer in a hurry had read the Shipping Policy only partly",
+    "the customer asks to ship a bike to a PO box",
+    'the assistant should answer in line with the Shipping Policy: "PO boxes are accepted for parts and '
+    'accessories only" and should not promise anything the policy excludes',
+    "spec-3",
+)
+
+
+def test_the_figures_a_then_states_and_how_an_answer_may_write_them():
+    assert stated_figures(POLICY.then) == []
+    table = (
+        "the assistant should give the values from the Products table (frame sizes M,L,XL, price usd 4499)"
+    )
+    assert stated_figures(table) == ["4499"]
+    window = (
+        "the assistant should state the window (30 days, or 14 days and under 25 km for e-bikes) and $7.95"
+    )
+    assert stated_figures(window) == ["30 days", "14 days", "25 km"], "the parenthesis holds the answer"
+    quoted = 'should answer: "Ship by ground, 5–8 business days, $129 per e-bike; custom builds RC-CUST-ATL."'
+    assert stated_figures(quoted) == ["5–8 business days", "$129", "RC-CUST-ATL"]
+    cases = {
+        "4499": (["price 4,499 USD", "4499"], ["14499", "4498"]),
+        "5–8 business days": (["in 5-8 business days", "5 – 8 business  days"], ["5–9 business days"]),
+        "$129": (["a flat $ 129", "$129."], ["$1290", "129"]),
+        "15%": (["a 15% fee"], ["115%", "1.5%"]),
+        "RC-CUST-ATL": (["builds (RC-CUST-ATL)"], ["XRC-CUST-ATL"]),
+    }
+    for figure, (found, missed) in cases.items():
+        pattern = figure_pattern(figure)
+        assert all(re.search(pattern, text) for text in found), (figure, pattern)
+        assert not any(re.search(pattern, text) for text in missed), (figure, pattern)
+
+
+def test_figures_are_checked_on_what_the_assistant_says(project, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    client = ModelClient(project, PROJECT)
+    then = "the assistant should give the values from the Products table (price usd 4499)"
+    priced = spec("Price", "a returning customer had VT-EB-TREK in mind", "the customer asks its price", then)
+    (bare,) = scenarios_from_specs(client, [priced])
+    assert bare.assertions == [], "no target that reports events: nothing is checkable"
+    (checked,) = scenarios_from_specs(client, [priced], DOMAIN)
+    (assertion,) = checked.assertions
+    assert assertion.kind == "bot_uttered" and assertion.text_matches == figure_pattern("4499")
+    problems: list = []
+    assert parse_scenario(to_yaml(checked), "x.yml", problems, DOMAIN) == checked and problems == []

@@ -18,7 +18,11 @@ cannot write an assertion that no event could ever satisfy. Its offline implemen
 - actions: the first action after "call", "calling", "with" or "using" (not an alternative after "or");
   "ask for the X before calling Y" is a sequencing of the slot X being set, then Y;
 - slots: those the user "gives" ("gives the order id, email" -> order_id, email);
-- responses: named verbatim.
+- responses: named verbatim;
+- figures: each amount, percentage, quantity with its unit or code the Then states an answer holds (at
+  most three) is a `bot_uttered` with `text_matches`: some message of the assistant states it. (A
+  ground truth for `generative_response_is_grounded` would hold every generative response of the
+  conversation to the spec's one fact, and the simulated user's follow-ups get other answers.)
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from evalcore.models import Spec
 from evalcore.models.common import Record
 
 STEM = 5  # letters two words must share to be one word: "rent" / "rentals", "return" / "returns"
+MAX_FACTS = 3  # figures checked per scenario: enough to pin an answer, few enough to stay readable
 
 
 class SpecInput(BaseModel):
@@ -103,6 +108,11 @@ class ScenarioDraft(BaseModel):
     responses_uttered: list[str] = Field(default_factory=list, description="Responses that must be sent.")
     sequence: list[OrderedStep] = Field(
         default_factory=list, description="Events that must happen in this order (two steps or more)."
+    )
+    facts: list[str] = Field(
+        default_factory=list,
+        description="Figures the assistant must state, as the spec writes them (amounts, durations, "
+        "percentages, codes), at most three; none when the spec states none.",
     )
 
 
@@ -203,7 +213,10 @@ def briefing(spec: SpecInput) -> str:
     actor = _ACTOR.match(when)
     if actor:
         rest = _AND_VERB.sub(lambda m: f"and {_base(m[1] + m[2])}", actor["rest"])
-        parts.append(_sentence(_base(actor["verb"].lower()) + _second_person(rest)))
+        action = _base(actor["verb"].lower()) + _second_person(rest)
+        # said as what the user wants when the Given has not said it: the user's opening request
+        wants = person is not None and person["verb"].lower() in ("wanted", "wants", "needed", "needs")
+        parts.append(_sentence(action if wants else f"you want to {action}"))
         if actor["aside"]:
             aside = actor["aside"].strip()
             parts.append(_APPROACH.get(aside.lower(), _sentence(f"do it {_second_person(aside)}")))
@@ -302,6 +315,36 @@ _BEFORE = re.compile(
 )
 _GIVES = re.compile(r"\bgiv(?:es|ing|e) (?:the |a |an |their |your )?(.+?)(?:$|\.| and report| before| but)")
 _NEGATED = re.compile(r"\b(?:not|never|no|refuses?|cannot|can't|without)\b", re.IGNORECASE)
+# A figure an answer must state: an amount, a percentage, a quantity with its unit, a code, a long number.
+_FIGURE = re.compile(
+    r"\$\s?\d[\d,.]*\d|\d+(?:\.\d+)?\s?%|\d+(?:[–-]\d+)?\s(?:business\s)?(?:days?|hours?|minutes?|weeks?|"
+    r"months?|years?|km|cycles?)\b|\b[A-Z]{2,}(?:-[A-Z0-9]+)+\b|\b\d{3,}\b"
+)
+
+
+def stated_figures(then: str) -> list[str]:
+    """The figures a spec's Then says an answer holds (in its quotations and the values it reads from a
+    table, else anywhere in it), in order, at most MAX_FACTS."""
+    quoted = re.findall(r'"([^"]+)"|\(([^)]*\d[^)]*)\)', then)
+    source = " ".join(a or b for a, b in quoted) or then
+    return list(dict.fromkeys(m.group(0).strip() for m in _FIGURE.finditer(source)))[:MAX_FACTS]
+
+
+def figure_pattern(figure: str) -> str:
+    """A regular expression finding a figure however an answer spaces, dashes or groups it: '5–8 business
+    days' finds '5-8 business days', '4499' finds '4,499', '$129' finds '$ 129'."""
+    out = []
+    for char in figure:
+        if char.isspace() or char == "$":
+            out.append(r"\s*" if char.isspace() else r"\$\s*")
+        elif char in "–-":
+            out.append(r"\s*[–-]\s*")
+        elif char.isdigit():
+            out.append(char + ",?")
+        else:
+            out.append(re.escape(char))
+    body = "".join(out).replace(",?,", ",?").rstrip("?").rstrip(",")
+    return rf"(?<![\w.]){body}(?![\d])" if figure[:1].isalnum() else rf"{body}(?![\d])"
 
 
 def offline_assertions(spec: SpecInput, domain: Domain) -> dict[str, Any]:
@@ -327,6 +370,7 @@ def offline_assertions(spec: SpecInput, domain: Domain) -> dict[str, Any]:
         "slots_set": list(dict.fromkeys(slots)),
         "responses_uttered": responses,
         "sequence": sequence,
+        "facts": stated_figures(spec.then),
     }
 
 
@@ -422,6 +466,9 @@ def build_scenario(draft: ScenarioDraft, domain: Domain | None) -> Scenario:
             assertions.append(
                 SequencingAssertion(steps=[SequencingStep(key=s.key, value=s.value) for s in steps])
             )
+        # any target that reports events reports what the assistant said: a figure is always checkable
+        facts = [f.strip() for f in draft.facts if f.strip()][:MAX_FACTS]
+        assertions += [BotUtteredAssertion(text_matches=figure_pattern(f)) for f in dict.fromkeys(facts)]
         for slot in draft.initial_slots:
             if slots is not None and slot.name in slots and not domain.slots[slot.name].refuses(slot.value):
                 initial[slot.name] = slot.value
