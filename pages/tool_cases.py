@@ -53,6 +53,7 @@ from pages._common import (
     current_project,
     current_user,
     flash,
+    job_panel,
     md,
     md_block,
     require_user,
@@ -92,8 +93,8 @@ def _status(run) -> str:
     return f"{run.id} · {run.status.value} · {done}/{total}"
 
 
-def _job(kind: str, label: str, start) -> None:
-    """A button starting a job on a worker (`start()` records the run), and where the last one stands."""
+def _job(kind: str, label: str, start, noun: str) -> None:
+    """A button starting a job on a worker (`start()` records the run), and the last one's progress."""
     user = current_user()
     if st.button(label, disabled=not user, help=None if user else NEEDS_NAME, key=f"start:{kind}"):
         try:
@@ -104,7 +105,7 @@ def _job(kind: str, label: str, start) -> None:
         else:
             flash("success", f"{md(run.id)} queued: a worker (`evalcore worker`) works it.")
     if runs := store.runs(project_id, kind=kind):
-        st.caption(f"Last: {md(_status(runs[0]))}")
+        job_panel(store, runs[0].id, noun)
 
 
 def _catalog_section() -> None:
@@ -154,6 +155,7 @@ def _conversations_section() -> None:
         GENERATE_KIND,
         "Generate for every situation",
         lambda: create_toolcases(store, project_id, per_situation=int(per_situation)),
+        "conversations",
     )
     rows = [r for r in catalog_rows(store, project_id) if r["conversations"]]
     if not rows:
@@ -191,7 +193,12 @@ def _gold_silver_section() -> None:
     columns = st.columns(len(found.tiers))
     for column, (tier, n) in zip(columns, found.tiers.items(), strict=True):
         column.metric(tier, n)
-    _job(FILTER_KIND, "Judge the conversations not judged yet", lambda: create_filter(store, project_id))
+    _job(
+        FILTER_KIND,
+        "Judge the conversations not judged yet",
+        lambda: create_filter(store, project_id),
+        "conversations judged",
+    )
     if st.button("Review tool cases in Annotate", icon=":material/rate_review:"):
         st.session_state.update(q_gen="tool_case", q_mine=False)
         st.switch_page("pages/annotate.py")
@@ -346,6 +353,7 @@ def _comparison_section() -> None:
     run = by_id[
         st.selectbox("Comparison run", list(by_id), format_func=lambda i: _status(by_id[i]), key="tc_cmp")
     ]
+    job_panel(store, run.id, "folds")
     result = stored_comparison(store, run.id)
     if not result.folds:
         st.info(
@@ -404,6 +412,7 @@ def _scores_section() -> None:
     run_id = st.selectbox(
         "Scoring run", list(by_id), format_func=lambda i: _status(by_id[i]), key="tc_scoring"
     )
+    job_panel(store, run_id, "conversations scored")
     report = rubric_report(store, run_id)
     st.caption(" · ".join(f"{k}: {md(v)}" for k, v in report.about.items()))
     st.caption(f"{report.scored} conversation(s) scored, {report.failed} failed.")
