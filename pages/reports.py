@@ -14,7 +14,7 @@ from evalcore.reports import (
     provenance,
 )
 from evalcore.reports.charts import failure_rate_chart
-from evalcore.reports.failures import TABLE_KEYS, overall, per_run_table, report_stamp, snippet
+from evalcore.reports.failures import TABLE_KEYS, history_label, overall, per_run_table, report_stamp, snippet
 from evalcore.reports.tables import TOTAL_LABEL
 from evalcore.runs import RUN_KIND
 from evalcore.runs.control import run_label
@@ -44,7 +44,9 @@ def _label(run_id: str) -> str:
 
 
 SCOPES = {"all": "All tiers", "gold": "Gold only", "silver+gold": "Silver and gold"}
-left, middle, right = st.columns([4, 3, 4])
+# Run labels are long (target, judge, start, status, id): the pickers get the width to show them whole.
+left, middle = st.columns([3, 1])
+right = st.columns([3, 1])[0]
 if st.session_state.get("report_run") not in by_id:
     st.session_state["report_run"] = runs[0].id
 run_id = left.selectbox("Run", list(by_id), key="report_run", format_func=_label)
@@ -110,8 +112,8 @@ def _about(r) -> None:
         f"Target **{md(r.target)}** ({md(r.params.get('target_description', ''))}) · "
         f"judge **{md(r.judge)}** · "
         + md(
-            f"prompts {versions or '-'} · evalcore {r.code_version} · status {r.status.value}"
-            + (f" ({r.stopped_reason})" if r.stopped_reason else "")
+            f"history {history_label(r)} · prompts {versions or '-'} · evalcore {r.code_version} · "
+            f"status {r.status.value}" + (f" ({r.stopped_reason})" if r.stopped_reason else "")
         )
     )
 
@@ -285,9 +287,11 @@ def _downloads(name: str, df: pd.DataFrame) -> None:
 TAB_LABELS = {
     "by_spec": "By spec",
     "by_error_type": "By error type",
+    "by_error_class": "By error class (Table 10)",
     "by_n_documents": "By number of documents",
     "by_query_type": "By query type",
-    "by_turns": "Single vs multi-turn",
+    "by_turns": "First vs later turns",
+    "by_pair": "Same question alone vs in context",
     "by_tier": "By tier",
 }
 tabs = st.tabs([TAB_LABELS[name] for name in tables])
@@ -299,4 +303,5 @@ for tab, (name, df) in zip(tabs, tables.items(), strict=True):
         )
         st.dataframe(_shown(df), hide_index=True, width="stretch")
         _downloads(name, df)
-        _drill(name, df)
+        if name in TABLE_KEYS:  # the pair table's turns are in two rows at once: no drill-down
+            _drill(name, df)

@@ -28,7 +28,7 @@ def test_a_run_is_offline_when_its_judge_or_its_target_is():
     assert provenance([run("openai/gpt-4o", "demo")])["offline"].startswith("yes")
     online = provenance([run("anthropic/claude-sonnet-4-6", "openai")])
     assert online == {"run": "run-1", "target": "bot", "judge": "anthropic/claude-sonnet-4-6",
-                      "offline": "no", "evalcore": "0.1.0"}  # fmt: skip
+                      "offline": "no", "history": "own replies", "evalcore": "0.1.0"}  # fmt: skip
     both = provenance([run("offline/heuristic", "openai"), run("openai/gpt-4o", "openai", "run-2")])
     assert both["run"] == "run-1, run-2" and both["offline"] == "yes (offline judge or demo target: run-1)"
 

@@ -58,7 +58,7 @@ def test_offline_judge_error_types():
         "Our workshop opens at 9:00 and books appointments online.",
         multi_turn=True,
     )
-    assert follow_up == (0, "ignored_context")
+    assert follow_up == (0, "coreference")
     invented = verdict(
         "What does the restocking fee apply to?",
         "It applies to opened spare batteries.",
@@ -70,6 +70,46 @@ def test_offline_judge_error_types():
         0,
         "off_topic",
     )
+
+
+def test_offline_judge_fails_a_reply_that_does_not_answer_the_question():
+    q = "How long can I return an e-bike?"
+    expected = "Within 14 days, with fewer than 25 km on the display."
+    # Restating the question, or saying nothing, answers nothing: it cannot pass, and it is no wrong fact.
+    assert verdict(q, expected, "You want to know how long you can return an e-bike.") == (0, "off_topic")
+    assert verdict(q, expected, "Thanks for your message!") == (0, "off_topic")
+    assert verdict(q, expected, "Within 14 days, with fewer than 25 km on the display.") == (1, None)
+
+
+def test_offline_judge_names_a_multi_document_retrieval_failure():
+    warranty = "New e-bikes: motor and battery are covered for 2 years or 500 charge cycles."
+    stores = "E-bike motor and battery claims are assessed at Alder Creek or Harbor Point only."
+    expected = f"{warranty} {stores}"
+    q = "Putting it all together, what does this mean for my e-bike battery?"
+    # The reply has what the warranty document holds and nothing of the stores document.
+    one_side = "Your battery is covered for 2 years or 500 charge cycles."
+    assert verdict(q, expected, one_side, grounding=(warranty, stores)) == (0, "multi_doc_retrieval")
+    # With a single grounding document, the same gap is only incomplete.
+    assert verdict(q, expected, one_side, grounding=(expected,)) == (0, "incomplete")
+    assert verdict(q, expected, f"{one_side} Claims go to Alder Creek or Harbor Point.",
+                   grounding=(warranty, stores)) == (1, None)  # fmt: skip
+
+
+def test_error_types_follow_the_seeds_table_10():
+    from evalcore.runs.judges import JudgeVerdict
+    from evalcore.runs.records import ERROR_CLASSES, JUDGE_ERROR_TYPES, error_class
+
+    assert {"coreference", "multi_doc_retrieval", "wrong_tool_order", "multi_correct"} <= set(
+        JUDGE_ERROR_TYPES
+    )
+    assert "ignored_context" not in JUDGE_ERROR_TYPES  # the older name is read, never given
+    assert error_class("ignored_context") == error_class("coreference") == "coreference"
+    assert error_class("multi_correct") == error_class("wrong_tool_order") == "fact_retrieval"
+    assert error_class("crash") == "other"
+    assert list(ERROR_CLASSES.values())[:3] == [
+        "Multi-document retrieval failures", "Coreference errors", "LLM fact retrieval errors"
+    ]  # fmt: skip
+    assert JudgeVerdict.model_validate({"score": 0, "error_type": "coreference"}).error_type == "coreference"
 
 
 def test_cannot_answer_phrasing():

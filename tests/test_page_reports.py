@@ -93,9 +93,9 @@ def test_report_tables_charts_exports_and_a_drill_down(db_url):
     metrics = {m.label: m.value for m in at.metric}
     overall = outcome.done
     assert metrics["Failed / scored turns"].endswith(f"/ {overall}") and metrics["Crashes"] == "0"
-    assert len(at.tabs) == 6 and len(at.get("plotly_chart")) == 2
+    assert len(at.tabs) == 7 and len(at.get("plotly_chart")) == 2  # Table 10 by error class too
     downloads = at.get("download_button")
-    assert len(downloads) == 6 * 4, "every table in CSV, JSONL, Markdown and LaTeX"
+    assert len(downloads) == 7 * 4, "every table in CSV, JSONL, Markdown and LaTeX"
     by_spec = at.dataframe[0].value
     assert "spec_label" in by_spec and by_spec["spec_label"].iloc[-1] == ""
     drill = at.selectbox(key="drill:by_spec")

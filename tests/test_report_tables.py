@@ -303,6 +303,7 @@ def test_all_tables_on_the_hand_case(hand: pd.DataFrame) -> None:
     assert set(tables) == {
         "by_spec",
         "by_error_type",
+        "by_error_class",
         "by_n_documents",
         "by_query_type",
         "by_turns",
@@ -347,6 +348,7 @@ def test_all_tables_on_100k_random_rows() -> None:
     assert shapes == {
         "by_spec": (25, 8),
         "by_error_type": (3, 5),
+        "by_error_class": (3, 5),  # "fact_retrieval" is a class, not an error type: "other"
         "by_n_documents": (5, 7),
         "by_query_type": (3, 7),
         "by_turns": (2, 7),
@@ -354,8 +356,9 @@ def test_all_tables_on_100k_random_rows() -> None:
     }
     scored, unscored = int(np.sum(~np.isnan(score))), int(np.sum(np.isnan(score)))
     for name, table in tables.items():
-        if name != "by_error_type":
+        if name not in ("by_error_type", "by_error_class"):
             assert table["n"].sum() == scored and table["unscored"].sum() == unscored, name
     assert tables["by_error_type"]["failures"].sum() == int(np.sum(score == 0))
+    assert tables["by_error_class"]["failures"].sum() == int(np.sum(score == 0))
     split = all_tables(df, within="target", total=True)
     assert split["by_turns"].shape == (6, 8)

@@ -70,7 +70,7 @@ def test_a_demo_run_plays_every_turn_with_its_history_and_records_how_it_was_mad
     assert seen[0] == (0, total) and seen[-1] == (total, total)
     run = store.run(outcome.run.id)
     assert run.status == RunStatus.finished and run.target == "demo" and run.judge == "offline"
-    assert run.params["target"]["kind"] == "demo" and run.params["prompt_versions"] == {"offline_judge": "2"}
+    assert run.params["target"]["kind"] == "demo" and run.params["prompt_versions"] == {"offline_judge": "3"}
     assert run.code_version.startswith(__version__) and run.params["items"] == [
         f"conversation:{i}" for i in ids
     ]
@@ -83,10 +83,12 @@ def test_a_demo_run_plays_every_turn_with_its_history_and_records_how_it_was_mad
         {"role": "assistant", "content": first.reply},
     ], "the target sees its own earlier reply, not the expected one"
     assert all(t.score in (0.0, 1.0) for t in turns) and any(t.score == 0 for t in turns)
-    judged_errors = {"incomplete", "wrong_fact", "ignored_context", "failed_to_say_cannot_answer"}
+    judged_errors = {"incomplete", "wrong_fact", "coreference", "failed_to_say_cannot_answer"}
     assert {t.error_type for t in turns if t.score == 0} <= judged_errors | {
         "hallucinated",
         "refused_wrongly",
+        "multi_doc_retrieval",
+        "off_topic",
     }
 
 
@@ -216,7 +218,7 @@ def test_the_judge_is_not_the_targets_own_model_and_a_lone_model_is_flagged(proj
     other = run_target(project, PROJECT, "bot", retry=NO_RETRY).run
     assert other.judge == "anthropic/claude-haiku-4-5" and not other.warnings
     assert {x.judge for x in turns_of(project, other.id)} == {"anthropic/claude-haiku-4-5"}
-    assert other.params["prompt_versions"] == {"judge_turn": "1"}
+    assert other.params["prompt_versions"] == {"judge_turn": "2"}
 
 
 def test_a_test_is_played_with_its_context_and_its_assertions(project):

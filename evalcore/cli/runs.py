@@ -66,6 +66,16 @@ def run_(
     generation: Annotated[
         str | None, typer.Option(help="With --tests: only the tests of this procedure generation run.")
     ] = None,
+    history: Annotated[
+        str,
+        typer.Option(help="The target's earlier turns: 'own' (its own replies) or 'expected' (the answers)."),
+    ] = "own",
+    pairs: Annotated[
+        bool,
+        typer.Option(
+            "--pairs", help="Also ask each later turn alone (its resolved question), for the pair table."
+        ),
+    ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -103,7 +113,10 @@ def run_(
         if not target:
             raise EvalcoreError("give --target NAME (see `evalcore targets list`), or --resume RUN_ID")
         pid = project_id_of(store, project)
-        options = {"judge": judge, "budget": limits, "source": source, "spec_id": spec, "limit": limit}
+        if history not in ("own", "expected"):
+            raise UsageError(f"--history is 'own' or 'expected', not {history!r}")
+        options = {"judge": judge, "budget": limits, "source": source, "spec_id": spec, "limit": limit,
+                   "history": history, "single_turn_pairs": pairs}  # fmt: skip
         run_id = create_run(store, pid, target, concurrency=concurrency or DEFAULT_CONCURRENCY, **options).id
     if queue:
         _enqueue(store, run_id, limits, concurrency, retry_failed)
@@ -170,7 +183,10 @@ def report(
     run: Annotated[str | None, typer.Option("--run", help="Run id (default: the latest run).")] = None,
     by: Annotated[
         list[str] | None,
-        typer.Option(help="Table(s): spec, error_type, n_documents, query_type, turns, tier (default: all)."),
+        typer.Option(
+            help="Table(s): spec, error_type, error_class, n_documents, query_type, turns, pair, tier "
+            "(default: all)."
+        ),
     ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="md, csv, jsonl or latex.")] = "md",
     tiers: Annotated[str, typer.Option(help="all, gold or silver+gold.")] = "all",

@@ -8,6 +8,11 @@ since it was played. `build_report` scopes it to tiers (a verified scope, gold o
 outdated turns out: their reference is one people marked wrong) and computes every table (seed 000's
 Tables 1/2 by spec, 10 by error type, 11 by number of documents and single vs multi-turn; by query type;
 by tier); `compare_runs` puts two runs, or two targets, side by side; `failing_turns` opens a cell.
+
+Error types stored under an older name (`ignored_context`) are read under the seed's (`coreference`);
+`error_class` is each failure's class in the seed's Table 10. Turns a run played alone (the single-turn
+half of a pair, multi_turn NULL in the store) stay out of every table but `by_pair`: the same questions
+alone and in context, the seed's Table 11 comparison.
 """
 
 from __future__ import annotations
@@ -36,10 +41,11 @@ from evalcore.reports.tables import (
     compare,
     error_type_table,
     failure_table,
+    pair_table,
     tier_filter,
 )
 from evalcore.review.reports import annotation_stamp
-from evalcore.runs.records import JudgedTurn
+from evalcore.runs.records import ERROR_CLASSES, LEGACY_ERROR_TYPES, JudgedTurn, error_class
 from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_bodies, judgment_rows, played_versions
 from evalcore.specs.store_ops import list_specs, spec_stamp
 from evalcore.store import Store
@@ -47,15 +53,18 @@ from evalcore.store import Store
 TABLE_TITLES: dict[str, str] = {
     "by_spec": "Failure rate by spec",
     "by_error_type": "Failures by error type",
+    "by_error_class": "Failures by error class (seed 000, Table 10)",
     "by_n_documents": "Failure rate by number of documents",
     "by_query_type": "Failure rate by query type",
-    "by_turns": "Failure rate, single-turn vs multi-turn",
+    "by_turns": "Failure rate, first turns vs later turns (different questions)",
+    "by_pair": "Failure rate, the same questions asked alone vs in context (seed 000, Table 11)",
     "by_tier": "Failure rate by tier",
 }
 # The key columns a table groups by, and the frame column each is matched on in a drill-down.
 TABLE_KEYS: dict[str, str] = {
     "by_spec": "spec_id",
     "by_error_type": "error_type",
+    "by_error_class": "error_class",
     "by_n_documents": "n_documents",
     "by_query_type": "query_type",
     "by_turns": "turns",
@@ -68,9 +77,12 @@ BY_ALIASES: dict[str, str] = {
     "documents": "by_n_documents",
     "docs": "by_n_documents",
     "multi_turn": "by_turns",
+    "pair": "by_pair",
+    "pairs": "by_pair",
+    "classes": "by_error_class",
 }
 TIER_SCOPES: dict[str, list[str] | None] = {"all": None, "gold": ["gold"], "silver+gold": ["silver", "gold"]}
-EXTRA_COLUMNS = ("judgment_id", "item_id", "outdated")
+EXTRA_COLUMNS = ("judgment_id", "item_id", "outdated", "error_class")
 
 
 def table_name(by: str) -> str:
@@ -107,6 +119,8 @@ def judged_turns(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
     tiers = item_tiers(store, judge_passed, project_ids=projects)
     frame["tier"] = frame["item_id"].map({k: v.value for k, v in tiers.items()})
     frame["score"] = frame["score"].astype(float)
+    frame["error_type"] = frame["error_type"].replace(LEGACY_ERROR_TYPES)
+    frame["error_class"] = frame["error_type"].astype("object").map(error_class).map(ERROR_CLASSES)
     frame["n_documents"] = frame["n_documents"].astype("Int64")
     frame["multi_turn"] = frame["multi_turn"].astype("boolean")
     frame["outdated"] = _outdated(store, frame)
@@ -177,8 +191,12 @@ def build_report(store: Store, run_ids: Sequence[str], *, tiers: str = "all") ->
         frame = tier_filter(frame, TIER_SCOPES[tiers])
         outdated = int(frame["outdated"].sum())
         frame = frame[~frame["outdated"]]
+    alone = frame[frame["multi_turn"].isna()]
+    frame = frame[frame["multi_turn"].notna()]
     within = "target" if frame["target"].nunique() > 1 else None
     tables = all_tables(frame, within=within, total=True)
+    if not alone.empty:
+        tables["by_pair"] = pair_table(frame, alone, within=within)
     runs = [store.run(r) for r in run_ids]
     crashes = int((frame["error_type"] == "crash").sum())
     return Report(runs, frame, tables, overall(frame), crashes, tiers, outdated)
@@ -201,31 +219,33 @@ def per_run_table(frame: pd.DataFrame, key: str, labels: Mapping[str, str]) -> p
 def compare_runs(
     frame: pd.DataFrame, run_a: str, run_b: str, *, on: str = "run_id"
 ) -> dict[str, pd.DataFrame]:
-    """Every table for two runs (or two targets, `on='target'`) side by side, `diff` = b - a."""
+    """Every table for two runs (or two targets, `on='target'`) side by side, `diff` = b - a (the pair
+    table is one run's: it is left out)."""
     df = frame.assign(turns=frame["multi_turn"].astype("object").map({True: MULTI_TURN, False: SINGLE_TURN}))
     tables = {
         name: compare(
             df, ["spec_id", "spec_label"] if key == "spec_id" else key, run_a, run_b, on=on, total=True
         )
         for name, key in TABLE_KEYS.items()
-        if name != "by_error_type"
+        if name not in ("by_error_type", "by_error_class")
     }
-    errors = error_type_table(df[df[on].astype(str).isin([str(run_a), str(run_b)])], within=on)
-    side = {str(run_a): "_a", str(run_b): "_b"}
-    wide = errors.assign(side=errors[on].astype(str).map(side)).pivot_table(
-        index="error_type", columns="side", values=["failures", "share"], aggfunc="first"
-    )
-    wide.columns = [f"{value}{suffix}" for value, suffix in wide.columns]
-    for column in ("failures_a", "share_a", "failures_b", "share_b"):
-        if column not in wide.columns:
-            wide[column] = np.nan
-    wide = wide.reset_index()[["error_type", "failures_a", "share_a", "failures_b", "share_b"]]
-    wide[["failures_a", "failures_b"]] = wide[["failures_a", "failures_b"]].fillna(0).astype(int)
-    wide["diff"] = wide["share_b"].fillna(0) - wide["share_a"].fillna(0)
-    tables["by_error_type"] = wide.sort_values("failures_b", ascending=False, kind="stable").reset_index(
-        drop=True
-    )
-    return {name: tables[name] for name in TABLE_TITLES}
+    both = df[df[on].astype(str).isin([str(run_a), str(run_b)])]
+    for name, key in (("by_error_type", "error_type"), ("by_error_class", "error_class")):
+        errors = error_type_table(both.assign(error_type=both[key]), within=on)
+        side = {str(run_a): "_a", str(run_b): "_b"}
+        wide = errors.assign(side=errors[on].astype(str).map(side)).pivot_table(
+            index="error_type", columns="side", values=["failures", "share"], aggfunc="first"
+        )
+        wide.columns = [f"{value}{suffix}" for value, suffix in wide.columns]
+        for column in ("failures_a", "share_a", "failures_b", "share_b"):
+            if column not in wide.columns:
+                wide[column] = np.nan
+        wide = wide.reset_index()[["error_type", "failures_a", "share_a", "failures_b", "share_b"]]
+        wide[["failures_a", "failures_b"]] = wide[["failures_a", "failures_b"]].fillna(0).astype(int)
+        wide["diff"] = wide["share_b"].fillna(0) - wide["share_a"].fillna(0)
+        wide = wide.rename(columns={"error_type": key})
+        tables[name] = wide.sort_values("failures_b", ascending=False, kind="stable").reset_index(drop=True)
+    return {name: tables[name] for name in TABLE_TITLES if name in tables}
 
 
 def cell_filter(table: str, row: Mapping[str, Any], within: str | None = None) -> dict[str, Any]:
@@ -309,20 +329,29 @@ def snippet(text: str, limit: int = 400) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + " …"
 
 
+def history_label(run: Run) -> str:
+    """What a run fed the target as its earlier turns ('own replies' or 'expected answers'), and
+    '+ single-turn pairs' when it also asked later turns alone."""
+    label = "expected answers" if run.params.get("history") == "expected" else "own replies"
+    return label + (" + single-turn pairs" if run.params.get("single_turn_pairs") else "")
+
+
 def provenance(runs: Sequence[Run]) -> dict[str, str]:
     """What produced a report's numbers, for the head of every export: the runs, their targets and judges,
-    and whether any of it is offline (the offline judge, or the built-in demo target, which is no model)."""
+    and whether any of it is offline (the offline judge, or a built-in demo target, which is no model)."""
     offline = [
         r.id
         for r in runs
         if (r.judge or "").startswith(OFFLINE)
-        or (r.params.get("target") or {}).get("kind") == TargetKind.demo.value
+        or (r.params.get("target") or {}).get("kind") in (TargetKind.demo.value, TargetKind.demo_flows.value)
     ]
     return {
         "run": ", ".join(r.id for r in runs),
         "target": ", ".join(str(r.target) for r in runs),
         "judge": ", ".join(r.judge or "not recorded" for r in runs),
         "offline": ("yes (offline judge or demo target: " + ", ".join(offline) + ")") if offline else "no",
+        # What the target saw as its earlier turns, and whether turns were also asked alone (pairs).
+        "history": ", ".join(history_label(r) for r in runs),
         "evalcore": ", ".join(sorted({r.code_version or "unknown" for r in runs})),
     }
 

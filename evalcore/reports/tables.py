@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from evalcore.models.common import Tier
+from evalcore.runs.records import ERROR_CLASSES, error_class
 
 Z95 = 1.96
 """Normal quantile of a two-sided 95% interval, rounded as papers (and the seed's tables) use it."""
@@ -55,12 +56,15 @@ ERROR_STATS = ("failures", "share", "ci_low", "ci_high")
 
 SINGLE_TURN = "single-turn"
 MULTI_TURN = "multi-turn"
+ALONE = "single-turn (asked alone)"
+IN_CONTEXT = "multi-turn (in context)"
 
 # Keys whose values have a natural order that is not alphabetical: tables by these keys are listed in
 # this order (like the seed's Table 11) instead of by failure rate.
 KEY_ORDER: dict[str, tuple[str, ...]] = {
     "tier": tuple(t.value for t in Tier),
     "turns": (SINGLE_TURN, MULTI_TURN),
+    "played": (ALONE, IN_CONTEXT),
 }
 
 SortMode = Literal["auto", "key", "rate"]
@@ -398,6 +402,56 @@ def compare(
     return table
 
 
+def error_class_table(
+    df: pd.DataFrame,
+    *,
+    within: str | Sequence[str] | None = None,
+    total: bool = False,
+    z: float = Z95,
+) -> pd.DataFrame:
+    """Failures per class of seed 000's Table 10 (multi-document retrieval, coreference, LLM fact
+    retrieval; what the seed does not classify is 'other'), with their share: `error_type_table` over
+    the classes, key column `error_class`."""
+    classes = df["error_type"].astype("object").map(error_class)
+    table = error_type_table(df.assign(error_type=classes), within=within, total=total, z=z)
+    table = table.rename(columns={"error_type": "error_class"})
+    named = table["error_class"].map(ERROR_CLASSES)
+    return table.assign(error_class=named.where(named.notna(), table["error_class"]))
+
+
+PAIR_KEYS = ("run_id", "conversation_id", "turn_index")
+
+
+def pair_table(
+    in_context: pd.DataFrame, alone: pd.DataFrame, *, within: str | Sequence[str] | None = None,
+    z: float = Z95,
+) -> pd.DataFrame:  # fmt: skip
+    """The same questions asked alone and in context (seed 000, Table 11 right: "multi-turn QA converted
+    to single turn for fair comparison"): failure rates of the paired turns only, one row per way of
+    asking, and `fails_only_here`, the pairs that fail this way and pass the other (the discordant
+    pairs a McNemar test would read).
+
+    `in_context` holds judged turns played in their conversation, `alone` the same turns played alone
+    (rows matched on run, conversation and turn index); unmatched rows are left out.
+    """
+    inner = _keys(within)
+    both = in_context.merge(alone, on=list(PAIR_KEYS), suffixes=("", "_alone"))
+    scored = both["score"].notna() & both["score_alone"].notna()
+    context_fails, alone_fails = both["score"] == 0, both["score_alone"] == 0
+    parts = [
+        both[[*inner, "score"]].assign(
+            played=IN_CONTEXT, only=(context_fails & ~alone_fails & scored).astype(int)
+        ),
+        both[[*inner, "score_alone"]]
+        .rename(columns={"score_alone": "score"})
+        .assign(played=ALONE, only=(alone_fails & ~context_fails & scored).astype(int)),
+    ]
+    long = pd.concat(parts, ignore_index=True)
+    table = failure_table(long, "played", within=inner, sort="key", z=z)
+    only = long.groupby([*inner, "played"], sort=False)["only"].sum().rename("fails_only_here").reset_index()
+    return table.merge(only, on=[*inner, "played"], how="left")
+
+
 def all_tables(
     df: pd.DataFrame,
     *,
@@ -408,8 +462,9 @@ def all_tables(
 ) -> dict[str, pd.DataFrame]:
     """Every standard table of a report, by name.
 
-    by_spec, by_error_type, by_n_documents, by_query_type, by_turns (single- vs multi-turn, the seed's
-    Table 11) and by_tier. `tiers` first keeps only those tiers (see `tier_filter`); no tier is dropped
+    by_spec, by_error_type, by_error_class (the seed's Table 10), by_n_documents, by_query_type, by_turns
+    (first turns vs later turns: two populations; `pair_table` is the seed's Table 11 comparison) and
+    by_tier. `tiers` first keeps only those tiers (see `tier_filter`); no tier is dropped
     by default, the by_tier table shows what the others mix. `within` (e.g. "target") splits every table
     per target, which is what a frame holding several runs needs.
     """
@@ -423,6 +478,7 @@ def all_tables(
     return {
         "by_spec": failure_table(df, ["spec_id", "spec_label"], **common),
         "by_error_type": error_type_table(df, **common),
+        "by_error_class": error_class_table(df, **common),
         "by_n_documents": failure_table(df, "n_documents", **common),
         "by_query_type": failure_table(df, "query_type", **common),
         "by_turns": failure_table(df, "turns", **common),

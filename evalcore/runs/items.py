@@ -9,6 +9,8 @@ A test is one exchange: its context is sent as it is (the reference history), it
 Per turn the report needs the query type (the assistant turn's, else its question's), the grounding
 documents (the same way round), and whether it is multi-turn: asked after at least one earlier exchange,
 so the first question of a conversation counts as single-turn (it is read without any history).
+A doc-QA question also carries its resolved, stand-alone form, which a run with single-turn pairs asks
+again alone (`Exchange.resolved`).
 `n_documents` is the item's chain length (metadata `chain` or `n_documents`), else the number of
 distinct documents its turns cite.
 """
@@ -40,6 +42,7 @@ class Exchange:
     grounding: tuple[str, ...]
     multi_turn: bool
     assertions: tuple[dict[str, Any], ...] = ()
+    resolved: str = ""  # the question with its references spelled out, to be asked alone (doc-QA)
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ def conversation_item(conversation: Conversation, version: int, judge_passed: bo
                     grounding=tuple(turn.grounding or asked.grounding),
                     multi_turn=bool(exchanges),
                     assertions=tuple(turn.metadata.get("assertions") or ()),
+                    resolved=str(asked.metadata.get("resolved_question") or ""),
                 )
             )
             pending = []

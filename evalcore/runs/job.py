@@ -8,7 +8,8 @@ is committed with its judgment, so a killed run resumes at the next unplayed tur
 from the stored replies.
 
 Items are played in parallel (at most `concurrency` at once), the turns of one item in order: the target
-sees the conversation so far (the user turns, and its own earlier replies), then the next user turn.
+sees the conversation so far (the user turns, and its own earlier replies or, with history 'expected',
+the expected answers), then the next user turn.
 A target that errors, times out or answers garbage gets a crash recorded for that turn (scored 0, error
 type `crash`) and the run goes on. A spent budget (kept in the store, shared by every process), or a
 stop requested from the page or another process (`evalcore.jobs.request_stop`), stops the run after the
@@ -23,6 +24,7 @@ from typing import Any
 
 from evalcore import jobs
 from evalcore.errors import EvalcoreError, NotFoundError
+from evalcore.items.store_ops import KIND
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.llm.retry import RetryPolicy
@@ -30,7 +32,7 @@ from evalcore.models import Run, RunStatus, Target
 from evalcore.runs.control import code_version
 from evalcore.runs.items import load_items, select_keys
 from evalcore.runs.judges import make_judge
-from evalcore.runs.player import Player
+from evalcore.runs.player import HISTORY_MODES, Player
 from evalcore.runs.records import RUN_KIND
 from evalcore.runs.targets import build_adapter, describe, get_target
 from evalcore.store import Store
@@ -64,8 +66,17 @@ def create_run(
     generator: str | None = None,
     limit: int | None = None,
     keys: list[str] | None = None,
+    history: str = "own",
+    single_turn_pairs: bool = False,
 ) -> Run:
-    """Record a new run (status pending) with everything needed to play, resume and report it."""
+    """Record a new run (status pending) with everything needed to play, resume and report it.
+
+    `history` is what the target sees as its earlier turns: 'own' (its own replies) or 'expected' (the
+    expected answers). `single_turn_pairs` also plays each later turn of a conversation alone (its
+    resolved question, no history), for the report's pair table. Both are kept in the run's params.
+    """
+    if history not in HISTORY_MODES:
+        raise EvalcoreError(f"history must be one of {', '.join(HISTORY_MODES)}, not {history!r}")
     chosen: Target = get_target(store, project_id, target)
     keys = (
         keys
@@ -76,6 +87,8 @@ def create_run(
     if missing:
         raise NotFoundError(f"not in the store: {', '.join(missing)}")
     total = sum(len(item.exchanges) for item in items)
+    if single_turn_pairs:
+        total += sum(e.multi_turn for item in items if item.kind == KIND for e in item.exchanges)
     if not total:
         raise EvalcoreError(
             f"nothing to play: no {source} with user and assistant turns in project '{project_id}'"
@@ -92,6 +105,8 @@ def create_run(
         "concurrency": max(1, int(concurrency)),
         "source": source,
         "filters": {"spec_id": spec_id, "generator": generator, "limit": limit},
+        "history": history,
+        "single_turn_pairs": bool(single_turn_pairs),
         **jobs.entry_point(execute_run),
     }
     run = Run(
@@ -150,8 +165,8 @@ def execute_run(
     if missing:
         client.warn(f"{len(missing)} item(s) no longer in the store were skipped: {', '.join(missing[:5])}")
     by_key = {item.key: item for item in items}
-    total = sum(len(item.exchanges) for item in items)
     player = Player(store, run, adapter, judge)
+    total = sum(len(item.exchanges) + sum(player.alone(item, e) for e in item.exchanges) for item in items)
     report = jobs.run_units(
         store,
         run.id,

@@ -81,18 +81,20 @@ class JudgeInputs:
     reply: str
     grounding: list[tuple[str, str, str]] = field(default_factory=list)  # (id, title, text)
     multi_turn: bool = False
+    history_source: str = "own"  # "own": the target's earlier replies; "expected": the expected answers
 
     def as_task_inputs(self) -> dict[str, Any]:
         """The inputs of the `judge_turn` task (rendered text, plus raw texts for its offline version)."""
-        history = (
-            "\n".join(f"{m['role']}: {m['content']}" for m in self.history) or "(this is the first turn)"
-        )
+        history = "\n".join(f"{m['role']}: {m['content']}" for m in self.history)
+        if history:
+            whose = "the expected answers" if self.history_source == "expected" else "its own replies"
+            history = f"(the assistant's earlier turns are {whose})\n{history}"
         documents = "\n\n".join(
             f"[{i}] {title}\n{text[:DOCUMENT_CHARS]}" for i, title, text in self.grounding
         )
         return {
             "spec": self.spec or "(none)",
-            "history": history,
+            "history": history or "(this is the first turn)",
             "question": self.question,
             "expected": self.expected,
             "documents": documents or "(none)",

@@ -8,11 +8,14 @@ CI, the demo). The rules, in order:
 3. pass when the reply contains every key fact of the expected answer (ids, quantities, names that the
    question does not already give; `evalcore.documents.entities`) and at least `MIN_RECALL` of the expected
    answer's other content words (those not in the question);
-4. otherwise the error type: `ignored_context` for a follow-up that refers back ("it", "that store" ...)
-   answered from outside the grounding documents; `off_topic` for a reply that shares no content word
-   with the question or the expected answer and states no fact outside the documents (it says nothing
-   about what was asked, so it is not a wrong fact); `wrong_fact` when the expected answer has key facts and
-   the reply has facts of the same kind but none of them; `incomplete` when part of the answer is there;
+4. otherwise the error type (the names of seed 000's Table 10 where it has one): `coreference` for a
+   follow-up that refers back ("it", "that store" ...) answered from outside the grounding documents;
+   `off_topic` for a reply that does not answer: it gives none of the expected key facts and none of
+   the expected answer's own words (those not already in the question), and states no fact outside the
+   documents (it is about something else, or only restates the question, so it is not a wrong fact);
+   `wrong_fact` when the expected answer has key facts and the reply has facts of the same kind but
+   none of them; `multi_doc_retrieval` when the answer draws on several documents and the reply has
+   what some of them hold but nothing of another one's; `incomplete` when part of the answer is there;
    `hallucinated` when the reply's facts are in neither the expected answer, the question nor the
    grounding documents; else `wrong_fact`.
 """
@@ -27,7 +30,7 @@ from evalcore.documents.entities import canonical_name, extract_entities
 from evalcore.documents.retrieval import tokenize
 from evalcore.generators.doc_qa.schema import is_cannot_answer
 
-VERSION = "2"  # 2: off_topic
+VERSION = "3"  # 2: off_topic; 3: the seed's names (coreference, multi_doc_retrieval), a restated question
 MIN_RECALL = 0.5
 MIN_SUPPORT = 0.35
 _CANNOT = re.compile(
@@ -118,19 +121,34 @@ def compare_reply(
     if multi_turn and _REFERRING.search(question) and support < MIN_SUPPORT:
         return Comparison(
             0,
-            "ignored_context",
+            "coreference",
             f"A follow-up that refers to earlier turns, answered from outside the grounding documents "
             f"({support:.0%} of the reply's words are in them): {summary}.",
         )
     known = set(_facts(expected)) | set(question_facts) | set().union(*(facts for _, facts in documents))
     invented = [t for c, t in reply_facts.items() if c not in known]
-    if not found and not invented and said and not said & (asked | set(tokenize(expected))):
+    if not found and not invented and not said & words:
         return Comparison(
-            0, "off_topic", f"The reply is about something else than the question and its answer: {summary}."
+            0,
+            "off_topic",
+            f"The reply does not answer the question (it is about something else or restates it): {summary}.",
         )
     same_kind = {c for c, t in reply_facts.items() if any(_kind(c) == _kind(w) for w in wanted)}
     if wanted and not found and same_kind:
         return Comparison(0, "wrong_fact", f"The reply gives other facts than the expected ones: {summary}.")
+    if found and len(documents) > 1:
+        # Which grounding documents hold a missing key fact, and which hold one the reply gave.
+        missing_in = {i for i, (_, facts) in enumerate(documents) if any(c in facts for c in wanted if
+                      not _present(c, reply_facts, reply_plain))}  # fmt: skip
+        found_in = {i for i, (_, facts) in enumerate(documents) if any(c in facts for c in wanted if
+                    _present(c, reply_facts, reply_plain))}  # fmt: skip
+        if missing_in - found_in and found_in:
+            return Comparison(
+                0,
+                "multi_doc_retrieval",
+                f"The answer needs {len(documents)} documents; the reply has what {len(found_in)} of them "
+                f"hold and nothing of {len(missing_in - found_in)} other(s): {summary}.",
+            )
     if found or recall >= MIN_RECALL / 2:
         return Comparison(0, "incomplete", f"Part of the expected answer is missing: {summary}.")
     if invented:

@@ -46,7 +46,9 @@ def judgment_values(turn: JudgedTurn) -> dict[str, Any]:
         "spec_id": turn.spec_id,
         "n_documents": turn.n_documents,
         "query_type": turn.query_type,
-        "multi_turn": turn.multi_turn,
+        # NULL for a turn played alone: neither in context nor a first turn, and out of every table but
+        # the pairs' (no column of its own, so the judgments table keeps its schema).
+        "multi_turn": None if turn.alone else turn.multi_turn,
         "item_judge_passed": turn.item_judge_passed,
         "judge": turn.judge,
         "body": turn.model_dump(mode="json"),
