@@ -52,9 +52,12 @@ PAGES = {
     "pages/conversations.py": 1.0,
     "pages/annotate.py": 1.0,
     "pages/agreement.py": 1.0,
+    "pages/tool_cases.py": 1.0,
+    "pages/procedures.py": 1.0,
     "pages/runs.py": 1.0,
     "pages/reports.py": 1.0,
     "pages/simulations.py": 1.0,
+    "pages/scenarios.py": 1.0,
 }
 BATCH = 2000
 

@@ -89,11 +89,12 @@ if changes:
         "specs by their nearest neighbours (the layout stays), or refit every point.",
         icon=":material/update:",
     )
-left, right, _ = st.columns([2, 2, 3])
-if changes and left.button("Update the map", type="primary", disabled=job is not None):
+buttons = st.container(horizontal=True)
+if changes and buttons.button("Update the map", type="primary", disabled=job is not None):
     _start(refit=False)
     st.rerun()
-if right.button("Refit the map", disabled=job is not None, help="Fit every point again (a minute at 5,000)."):
+refit_help = "Fit every point again (about a minute at 5,000 specs)."
+if buttons.button("Refit the map", disabled=job is not None, help=refit_help):
     _start(refit=True)
     st.rerun()
 colour = st.radio("Colour by", ["category", "document"], horizontal=True)

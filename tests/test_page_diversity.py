@@ -104,4 +104,5 @@ def test_the_plots_are_labelled_and_their_colours_distinct(store):
 
     gaps = gap_chart(spec_map.curves)
     assert {trace.name for trace in gaps.data} == {"Greedy", "Max-Min"}  # Random is the zero line
-    assert all("gain over Random" in a.text for a in gaps.layout.annotations if a.text)
+    assert [a.text for a in gaps.layout.annotations] == ["SPWD", "Var Div", "Coverage (documents)"]
+    assert all(axis.title.text == "minus Random" for axis in (gaps.layout.yaxis, gaps.layout.yaxis2))

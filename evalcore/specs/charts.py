@@ -12,8 +12,9 @@ from plotly.subplots import make_subplots
 
 from evalcore.specs.spec_map import Curve, SpecMap, curve_gaps
 
-# Qualitative palettes, most distinct first: 24 dark, then 24 light colours, before any repeats.
-PALETTE = [*qualitative.Dark24, *qualitative.Light24]
+# Qualitative palettes, most distinct first: D3's ten (blue, orange, green, red, purple, brown, pink, grey,
+# olive, cyan), then 24 dark and 24 light colours, before any colour repeats.
+PALETTE = list(dict.fromkeys([*qualitative.D3, *qualitative.Dark24, *qualitative.Light24]))
 METHOD_COLOURS = {"greedy": "#2563eb", "maxmin": "#f59e0b"}
 METHOD_NAMES = {"greedy": "Greedy", "maxmin": "Max-Min", "random": "Random"}
 METRICS = (("spwd", "SPWD"), ("var_div", "Var Div"), ("coverage", "Coverage (documents)"))
@@ -122,6 +123,7 @@ def gap_chart(curves: Sequence[Curve]) -> go.Figure:
             )  # fmt: skip
         figure.add_hline(y=0, line={"color": "#9ca3af", "dash": "dot"}, row=1, col=col)
         figure.update_xaxes(title_text="k (specs selected)", row=1, col=col)
+        figure.update_yaxes(title_text="minus Random", row=1, col=col)
     figure.update_layout(
         height=360,
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
