@@ -331,20 +331,22 @@ def stated_figures(then: str) -> list[str]:
 
 
 def figure_pattern(figure: str) -> str:
-    """A regular expression finding a figure however an answer spaces, dashes or groups it: '5–8 business
-    days' finds '5-8 business days', '4499' finds '4,499', '$129' finds '$ 129'."""
+    """A readable regular expression finding a figure however an answer spaces, dashes or groups it:
+    '5–8 business days' finds '5-8 business days', '4499' finds '4,499', '$129' finds '$ 129', and no
+    figure is found inside a longer one ('4499' is not in '14499')."""
     out = []
-    for char in figure:
-        if char.isspace() or char == "$":
-            out.append(r"\s*" if char.isspace() else r"\$\s*")
-        elif char in "–-":
+    for run in re.findall(r"\d+|\s+|.", figure):
+        if run.isdigit():
+            out.append(run if len(run) < 4 else f"{run[:-3]},?{run[-3:]}")
+        elif run.isspace():
+            out.append(r"\s+")
+        elif run in "–-":
             out.append(r"\s*[–-]\s*")
-        elif char.isdigit():
-            out.append(char + ",?")
         else:
-            out.append(re.escape(char))
-    body = "".join(out).replace(",?,", ",?").rstrip("?").rstrip(",")
-    return rf"(?<![\w.]){body}(?![\d])" if figure[:1].isalnum() else rf"{body}(?![\d])"
+            out.append(re.escape(run) + (r"\s*" if run == "$" else ""))
+    start = r"\b" if figure[:1].isalnum() else ""
+    end = r"\b" if figure[-1:].isalnum() else r"(?!\d)"
+    return start + "".join(out) + end
 
 
 def offline_assertions(spec: SpecInput, domain: Domain) -> dict[str, Any]:
