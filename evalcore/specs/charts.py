@@ -109,9 +109,7 @@ def gap_chart(curves: Sequence[Curve]) -> go.Figure:
     """Greedy's and Max-Min's SPWD, Var Div and Coverage minus Random's (mean of its seeds) against k: the
     zero line is Random, a point above it is what the method gains over picking at random."""
     gaps = curve_gaps(curves)
-    figure = make_subplots(
-        rows=1, cols=3, subplot_titles=[f"{title}: gain over Random" for _, title in METRICS]
-    )
+    figure = make_subplots(rows=1, cols=3, subplot_titles=[title for _, title in METRICS])
     for col, (metric, _) in enumerate(METRICS, start=1):
         for method in ("greedy", "maxmin"):
             points = sorted((c for c in gaps if c.method == method), key=lambda c: c.k)
