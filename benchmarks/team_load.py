@@ -1,20 +1,20 @@
 """A team's load (issue 16): 20 annotators saving reviews while two workers run a generation job and a run.
 
 Run: .venv/bin/python benchmarks/team_load.py [--annotators 20] [--conversations 200] [--overlap 2]
-     [--per-spec 10] [--think 0.1] [--postgres]
+     [--per-spec 30] [--think 0.1] [--postgres]
 
 One store (a SQLite file with its queue beside it, or with --postgres a throwaway PostgreSQL database from
 tests/pg.py holding both), the sample project, `conversations` conversations of 3 question/answer pairs,
 each assigned to `overlap` of the annotators (`assign_items`, as the Annotate page's lead does). Two
 `evalcore worker` processes are started; a doc-QA generation job (offline generator, 10 specs of the
 sample, `per_spec` conversations each) and a run of the conversations against the local fake API server
-(tests/llm_server.py, 200 ms per reply, judge offline) are queued, each for both workers, which share their
-units by their claims. Once both jobs have committed a unit, the annotators start: each is a thread of this
-process (like the sessions of one dashboard) that does what the Annotate page does, through the same
-functions: the next conversation of its "needs my review" queue (`next_item`), opened (`open_item`), every
-turn and the whole conversation accepted (`save_review` on the version opened), a pause of `think`
-seconds; a save refused because someone else saved in between is reopened and saved again, as the page's
-"Reload" does.
+(tests/llm_server.py, 200 ms per reply, judge offline) are queued, a task each and then one more each:
+the workers start on one job each, and one whose job ended joins the other, sharing its units by their
+claims. Once both jobs have committed a unit, the annotators start: each is a thread of this process (like
+the sessions of one dashboard) that does what the Annotate page does, through the same functions: the next
+conversation of its "needs my review" queue (`next_item`), opened (`open_item`), every turn and the whole
+conversation accepted (`save_review` on the version opened), a pause of `think` seconds; a save refused
+because someone else saved in between is reopened and saved again, as the page's "Reload" does.
 
 Printed: saves expected (assignments) and saved (an annotator's verdict on a conversation in the store),
 refused-then-retried saves, p50/p95/max save latency, whether the jobs were still working during the load;
@@ -50,7 +50,7 @@ from evalcore.generators.doc_qa.job import start_run  # noqa: E402
 from evalcore.inputs import import_project  # noqa: E402
 from evalcore.items.store_ops import add_conversation, list_conversations  # noqa: E402
 from evalcore.jobs import progress  # noqa: E402
-from evalcore.jobs.queue import enqueue  # noqa: E402
+from evalcore.jobs.queue import enqueue, open_queue  # noqa: E402
 from evalcore.models import RunStatus, Target  # noqa: E402
 from evalcore.review.assignments import assign_items  # noqa: E402
 from evalcore.review.queue import QueueFilter, next_item  # noqa: E402
@@ -139,6 +139,10 @@ def wait(until, timeout: float, what: str) -> None:
         time.sleep(0.1)
 
 
+def yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
 def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
@@ -155,12 +159,16 @@ def measure(url: str, args: argparse.Namespace) -> None:
     started = time.monotonic()
     processes = workers(url, 2)
     try:
-        enqueue(store, generation, workers=2)
-        enqueue(store, run_id, workers=2)
+        enqueue(store, generation)  # a task each first, so the two workers start on one job each
+        enqueue(store, run_id)
+        queue = open_queue(url)
+        queue.enqueue(generation)  # then one more each: a worker whose job ended helps with the other
+        queue.enqueue(run_id)
         wait(lambda: all(progress(store, store.run(r))[0] > 0 for r in (generation, run_id)), 300,
              "both jobs to commit a unit")  # fmt: skip
         cpu = time.process_time()
         load_start = time.monotonic()
+        busy_at_start = [store.run(r).status not in ENDED for r in (generation, run_id)]
         people = [Annotator(store, pid, name, args.think) for name in names]
         for person in people:
             person.start()
@@ -190,8 +198,8 @@ def measure(url: str, args: argparse.Namespace) -> None:
           f"{sum(p.refused for p in people)} refused as stale and saved again after a reload")  # fmt: skip
     print(f"save latency: p50 {percentile(latencies, 50):.0f} ms, p95 {percentile(latencies, 95):.0f} ms, "
           f"max {max(latencies):.0f} ms over {len(latencies)} saves; load {load_wall:.1f} s wall, "
-          f"{load_cpu:.1f} s CPU (annotators' process); jobs still working at its end: "
-          f"generation {'yes' if busy[0] else 'no'}, run {'yes' if busy[1] else 'no'}")  # fmt: skip
+          f"{load_cpu:.1f} s CPU (annotators' process); jobs working at its start and end: generation "
+          f"{yes(busy_at_start[0])}/{yes(busy[0])}, run {yes(busy_at_start[1])}/{yes(busy[1])}")  # fmt: skip
 
     run = ended[run_id]
     turns = Counter((row[1], row[3]) for row in judgment_rows(store, run_id))
@@ -218,7 +226,7 @@ def main() -> None:
     parser.add_argument("--annotators", type=int, default=20)
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--overlap", type=int, default=2, help="annotators per conversation")
-    parser.add_argument("--per-spec", type=int, default=10, help="doc-QA conversations per spec (10 specs)")
+    parser.add_argument("--per-spec", type=int, default=30, help="doc-QA conversations per spec (10 specs)")
     parser.add_argument("--think", type=float, default=0.1, help="seconds between two saves of one person")
     parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL (tests/pg.py)")
     args = parser.parse_args()
