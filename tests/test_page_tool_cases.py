@@ -270,3 +270,26 @@ def test_annotators_confirm_or_reject_the_intended_labels_and_the_threshold_is_t
     metrics = {m.label: m.value for m in at.metric}
     assert (metrics["gold"], metrics["rejected"]) == ("1", "1")
     assert frame(at, "precision on gold").iloc[0]["gold it rests on"] == "1 passed of 2 decided"
+
+
+def test_every_tab_says_what_to_do_on_a_project_without_tool_cases(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    import_project(Store(url), ROOT / "data" / "sample")
+    at = open_tab("Catalog", user=None)
+    assert frame(at, "situation")["conversations"].sum() == 0
+    for tab, says in [
+        ("Conversations", "No tool-case conversations yet"),
+        ("Gold and silver", "No judge has checked these conversations yet"),
+        ("Rubrics", "No rubric set yet"),
+        ("SPUR vs SCOPE", "No comparison yet"),
+        ("Rubric scores", "No scoring run yet"),
+    ]:
+        at.session_state["tool_cases_tab"] = tab
+        at.run()
+        assert not at.exception, tab
+        assert any(says in str(i.value) for i in at.info), tab
+    at.session_state["tool_cases_tab"] = "SPUR vs SCOPE"
+    at.run()
+    assert next(b for b in at.button if b.label == "Start the comparison").disabled, "needs a name"
