@@ -11,7 +11,10 @@ spec (Algorithm 2) and prints:
 3. questions that quote a document title or an id-like code the system card does not expose (goal <= 2%);
 4. Coverage (documents touched) of Random (mean of 10 seeds) vs Greedy at k = 8 and k = 15;
 5. specs that come from the card's `behaviors`, against the number of behaviours;
-6. conversations the generation-time verification passed (it must be able to fail).
+6. conversations the generation-time verification passed (it must be able to fail);
+7. with `--run-demo`: the built-in demo target plays them (offline judge, `--pairs`): failure rate of the
+   same questions asked alone vs in context (seed 000, Table 11 right) and failures by the classes of its
+   Table 10.
 
 No assertions: it prints. A "grounded" turn is an answer whose grounding documents are all among the
 spec's documents; CANNOTANSWER turns are not counted (they have no grounding by design).
@@ -36,6 +39,8 @@ from evalcore.generators.doc_qa.job import generate_conversations  # noqa: E402
 from evalcore.generators.doc_qa.schema import is_cannot_answer  # noqa: E402
 from evalcore.inputs import import_project  # noqa: E402
 from evalcore.items.store_ops import list_conversations  # noqa: E402
+from evalcore.reports import build_report  # noqa: E402
+from evalcore.runs import run_target  # noqa: E402
 from evalcore.specs.generation import generate_specs  # noqa: E402
 from evalcore.specs.selecting import load_candidates, measure, pick, select_specs  # noqa: E402
 from evalcore.specs.selection import DEFAULT_ALPHA, median_heuristic_gamma  # noqa: E402
@@ -78,7 +83,19 @@ def coverage_table(store: Store, project_id: str) -> None:
         print(f"  k={k:<3} Random (mean of 10) {np.mean(rand):5.1f}   Greedy {greedy:3d}")
 
 
-def content(folder: Path, project: Path, m: int, per_spec: int) -> None:
+def demo_run(store: Store, project_id: str) -> None:
+    """Play the conversations against the demo target with single-turn pairs; print Tables 11 and 10."""
+    outcome = run_target(store, project_id, "demo", judge="offline", single_turn_pairs=True)
+    report = build_report(store, [outcome.run.id])
+    print(f"\nDemo target, offline judge, {outcome.done} turns played (history own, with single-turn pairs)")
+    for _, row in report.tables["by_pair"].iterrows():
+        print(f"  {row['played']:<26} failure rate {row['failure_rate']:.1%} over {int(row['n'])} "
+              f"(fails only this way: {int(row['fails_only_here'])})")  # fmt: skip
+    for _, row in report.tables["by_error_class"].iterrows():
+        print(f"  {row['error_class']:<45} {int(row['failures']):4d} ({row['share']:.0%})")
+
+
+def content(folder: Path, project: Path, m: int, per_spec: int, run_demo: bool = False) -> None:
     store = Store(f"sqlite:///{folder / 'content.db'}")
     project_id = import_project(store, project).project_id
     generated = generate_specs(store, project_id, m=m)
@@ -128,6 +145,8 @@ def content(folder: Path, project: Path, m: int, per_spec: int) -> None:
         print(f"    e.g. {q}")
     for message in outcome.messages[:5]:
         print(f"  message: {message}")
+    if run_demo:
+        demo_run(store, project_id)
 
 
 def main() -> None:
@@ -135,10 +154,11 @@ def main() -> None:
     parser.add_argument("project", nargs="?", type=Path, default=ROOT / "data" / "sample")
     parser.add_argument("--specs", type=int, default=60, help="candidate specs to generate (-m)")
     parser.add_argument("--per-spec", type=int, default=4, help="conversations per selected spec")
+    parser.add_argument("--run-demo", action="store_true", help="play them against the demo target too")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     with tempfile.TemporaryDirectory() as tmp:
-        content(Path(tmp), args.project, args.specs, args.per_spec)
+        content(Path(tmp), args.project, args.specs, args.per_spec, args.run_demo)
 
 
 if __name__ == "__main__":

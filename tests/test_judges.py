@@ -93,6 +93,14 @@ def test_offline_judge_names_a_multi_document_retrieval_failure():
     assert verdict(q, expected, one_side, grounding=(expected,)) == (0, "incomplete")
     assert verdict(q, expected, f"{one_side} Claims go to Alder Creek or Harbor Point.",
                    grounding=(warranty, stores)) == (1, None)  # fmt: skip
+    # A key fact both documents hold (the store id) does not count as reading the second one.
+    about = "Harbor Point (RC-02), 88 Quayside Avenue, (360) 555-0152."
+    inventory = "store_id,sku,in_stock\nRC-02,AW-GRAV-RAMBLE,2\nRC-02,RC-HYB-300,5"
+    answer = f"{about} Inventory: for store id RC-02 and sku AW-GRAV-RAMBLE, in stock is 2."
+    reply = "Harbor Point is store RC-02 at 88 Quayside Avenue, phone (360) 555-0152."
+    assert verdict("What about the Harbor Point store?", answer, reply, grounding=(about, inventory)) == (
+        0, "multi_doc_retrieval"
+    )  # fmt: skip
 
 
 def test_error_types_follow_the_seeds_table_10():

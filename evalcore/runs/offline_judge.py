@@ -15,7 +15,8 @@ CI, the demo). The rules, in order:
    documents (it is about something else, or only restates the question, so it is not a wrong fact);
    `wrong_fact` when the expected answer has key facts and the reply has facts of the same kind but
    none of them; `multi_doc_retrieval` when the answer draws on several documents and the reply has
-   what some of them hold but nothing of another one's; `incomplete` when part of the answer is there;
+   some of its key facts but none of those only one of the documents holds; `incomplete` when part of
+   the answer is there;
    `hallucinated` when the reply's facts are in neither the expected answer, the question nor the
    grounding documents; else `wrong_fact`.
 """
@@ -137,17 +138,20 @@ def compare_reply(
     if wanted and not found and same_kind:
         return Comparison(0, "wrong_fact", f"The reply gives other facts than the expected ones: {summary}.")
     if found and len(documents) > 1:
-        # Which grounding documents hold a missing key fact, and which hold one the reply gave.
-        missing_in = {i for i, (_, facts) in enumerate(documents) if any(c in facts for c in wanted if
-                      not _present(c, reply_facts, reply_plain))}  # fmt: skip
-        found_in = {i for i, (_, facts) in enumerate(documents) if any(c in facts for c in wanted if
-                    _present(c, reply_facts, reply_plain))}  # fmt: skip
-        if missing_in - found_in and found_in:
+        # A document is missed when the reply has none of the key facts only it holds, while it has
+        # some key fact of the answer (from another document).
+        holders = [{c for c in wanted if c in facts} for _, facts in documents]
+        missed = [
+            i for i, held in enumerate(holders)
+            if (own := held - set().union(*(h for k, h in enumerate(holders) if k != i)))
+            and not any(_present(c, reply_facts, reply_plain) for c in own)
+        ]  # fmt: skip
+        if missed:
             return Comparison(
                 0,
                 "multi_doc_retrieval",
-                f"The answer needs {len(documents)} documents; the reply has what {len(found_in)} of them "
-                f"hold and nothing of {len(missing_in - found_in)} other(s): {summary}.",
+                f"The answer needs {len(documents)} documents; the reply has nothing of what "
+                f"{len(missed)} of them alone hold{'s' if len(missed) == 1 else ''}: {summary}.",
             )
     if found or recall >= MIN_RECALL / 2:
         return Comparison(0, "incomplete", f"Part of the expected answer is missing: {summary}.")
