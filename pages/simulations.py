@@ -218,7 +218,11 @@ st.subheader("Statistics side by side")
 ids = [s.run_id for s in listed]
 compared = st.multiselect("Runs to compare", ids, default=ids[:2])
 if compared:
-    st.dataframe(_statistics(tuple(compared), (store.url, *(stamps[r] for r in compared))), width="stretch")
+    st.dataframe(
+        _statistics(tuple(compared), (store.url, *(stamps[r] for r in compared))),
+        width="stretch",
+        column_config={"_index": st.column_config.TextColumn("statistic", width="large")},
+    )
 
 st.subheader("One run")
 if st.session_state.get("sim_run") not in ids:

@@ -64,9 +64,11 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     assert set(listed["run"]) == {simulated, imported}
     made_by = dict(zip(listed["run"], listed["made by"], strict=True))
     assert made_by == {simulated: "offline (no model)", imported: "models"}
+    assert set(listed["F1"]) == {"—"}, "nothing to score before a human label: a dash, never 'None'"
     side_by_side = frame(at, imported)
     assert set(side_by_side.columns) == {simulated, imported}
-    assert side_by_side.loc["num_dialogues", imported] == 10
+    assert side_by_side.loc["Dialogues", imported] == 10
+    assert side_by_side.loc["Breakdowns per target turn", imported] == pytest.approx(5 / 155)  # as published
     box(at, "Run").select(simulated).run()
     assert any("Offline output" in str(i.value) for i in at.info)
     box(at, "Run").select(imported).run()
@@ -152,7 +154,7 @@ def test_the_detectors_quality_against_human_labels_beside_each_run_and_on_the_t
     save_review(store, item, "ann", head_version(store, item)[0], breakdowns=labels)
     at = open_page()
     row = frame(at, "source").iloc[0]
-    assert row["human-labelled turns"] == 2 and row["precision"] == 1.0 and row["recall"] == 0.5
+    assert row["human-labelled turns"] == 2 and row["precision"] == "1.00" and row["recall"] == "0.50"
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {"accuracy": "0.500", "precision": "1.000", "recall": "0.500", "F1": "0.667"}
     per_type = frame(at, "detector")

@@ -196,13 +196,18 @@ def detector_quality(store: Store, run_id: str) -> DetectorQuality:
 
 
 def quality_columns(quality: DetectorQuality) -> dict[str, Any]:
-    """A run's detector quality as a row of the runs table shows it (empty figures: no label yet)."""
+    """A run's detector quality as a row of the runs table shows it: figures to two places, a dash where
+    there is nothing to score yet (no human label, or no breakdown to find)."""
+
+    def shown(value: float | None) -> str:
+        return "—" if value is None else f"{value:.2f}"
+
     return {
         "human-labelled turns": quality.labelled_turns,
-        "detector accuracy": quality.accuracy,
-        "precision": quality.precision,
-        "recall": quality.recall,
-        "F1": quality.f1,
+        "detector accuracy": shown(quality.accuracy),
+        "precision": shown(quality.precision),
+        "recall": shown(quality.recall),
+        "F1": shown(quality.f1),
     }
 
 

@@ -59,15 +59,34 @@ def summaries(store: Store, project_id: str, runs: list[Run]) -> list[RunSummary
     return out
 
 
+# ChatChecker's names are for files and CI; a person reads the statistic's meaning (the CLI's --json and
+# the exports keep the names).
+STATISTIC_LABELS = {
+    "num_dialogues": "Dialogues",
+    "num_user_turns": "User turns",
+    "num_chatbot_turns": "Target turns",
+    "user_turn_mtld": "Lexical diversity of user turns (MTLD)",
+    "chatbot_turn_mtld": "Lexical diversity of target turns (MTLD)",
+    "n_dialogues_with_breakdowns": "Dialogues with a breakdown",
+    "total_breakdown_count": "Breakdowns",
+    "breakdowns_per_chatbot_turn": "Breakdowns per target turn",
+    "n_unique_breakdown_types": "Breakdown types seen",
+    "avg_turn_number_of_first_breakdown": "Mean turn of the first breakdown",
+    "num_dialogues_with_chatbot_errors": "Dialogues ended by a target error",
+}
+
+
 def statistics_frame(store: Store, run_ids: list[str]) -> pd.DataFrame:
-    """ChatChecker's statistics of each run, one column per run, one row per statistic (ratings as
-    'rating <dimension>' rows with the average)."""
+    """ChatChecker's statistics of each run, one column per run, one row per statistic under its plain
+    label (`STATISTIC_LABELS`; ratings as 'Rating: <dimension>' rows with the average)."""
     columns = {}
     for run_id in run_ids:
         figures = dict(stats_of(store, run_id))
         ratings = figures.pop("rating_stats")
-        column = dict(figures)
-        column.update({f"rating {dim}": values["average"] for dim, values in ratings.items()})
+        column = {STATISTIC_LABELS.get(name, name): value for name, value in figures.items()}
+        column.update(
+            {f"Rating: {dim.replace('_', ' ')}": values["average"] for dim, values in ratings.items()}
+        )
         columns[run_id] = column
     return pd.DataFrame(columns)
 
