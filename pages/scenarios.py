@@ -7,6 +7,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError, StaleVersionError
 from evalcore.generators.scenario.format import to_yaml
+from evalcore.generators.scenario.from_specs import OFFLINE_MARK
 from evalcore.generators.scenario.run import MAX_RUN_COUNT, RUN_KIND, create_scenario_run
 from evalcore.generators.scenario.store_ops import (
     add_scenario,
@@ -118,6 +119,11 @@ if not scenarios:
     st.info("No scenario in this project yet: write one below, or import files.")
 else:
     st.dataframe(scenario_list(scenarios), hide_index=True, width="stretch")
+    if any(s.written_by == OFFLINE_MARK for s in scenarios):
+        st.info(
+            f"Offline output: scenarios written by {md(OFFLINE_MARK)} come from the offline implementation "
+            "(from the specs, with no model): review them before relying on them."
+        )
     item_id = st.selectbox("Edit scenario", list(by_id), format_func=lambda i: by_id[i].scenario.name)
     stored = by_id[item_id]
     st.caption(f"Version {stored.version}" + (f" · from {md(stored.file)}" if stored.file else ""))

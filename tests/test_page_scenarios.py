@@ -61,6 +61,9 @@ def test_the_editor_validates_live_refuses_an_invalid_save_and_saves_a_valid_edi
     listed = frame(at, "assertions")
     assert listed["scenario"].tolist() == ["Agent handles delayed order gracefully"]
     assert listed["file"].tolist() == ["order_delay.yml"] and listed["criteria"].tolist() == [2]
+    assert listed["written by"].tolist() == [""] and not any(
+        "Offline output" in str(i.value) for i in at.info
+    )
     assert any("Valid" in str(s.value) for s in at.success)
 
     area = at.text_area[0]
@@ -174,3 +177,12 @@ def test_write_a_new_scenario_validated_live(store):
     assert next(a for a in at.text_area if a.label == "New scenario YAML").value.startswith(
         "scenario:\n  name: Customer"
     )
+
+
+def test_scenarios_written_offline_are_marked(store, tmp_path):
+    path = tmp_path / "return.yml"
+    path.write_text(RETURN)
+    import_scenarios(store, "demo", [path], "ann", written_by={str(path): "offline (no model)"})
+    at = open_page()
+    assert frame(at, "assertions")["written by"].tolist() == ["offline (no model)"]
+    assert any("Offline output: scenarios written by offline \\(no model\\)" in str(i.value) for i in at.info)

@@ -38,6 +38,22 @@ def test_a_valid_edit_is_a_new_revision_and_keeps_the_file_name(store):
         save_scenario(store, "demo", first.item_id, SEED_EXAMPLE, "eve", first.version)
 
 
+def test_who_wrote_a_scenario_is_kept_through_imports_and_edits(store, tmp_path):
+    path = tmp_path / "written.yml"
+    path.write_text(OTHER.replace("name: Other", "name: Written"))
+    import_scenarios(store, "demo", [path], "ann", written_by={str(path): "offline (no model)"})
+    (written,) = [s for s in list_scenarios(store, "demo") if s.scenario.name == "Written"]
+    assert written.written_by == "offline (no model)"
+    assert store.history(written.item_id)[-1].note.endswith("written by offline (no model)")
+    assert import_scenarios(store, "demo", [path], "ann").updated == ["Written"], "now as a person's file"
+    assert get_scenario(store, written.item_id).written_by is None
+    import_scenarios(store, "demo", [path], "ann", written_by={str(path): "openai/gpt-4o"})
+    edited = OTHER.replace("name: Other", "name: Written").replace("something else", "a refund")
+    save_scenario(store, "demo", written.item_id, edited, "bob", written.version + 2)
+    assert get_scenario(store, written.item_id).written_by == "openai/gpt-4o", "an edit keeps who wrote it"
+    assert [s.written_by for s in list_scenarios(store, "demo")][:2] == [None, None]
+
+
 def test_an_invalid_edit_reports_every_problem_and_changes_nothing(store):
     first, second = list_scenarios(store, "demo")
     bad = SEED_EXAMPLE.replace(

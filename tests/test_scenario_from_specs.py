@@ -274,6 +274,7 @@ def test_the_cli_writes_one_file_per_spec_and_imports_them(tmp_path, monkeypatch
     assert runner.invoke(app, ["scenarios", "validate", str(out)]).exit_code == 0
     stored = list_scenarios(store, "demo")
     assert [s.file for s in stored] == [f.name for f in reversed(files)]
+    assert [s.written_by for s in stored] == ["offline (no model)"] * 2, "the offline mark kept in the store"
     again = runner.invoke(app, [*args, "--import", "--db", url])
     assert again.stdout.splitlines()[-1] == "project demo: 0 added, 0 updated, 2 unchanged"
 

@@ -137,6 +137,7 @@ def from_specs(
     or that it is offline."""
     from evalcore.generators.scenario import generate_scenarios, import_scenarios
     from evalcore.generators.scenario.format import file_name, to_yaml
+    from evalcore.generators.scenario.from_specs import OFFLINE_MARK
     from evalcore.generators.scenario.store_ops import write_files
     from evalcore.llm import ModelClient
     from evalcore.specs.store_ops import list_specs
@@ -159,17 +160,18 @@ def from_specs(
             f"project {pid} has no spec to write scenarios from: `evalcore specs generate` first"
         )
     made = generate_scenarios(ModelClient(store, pid), specs, checked, model=model)
-    files = []
+    files, by = [], []
     for g in made:
-        by = "offline (no model)" if g.offline else g.model
-        header = f"# Written from spec {g.spec_id} by {by}: review it before relying on it.\n"
+        by.append(OFFLINE_MARK if g.offline else g.model)
+        header = f"# Written from spec {g.spec_id} by {by[-1]}: review it before relying on it.\n"
         files.append((file_name(g.scenario), header + to_yaml(g.scenario), g.spec_id))
     written = write_files(out, files)
     offline = " (offline: no model)" if any(g.offline for g in made) else ""
     checkable = sum(1 for g in made if g.scenario.assertions)
     typer.echo(f"wrote {len(written)} scenario file(s) to {out}, {checkable} with assertions{offline}")
     if import_:
-        result = import_scenarios(store, pid, written, author or getpass.getuser(), checked)
+        origins = {str(path): model for path, model in zip(written, by, strict=True)}
+        result = import_scenarios(store, pid, written, author or getpass.getuser(), checked, origins)
         typer.echo(
             f"project {pid}: {len(result.added)} added, {len(result.updated)} updated, "
             f"{len(result.unchanged)} unchanged"

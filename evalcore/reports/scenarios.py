@@ -259,15 +259,18 @@ def transcript(turns: Sequence[Turn]) -> pd.DataFrame:
 
 
 def scenario_list(stored: Sequence[StoredScenario]) -> pd.DataFrame:
-    """The project's scenarios, one row each: name, file it came from, version, how many criteria, and
-    the kinds of its assertions (a kind given twice counted: 'slot_was_set x2')."""
+    """The project's scenarios, one row each: name, file it came from, version, the model that wrote it
+    (empty when a person did; 'offline (no model)' marks the offline implementation), how many criteria,
+    and the kinds of its assertions (a kind given twice counted: 'slot_was_set x2')."""
     rows = []
     for s in stored:
         kinds = Counter(a.kind for a in s.scenario.assertions)
         shown = ", ".join(k if n == 1 else f"{k} x{n}" for k, n in kinds.items())
         rows.append({"scenario": s.scenario.name, "file": s.file or "", "version": s.version,
-                     "criteria": len(s.scenario.criteria), "assertions": shown})  # fmt: skip
-    return pd.DataFrame(rows, columns=["scenario", "file", "version", "criteria", "assertions"])
+                     "written by": s.written_by or "", "criteria": len(s.scenario.criteria),
+                     "assertions": shown})  # fmt: skip
+    columns = ["scenario", "file", "version", "written by", "criteria", "assertions"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def repetition_label(result: Result) -> str:

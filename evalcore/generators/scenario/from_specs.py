@@ -59,6 +59,7 @@ from evalcore.models import Spec
 from evalcore.models.common import Record
 
 STEM = 5  # letters two words must share to be one word: "rent" / "rentals", "return" / "returns"
+OFFLINE_MARK = "offline (no model)"  # who wrote a scenario, when the offline implementation did
 MAX_FACTS = 3  # figures checked per scenario: enough to pin an answer, few enough to stay readable
 
 

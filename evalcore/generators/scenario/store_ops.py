@@ -9,7 +9,7 @@ history). The files are validated whole first; one problem anywhere and nothing 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,16 +22,19 @@ from evalcore.store.store import new_id
 
 KIND = "scenario"
 FILE_KEY = "file"  # the body's record of the file a scenario came from, so an export can keep its name
+WRITTEN_BY_KEY = "written_by"  # the model that wrote a scenario (e.g. from a spec), or the offline mark
 
 
 @dataclass(frozen=True)
 class StoredScenario:
-    """A scenario as stored: its item id, version and the file name it came from."""
+    """A scenario as stored: its item id, version, the file name it came from, and the model that wrote
+    it ('offline (no model)' for the offline implementation; None when a person did)."""
 
     item_id: str
     version: int
     scenario: Scenario
     file: str | None
+    written_by: str | None = None
 
 
 @dataclass
@@ -43,14 +46,14 @@ class ImportedScenarios:
     unchanged: list[str] = field(default_factory=list)
 
 
-def _body(scenario: Scenario, file: str | None) -> dict:
-    return {**scenario.model_dump(mode="json"), FILE_KEY: file}
+def _body(scenario: Scenario, file: str | None, written_by: str | None = None) -> dict:
+    return {**scenario.model_dump(mode="json"), FILE_KEY: file, WRITTEN_BY_KEY: written_by}
 
 
 def _stored(revision: Revision) -> StoredScenario:
     body = dict(revision.body or {})
-    file = body.pop(FILE_KEY, None)
-    return StoredScenario(revision.item_id, revision.version, Scenario.model_validate(body), file)
+    file, written_by = body.pop(FILE_KEY, None), body.pop(WRITTEN_BY_KEY, None)
+    return StoredScenario(revision.item_id, revision.version, Scenario.model_validate(body), file, written_by)
 
 
 def list_scenarios(store: Store, project_id: str) -> list[StoredScenario]:
@@ -117,14 +120,21 @@ def save_scenario(
         raise ValidationFailed(problems, f"scenario {old.file or file_name(old.scenario)}")
     if scenario == old.scenario and old.version == expected_version:
         return old.version
-    return store.save_revision(item_id, _body(scenario, old.file), author, expected_version, note="edited")
+    body = _body(scenario, old.file, old.written_by)
+    return store.save_revision(item_id, body, author, expected_version, note="edited")
 
 
 def import_scenarios(
-    store: Store, project_id: str, paths: Iterable[Path], author: str, domain: Domain | None = None
+    store: Store,
+    project_id: str,
+    paths: Iterable[Path],
+    author: str,
+    domain: Domain | None = None,
+    written_by: Mapping[str, str] | None = None,
 ) -> ImportedScenarios:
     """Validate every file named (folders: their .yml/.yaml files) and store their scenarios; raise
-    ValidationFailed with every problem, storing nothing, when any file has one."""
+    ValidationFailed with every problem, storing nothing, when any file has one. `written_by` names the
+    model that wrote a file (by its path as given), for scenarios a model wrote."""
     store.project(project_id)
     found, problems = read_scenarios(paths, domain)
     if problems:
@@ -136,17 +146,17 @@ def import_scenarios(
     with store.write() as conn:
         for item in found:
             name, file = item.scenario.name, Path(item.path).name
+            by = (written_by or {}).get(item.path)
             old = stored.get(name)
+            note = f"imported from {item.path}" + (f", written by {by}" if by else "")
             if old is None:
-                body = _body(item.scenario, file)
-                note = f"imported from {item.path}"
+                body = _body(item.scenario, file, by)
                 store.add_item(project_id, KIND, body, author, item_id=new_id(KIND), note=note, conn=conn)
                 result.added.append(name)
-            elif old.scenario == item.scenario and old.file == file:
+            elif (old.scenario, old.file, old.written_by) == (item.scenario, file, by):
                 result.unchanged.append(name)
             else:
-                body = _body(item.scenario, file)
-                note = f"imported from {item.path}"
+                body = _body(item.scenario, file, by)
                 store.save_revision(old.item_id, body, author, old.version, note=note, conn=conn)
                 result.updated.append(name)
     return result
