@@ -168,9 +168,10 @@ def describe_event(event: Event) -> str:
     "ORD-1"'); a message's text is cut to EVENT_TEXT characters."""
     where = f"turn {event.turn} · " if event.turn is not None else ""
     match event.type:
-        case "flow_started" | "flow_completed" | "flow_cancelled" | "flow_interrupted":
-            step = getattr(event, "step_id", None)
-            what = event.flow_id + (f" at {step}" if step else "")
+        case "flow_started":
+            what = event.flow_id
+        case "flow_completed" | "flow_cancelled" | "flow_interrupted":
+            what = event.flow_id + (f" at {event.step_id}" if event.step_id else "")
         case "action_executed":
             what = event.action_name
         case "slot_set":
