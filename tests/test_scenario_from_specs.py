@@ -188,13 +188,19 @@ def test_a_model_draft_keeps_only_what_the_domain_has():
         responses_uttered=["utter_return_opened", "utter_nothing"],
         sequence=[OrderedStep(key="flow_started", value="return_item"),
                   OrderedStep(key="action_executed", value="create_return")],
+        facts=["$129", " ", "$129", "30 days", "RC-01", "15%"],
     )  # fmt: skip
     scenario = build_scenario(draft, DOMAIN)
     assert scenario.name == "Return a bike" and scenario.initial_slots == {"authenticated": True}
     assert scenario.criteria == ["The assistant should open the return"]
     assert [a.kind for a in scenario.assertions] == [
         "flow_started", "flow_completed", "action_executed", "slot_was_set", "bot_uttered", "sequencing",
+        "bot_uttered", "bot_uttered", "bot_uttered",
     ]  # fmt: skip
+    figures = [a.text_matches for a in scenario.assertions[-3:]]
+    assert figures == [figure_pattern("$129"), figure_pattern("30 days"), figure_pattern("RC-01")], (
+        "blank and repeated ones dropped, at most 3"
+    )
     assert scenario.assertions[0].flow_ids == ["return_item"]
     bad_step = draft.model_copy(
         update={"sequence": [*draft.sequence, OrderedStep(key="slot_was_set", value="x")]}

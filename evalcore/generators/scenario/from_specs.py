@@ -470,8 +470,8 @@ def build_scenario(draft: ScenarioDraft, domain: Domain | None) -> Scenario:
                 SequencingAssertion(steps=[SequencingStep(key=s.key, value=s.value) for s in steps])
             )
         # any target that reports events reports what the assistant said: a figure is always checkable
-        facts = [f.strip() for f in draft.facts if f.strip()][:MAX_FACTS]
-        assertions += [BotUtteredAssertion(text_matches=figure_pattern(f)) for f in dict.fromkeys(facts)]
+        facts = list(dict.fromkeys(f.strip() for f in draft.facts if f.strip()))[:MAX_FACTS]
+        assertions += [BotUtteredAssertion(text_matches=figure_pattern(f)) for f in facts]
         for slot in draft.initial_slots:
             if slots is not None and slot.name in slots and not domain.slots[slot.name].refuses(slot.value):
                 initial[slot.name] = slot.value
