@@ -72,6 +72,7 @@ def test_oracle_reaches_every_maximum_and_null_has_no_api_recall(sample) -> None
     assert set(texts) == {"table2", "table2_counts", f"failing_{oracle.id}", f"failing_{null.id}"}
     assert "offline: yes" in texts["table2"] and "100.0% [" in texts["table2"]
     assert "Reply recall" in texts["table2"] and "share_" not in texts["table2"]
+    assert "history:" not in texts["table2"], "a conversation run's choice, not a procedure test run's"
     latex = export_procedure_tables(scored, "latex")["table2"]
     assert "\\begin{tabular}" in latex and "(offline)" in latex
     csv = export_procedure_tables(scored, "csv")["table2"]

@@ -45,7 +45,7 @@ from evalcore.reports.tables import (
     tier_filter,
 )
 from evalcore.review.reports import annotation_stamp
-from evalcore.runs.records import ERROR_CLASSES, LEGACY_ERROR_TYPES, JudgedTurn, error_class
+from evalcore.runs.records import ERROR_CLASSES, LEGACY_ERROR_TYPES, RUN_KIND, JudgedTurn, error_class
 from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_bodies, judgment_rows, played_versions
 from evalcore.specs.store_ops import list_specs, spec_stamp
 from evalcore.store import Store
@@ -345,15 +345,17 @@ def provenance(runs: Sequence[Run]) -> dict[str, str]:
         if (r.judge or "").startswith(OFFLINE)
         or (r.params.get("target") or {}).get("kind") in (TargetKind.demo.value, TargetKind.demo_flows.value)
     ]
-    return {
+    about = {
         "run": ", ".join(r.id for r in runs),
-        "target": ", ".join(str(r.target) for r in runs),
+        "target": ", ".join(r.target or "none" for r in runs),
         "judge": ", ".join(r.judge or "not recorded" for r in runs),
         "offline": ("yes (offline judge or demo target: " + ", ".join(offline) + ")") if offline else "no",
-        # What the target saw as its earlier turns, and whether turns were also asked alone (pairs).
-        "history": ", ".join(history_label(r) for r in runs),
-        "evalcore": ", ".join(sorted({r.code_version or "unknown" for r in runs})),
     }
+    # What the target saw as its earlier turns, and whether turns were also asked alone (pairs): a choice
+    # only conversation runs make, so other reports (procedure tests, scenarios, rubric scores) leave it out.
+    if any(r.kind == RUN_KIND for r in runs):
+        about["history"] = ", ".join(history_label(r) for r in runs if r.kind == RUN_KIND)
+    return about | {"evalcore": ", ".join(sorted({r.code_version or "unknown" for r in runs}))}
 
 
 def export_tables(
