@@ -79,6 +79,7 @@ def test_an_inventory_row_is_asked_by_product_and_store_names(sample):
         ("Taxes and airport charges are refunded on request for unused tickets.",
          {"How are taxes and airport charges refunded?"}),
         ("Weather delays do not entitle passengers to hotel rooms or compensation.", {None}),
+        ("We hold orders for 7 days, then cancel and refund them.", {"How long do you hold orders?"}),
     ],
 )  # fmt: skip
 def test_a_sentence_is_asked_by_its_subject_and_verb(sentence, expected):
@@ -94,6 +95,7 @@ def test_a_table_cell_is_asked_by_what_its_column_means():
     assert cells_question("the Alder Creek store", None, "rents_ebikes", "no", rng) == (
         "Does the Alder Creek store rent ebikes?"
     )
+    assert cells_question("kids bikes", None, "covers", "Frame", rng) == "What is covered for kids bikes?"
     assert cells_question("the Metro E8", "the Alder Creek store", "deposit_usd", "300", rng) == (
         "How much is the deposit for the Metro E8 at the Alder Creek store?"
     )

@@ -34,8 +34,12 @@ from evalcore.documents.retrieval import tokenize
 from evalcore.generators.doc_qa.facts import Fact, column_label, document_facts, mentions, relevance
 from evalcore.generators.doc_qa.schema import CANNOTANSWER, QAConversation, QATurn, Source
 from evalcore.generators.doc_qa.wording import (
+    ADDRESS,
+    a_thing,
     cells_question,
+    customer_side,
     key_noun,
+    measure,
     place_columns,
     quantity_question,
     sentence_question,
@@ -49,6 +53,7 @@ _ID_IN_TEXT = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
 _NUMBER = re.compile(r"\d+")
 _DOCUMENT_NAME = re.compile(r"\b[A-Z]\w*(?: [A-Z&]\w*)* (?:Policy|Guide|FAQ|Terms|Overview)\b")
 _VERB_AFTER = {"be", "have", "cost", "include", "require", "take", "come", "need", "apply", "mean"}
+_PLACE_FIRST = re.compile(r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*) *[(,]")  # "Alder Creek (RC-01), ..."
 _PRONOUN = re.compile(r"(?:It|They|This|These|That|Those|There)\b")
 _QUANTITY = re.compile(r"^[$€£]?\d[\d.,]*\s*[%\w-]*(?: \w+)?$")  # "$99", "15%", "90 days", "14 business days"
 # Unanswerable questions when no entity has a near-miss neighbour: what a customer plausibly asks about
@@ -74,8 +79,8 @@ SUM_UP = (
 )
 SUM_UP_ON = (
     "So, for {e}, what do I need to know about {a}?",
-    "Putting it all together, how do {a} work for {e}?",
     "Can you sum up {a} for {e}?",
+    "All in all, what about {a} for {e}?",
 )
 ACROSS = (
     "What do I need to know about {e}, all in all?",
@@ -239,7 +244,12 @@ class _Writer:
             if best.kind != "id" or best.text in self.exposed:
                 return best.text
         subject = sentence_subject(fact.text)  # "Opened spare batteries" of "... carry a 15% fee"
-        if subject and (not avoid or not mentions(subject, avoid)) and self.clean(subject):
+        if (
+            subject
+            and a_thing(subject)
+            and self.clean(subject)
+            and (not avoid or not mentions(subject, avoid))
+        ):
             return subject
         heading = fact.heading if fact.heading and self.clean(fact.heading) else ""  # never a title
         return _lower_first(heading) if heading else "this"
@@ -270,7 +280,13 @@ class _Writer:
                 return f"the {text}", None
         if any(_ID.match(v) and v not in self.exposed for _, v in key):  # a code the customer never sees
             asked = {c for c, _ in fact.cells[fact.key_size :]}
+            rows = self.docs[self.position[fact.document_id]].get("rows", [])
             described = [t for c, t in cells.items() if c not in asked and len(re.findall(r"[a-z]+", t)) >= 2]
+            # a described cell only this row has names it without ambiguity
+            unique = [
+                t for t in described if sum(str(r.get(c, "")).strip() == t for r in rows for c in cells) == 1
+            ]
+            described = unique or described
             if described:
                 return _lower_first(described[0]), None
         return " and ".join(f"{column_label(c)} {v}" for c, v in key), None
@@ -314,7 +330,11 @@ class _Writer:
         asked = sentence_question(fact.text, self.rng)
         if asked and self.clean(asked) and (not avoid or not mentions(asked, avoid)):
             return asked
-        topic = self.topic(fact, avoid)
+        place = _PLACE_FIRST.match(fact.text) if ADDRESS.search(fact.text) else None
+        # "Alder Creek (RC-01), 214 Millrace Street, ...": asked about the place, not its street
+        topic = (
+            place.group(1) if place and not mentions(place.group(1), avoid or "") else self.topic(fact, avoid)
+        )
         if _QUANTITY.match(topic):
             return quantity_question(topic, self.rng)
         return topic_question(topic, self.rng, fact.text)
@@ -428,6 +448,17 @@ class _Writer:
             question = f"How do {self.topic(first)} and {self.topic(second)} work together?"
         return self.pair("MULTI-DOC", [first, second], question, bridge)
 
+    def aspect(self, fact: Fact) -> str:
+        """What a fact says about its entity, as a SYNTHESIS question names it: a table fact's column
+        ("stock"), an address, a sentence's subject; empty when there is nothing to name."""
+        if fact.kind == "cells":
+            asked = fact.cells[-1] if len(fact.cells) > fact.key_size else ("", "yes")
+            return "" if asked[1].lower() in ("yes", "no") else measure(asked[0]).removeprefix("in ")
+        if ADDRESS.search(fact.text):
+            return "the address"
+        subject = sentence_subject(fact.text) or ""
+        return "" if ":" in subject else customer_side(subject)
+
     def focus(self) -> str | None:
         """The one entity the SYNTHESIS is about: the bridge of the first switch, else (one document)
         the entity of the facts used so far that most of them name, then most facts of the document
@@ -480,20 +511,21 @@ class _Writer:
                 key=lambda f: (f not in self.by_doc.get(0, []), -relevance(f.text, self.query)),
             )
             facts += more[:2]
-        aspects = [self.topic(f, avoid=entity) for f in facts] if entity else []
+        aspects = [self.aspect(f) for f in facts] if entity else []
         named = [entity, self.say(entity)] if entity else []
         aspects = [
             a
             for a in dict.fromkeys(aspects)
-            if a != "this" and not _QUANTITY.match(a) and self.clean(a)
+            if a and not _QUANTITY.match(a) and self.clean(a)
             and not any(mentions(a, n) or mentions(n, a) for n in named)
         ]  # fmt: skip
         if entity and aspects:
             question = self.rng.choice(SUM_UP_ON).format(e=self.say(entity), a=_enum(aspects[:2]))
         elif entity:
             question = self.rng.choice(SUM_UP).format(e=self.say(entity))
-        elif len(self.chain) == 1:
-            question = self.rng.choice(SUM_UP).format(e=self.topic(facts[0]))
+        elif len(self.chain) == 1:  # no entity to gather facts on: the last fact again, summed up
+            asked = self.ask(facts[0])
+            question = f"So, to sum up: {asked[:1].lower()}{asked[1:]}"
         else:
             topics = _enum([self.topic(f) for f in facts[:3]])
             question = f"Putting it all together, how do {topics} fit together?"

@@ -60,7 +60,7 @@ _TIME = re.compile(
     r"\b\d+\s*(?:-\s*\d+\s*)?(?:business |working |calendar )?(?:day|hour|week|month|year|minute)s?\b"
 )
 _MONEY = re.compile(r"[$€£]\s?\d")
-_ADDRESS = re.compile(r"\b\d+ [A-Z]\w+ (?:Street|St|Avenue|Ave|Road|Rd|Lane|Way|Plaza|Boulevard|Drive)\b")
+ADDRESS = re.compile(r"\b\d+ [A-Z]\w+ (?:Street|St|Avenue|Ave|Road|Rd|Lane|Way|Plaza|Boulevard|Drive)\b")
 _PHONE = re.compile(r"\(\d{3}\) \d{3}-\d{4}|\+\d[\d ]{7,}")
 _ASK_ABOUT = (
     "What should I know about {topic}?",
@@ -149,6 +149,13 @@ def _participle(word: str) -> bool:
 def sentence_question(sentence: str, rng: random.Random) -> str | None:
     """A question whose answer is the sentence, built around its subject and verb; None when the
     sentence has no short subject before a verb (then the caller asks about a topic)."""
+    ours = re.match(
+        r"We ([a-z]+) (.+)", sentence
+    )  # "We hold orders for 7 days" -> "How long do you hold orders?"
+    if ours and ours.group(1) not in _BE | _MODAL_CAN | _MODAL_RULE | {"do", "will", "also"}:
+        head = _head(ours.group(2))
+        if head and _TIME.search(ours.group(2)):
+            return f"How long do you {ours.group(1)} {customer_side(head)}?"
     verbs = set(QUESTION_VERBS)
     split = subject_split(sentence, verbs)
     # "Taxes and airport charges are refunded": a plural noun that looks like a verb, followed by the
@@ -163,7 +170,7 @@ def sentence_question(sentence: str, rng: random.Random) -> str | None:
     subject = customer_side(subject)
     if re.match(r"[A-Z]-[a-z]", subject):  # "E-bike claims" inside a question: "e-bike claims"
         subject = subject[0].lower() + subject[1:]
-    if ":" in subject or _NOT_SUBJECT & set(subject.lower().split()) or re.search(r"\d", subject):
+    if not a_thing(subject) or re.search(r"\d", subject):
         return None
     words = rest.split()
     if verb in _MODAL_CAN:
@@ -200,11 +207,16 @@ def sentence_question(sentence: str, rng: random.Random) -> str | None:
     return rng.choice((f"What {do} {subject} {base}?", f"What exactly {do} {subject} {base}?"))
 
 
+def a_thing(subject: str) -> bool:
+    """Whether a sentence's subject names a thing (not a clause: "tyres that", "report a parcel if it")."""
+    return ":" not in subject and not _NOT_SUBJECT & set(subject.lower().split())
+
+
 def topic_question(topic: str, rng: random.Random, sentence: str = "") -> str:
     """A general question about a topic (a sentence that gives no subject and verb to ask about); where
     the sentence is an address or a phone number, the question asks for that."""
     topic = customer_side(topic)
-    if _ADDRESS.search(sentence):
+    if ADDRESS.search(sentence):
         return rng.choice((f"Where is {topic}?", f"What's the address of {topic}?"))
     if _PHONE.search(sentence):
         return f"What's the phone number for {topic}?"
@@ -245,6 +257,13 @@ def cells_question(thing: str, place: str | None, column: str, value: str, rng: 
         ))  # fmt: skip
     if lowered in ("units", "count", "number") and place:
         return f"How many of {thing} does {place} have?"
+    first, _, more = what.partition(" ")
+    verb = first in QUESTION_VERBS and first.endswith("s") and value.strip().lower() not in _YES_NO
+    if verb and not more:  # a column "covers", "includes"
+        base = _base(first)
+        return f"What is {base}{'d' if base.endswith('e') else 'ed'} for {who}?"
+    if verb:  # "applies to"
+        return f"What does {who} {_base(first)} {more}?"
     if value.strip().lower() in _YES_NO:
         first, _, more = what.partition(" ")
         if first == "has" and more:
