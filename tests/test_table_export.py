@@ -92,6 +92,11 @@ def test_markdown_comparison_shows_differences_and_gaps(judged: pd.DataFrame) ->
     assert [c.strip() for c in spec_1.strip("|").split("|")][header.index("failure_rate_b")] == "—"
 
 
+def test_markdown_cells_stay_text_in_a_viewer() -> None:
+    md = export_table(pd.DataFrame({"reply": ["<img src=x onerror=alert(1)> & more"]}), "md")
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt; &amp; more" in md
+
+
 def test_markdown_escapes_pipes() -> None:
     text = export_table(pd.DataFrame({"scenario": ["a | b"], "n": [1]}), "md")
     assert r"a \| b" in text

@@ -60,7 +60,9 @@ def latex_escape(text: str) -> str:
 
 
 def _md_escape(text: str) -> str:
-    # A pipe would end the cell and a newline the row.
+    # A pipe would end the cell and a newline the row; a Markdown viewer renders raw HTML, and a cell's text
+    # (a turn, a model's reason) must stay text there as on the pages.
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("|", r"\|").replace("\r\n", " ").replace("\n", " ")
 
 
