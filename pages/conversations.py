@@ -163,10 +163,10 @@ shown = filter_table(
 
 # ------------------------------------------------------------------------------------------ summary
 m1, m2, m3, m4 = st.columns(4)
-m1.metric("Conversations", len(shown))
-m2.metric("Question/answer pairs", int(shown["pairs"].sum()))
-m3.metric("Silver or gold", int(shown["tier"].isin(["silver", "gold"]).sum()))
-m4.metric("Produced offline", int(shown["offline"].sum()))
+m1.metric("Conversations", f"{len(shown):,}")
+m2.metric("Question/answer pairs", f"{int(shown['pairs'].sum()):,}")
+m3.metric("Silver or gold", f"{int(shown['tier'].isin(['silver', 'gold']).sum()):,}")
+m4.metric("Produced offline", f"{int(shown['offline'].sum()):,}")
 dist = summary(shown)
 c1, c2, c3 = st.columns(3)
 for column, (key, x, y, title) in zip(

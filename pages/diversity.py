@@ -100,7 +100,7 @@ if buttons.button("Refit the map", disabled=job is not None, help=refit_help):
 colour = st.radio("Colour by", ["category", "document"], horizontal=True)
 st.plotly_chart(map_chart(frame, colour), width="stretch")
 st.caption(
-    f"{len(frame)} candidates (rejected specs excluded), {int(frame['selected'].sum())} selected (stars). "
+    f"{len(frame):,} candidates (rejected specs excluded), {int(frame['selected'].sum())} selected (stars). "
     f"Nearby points are specs with similar wording. {fitted}."
 )
 

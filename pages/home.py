@@ -79,7 +79,7 @@ inputs, pipeline = rows[:4], rows[4:]
 for group, label in ((inputs, "Inputs"), (pipeline, "Pipeline")):
     st.caption(label)
     for column, row in zip(st.columns(len(group)), group, strict=True):
-        column.metric(row.stage, row.count, help=row.detail or None)
+        column.metric(row.stage, f"{row.count:,}", help=row.detail or None)
         for page, label in STAGE_PAGES.get(row.stage, []):
             if (ROOT / page).exists():
                 column.page_link(page, label=label, icon=":material/arrow_forward:")

@@ -164,7 +164,7 @@ if not table.empty:
     categories = f3.multiselect("Category", sorted(set(table["category"])))
     only_selected = f4.toggle("Selected only")
     shown = filter_specs(table, query, statuses, categories, only_selected)
-    st.caption(f"{len(shown)} of {len(table)} spec(s). Click a row to open it.")
+    st.caption(f"{len(shown):,} of {len(table):,} spec(s). Click a row to open it.")
     event = st.dataframe(
         shown.drop(columns=["text"]),
         hide_index=True,
