@@ -301,7 +301,9 @@ for tab, (name, df) in zip(tabs, tables.items(), strict=True):
             TABLE_TITLES[name]
             + (f": {md(_label(run_id))} (a) vs {md(_label(versus))} (b), diff = b - a" if versus else "")
         )
-        st.dataframe(_shown(df), hide_index=True, width="stretch")
+        # A spec's scenario is the longest key: it gets the room, under the column name 'spec'.
+        wide = {"spec_label": st.column_config.TextColumn("spec", width="large")}
+        st.dataframe(_shown(df), hide_index=True, width="stretch", column_config=wide)
         _downloads(name, df)
         if name in TABLE_KEYS:  # the pair table's turns are in two rows at once: no drill-down
             _drill(name, df)
