@@ -11,7 +11,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.jobs import failed_units, progress, request_stop
 from evalcore.jobs.control import held_by
-from evalcore.models import RunStatus
+from evalcore.models import Run, RunStatus
 from evalcore.store import Store, database_url
 from evalcore.store.secrets import redact
 
@@ -240,6 +240,17 @@ def show_holders(store: Store, run_id: str) -> bool:
     return bool(lines)
 
 
+def show_workers(store: Store, run: Run) -> None:
+    """Who works a queued or running job: the workers holding it since when, or why nobody does."""
+    held = show_holders(store, run.id)
+    if run.status == RunStatus.pending and not held:
+        st.caption(
+            "Waiting for a worker: `evalcore serve` runs one beside the dashboard, `evalcore worker` more."
+        )
+    elif run.status == RunStatus.running and not held:
+        st.caption("No live worker holds it now: another worker takes it over once its claims expire.")
+
+
 def job_panel(store: Store, run_id: str, noun: str, *, stop_label: str = "Stop", stop_help: str = "") -> None:
     """A job's progress as the store has it, whoever works it: a bar of its `noun` (units), the workers
     holding it since when, and a Stop button while it is queued or running. While it is live the panel
@@ -258,13 +269,7 @@ def _job_panel(store: Store, run_id: str, noun: str, stop_label: str, stop_help:
     live = run.status in LIVE
     state = "queued" if run.status == RunStatus.pending else run.status.value
     st.progress(min(done / total, 1.0) if total else 0.0, text=f"{done}/{total} {noun} · {state}")
-    held = show_holders(store, run_id)
-    if run.status == RunStatus.pending and not held:
-        st.caption(
-            "Waiting for a worker: `evalcore serve` runs one beside the dashboard, `evalcore worker` more."
-        )
-    elif run.status == RunStatus.running and not held:
-        st.caption("No live worker holds it now: another worker takes it over once its claims expire.")
+    show_workers(store, run)
     if run.stopped_reason:
         st.caption(f"Stopped: {md(run.stopped_reason)}")
     if live:

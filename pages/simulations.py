@@ -39,6 +39,7 @@ from pages._common import (
     require_user,
     show_error,
     show_flash,
+    show_workers,
     store_or_stop,
 )
 
@@ -241,6 +242,7 @@ def _panel(watched: str) -> None:
     live = _live(watched)
     state = "queued" if run.status == RunStatus.pending else run.status.value
     st.progress(done / total if total else 1.0, text=f"{done} / {total} dialogues · {state}")
+    show_workers(store, run)
     if run.stopped_reason:
         st.caption(f"Stopped: {md(run.stopped_reason)}")
     failed = failed_units(store, watched)

@@ -121,6 +121,7 @@ def test_a_simulation_started_on_the_page_is_queued_shows_its_progress_stops_and
     assert run.params["limits"]["max_user_turns"] == 4 and len(run.params["units"]) == 3
     assert run.id in open_queue(store.url).pending_runs(), "handed to the workers"
     assert any("0 / 3 dialogues · queued" in str(p.proto.text) for p in at.get("progress"))
+    assert any("Waiting for a worker" in str(c.value) for c in at.caption), "nobody holds it yet"
     next(b for b in at.button if b.label == "Stop").click().run()
     assert store.stop_requested(run.id) and store.run(run.id).status == RunStatus.stopped
     assert any("0 / 3 dialogues · stopped" in str(p.proto.text) for p in at.get("progress"))
