@@ -7,6 +7,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.generators.doc_qa.browse import (
     cited_spans,
     conversation_table,
+    display_table,
     filter_table,
     passage_views,
     summary,
@@ -181,17 +182,11 @@ for column, (key, x, y, title) in zip(
     fig.update_xaxes(type="category")
     column.plotly_chart(fig, width="stretch", key=f"chart_{key}", config={"displayModeBar": False})
 
-view = shown.assign(
-    query_types=shown["query_types"].apply(", ".join),
-    offline=shown["offline"].map({True: "offline", False: ""}),
-)
 st.caption(
     "Charts and table show the conversations the filters keep. An answer to a filler question cites a "
     "document outside the chain, so a conversation can cite more documents than its chain holds."
 )
-view = view.drop(columns=["spec_id", "pair_types"]).rename(
-    columns={"chain_length": "documents in chain", "documents": "documents cited"}
-)
+view = display_table(shown)
 st.dataframe(view, hide_index=True, width="stretch")
 if shown.empty:
     st.stop()

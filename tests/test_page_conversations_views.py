@@ -10,6 +10,7 @@ import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from evalcore.generators.doc_qa.browse import conversation_table, display_table
 from evalcore.generators.doc_qa.job import generate_conversations
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
@@ -71,8 +72,9 @@ def test_the_charts_count_what_the_chain_length_filter_keeps(store):
     assert _values(bars.x) == [2] and sum(_values(bars.y)) == shown == 1
     assert sum(_values(charts["Documents the answers cite"].data[0].y)) == shown
     assert charts["Documents in chain"].layout.xaxis.title.text == "documents in chain"
-    columns = at.dataframe[-1].value.columns
-    assert "documents in chain" in columns and "documents cited" in columns
+    table = at.dataframe[-1].value
+    assert {"documents in chain", "documents cited", "judge score"} <= set(table.columns)
+    assert not table.isna().any().any() and "None" not in set(table.astype(str).to_numpy().ravel())
 
 
 def test_the_cached_table_follows_annotations_and_renames_made_elsewhere(store):
@@ -87,3 +89,9 @@ def test_the_cached_table_follows_annotations_and_renames_made_elsewhere(store):
     assert not at.exception, at.exception
     assert {m.label: m.value for m in at.metric}["Silver or gold"] == "2"
     assert set(at.dataframe[-1].value["spec"]) == {"Stock at Westbrook Station, renamed"}
+
+
+def test_an_unjudged_conversation_reads_not_judged(store):
+    table = conversation_table(store, PROJECT)
+    shown = display_table(table.assign(judge_score=[None, *table["judge_score"][1:]]))
+    assert shown["judge score"].iloc[0] == "not judged" and shown["judge score"].iloc[1] == "1.00"

@@ -100,6 +100,24 @@ def filter_table(
     return table[keep]
 
 
+def display_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows of `conversation_table` as the page lists them: named as the filters and charts name them,
+    query types joined, 'offline' spelled out, and no empty cell shown as None (an unjudged
+    conversation's score reads 'not judged')."""
+    view = table.assign(
+        query_types=table["query_types"].apply(", ".join),
+        offline=table["offline"].map({True: "offline", False: ""}),
+        judge_score=["not judged" if pd.isna(s) else f"{s:.2f}" for s in table["judge_score"]],
+    )
+    return view.drop(columns=["spec_id", "pair_types"]).rename(
+        columns={
+            "chain_length": "documents in chain",
+            "documents": "documents cited",
+            "judge_score": "judge score",
+        }
+    )
+
+
 def summary(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Distributions for the summary strip, from the rows of `conversation_table` (no store reads), named
     as the filters and the table name them: query types of pairs, documents in the chain, documents the
