@@ -16,7 +16,16 @@ from typing import Annotated
 
 import typer
 
-from evalcore.cli.common import DbOption, ProjectOption, friendly, open_store, progress_printer, project_id_of
+from evalcore.cli.common import (
+    DbOption,
+    ProjectOption,
+    QueueOption,
+    friendly,
+    open_store,
+    progress_printer,
+    project_id_of,
+    queue_run,
+)
 
 app = typer.Typer(
     help="Simulation runs: personas, simulated dialogues against a target, ChatChecker runs in and out, "
@@ -216,6 +225,7 @@ def run_(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="Simulate failed dialogues again.")
     ] = False,
+    queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -247,6 +257,11 @@ def run_(
             judge_model=judge,
             budget=limits,
         ).id
+    if queue:
+        if limits and resume:  # what the foreground resume would have been given
+            store.update_run(store.run(run_id).model_copy(update={"budget": limits}))
+        queue_run(store, run_id, retry_failed=retry_failed)
+        return
     outcome = execute_simulation(
         store, run_id, on_progress=progress_printer("dialogues"), retry_failed=retry_failed, budget=limits
     )
