@@ -80,3 +80,18 @@ def test_offline_verification_fails_a_conversation_that_does_not_test_its_spec()
     check = offline_check(inputs, random.Random(0))
     assert not check.adheres and not check.coherent and check.score < 1
     assert any("spec's vocabulary" in p for p in check.problems)
+
+
+def test_a_corpus_too_small_for_the_conversations_asked_is_said_per_spec(sqlite_store, tmp_path):
+    folder = tmp_path / "faq"
+    (folder / "policies").mkdir(parents=True)
+    shutil.copy(Path("data/sample/policies/price_match_policy.md"), folder / "policies")
+    (folder / "system.yaml").write_text(
+        "id: faq\nchatbot_info:\n  name: Help\n  description: Answers questions from the policies.\n"
+    )
+    project_id = import_project(sqlite_store, folder).project_id
+    generate_specs(sqlite_store, project_id, m=2, from_card=False)
+    few = generate_conversations(sqlite_store, project_id, specs="all", per_spec=1, d=1, turns=3, dense=False)
+    assert not any("repeat facts" in m for m in few.messages)
+    many = generate_conversations(sqlite_store, project_id, specs="all", per_spec=12, d=1, dense=False)
+    assert any("repeat facts" in m for m in many.messages)

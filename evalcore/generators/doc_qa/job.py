@@ -27,10 +27,12 @@ from evalcore.documents.chains import chains_for_spec
 from evalcore.documents.graph import graph_stats
 from evalcore.documents.retrieval import PassageIndex, build_index
 from evalcore.errors import EvalcoreError
+from evalcore.generators.doc_qa.facts import document_facts
 from evalcore.generators.doc_qa.generate import (
     GENERATE_CONVERSATION,
     GENERATOR,
     conversation_inputs,
+    document_input,
     to_conversation,
 )
 from evalcore.generators.doc_qa.graph_build import build_document_graph
@@ -74,6 +76,7 @@ def _plan(
     index: PassageIndex, params: dict[str, Any], ignore: list[str],
 ) -> dict[str, Any]:  # fmt: skip
     built = build_document_graph(llm, docs, ignore=ignore, model=params["model"], seed=params["seed"])
+    by_id = {d.id: d for d in docs}
     kinds = {d.id: d.kind.value for d in docs}
     with_policies: Any = None  # the graph with policies as nodes, built only for a spec that needs it
     policy_specs = 0
@@ -126,6 +129,15 @@ def _plan(
                     f"{label}: only {len(picked.chains)} distinct chain(s) of {picked.used}; "
                     f"its {wanted[d]} conversations of that length reuse them"
                 )
+        # A small corpus cannot give n conversations of L turns distinct facts: say so, not only repeat.
+        used = {i for p in picks.values() for c in p.chains for i in c.doc_ids} | set(context_policies)
+        facts = sum(len(document_facts(document_input(by_id[i]))) for i in used if i in by_id)
+        answers = n * (params["turns"] - 1)  # every pair but the unanswerable one
+        if facts < answers:
+            messages.append(
+                f"{label}: its documents hold {facts} facts for {n} conversations of {params['turns']} "
+                "turns: the conversations repeat facts (fewer conversations per spec avoid it)"
+            )
         seen: dict[int, int] = {}
         for m in range(n):
             d = lengths[m % len(lengths)]
