@@ -1,6 +1,6 @@
 """The dashboard at a team's scale (issue 15): every page's cold and warm render time, and the CLI's start.
 
-Run: .venv/bin/python benchmarks/dashboard.py   (~6 min; --store DIR keeps the store, e.g. for `evalcore serve`)
+Run: .venv/bin/python benchmarks/dashboard.py   (~4 min; --store DIR keeps the store, e.g. to serve it)
 
 1. Builds a SQLite store holding the sample project at 5,000 specs, 2,000 doc-QA conversations and 100,000
    judgments. The content is real pipeline output, multiplied: offline spec generation, then copies of
@@ -198,7 +198,7 @@ def build_store(url: str, specs: int = 5000, conversations: int = 2000, judgment
     run = create_run(store, PROJECT, "demo", judge="offline", limit=60)
     _step("one offline run of the demo target (60 conversations)", lambda: execute_run(store, run.id))
     _step(f"copy runs up to {judgments:,} judgments", lambda: _copy_runs(store, run.id, ids, judgments))
-    _step("the diversity map job, as a worker runs it (UMAP of every spec)",
+    _step("the diversity map job as a worker runs it (UMAP)",
           lambda: compute_map(store, start_map(store, PROJECT).id))  # fmt: skip
     return store
 
