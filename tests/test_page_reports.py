@@ -49,7 +49,7 @@ def test_start_a_demo_run_from_the_runs_page_and_watch_it_finish(db_url):
     store = Store(db_url)
     pid, _ = sample_project(store)
     at = open_page("pages/runs.py")
-    assert at.dataframe[0].value["target"].tolist() == ["demo"]
+    assert at.dataframe[0].value["target"].tolist() == ["demo", "demo-flows"]
     # The form's defaults: the demo target, the project's judge role (offline here), all conversations.
     [start] = [b for b in at.button if b.label == "Start run"]
     start.click().run()
