@@ -10,13 +10,13 @@ import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore.generators.doc_qa.browse import conversation_table, display_table
+from evalcore.generators.doc_qa.browse import conversation_table, display_table, spec_scenarios
 from evalcore.generators.doc_qa.job import generate_conversations
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Annotation
 from evalcore.specs.drafts import SpecDraft
-from evalcore.specs.store_ops import add_human_spec, edit_spec
+from evalcore.specs.store_ops import add_human_spec, edit_spec, list_specs, review_spec
 from evalcore.store import DATABASE_URL_ENV, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,3 +95,11 @@ def test_an_unjudged_conversation_reads_not_judged(store):
     table = conversation_table(store, PROJECT)
     shown = display_table(table.assign(judge_score=[None, *table["judge_score"][1:]]))
     assert shown["judge score"].iloc[0] == "not judged" and shown["judge score"].iloc[1] == "1.00"
+
+
+def test_spec_scenarios_cut_from_sql_match_the_listing_after_edits(store):
+    spec_id = list_specs(store, PROJECT)[0].spec.id
+    edit_spec(store, spec_id, "ben", 1, scenario="Renamed")
+    review_spec(store, spec_id, "ben", 2, "accepted")  # a later revision keeps the renamed content
+    assert spec_scenarios(store, PROJECT) == {v.spec.id: v.spec.scenario for v in list_specs(store, PROJECT)}
+    assert spec_scenarios(store, PROJECT)[spec_id] == "Renamed"
