@@ -10,9 +10,10 @@ import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore.generators.doc_qa.browse import conversation_table, display_table, spec_scenarios
+from evalcore.generators.doc_qa.browse import conversation_table, display_table
 from evalcore.generators.doc_qa.job import generate_conversations
 from evalcore.inputs import import_project
+from evalcore.items.current import content_field
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Annotation
 from evalcore.specs.drafts import SpecDraft
@@ -101,5 +102,6 @@ def test_spec_scenarios_cut_from_sql_match_the_listing_after_edits(store):
     spec_id = list_specs(store, PROJECT)[0].spec.id
     edit_spec(store, spec_id, "ben", 1, scenario="Renamed")
     review_spec(store, spec_id, "ben", 2, "accepted")  # a later revision keeps the renamed content
-    assert spec_scenarios(store, PROJECT) == {v.spec.id: v.spec.scenario for v in list_specs(store, PROJECT)}
-    assert spec_scenarios(store, PROJECT)[spec_id] == "Renamed"
+    scenarios = content_field(store, PROJECT, "spec", "scenario")
+    assert scenarios == {v.spec.id: v.spec.scenario for v in list_specs(store, PROJECT)}
+    assert scenarios[spec_id] == "Renamed"

@@ -31,7 +31,7 @@ import sqlalchemy as sa
 from pydantic import Field
 
 from evalcore.errors import EvalcoreError, NotFoundError
-from evalcore.items.sql import BATCH, annotations_of, chunks, latest_bodies
+from evalcore.items.sql import BATCH, annotations_of, body_field, chunks, heads, latest_bodies
 from evalcore.items.state import (
     REVIEWED_KINDS,
     Policy,
@@ -318,6 +318,16 @@ def item_ids(
         refresh_states(store, project_id, kind)
     with store.read() as conn:
         return list(conn.scalars(_listing(project_id, kind, generator, spec_id, tier)))
+
+
+def content_field(store: Store, project_id: str, kind: str, field: str) -> dict[str, Any]:
+    """One top-level field of the latest content of each of a project's items of one kind, by id, cut out
+    in SQL (a spec's scenario for a label: no item is read whole). Annotators' corrections are not applied:
+    for conversations and tests, read the items."""
+    with store.read() as conn:
+        ids = list(conn.scalars(_listing(project_id, kind, None, None, None)))
+        versions = {i: content for i, (_, content) in heads(conn, ids).items() if content is not None}
+        return body_field(conn, versions, field)
 
 
 def iter_items(

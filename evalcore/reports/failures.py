@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalcore.items.current import correction_versions
+from evalcore.items.current import content_field, correction_versions
 from evalcore.items.state import project_policy
 from evalcore.jobs.control import committed_counts
 from evalcore.models import Run, TargetKind
@@ -47,7 +47,8 @@ from evalcore.reports.tables import (
 from evalcore.review.reports import annotation_stamp
 from evalcore.runs.records import ERROR_CLASSES, LEGACY_ERROR_TYPES, RUN_KIND, JudgedTurn, error_class
 from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_bodies, judgment_rows, played_versions
-from evalcore.specs.store_ops import list_specs, spec_stamp
+from evalcore.specs.store_ops import KIND as SPEC_KIND
+from evalcore.specs.store_ops import spec_stamp
 from evalcore.store import Store
 
 TABLE_TITLES: dict[str, str] = {
@@ -110,7 +111,7 @@ def judged_turns(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
     labels: dict[str, str] = {}
     projects = sorted({run.params.get("project_id") for run in runs.values()} - {None})
     for project_id in projects:
-        labels.update({v.spec.id: v.spec.scenario for v in list_specs(store, project_id)})
+        labels.update({i: str(v) for i, v in content_field(store, project_id, SPEC_KIND, "scenario").items()})
     frame["spec_label"] = (
         frame["spec_id"].map(labels).where(frame["spec_id"].map(labels).notna(), frame["spec_id"])
     )

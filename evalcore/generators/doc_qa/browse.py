@@ -7,20 +7,18 @@ from collections import Counter
 from typing import Any
 
 import pandas as pd
-import sqlalchemy as sa
 
 from evalcore.documents.retrieval import split_passages
 from evalcore.generators.doc_qa.facts import plain
 from evalcore.generators.doc_qa.generate import GENERATOR, qa_pairs
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
-from evalcore.items.current import CurrentItem, iter_items
-from evalcore.items.sql import body_field, heads
+from evalcore.items.current import CurrentItem, content_field, iter_items
 from evalcore.items.state import project_policy
 from evalcore.items.store_ops import KIND
 from evalcore.models import Conversation, Document, Tier
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.specs.store_ops import spec_stamp
-from evalcore.store import Store, schema
+from evalcore.store import Store
 
 COLUMNS = [
     "id", "spec_id", "spec", "pairs", "query_types", "chain_length", "documents", "tier", "model", "offline",
@@ -60,22 +58,11 @@ def _row(item: CurrentItem, scenarios: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def spec_scenarios(store: Store, project_id: str) -> dict[str, str]:
-    """Each spec's current scenario by id, cut out of its latest content in SQL: no spec is read whole
-    (at 5,000 specs, listing them would cost more than the conversations' table)."""
-    items = schema.items
-    query = sa.select(items.c.id).where(items.c.project_id == project_id, items.c.kind == SPEC_KIND)
-    with store.read() as conn:
-        ids = list(conn.scalars(query))
-        versions = {i: content for i, (_, content) in heads(conn, ids).items() if content is not None}
-        return {i: str(scenario) for i, scenario in body_field(conn, versions, "scenario").items()}
-
-
 def conversation_table(store: Store, project_id: str) -> pd.DataFrame:
     """One row per doc-QA conversation of the project (see COLUMNS), oldest first, as the read model has
     it (annotators' corrections applied, tier under the project's policy). It reads every conversation:
     a page caches it on `table_stamp`."""
-    scenarios = spec_scenarios(store, project_id)
+    scenarios = {i: str(v) for i, v in content_field(store, project_id, SPEC_KIND, "scenario").items()}
     items = iter_items(store, project_id, KIND, generator=GENERATOR)
     return pd.DataFrame([_row(item, scenarios) for item in items], columns=COLUMNS)
 
