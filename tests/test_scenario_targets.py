@@ -235,6 +235,20 @@ def test_the_rasa_target_needs_its_token_and_turns_failures_into_crashes(sample,
         save_target(store, pid, Target(name="r", kind="rasa", config={"url": "localhost:5005"}))
 
 
+def test_the_rasa_target_publishes_the_domain_of_its_files(sample, tmp_path):
+    from scenario_examples import SEED_DOMAIN, SEED_FLOWS
+
+    store, pid = sample
+    (tmp_path / "domain.yml").write_text(SEED_DOMAIN, encoding="utf-8")
+    (tmp_path / "flows.yml").write_text(SEED_FLOWS, encoding="utf-8")
+    adapter = _rasa(store, pid, "http://127.0.0.1:9", domain=[str(tmp_path)])
+    domain = adapter.domain()
+    assert domain.slots["authenticated"].type == "bool" and "check_order_status" in domain.flows
+    (tmp_path / "broken.yml").write_text("slots: [1, 2", encoding="utf-8")
+    with pytest.raises(TargetConfigError, match="domain"):
+        _rasa(store, pid, "http://127.0.0.1:9", domain=[str(tmp_path / "broken.yml")])
+
+
 # -------------------------------------------------------------------------------------- http_events
 
 
@@ -286,6 +300,14 @@ def test_the_http_events_target_maps_its_response_to_events(sample):
             ActionExecuted(action_name="action_lookup_order"),
             BotUttered(text="Found it.", utter_name="utter_found"),
         ]
+        cumulative = save_target(
+            store,
+            pid,
+            Target(name="evbot2", kind="http_events", config={**config, "events_cumulative": True}),
+        )
+        session = build_adapter(store, pid, cumulative, ModelClient(store, pid)).open_session("c", {})
+        assert len(reply_events(session.reply([Message("user", "one")]))) == 3
+        assert reply_events(session.reply([Message("user", "two")])) == [], "the history's new tail only"
     finally:
         httpd.shutdown()
         httpd.server_close()
