@@ -6,7 +6,9 @@ Today: the records of a scenario (records), its YAML both ways with every proble
 target's domain it is checked against (domain), the events a target reports (events), the assertion
 engine over an event history (checks) with an offline embedding scorer for the generative assertions
 (scoring), the criteria judge over a transcript (criteria), a scenario's verdict on one conversation
-(verdict), scenarios in the store (store_ops), and scenarios written from specs (from_specs).
+(verdict), scenarios in the store (store_ops), scenarios written from specs (from_specs), and scenario
+runs against a target that reports events (run: a job; `load_scenario_results` reads its results; not
+re-exported here, since it imports the simulator, which imports the targets, which import this package).
 """
 
 from evalcore.generators.scenario.checks import Outcome, Score, Scorer, ScoreRequest, check, check_all
