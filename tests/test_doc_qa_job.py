@@ -174,8 +174,8 @@ def test_correction_fixes_a_wrong_answer_and_flags_an_unsupported_one(sqlite_sto
         "nonsense-value."
     )
     assert (
-        right.split()[-1].rstrip(".") in fixed.content and "nonsense" not in fixed.content
-    )  # what the document says
+        right.split()[-1].strip("$.") in fixed.content and "nonsense" not in fixed.content
+    )  # what the document says (the cell's value, without the currency sign the answer puts before it)
     flagged = next(t for t in verified.turns if t.index == answers[1].index)
     assert flagged.metadata["correction"] == "unsupported" and flagged.content.startswith("Penguins")
     meta = verified.metadata

@@ -9,12 +9,18 @@ import re
 import pytest
 
 from evalcore.documents.entities import canonical_name
-from evalcore.generators.doc_qa.facts import document_facts
+from evalcore.generators.doc_qa.facts import document_facts, source_grounded
 from evalcore.generators.doc_qa.generate import conversation_inputs, document_input, qa_pairs
 from evalcore.generators.doc_qa.job import generate_conversations
 from evalcore.generators.doc_qa.offline import _Writer
 from evalcore.generators.doc_qa.schema import is_cannot_answer
-from evalcore.generators.doc_qa.wording import cells_question, code_names, measure, sentence_question
+from evalcore.generators.doc_qa.wording import (
+    cells_answer,
+    cells_question,
+    code_names,
+    measure,
+    sentence_question,
+)
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
 from evalcore.specs.generation import generate_specs
@@ -60,6 +66,81 @@ def test_an_inventory_row_is_asked_by_product_and_store_names(sample):
     question = writer.ask(fact)
     assert "Ridgeline Commuter 300" in question and "Westbrook Station store" in question
     assert "stock" in question and not ID_LIKE.search(question), question
+
+
+def test_an_inventory_row_is_answered_as_a_sentence_naming_store_and_product(sample):
+    store, project_id = sample
+    docs = {d.id: d for d in store.documents(project_id)}
+    spec = list_specs(store, project_id)[0].spec
+    names = code_names(list(docs.values()), ["Ridgeline Cycles"])
+    inputs = conversation_inputs("desc", spec, [docs["inventory"]], [], [], 4, 0, [], names)
+    writer = _Writer(inputs, random.Random(0))
+    inventory = document_input(docs["inventory"])
+    fact = next(
+        f for f in document_facts(inventory) if f.cells[:2] == (("store_id", "RC-04"), ("sku", "RC-HYB-300"))
+    )
+    answer = writer.answer(fact)
+    # The customer's names, the count, and the codes (in brackets) the grounding check traces to the row.
+    assert (
+        answer
+        == "The Westbrook Station store (RC-04) has 2 of the Ridgeline Commuter 300 (RC-HYB-300) in stock."
+    )
+    assert source_grounded(fact.source(), inventory, answer)
+
+
+def test_table_answers_are_sentences_that_name_things_as_customers_do(sample):
+    store, project_id = sample
+    docs = {d.id: document_input(d) for d in store.documents(project_id)}
+    names = code_names(store.documents(project_id), ["Ridgeline Cycles", "Ridgeline Assist"])
+    checked = 0
+    for view in list_conversations(store, project_id):
+        for _, answer in qa_pairs(view.conversation):
+            for source in answer.metadata.get("sources") or []:
+                if not source.get("cells"):
+                    continue
+                checked += 1
+                doc = docs[source["document_id"]]
+                assert source_grounded(source, doc, answer.content)  # every cited value is in the answer
+                # No "Inventory: for store id RC-04 and sku ..., in stock is 2." template.
+                assert not answer.content.startswith(f"{doc['title']}:"), answer.content
+                assert not re.search(r"\bfor \w+(?: \w+)? [A-Z]+-[A-Z0-9-]+,", answer.content), answer.content
+                for _, value in source["cells"]:  # a named code is said by its name too
+                    if value in names:
+                        assert names[value].removeprefix("the ") in answer.content, answer.content
+    assert checked >= 50
+
+
+def test_a_table_cell_is_answered_by_what_its_column_means():
+    assert cells_answer(
+        "the Commuter 300 (RC-HYB-300)", "the Westbrook Station store (RC-04)", "in_stock", "2"
+    ) == ("The Westbrook Station store (RC-04) has 2 of the Commuter 300 (RC-HYB-300) in stock.")
+    assert (
+        cells_answer("the Ridge E-MTB 29", None, "price_usd", "1,299.00")
+        == "The Ridge E-MTB 29 costs $1,299.00."
+    )
+    assert cells_answer("the Metro E8", "the Alder Creek store", "deposit_usd", "300") == (
+        "The deposit for the Metro E8 at the Alder Creek store is $300."
+    )
+    assert cells_answer("the Metro E8", "the Alder Creek store", "units", "6") == (
+        "The Alder Creek store has 6 units of the Metro E8."
+    )
+    assert cells_answer("the Pine Hollow store", None, "has_workshop", "no") == (
+        "No, the Pine Hollow store does not have a workshop."
+    )
+    assert (
+        cells_answer("the Alder Creek store", None, "rents_ebikes", "yes")
+        == "Yes, the Alder Creek store rents ebikes."
+    )
+    assert (
+        cells_answer("the Basic tune-up", None, "duration_hours", "1.5")
+        == "The Basic tune-up takes 1.5 hours."
+    )
+    assert cells_answer("the warranty for kids bikes (WB-KIDS)", None, "covers", "Frame") == (
+        "The warranty for kids bikes (WB-KIDS) covers Frame."
+    )
+    assert cells_answer("the Commuter 300", None, "frame_sizes", "S,M,L") == (
+        "The frame sizes of the Commuter 300 are S,M,L."
+    )
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,8 @@ def column_label(column: str) -> str:
 
 @dataclass(frozen=True)
 class Fact:
-    """One sentence, or one table row seen through some cells; `text` is the answer-ready wording."""
+    """One sentence, or one table row seen through some cells; `text` is the sentence, or the cells in
+    plain words (what matching and ranking read; an offline answer words them as a customer would)."""
 
     document_id: str
     title: str
@@ -199,6 +200,10 @@ def source_grounded(source: dict[str, Any], doc: dict[str, Any], answer: str) ->
     if not isinstance(row, int) or not 0 <= row < len(rows) or not source.get("cells"):
         return False
     for column, value in source["cells"]:
-        if str(rows[row].get(column, "")).strip() != value or plain(value) not in plain(answer):
+        # Case aside: a "yes" cell is carried by an answer opening "Yes, ...".
+        if (
+            str(rows[row].get(column, "")).strip() != value
+            or plain(value).casefold() not in plain(answer).casefold()
+        ):
             return False
     return True

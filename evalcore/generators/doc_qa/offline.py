@@ -1,8 +1,9 @@
 """The offline conversation generator: the seed's structure, with answers copied from the documents.
 
 No model: every expected answer is one or more facts (evalcore.generators.doc_qa.facts) of the chain's
-documents, i.e. actual sentences and table cells, so it is correct by construction and a retrieval bot
-over the same documents can answer the single-document questions. Questions are what a customer would
+documents, i.e. actual sentences and table cells (said as sentences about the row as a customer
+names it, each cited value verbatim: `wording.cells_answer`), so it is correct by construction and a
+retrieval bot over the same documents can answer the single-document questions. Questions are what a customer would
 type around the fact's most specific entity (a name before an id; an id only when the system card shows
 it to customers; for a table row, the row's name rather than its key): they never quote a document's
 title. The unanswerable question is a near-miss: the same kind of question about a neighbour of an
@@ -36,6 +37,7 @@ from evalcore.generators.doc_qa.schema import CANNOTANSWER, QAConversation, QATu
 from evalcore.generators.doc_qa.wording import (
     ADDRESS,
     a_thing,
+    cells_answer,
     cells_question,
     customer_side,
     key_noun,
@@ -262,22 +264,30 @@ class _Writer:
         row = next((r for r in rows if all(str(r.get(c, "")).strip() == v for c, v in key)), {})
         return {c: str(v).strip() for c, v in row.items()}
 
-    def row_ref(self, fact: Fact) -> tuple[str, str | None]:
+    def row_ref(self, fact: Fact, codes: bool = False) -> tuple[str, str | None]:
         """(thing, place) a customer names a table row by: the names of its key codes ("the Ridgeline
         Commuter 300" at "the Westbrook Station store"), else a name-like cell of the row (not a code,
-        not a number), else its key; an unexposed code is kept only when the row has nothing else."""
+        not a number), else its key; an unexposed code is kept only when the row has nothing else.
+
+        With `codes` (an answer, which must carry every cell it cites), each key value the words leave
+        out follows in brackets: "the Westbrook Station store (RC-04)", "the warranty for new e-bikes
+        (WB-EBIKE)"."""
         key = fact.cells[: fact.key_size]
         speakable = all(v in self.names or v in self.exposed or not _ID.match(v) for _, v in key)
         if key and speakable and any(v in self.names for _, v in key):
             places = place_columns(key)
             named = {c: self.names.get(v, v) for c, v in key}
+            if codes:
+                named = {
+                    c: f"{n} ({v})" if n != v else n for (c, v), n in zip(key, named.values(), strict=True)
+                }
             things = [n for c, n in named.items() if c not in places] or list(named.values())
             place = next((named[c] for c in places if named[c] not in things), None)
             return " and ".join(things), place
         cells = self._row(fact)
         for column, text in cells.items():
             if re.search(r"[a-z]", text) and not _ID.match(text) and "name" in column.lower():
-                return f"the {text}", None
+                return self._with_codes(f"the {text}", key) if codes else f"the {text}", None
         if any(_ID.match(v) and v not in self.exposed for _, v in key):  # a code the customer never sees
             asked = {c for c, _ in fact.cells[fact.key_size :]}
             rows = self.docs[self.position[fact.document_id]].get("rows", [])
@@ -287,9 +297,23 @@ class _Writer:
                 t for t in described if sum(str(r.get(c, "")).strip() == t for r in rows for c in cells) == 1
             ]
             described = unique or described
+            if described and codes:  # "the warranty for new e-bikes (WB-EBIKE)"
+                return self._with_codes(
+                    f"the {key_noun(key[0][0])} for {_lower_first(described[0])}", key
+                ), None
             if described:
                 return _lower_first(described[0]), None
+        if codes:
+            return " and ".join(f"the {key_noun(c)} {v}" for c, v in key), None
         return " and ".join(f"{column_label(c)} {v}" for c, v in key), None
+
+    @staticmethod
+    def _with_codes(words: str, key: tuple[tuple[str, str], ...]) -> str:
+        """`words` followed by the key values they leave out, in brackets."""
+        missing = ", ".join(v for _, v in key if v not in words)
+        if missing and words.endswith(")"):  # "accessories (helmets, locks; WA-1Y)", not two brackets
+            return f"{words[:-1]}; {missing})"
+        return f"{words} ({missing})" if missing else words
 
     def row_name(self, fact: Fact) -> str:
         """How a customer names a table row (see `row_ref`), as one phrase."""
@@ -386,8 +410,8 @@ class _Writer:
     def pair(
         self, qtype: str, facts: list[Fact], question: str, bridge: str | None, resolved: str = ""
     ) -> QATurn:
-        # Each fact is a whole sentence or a whole table fact: together they read as one answer.
-        answer = " ".join(f.text for f in facts)
+        # Each fact is a whole sentence or whole sentences of table cells: together they read as one answer.
+        answer = " ".join(self.answer(f) for f in facts)
         return QATurn(
             question=question,
             answer=answer,
@@ -398,6 +422,25 @@ class _Writer:
             resolved_question=resolved or question,
             sources=[Source(**f.source()) for f in facts],
         )
+
+    def answer(self, fact: Fact) -> str:
+        """A fact as an answer says it: a sentence as the document has it; table cells as one sentence per
+        cited value, about the row as a customer names it with its codes in brackets, every value verbatim
+        ("The Westbrook Station store (RC-04) has 2 of the Ridgeline Commuter 300 (RC-HYB-300) in stock.")."""
+        if fact.kind != "cells":
+            return fact.text
+        key = fact.cells[: fact.key_size]
+        thing, place = self.row_ref(fact, codes=True)
+        said = []
+        for column, value in fact.cells[fact.key_size :]:
+            # The cell that gives a code its name: "The Ridgeline Commuter 300 has the SKU RC-HYB-300."
+            code = next(((c, v) for c, v in key if self.names.get(v) == f"the {value}"), None)
+            if code is not None:
+                label = column_label(code[0])
+                said.append(f"The {value} has the {label.upper() if len(label) <= 3 else label} {code[1]}.")
+            else:
+                said.append(cells_answer(thing, place, column, value))
+        return " ".join(said)
 
     def single(self, i: int, qtype: str = "SINGLE-DOC", must: str | None = None) -> QATurn | None:
         fact = self.pick(i, must, avoid_key=must)

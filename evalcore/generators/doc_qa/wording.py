@@ -6,7 +6,10 @@ inventory row is asked about as "Is the Ridgeline Commuter 300 in stock at the W
 rather than by store id and SKU. A table fact is asked about by what its column means (a price "how
 much", a yes/no column "does it ...", a stock count "is it in stock at ..."); a sentence by its own
 subject and verb ("An opened spare battery can be returned within 30 days ..." -> "Can an opened spare
-battery be returned?"), so two facts about the same thing give two different questions.
+battery be returned?"), so two facts about the same thing give two different questions. A table fact
+is answered the same way round (`cells_answer`): "The Westbrook Station store (RC-04) has 2 of the
+Ridgeline Commuter 300 (RC-HYB-300) in stock.", every cited value verbatim and the row's codes in
+brackets, so the answer still carries the cells it is checked against (`facts.source_grounded`).
 
 Deterministic, rule-based English: what a model does better; the offline generator only needs questions
 a person would plausibly type, that name no document title and no code the customer never sees.
@@ -34,6 +37,9 @@ _MONEY_COLUMNS = ("usd", "eur", "gbp", "price", "cost", "fee", "rate", "deposit"
 _TIME_COLUMNS = ("hours", "days", "duration", "minutes", "weeks")
 _STOCK_COLUMNS = ("stock", "available", "quantity", "qty")
 _YES_NO = {"yes", "no", "true", "false", "y", "n"}
+_CURRENCY = {"usd": "$", "eur": "€", "gbp": "£"}
+_UNIT_WORDS = {"hours": "hours", "hrs": "hours", "days": "days", "minutes": "minutes", "min": "minutes",
+               "weeks": "weeks"}  # fmt: skip
 
 # More verbs than spec titles need: a question is built around the sentence's verb.
 QUESTION_VERBS = frozenset(SUBJECT_VERBS) | {
@@ -282,6 +288,57 @@ def cells_question(thing: str, place: str | None, column: str, value: str, rng: 
         f"Can you tell me the {what} for {who}?",
         f"What {what} does {who} have?",
     ))  # fmt: skip
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _amount(column: str, value: str) -> str:
+    """A bare number with the unit its column names: ('price_usd', '749') -> '$749', ('duration_hours',
+    '1.5') -> '1.5 hours'; anything else as it is (the value stays verbatim inside)."""
+    unit = column.lower().rsplit("_", 1)[-1]
+    if not re.fullmatch(r"\d[\d,]*(?:\.\d+)?", value):
+        return value
+    if unit in _CURRENCY:
+        return f"{_CURRENCY[unit]}{value}"
+    return f"{value} {_UNIT_WORDS[unit]}" if unit in _UNIT_WORDS else value
+
+
+def cells_answer(thing: str, place: str | None, column: str, value: str) -> str:
+    """The sentence that answers `cells_question`: what the column means, said of the row's thing (at
+    its place), with the cell's value verbatim ("The Westbrook Station store (RC-04) has 2 of the
+    Ridgeline Commuter 300 (RC-HYB-300) in stock.")."""
+    what = measure(column)
+    lowered = column.lower()
+    value = value.strip()
+    who = f"{thing} at {place}" if place else thing
+    if any(w in lowered for w in _STOCK_COLUMNS) and place:
+        return f"{_capital(place)} has {value} of {thing} in stock."
+    if lowered in ("units", "count", "number") and place:
+        unit = " units" if lowered == "units" else ""
+        return f"{_capital(place)} has {value}{unit} of {thing}."
+    first, _, more = what.partition(" ")
+    if value.lower() in ("yes", "no"):  # the value is the "Yes" or "No" the sentence opens with
+        yes = value.lower() == "yes"
+        if first == "has" and more:
+            article = "" if more.endswith("s") else "a "
+            return f"Yes, {who} has {article}{more}." if yes else f"No, {who} does not have {article}{more}."
+        if more and first.endswith("s") and len(first) > 3:
+            return f"Yes, {who} {first} {more}." if yes else f"No, {who} does not {_base(first)} {more}."
+        return f"Yes, {who} is {what}." if yes else f"No, {who} is not {what}."
+    if first in QUESTION_VERBS and first.endswith("s"):  # a column "covers", "applies to"
+        return f"{_capital(who)} {what} {value}."
+    amount = _amount(column, value)
+    if more and what.split()[-1] in _STOP:  # a column "available at": "X is available at RC-01,RC-02"
+        return f"{_capital(who)} is {what} {amount}."
+    if what == "price" and amount != value:
+        return f"{_capital(who)} costs {amount}."
+    if what == "duration" and amount != value:
+        return f"{_capital(who)} takes {amount}."
+    be = "are" if what.endswith("s") and not what.endswith("ss") else "is"
+    of = "for" if any(w in lowered for w in _MONEY_COLUMNS) else "of"  # "the deposit for", "the brand of"
+    return f"The {what} {of} {who} {be} {amount}."
 
 
 def key_noun(column: str) -> str:
