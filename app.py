@@ -33,6 +33,7 @@ navigation = st.navigation(
             st.Page("pages/simulations.py", title="Simulations", icon=":material/smart_toy:"),
             st.Page("pages/scenarios.py", title="Scenarios", icon=":material/fact_check:"),
         ],
-    }
+    },
+    expanded=True,  # fourteen pages: Streamlit would hide the last ones behind "View 3 more"
 )
 navigation.run()

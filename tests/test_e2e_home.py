@@ -50,3 +50,9 @@ def test_import_the_sample_project_and_see_its_counts(tmp_path, browser):
         assert metrics["Tools"] == str(tools)
         assert documents >= 12
         browser.save_screenshot(str(tmp_path / "home.png"))
+
+        # Every page is one click away: none hidden behind Streamlit's "View N more".
+        nav = browser.find_element(By.CSS_SELECTOR, "[data-testid='stSidebarNav']").text
+        for title in ("Tool cases", "Procedures", "Runs", "Reports", "Simulations", "Scenarios"):
+            assert title in nav, nav
+        assert "more" not in nav, nav
