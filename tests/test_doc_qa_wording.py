@@ -138,6 +138,12 @@ def test_a_table_cell_is_answered_by_what_its_column_means():
     assert cells_answer("the warranty for kids bikes (WB-KIDS)", None, "covers", "Frame") == (
         "The warranty for kids bikes (WB-KIDS) covers Frame."
     )
+    assert cells_answer("the Alder Creek store", None, "opening_hours", "Sun 10:00-17:00") == (
+        "The opening hours of the Alder Creek store are Sun 10:00-17:00."
+    )
+    assert cells_answer("the Basic tune-up", None, "available_at", "RC-01,RC-02") == (
+        "The Basic tune-up is available at RC-01,RC-02."
+    )
     assert cells_answer("the Commuter 300", None, "frame_sizes", "S,M,L") == (
         "The frame sizes of the Commuter 300 are S,M,L."
     )

@@ -1,15 +1,15 @@
 """The offline conversation generator: the seed's structure, with answers copied from the documents.
 
 No model: every expected answer is one or more facts (evalcore.generators.doc_qa.facts) of the chain's
-documents, i.e. actual sentences and table cells (said as sentences about the row as a customer
-names it, each cited value verbatim: `wording.cells_answer`), so it is correct by construction and a
-retrieval bot over the same documents can answer the single-document questions. Questions are what a customer would
-type around the fact's most specific entity (a name before an id; an id only when the system card shows
-it to customers; for a table row, the row's name rather than its key): they never quote a document's
-title. The unanswerable question is a near-miss: the same kind of question about a neighbour of an
-entity the conversation used (the "Commuter 400" when the documents know the "Commuter 300"), which no
-document of the context mentions; only without such an entity a plausible aspect nobody documents.
-The page marks offline items as such.
+documents, i.e. actual sentences and table cells (said as sentences about the row as a customer names it,
+each cited value verbatim: `wording.cells_answer`), so it is correct by construction and a retrieval bot
+over the same documents can answer the single-document questions. Questions are what a customer would type
+around the fact's most specific entity (a name before an id; an id only when the system card shows it to
+customers; for a table row, the row's name rather than its key): they never quote a document's title. The
+unanswerable question is a near-miss: the same kind of question about a neighbour of an entity the
+conversation used (the "Commuter 400" when the documents know the "Commuter 300"), which no document of
+the context mentions; only without such an entity a plausible aspect nobody documents. The page marks
+offline items as such.
 
 The turn plan for a chain of d documents and L pairs (`plan_turns`):
 - the last pair is SYNTHESIS over all d documents; one pair is unanswerable (CANNOTANSWER), placed after
@@ -433,8 +433,15 @@ class _Writer:
         thing, place = self.row_ref(fact, codes=True)
         said = []
         for column, value in fact.cells[fact.key_size :]:
-            # The cell that gives a code its name: "The Ridgeline Commuter 300 has the SKU RC-HYB-300."
-            code = next(((c, v) for c, v in key if self.names.get(v) == f"the {value}"), None)
+            # The cell a code's name comes from: "The Ridgeline Commuter 300 has the SKU RC-HYB-300."
+            code = next(
+                (
+                    (c, v)
+                    for c, v in key
+                    if v in self.names and value.startswith(self.names[v].removeprefix("the "))
+                ),
+                None,
+            )
             if code is not None:
                 label = column_label(code[0])
                 said.append(f"The {value} has the {label.upper() if len(label) <= 3 else label} {code[1]}.")

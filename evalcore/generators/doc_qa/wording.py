@@ -336,6 +336,8 @@ def cells_answer(thing: str, place: str | None, column: str, value: str) -> str:
         return f"{_capital(who)} costs {amount}."
     if what == "duration" and amount != value:
         return f"{_capital(who)} takes {amount}."
+    if amount == value and lowered.rsplit("_", 1)[-1] in _UNIT_WORDS:
+        what = column_label(column)  # "opening hours" holds no number to put the hours after
     be = "are" if what.endswith("s") and not what.endswith("ss") else "is"
     of = "for" if any(w in lowered for w in _MONEY_COLUMNS) else "of"  # "the deposit for", "the brand of"
     return f"The {what} {of} {who} {be} {amount}."
