@@ -107,13 +107,26 @@ with st.form("start_run"):
     source = c.radio("Play", ["conversations", "tests", "both"], horizontal=True)
     budget = d.number_input("Budget in USD (0 = no limit)", min_value=0.0, value=0.0, step=0.5)
     concurrency = e.slider("Conversations at once", 1, 32, 4)
-    limit = st.number_input("At most this many items (0 = all)", min_value=0, value=0)
+    f, g, h = st.columns(3)
+    limit = f.number_input("At most this many items (0 = all)", min_value=0, value=0)
+    history = g.radio(
+        "Earlier turns the target sees",
+        ["own", "expected"],
+        format_func={"own": "its own replies", "expected": "the expected answers"}.get,
+        horizontal=True,
+        help="With the expected answers, a failing turn is not only the echo of an earlier failure.",
+    )
+    pairs = h.checkbox(
+        "Also ask later turns alone",
+        help="Each later turn is played again as its stand-alone question, for the report's "
+        "single- vs multi-turn pairs (seed 000).",
+    )
     if st.form_submit_button("Start run", type="primary"):
         try:
             run = create_run(
                 store, project_id, target_name, judge=None if judge == judges[0] else judge,
                 budget={"usd": budget} if budget else {}, concurrency=concurrency, source=source,
-                limit=int(limit) or None,
+                limit=int(limit) or None, history=history, single_turn_pairs=pairs,
             )  # fmt: skip
             enqueue(store, run.id)
             st.session_state["watch_run"] = run.id

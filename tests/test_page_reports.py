@@ -149,3 +149,15 @@ def test_two_runs_of_one_target_have_distinct_legend_names(db_url):
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
     names = {trace.get("name") for trace in figure["data"]}
     assert len({n.split(": ", 1)[1] for n in names}) == 2, names
+
+
+def test_a_run_started_on_the_page_can_show_the_expected_answers_and_ask_turns_alone(db_url):
+    store = Store(db_url)
+    pid, _ = sample_project(store)
+    at = open_page("pages/runs.py")
+    next(r for r in at.radio if r.label == "Earlier turns the target sees").set_value("expected")
+    next(c for c in at.checkbox if c.label == "Also ask later turns alone").check()
+    next(b for b in at.button if b.label == "Start run").click().run()
+    assert not at.exception, at.exception
+    [run] = store.runs(pid, kind="run")
+    assert run.params["history"] == "expected" and run.params["single_turn_pairs"] is True
