@@ -37,9 +37,12 @@ def browsers(browser):
 
 
 def _wait(driver, condition, seconds: float = 60):
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, seconds, poll_frequency=0.2).until(condition)
+    # A rerun redraws the page under the condition: an element gone stale is "not yet", not a failure.
+    ignored = (NoSuchElementException, StaleElementReferenceException)
+    return WebDriverWait(driver, seconds, poll_frequency=0.2, ignored_exceptions=ignored).until(condition)
 
 
 def _text(driver) -> str:
@@ -132,10 +135,17 @@ def test_the_same_conversation_saved_in_two_browsers_the_second_is_refused(db_ur
         _wait(second, lambda d: "was changed by ann" in _text(d))
         assert "your save was refused and nothing was lost" in _text(second)
         click(second, "Reload")
-        groups = _wait(second, lambda d: "was changed by ann" not in _text(d) and review_form(d))
         from selenium.webdriver.common.by import By
 
-        chosen = groups[0].find_element(By.CSS_SELECTOR, "button[aria-checked='true']")
+        # The form is drawn before its choices are restored: wait for a chosen button, not only the form.
+        [chosen] = _wait(
+            second,
+            lambda d: (
+                "was changed by ann" not in _text(d)
+                and review_form(d)
+                and review_form(d)[0].find_elements(By.CSS_SELECTOR, "button[aria-checked='true']")
+            ),
+        )
         assert chosen.text == "Unsafe", "the unsaved choice survives the reload"
         click(second, "Save & next")
         _wait(second, lambda d: f"item={item}" not in d.current_url)
