@@ -95,7 +95,7 @@ def _metrics(o: dict, title: str = "", delta: dict | None = None) -> None:
         f"Failure rate{title}", rate, change, delta_color="inverse",
         help=f"95% Wilson interval [{o['ci_low']:.1%}, {o['ci_high']:.1%}]" if o["n"] else None,
     )  # fmt: skip
-    cols[1].metric(f"Failed / scored turns{title}", f"{int(o['failures'])} / {int(o['n'])}")
+    cols[1].metric(f"Failed / scored turns{title}", f"{int(o['failures']):,} / {int(o['n']):,}")
     cols[2].metric(
         f"Unscored{title}",
         int(o["unscored"]),

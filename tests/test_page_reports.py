@@ -92,7 +92,7 @@ def test_report_tables_charts_exports_and_a_drill_down(db_url):
     at = open_page("pages/reports.py")
     metrics = {m.label: m.value for m in at.metric}
     overall = outcome.done
-    assert metrics["Failed / scored turns"].endswith(f"/ {overall}") and metrics["Crashes"] == "0"
+    assert metrics["Failed / scored turns"].endswith(f"/ {overall:,}") and metrics["Crashes"] == "0"
     assert len(at.tabs) == 7 and len(at.get("plotly_chart")) == 2  # Table 10 by error class too
     downloads = at.get("download_button")
     assert len(downloads) == 7 * 4, "every table in CSV, JSONL, Markdown and LaTeX"
