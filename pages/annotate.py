@@ -342,7 +342,13 @@ def _turn_controls(view, index: int) -> tuple:
     )  # fmt: skip
     what = "call" if view.conversation.turns[index].role.value == "tool_call" else "answer"
     shown = _session(view.conversation.id)["shown"].setdefault(index, view.content(index))
-    with st.expander(f"Correct the expected {what} (marks the turn 'wrong answer')"):
+    # A simulated dialogue's assistant turns are what the target said, not expected answers.
+    title = (
+        "Write what the assistant should have said"
+        if view.breakdown_turns
+        else f"Correct the expected {what}"
+    )
+    with st.expander(f"{title} (marks the turn 'wrong answer')"):
         text = st.text_area("Expected answer", value=shown, key=f"te:{key}")
     return choice, note, text, shown, prev.edited_content if prev else None
 

@@ -44,6 +44,9 @@ def test_breakdown_labels_are_saved_alone_prefilled_and_kept_per_annotator(dialo
     at = opened("ann", item)
     assert at.multiselect(key=f"bt:{item}:12").options[-1] == "Chatbot Crash", "titles are shown"
     assert not any(c.key == f"bd:{item}:1" for c in at.segmented_control), "user turns take no label"
+    labels = [e.label for e in at.expander]
+    assert "Write what the assistant should have said (marks the turn 'wrong answer')" in labels
+    assert not any(label.startswith("Correct the expected") for label in labels), "it said, nobody expected"
     at.segmented_control(key=f"bd:{item}:12").set_value("breakdown")
     at.multiselect(key=f"bt:{item}:12").select("Contradiction").select("Lack of clarity")
     at.segmented_control(key=f"bd:{item}:14").set_value("no breakdown")
