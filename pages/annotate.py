@@ -185,9 +185,11 @@ def queue_view() -> None:
             selection_mode="single-row",
             key=f"queue:{key}:{page_no}",
             height=36 + 35 * len(frame),
+            width="stretch",
             column_order=[c for c in frame.columns if c not in hidden],
             column_config={
-                "first question": st.column_config.TextColumn(width="large"),
+                "first question": st.column_config.TextColumn(width="medium"),
+                "spec": st.column_config.TextColumn(width="medium"),
                 "judge": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f"),
             },
         )
