@@ -23,6 +23,7 @@ from evalcore.generators.scenario.events import Event, events_from_json, with_ev
 from evalcore.generators.scenario.records import Scenario
 from evalcore.generators.scenario.store_ops import StoredScenario
 from evalcore.generators.scenario.verdict import ScenarioVerdict, judge_conversation
+from evalcore.generators.simulation.job import start_simulated_run, work_dialogues
 from evalcore.generators.simulation.records import FinishReason
 from evalcore.generators.simulation.simulator import (
     SIMULATE_USER_TURN,
@@ -315,32 +316,16 @@ def execute_scenario_run(
     run = store.run(run_id)
     if run.kind != RUN_KIND or "units" not in run.params:
         raise EvalcoreError(f"'{run_id}' is not a scenario run (kind {run.kind})")
-    pid = run.params["project_id"]
-    run = store.start_run(pid, run.model_copy(update={"budget": budget}) if budget is not None else run)
-    if retry_failed:
-        jobs.retry_failed(store, run.id)
-    llm = ModelClient(store, pid, run_id=run.id)
-    try:
-        llm.registry.resolve("simulator", run.params.get("simulator_model"))
-        llm.registry.resolve("judge", run.params.get("judge_model"))
-        adapter = build_adapter(store, pid, Target.model_validate(run.params["target"]), llm)
-        if not isinstance(adapter, EventTarget):
-            raise EvalcoreError(f"target '{run.target}' reports no events")
-    except EvalcoreError as e:
-        store.finish_run(run.id, RunStatus.failed, str(e))
-        raise
-    worker = _Worker(store, run, llm, adapter)
-    units = {u["key"]: u for u in run.params["units"]}
-    report = jobs.run_units(
-        store,
-        run.id,
-        list(units),
-        lambda claim: worker.work(units[claim.key], claim),
-        concurrency=int(run.params.get("concurrency") or DEFAULT_CONCURRENCY),
-        on_progress=on_progress,
+    started = start_simulated_run(store, run, retry_failed=retry_failed, budget=budget)
+    if not isinstance(started.adapter, EventTarget):
+        message = f"target '{started.run.target}' reports no events"
+        store.finish_run(started.run.id, RunStatus.failed, message)
+        raise EvalcoreError(message)
+    worker = _Worker(store, started.run, started.llm, started.adapter)
+    report, done = work_dialogues(store, started.run, worker.work, on_progress)
+    return ScenarioRunOutcome(
+        report.run, worker.played, done, len(started.run.params["units"]), report.failed
     )
-    done = jobs.progress(store, report.run)[0]
-    return ScenarioRunOutcome(report.run, worker.played, done, len(units), report.failed)
 
 
 def resume(store: Store, run_id: str) -> ScenarioRunOutcome:

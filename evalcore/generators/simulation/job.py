@@ -37,7 +37,7 @@ from evalcore.items.store_ops import add_conversation
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.models import Persona, Provenance, Run, RunStatus, Target
-from evalcore.runs.targets import build_adapter, describe, get_target
+from evalcore.runs.targets import TargetAdapter, build_adapter, describe, get_target
 from evalcore.store import Store
 from evalcore.store.store import new_id
 
@@ -253,6 +253,57 @@ class _Worker:
             self.crashed += sim.finish_reason == FinishReason.chatbot_error
 
 
+@dataclass(frozen=True)
+class Started:
+    """A run of simulated dialogues started (or resumed): the run, its model client and its target."""
+
+    run: Run
+    llm: ModelClient
+    adapter: TargetAdapter
+
+
+def start_simulated_run(
+    store: Store, run: Run, *, retry_failed: bool = False, budget: dict[str, float] | None = None
+) -> Started:
+    """Start or resume a recorded run whose units are dialogues simulated against its target (persona
+    simulations, scenario runs): the run marked running, failed units given back when asked, the
+    simulator and judge models resolved and the target built. A configuration error (an unreachable
+    target, an unknown model) marks the run failed and raises."""
+    pid = run.params["project_id"]
+    run = store.start_run(pid, run.model_copy(update={"budget": budget}) if budget is not None else run)
+    if retry_failed:
+        jobs.retry_failed(store, run.id)
+    llm = ModelClient(store, pid, run_id=run.id)
+    try:
+        llm.registry.resolve("simulator", run.params.get("simulator_model"))
+        llm.registry.resolve("judge", run.params.get("judge_model"))
+        adapter = build_adapter(store, pid, Target.model_validate(run.params["target"]), llm)
+    except EvalcoreError as e:
+        store.finish_run(run.id, RunStatus.failed, str(e))
+        raise
+    return Started(run, llm, adapter)
+
+
+def work_dialogues(
+    store: Store,
+    run: Run,
+    work: Callable[[dict[str, Any], jobs.Claim], Any],
+    on_progress: Callable[[int, int], None] | None = None,
+) -> tuple[jobs.JobReport, int]:
+    """Work the run's units (one dialogue each, `work(unit, claim)`) at the run's concurrency; the job's
+    report and the units done so far."""
+    units = {u["key"]: u for u in run.params["units"]}
+    report = jobs.run_units(
+        store,
+        run.id,
+        list(units),
+        lambda claim: work(units[claim.key], claim),
+        concurrency=int(run.params.get("concurrency") or DEFAULT_CONCURRENCY),
+        on_progress=on_progress,
+    )
+    return report, jobs.progress(store, report.run)[0]
+
+
 def execute_simulation(
     store: Store,
     run_id: str,
@@ -268,30 +319,11 @@ def execute_simulation(
     run = store.run(run_id)
     if run.kind != RUN_KIND or "units" not in run.params:
         raise EvalcoreError(f"'{run_id}' is not a simulation run that can be worked (kind {run.kind})")
-    pid = run.params["project_id"]
-    run = store.start_run(pid, run.model_copy(update={"budget": budget}) if budget is not None else run)
-    if retry_failed:
-        jobs.retry_failed(store, run.id)
-    llm = ModelClient(store, pid, run_id=run.id)
-    try:
-        llm.registry.resolve("simulator", run.params.get("simulator_model"))
-        llm.registry.resolve("judge", run.params.get("judge_model"))
-        adapter = build_adapter(store, pid, Target.model_validate(run.params["target"]), llm)
-    except EvalcoreError as e:
-        store.finish_run(run.id, RunStatus.failed, str(e))
-        raise
-    worker = _Worker(store, run, llm, adapter)
-    units = {u["key"]: u for u in run.params["units"]}
-    report = jobs.run_units(
-        store,
-        run.id,
-        list(units),
-        lambda claim: worker.work(units[claim.key], claim),
-        concurrency=int(run.params.get("concurrency") or DEFAULT_CONCURRENCY),
-        on_progress=on_progress,
-    )
-    done = jobs.progress(store, report.run)[0]
-    return SimulationOutcome(report.run, worker.simulated, worker.crashed, done, len(units), report.failed)
+    started = start_simulated_run(store, run, retry_failed=retry_failed, budget=budget)
+    worker = _Worker(store, started.run, started.llm, started.adapter)
+    report, done = work_dialogues(store, started.run, worker.work, on_progress)
+    total = len(started.run.params["units"])
+    return SimulationOutcome(report.run, worker.simulated, worker.crashed, done, total, report.failed)
 
 
 def simulate(
