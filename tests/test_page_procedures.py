@@ -154,3 +154,18 @@ def test_tests_are_played_from_the_page_through_the_queue(db_url):
     [run] = procedure_runs(store, pid)
     assert run.id in open_queue(store.url).pending_runs(), "handed to the workers"
     assert any("tests · queued" in str(p.proto.text) for p in at.get("progress"))
+
+
+def test_a_drawn_node_shows_its_id_and_the_start_of_its_text_escaped():
+    from evalcore.reports.procedure_views import graph_figure
+
+    body = GraphBody(
+        nodes=[Node(node_id="N1", node_type="start_message", node_description="Ask <b>what</b> to wrap."),
+               Node(node_id="N2", node_type="end_message",
+                    node_description="Thank the customer and say the parcel leaves tomorrow morning.")],
+        edges=[Edge(edge_id="E1", edge=("N1", "N2"), edge_description="Customer says")],
+    )  # fmt: skip
+    figure = graph_figure(checked("flowgraph", "gift_wrap", body, []))
+    labels = [label for trace in figure.data if trace.mode == "markers+text" for label in trace.text]
+    assert "N1 Ask &lt;b&gt;what&lt;/b&gt; to wrap." in labels, labels
+    assert "N2 Thank the customer and say…" in labels, "long texts are cut, whole words"

@@ -118,6 +118,19 @@ def _note(node: DrawnNode, generated: Collection[str]) -> str:
     return " (noise)" if node.noise else (" (generated API)" if _generated_api(node, generated) else "")
 
 
+def _label(node: DrawnNode) -> str:
+    """A node's id and the start of its text beside its marker: a graph read without hovering."""
+    short = textwrap.shorten(node.description, 30, placeholder="…")
+    return html.escape(node.node_id) + (f" {html.escape(short)}" if short else "")
+
+
+def _x_range(nodes: Sequence[DrawnNode]) -> list[float]:
+    """Room on the right of the rightmost node for its label."""
+    xs = [n.x for n in nodes] or [0.0]
+    span = (max(xs) - min(xs)) or 1.0
+    return [min(xs) - 0.05 * span, max(xs) + 0.35 * span]
+
+
 def _hover(title: str, text: str) -> str:
     wrapped = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 70)[:6])
     return f"<b>{html.escape(title)}</b><br>{wrapped}"
@@ -169,8 +182,9 @@ def graph_figure(
                 x=[n.x for n in group],
                 y=[n.y for n in group],
                 mode="markers+text",
-                text=[html.escape(n.node_id) for n in group],
-                textposition="top center",
+                text=[_label(n) for n in group],
+                textposition="middle right",
+                textfont={"size": 11},
                 marker={
                     "size": [18 if n.paths else 13 for n in group],
                     "color": COLOURS.get(kind, UNKNOWN_COLOUR),
@@ -191,7 +205,7 @@ def graph_figure(
     figure.update_layout(
         title=title,
         height=max(420, 70 * (1 + int(-min((n.y for n in nodes), default=0)))),
-        xaxis={"visible": False},
+        xaxis={"visible": False, "range": _x_range(nodes)},
         yaxis={"visible": False},
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         legend={"orientation": "h"},
