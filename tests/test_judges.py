@@ -81,6 +81,22 @@ def test_offline_judge_fails_a_reply_that_does_not_answer_the_question():
     assert verdict(q, expected, "Within 14 days, with fewer than 25 km on the display.") == (1, None)
 
 
+def test_a_bracketed_code_is_a_reference_and_a_price_without_its_sign_the_same_price():
+    products = "Products: sku RC-HYB-300, model Ridgeline Commuter 300, price usd 749."
+    q = "How much is the Ridgeline Commuter 300?"
+    expected = "The Ridgeline Commuter 300 (RC-HYB-300) costs $749."
+    assert verdict(q, expected, "The Ridgeline Commuter 300 costs $749.", [products]) == (1, None)
+    assert verdict(q, expected, "The Ridgeline Commuter 300 costs 749 USD.", [products]) == (1, None)
+    assert verdict(q, expected, "The Ridgeline Commuter 300 costs $1,749.", [products])[0] == 0
+    assert verdict(q, expected, "The Ridgeline Commuter 300 costs 7490 USD.", [products])[0] == 0
+    # More than a code in the brackets: the code is part of the answer.
+    cover = "Spare batteries have the same cover (warranty code WBAT-500)."
+    assert (
+        verdict("Which warranty covers spare batteries?", cover, "Spare batteries have the same cover.")[0]
+        == 0
+    )
+
+
 def test_offline_judge_names_a_multi_document_retrieval_failure():
     warranty = "New e-bikes: motor and battery are covered for 2 years or 500 charge cycles."
     stores = "E-bike motor and battery claims are assessed at Alder Creek or Harbor Point only."

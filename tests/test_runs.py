@@ -24,6 +24,7 @@ from evalcore.models import Test as ItemTest
 from evalcore.runs import (
     create_run,
     execute_run,
+    offline_judge,
     request_stop,
     run_progress,
     run_target,
@@ -70,7 +71,9 @@ def test_a_demo_run_plays_every_turn_with_its_history_and_records_how_it_was_mad
     assert seen[0] == (0, total) and seen[-1] == (total, total)
     run = store.run(outcome.run.id)
     assert run.status == RunStatus.finished and run.target == "demo" and run.judge == "offline"
-    assert run.params["target"]["kind"] == "demo" and run.params["prompt_versions"] == {"offline_judge": "3"}
+    assert run.params["target"]["kind"] == "demo" and run.params["prompt_versions"] == {
+        "offline_judge": offline_judge.VERSION
+    }
     assert run.code_version.startswith(__version__) and run.params["items"] == [
         f"conversation:{i}" for i in ids
     ]

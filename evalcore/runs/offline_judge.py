@@ -31,7 +31,8 @@ from evalcore.documents.entities import canonical_name, extract_entities
 from evalcore.documents.retrieval import tokenize
 from evalcore.generators.doc_qa.schema import is_cannot_answer
 
-VERSION = "3"  # 2: off_topic; 3: the seed's names (coreference, multi_doc_retrieval), a restated question
+VERSION = "4"  # 2: off_topic; 3: the seed's names (coreference, multi_doc_retrieval), a restated question;
+# 4: a bracketed code after a name is a reference, a price without its sign the same price
 MIN_RECALL = 0.5
 MIN_SUPPORT = 0.35
 _CANNOT = re.compile(
@@ -76,8 +77,22 @@ def _document(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(tokenize(text)), frozenset(_facts(text))
 
 
+_BRACKETED_CODE = re.compile(r"\s\((?=[A-Za-z0-9-]*\d)[A-Z0-9][A-Za-z0-9-]*\)")
+_NUMBER = re.compile(r"(?<![\w.,])\d[\d,]*(?:\.\d+)?(?![\w])")
+
+
+def _amount(text: str) -> str:
+    """A number's matching form: no thousands separators, no zero cents ("1,299.00" -> "1299")."""
+    return text.replace(",", "").removesuffix(".00").rstrip(".")
+
+
 def _present(canonical: str, reply_facts: dict[str, str], reply_plain: str) -> bool:
-    return canonical in reply_facts or f" {canonical} " in reply_plain
+    if canonical in reply_facts or f" {canonical} " in reply_plain:
+        return True
+    # A price given without its sign ("749 USD", "price_usd: 749") states the same fact as "$749".
+    if canonical.startswith("$"):
+        return _amount(canonical[1:]) in {_amount(n) for n in _NUMBER.findall(reply_plain)}
+    return False
 
 
 def compare_reply(
@@ -98,7 +113,10 @@ def compare_reply(
         )
 
     question_facts = _facts(question)
-    wanted = {c: t for c, t in _facts(expected).items() if c not in question_facts}
+    # A code in brackets right after what it names ("the Westbrook Station store (RC-04)") is a reference
+    # for the reader, not part of the answer: a reply naming the store answers. Bracketed text with more
+    # than the code ("(warranty code WBAT-500)") stays a fact to find.
+    wanted = {c: t for c, t in _facts(_BRACKETED_CODE.sub("", expected)).items() if c not in question_facts}
     reply_facts = _facts(reply)
     reply_plain = f" {canonical_name(reply)} "
     found = [t for c, t in wanted.items() if _present(c, reply_facts, reply_plain)]
