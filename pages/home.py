@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 STAGE_PAGES = {
     "Specs": [("pages/specs.py", "Review specs"), ("pages/diversity.py", "Diversity")],
     "Conversations": [("pages/conversations.py", "Browse"), ("pages/annotate.py", "Annotate")],
+    "Tests": [("pages/procedures.py", "Procedures")],
+    "Personas": [("pages/simulations.py", "Simulations")],
     "Runs": [("pages/runs.py", "Runs"), ("pages/reports.py", "Reports")],
 }
 

@@ -60,6 +60,10 @@ def test_oracle_reaches_every_maximum_and_null_has_no_api_recall(sample) -> None
     assert list(frame["target"]) == ["oracle", "null"]
     assert frame.loc[0, "share_test_correct"] == 1.0 and frame.loc[0, "ci_low_test_correct"] < 1.0
     assert frame.loc[1, "share_api_recall"] == 0.0 and frame.loc[1, "ci_high_api_recall"] > 0.0
+    from evalcore.reports.status import project_status
+
+    runs = next(r for r in project_status(store, pid) if r.stage == "Runs")
+    assert runs.count == 2 and runs.detail.startswith("2 procedure test runs (2 finished)"), runs
     counts = counts_frame(scored)
     assert counts.loc[1, "API recall"] == f"0 / {scored[1].counts['api_recall'][1]}"
     failing = failing_frame(scored[1])

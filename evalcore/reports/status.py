@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from evalcore.generators.simulation.records import RUN_KIND as SIMULATION_KIND
 from evalcore.items.state import REVIEWED_KINDS, refresh_states
 from evalcore.models import Tier
 from evalcore.review.queue import CONVERSATION, DISAGREEMENT
@@ -23,6 +24,14 @@ STAGES: list[tuple[str, str]] = [
     ("test", "Tests"),
     ("persona", "Personas"),
 ]
+# How the Runs row names each kind of run against a target: one, and more than one.
+RUN_LABELS = {
+    RUN_KIND: ("conversation run", "conversation runs"),
+    "procedure_tests": ("procedure test run", "procedure test runs"),
+    SIMULATION_KIND: ("simulation", "simulations"),
+    "scenario": ("scenario run", "scenario runs"),
+    "rubric_scoring": ("rubric scoring", "rubric scorings"),
+}
 
 
 @dataclass(frozen=True)
@@ -51,11 +60,15 @@ def project_status(store: Store, project_id: str) -> list[StageCount]:
         # Conversations and tests say how many are in each tier (nothing to say of an empty stage).
         detail = _tier_detail(store, project_id, kind) if count and kind in REVIEWED_KINDS else ""
         rows.append(StageCount(label, count, detail))
-    # Runs against a target are what leads read; generation and selection jobs are counted apart.
+    # Runs against a target (conversations played, procedure tests, simulations, scenarios) are what
+    # leads read; generation and selection jobs are counted apart. A ChatChecker import names no target
+    # of ours, but it is a simulation of one.
     jobs = store.runs(project_id)
-    played = [r for r in jobs if r.kind == RUN_KIND]
+    played = [r for r in jobs if r.kind == RUN_KIND or r.target or r.kind == SIMULATION_KIND]
+    kinds = Counter(r.kind for r in played)
     statuses = Counter(r.status.value for r in played)
-    detail = ", ".join(f"{n} {status}" for status, n in statuses.items())
+    detail = ", ".join(f"{n} {RUN_LABELS.get(kind, (kind, kind))[n > 1]}" for kind, n in kinds.items())
+    detail += (" (" + ", ".join(f"{n} {status}" for status, n in statuses.items()) + ")") if played else ""
     others = len(jobs) - len(played)
     if others:
         detail += ("; " if detail else "") + f"{others} generation or selection job(s)"
