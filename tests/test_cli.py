@@ -66,3 +66,23 @@ def test_errors_are_one_clear_line_and_exit_non_zero(db, tmp_path):
     assert bad_url.exit_code == 1
     assert bad_url.output.startswith("error: cannot open the store")
     assert "Traceback" not in bad_url.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["specs", "generate"],
+        ["conversations", "generate"],
+        ["procedures", "generate"],
+        ["run", "--target", "demo"],
+        ["toolcases", "generate"],
+        ["simulations", "run", "--target", "demo"],
+        ["rubrics", "score", "set-1"],
+    ],
+)
+def test_retry_failed_without_a_run_to_resume_is_a_usage_error(db, command):
+    runner = CliRunner()
+    assert runner.invoke(app, ["import", str(SAMPLE_PROJECT), "--db", db]).exit_code == 0
+    result = runner.invoke(app, [*command, "--retry-failed", "--db", db])
+    assert result.exit_code == 2, result.output
+    assert "give --resume RUN_ID too" in result.output

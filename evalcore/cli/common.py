@@ -125,6 +125,17 @@ QueueOption = Annotated[
 ]
 
 
+RetryFailedOption = Annotated[
+    bool, typer.Option("--retry-failed", help="With --resume: work the run's failed units again too.")
+]
+
+
+def require_resume(retry_failed: bool, resume: str | None) -> None:
+    """`--retry-failed` gives back the failed units of a run: refuse it without the run to resume."""
+    if retry_failed and not resume:
+        raise UsageError("--retry-failed retries the failed units of a run: give --resume RUN_ID too")
+
+
 def queue_run(store: Store, run_id: str, *, retry_failed: bool = False) -> None:
     """`--queue`: give the run's failed units back if asked, hand the run to the workers and say where;
     the run's id is the last line printed."""

@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from evalcore.cli.common import DbOption, ProjectOption, QueueOption, friendly, queue_run
+from evalcore.cli.common import (
+    DbOption,
+    ProjectOption,
+    QueueOption,
+    RetryFailedOption,
+    friendly,
+    queue_run,
+    require_resume,
+)
 from evalcore.cli.common import open_store as _store
 from evalcore.cli.common import project_id_of as _project_id
 from evalcore.errors import EvalcoreError, UsageError
@@ -48,9 +56,7 @@ def generate(
     ] = False,
     budget_usd: Annotated[float | None, typer.Option(help="Stop before spending more than this.")] = None,
     resume: Annotated[str | None, typer.Option(help="Resume this run id with its own parameters.")] = None,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="With --resume: generate the failed units again too.")
-    ] = False,
+    retry_failed: RetryFailedOption = False,
     queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
@@ -61,8 +67,7 @@ def generate(
 
     if generator not in GENERATORS:
         raise EvalcoreError(f"unknown generator '{generator}' (available: {', '.join(GENERATORS)})")
-    if retry_failed and not resume:
-        raise EvalcoreError("--retry-failed retries the failed units of a run: give --resume RUN_ID too")
+    require_resume(retry_failed, resume)
     store = _store(db)
     project_id = _project_id(store, project)
     which: str | list[str] = specs if specs in ("selected", "all") else [s.strip() for s in specs.split(",")]

@@ -23,12 +23,14 @@ from evalcore.cli.common import (
     DbOption,
     ProjectOption,
     QueueOption,
+    RetryFailedOption,
     emit,
     friendly,
     open_store,
     progress_printer,
     project_id_of,
     queue_run,
+    require_resume,
 )
 from evalcore.errors import EvalcoreError, UsageError
 
@@ -65,9 +67,7 @@ def generate(
     ] = 0,
     budget_usd: Annotated[float | None, typer.Option(help="Stop before spending more than this.")] = None,
     resume: Annotated[str | None, typer.Option(help="Resume this run id with its own parameters.")] = None,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="With --resume: work the failed procedures again too.")
-    ] = False,
+    retry_failed: RetryFailedOption = False,
     queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
@@ -75,8 +75,7 @@ def generate(
     """Generate flowgraphs, conversation graphs, paths, conversations and tests from the procedures."""
     from evalcore.generators.procedure.job import create_generation, execute_generation, list_graphs
 
-    if retry_failed and not resume:
-        raise EvalcoreError("--retry-failed retries the failed procedures of a run: give --resume RUN_ID too")
+    require_resume(retry_failed, resume)
     store = open_store(db)
     project_id = project_id_of(store, project)
     if resume is None:
@@ -306,8 +305,7 @@ def play_tests(
     from evalcore.runs.procedure_tests import DEFAULT_CONCURRENCY, create_procedure_run, execute_procedure_run
 
     store = open_store(db)
-    if retry_failed and not resume:
-        raise EvalcoreError("--retry-failed retries the failed tests of a run: give --resume RUN_ID too")
+    require_resume(retry_failed, resume)
     if resume:
         run_id = resume
     else:

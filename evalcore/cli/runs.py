@@ -20,11 +20,13 @@ from evalcore.cli.common import (
     DbOption,
     ProjectOption,
     QueueOption,
+    RetryFailedOption,
     friendly,
     open_store,
     progress_printer,
     project_id_of,
     queue_run,
+    require_resume,
 )
 from evalcore.errors import EvalcoreError, UsageError
 
@@ -56,9 +58,7 @@ def run_(
     spec: Annotated[str | None, typer.Option(help="Only the items of this spec id.")] = None,
     limit: Annotated[int | None, typer.Option(help="Play at most this many items.")] = None,
     resume: Annotated[str | None, typer.Option(help="Resume this run id instead of starting one.")] = None,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="With --resume: play the failed items again too.")
-    ] = False,
+    retry_failed: RetryFailedOption = False,
     queue: QueueOption = False,
     tests: Annotated[
         bool, typer.Option("--tests", help="Play the procedure tests: the target's next action, with tools.")
@@ -105,8 +105,7 @@ def run_(
 
     store = open_store(db)
     limits = {k: v for k, v in {"usd": budget, "tokens": budget_tokens}.items() if v is not None}
-    if retry_failed and not resume:
-        raise EvalcoreError("--retry-failed retries the failed items of a run: give --resume RUN_ID too")
+    require_resume(retry_failed, resume)
     if resume:
         run_id = resume
     else:

@@ -20,11 +20,13 @@ from evalcore.cli.common import (
     DbOption,
     ProjectOption,
     QueueOption,
+    RetryFailedOption,
     friendly,
     open_store,
     progress_printer,
     project_id_of,
     queue_run,
+    require_resume,
 )
 
 app = typer.Typer(
@@ -222,9 +224,7 @@ def run_(
     resume: Annotated[
         str | None, typer.Option(help="Resume this simulation run instead of starting one.")
     ] = None,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="Simulate failed dialogues again.")
-    ] = False,
+    retry_failed: RetryFailedOption = False,
     queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
@@ -236,6 +236,7 @@ def run_(
     from evalcore.errors import EvalcoreError
     from evalcore.generators.simulation.job import create_simulation, execute_simulation
 
+    require_resume(retry_failed, resume)
     store = open_store(db)
     limits = {"usd": budget} if budget is not None else None
     if resume:

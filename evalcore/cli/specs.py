@@ -11,13 +11,14 @@ from evalcore.cli.common import (
     DbOption,
     ProjectOption,
     QueueOption,
+    RetryFailedOption,
     friendly,
     open_store,
     progress_printer,
     project_id_of,
     queue_run,
+    require_resume,
 )
-from evalcore.errors import EvalcoreError
 
 app = typer.Typer(help="Generate, select, export and import test specs.", no_args_is_help=True)
 
@@ -33,9 +34,7 @@ def generate(
         float | None, typer.Option("--budget-usd", help="Stop before spending more.")
     ] = None,
     resume: Annotated[str | None, typer.Option(help="Resume this generation run id.")] = None,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="With --resume: generate the failed units again too.")
-    ] = False,
+    retry_failed: RetryFailedOption = False,
     queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
@@ -44,8 +43,7 @@ def generate(
     from evalcore.jobs import failed_units
     from evalcore.specs.generation import create_generation, generate_specs
 
-    if retry_failed and not resume:
-        raise EvalcoreError("--retry-failed retries the failed units of a run: give --resume RUN_ID too")
+    require_resume(retry_failed, resume)
     store = open_store(db)
     pid = project_id_of(store, project)
     budget = {"usd": budget_usd} if budget_usd is not None else None

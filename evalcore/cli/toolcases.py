@@ -21,12 +21,14 @@ from evalcore.cli.common import (
     DbOption,
     ProjectOption,
     QueueOption,
+    RetryFailedOption,
     emit,
     friendly,
     open_store,
     progress_printer,
     project_id_of,
     queue_run,
+    require_resume,
 )
 
 app = typer.Typer(
@@ -97,9 +99,7 @@ def generate(
     resume: Annotated[
         str | None, typer.Option(help="Resume this tool-case run instead of starting one.")
     ] = None,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="Generate failed units again.")
-    ] = False,
+    retry_failed: RetryFailedOption = False,
     queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
@@ -108,6 +108,7 @@ def generate(
     faked. The run's id is the last line printed."""
     from evalcore.generators.tool_case.job import create_toolcases, execute_toolcases
 
+    require_resume(retry_failed, resume)
     store = open_store(db)
     if resume:
         run_id = resume
@@ -141,9 +142,7 @@ def generate(
 def filter_(
     model: ModelOption = None,
     resume: Annotated[str | None, typer.Option(help="Resume this filtering run.")] = None,
-    queue: Annotated[
-        bool, typer.Option("--queue", help="Hand the job to the workers (`evalcore worker`) and return.")
-    ] = False,
+    queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -303,9 +302,7 @@ def compare(
     seed: Annotated[int, typer.Option(help="Seed of the splits.")] = 0,
     model: ModelOption = None,
     resume: Annotated[str | None, typer.Option(help="Resume this comparison run.")] = None,
-    queue: Annotated[
-        bool, typer.Option("--queue", help="Hand the job to the workers (`evalcore worker`) and return.")
-    ] = False,
+    queue: QueueOption = False,
     out: Annotated[Path | None, typer.Option("--out", help="Write the Markdown table to this file.")] = None,
     project: ProjectOption = None,
     db: DbOption = None,
@@ -353,22 +350,16 @@ def score(
     ] = None,
     model: ModelOption = None,
     resume: Annotated[str | None, typer.Option(help="Resume this scoring run.")] = None,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="With --resume: score the failed conversations again.")
-    ] = False,
-    queue: Annotated[
-        bool, typer.Option("--queue", help="Hand the job to the workers (`evalcore worker`) and return.")
-    ] = False,
+    retry_failed: RetryFailedOption = False,
+    queue: QueueOption = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
     """Score a target's conversations (simulated or imported) with a rubric set, as a job; the run's id
     is the last line printed (`rubrics report RUN`)."""
-    from evalcore.errors import UsageError
     from evalcore.runs.rubric_scoring import create_rubric_scoring, execute_rubric_scoring
 
-    if retry_failed and not resume:
-        raise UsageError("--retry-failed retries the failed units of a run: give --resume RUN too")
+    require_resume(retry_failed, resume)
     store = open_store(db)
     run_id = resume or create_rubric_scoring(
         store, project_id_of(store, project), rubric_set, generator=generator, source_run=source_run,
