@@ -50,7 +50,7 @@ from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.llm.types import TaskResult
-from evalcore.models import Procedure, Provenance, Run, RunStatus, Tool
+from evalcore.models import Procedure, Provenance, Run, Tool
 from evalcore.models.common import Record
 from evalcore.store import Store
 from evalcore.store.store import new_id
@@ -132,10 +132,7 @@ def create_generation(
     }
     # the model layer stops a call that would exceed the run's budget; the unit is released, not failed
     run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
-    run = store.start_run(project_id, run)
-    run = run.model_copy(update={"status": RunStatus.pending})
-    store.update_run(run)
-    return run
+    return store.start_run(project_id, run, pending=True)
 
 
 def _generated_procedures(

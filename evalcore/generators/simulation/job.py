@@ -159,10 +159,7 @@ def create_simulation(
         budget=budget or {},
         code_version=__version__,
     )
-    run = store.start_run(project_id, run)
-    run = run.model_copy(update={"status": RunStatus.pending})
-    store.update_run(run)
-    return run
+    return store.start_run(project_id, run, pending=True)
 
 
 class _Worker:

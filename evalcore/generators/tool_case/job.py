@@ -25,7 +25,7 @@ from evalcore.generators.tool_case.synthesis import GENERATE_TOOL_CASE, case_inp
 from evalcore.items.store_ops import add_conversation
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
-from evalcore.models import Provenance, Run, RunStatus
+from evalcore.models import Provenance, Run
 from evalcore.store import Store
 from evalcore.store.store import new_id
 
@@ -131,10 +131,7 @@ def create_toolcases(
         **jobs.entry_point(execute_toolcases),  # what a queue worker resumes it with
     }
     run = Run(id=new_id("run"), kind=RUN_KIND, params=params, code_version=__version__, judge=None)
-    run = store.start_run(project_id, run)
-    run = run.model_copy(update={"status": RunStatus.pending})
-    store.update_run(run)
-    return run
+    return store.start_run(project_id, run, pending=True)
 
 
 def execute_toolcases(
