@@ -9,6 +9,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.generators.procedure.apis import generated_names
 from evalcore.generators.procedure.job import RUN_KIND, list_graphs
 from evalcore.items.store_ops import list_tests
+from evalcore.jobs.control import committed_counts
 from evalcore.jobs.queue import enqueue
 from evalcore.reports.procedure_tables import (
     counts_frame,
@@ -166,8 +167,19 @@ picked = st.multiselect(
 )
 if not picked:
     st.stop()
+# Scoring embeds every reply: it runs again only when a run moves on (its status or committed tests),
+# not on every click on this page.
+committed = committed_counts(store, picked)
+statuses = {r.id: r.status.value for r in runs}
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _scored(run_id: str, key: tuple):
+    return score_run(store, run_id)
+
+
 try:
-    scored = [score_run(store, r) for r in picked]
+    scored = [_scored(r, (store.url, statuses[r], committed.get(r, 0))) for r in picked]
 except EvalcoreError as e:
     show_error(e)
     st.stop()
