@@ -136,7 +136,10 @@ with st.form("start_run"):
 # ---------------------------------------------------------------------------------- runs, progress
 runs = store.runs(project_id, kind=RUN_KIND)
 if not runs:
-    st.info("No run yet.")
+    st.info(
+        "No conversation run yet. Runs of other kinds are on their own pages: procedure tests on "
+        "Procedures, persona simulations on Simulations, scenario runs on Scenarios."
+    )
     st.stop()
 st.subheader("Runs")
 ids = [r.id for r in runs]

@@ -50,6 +50,7 @@ def test_start_a_demo_run_from_the_runs_page_and_watch_it_finish(db_url):
     pid, _ = sample_project(store)
     at = open_page("pages/runs.py")
     assert at.dataframe[0].value["target"].tolist() == ["demo", "demo-flows"]
+    assert any("Runs of other kinds are on their own pages" in str(i.value) for i in at.info), "no run yet"
     # The form's defaults: the demo target, the project's judge role (offline here), all conversations.
     [start] = [b for b in at.button if b.label == "Start run"]
     start.click().run()
