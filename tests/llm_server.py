@@ -354,7 +354,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         server = self.owner
         length = int(self.headers.get("Content-Length") or 0)
-        body = json.loads(self.rfile.read(length) or b"{}")
+        raw = self.rfile.read(length)
+        if len(raw) < length:  # the client died between its headers and its body: no request to answer
+            self.close_connection = True
+            return
+        body = json.loads(raw or b"{}")
         api = {"/v1/chat/completions": "openai", "/v1/messages": "anthropic", "/v1/embeddings": "embeddings"}
         call = Call(api.get(self.path.split("?")[0], "unknown"), body, time.monotonic())
         with server._lock:
