@@ -45,6 +45,12 @@ def test_pass_share_per_scenario_over_its_repetitions():
         ["All", 4, 2, 1, 1, 0.5],
     ]
     assert pass_rates([]).empty
+    named = ["never played", DELAY]  # a run's scenarios in its order: one that never played keeps its row
+    assert rows(pass_rates(RESULTS[:1], named)) == [
+        ["never played", 0, 0, 0, 0, None],
+        [DELAY, 1, 1, 0, 0, 1.0],
+        ["All", 1, 1, 0, 0, 1.0],
+    ]
 
 
 def test_accuracy_per_kind_leaves_unscored_out_and_counts_it_apart():

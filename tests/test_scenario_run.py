@@ -25,7 +25,6 @@ from evalcore.generators.scenario.run import (
     create_scenario_run,
     execute_scenario_run,
     load_scenario_results,
-    pass_shares,
     run_scenarios,
 )
 from evalcore.generators.scenario.scoring import RELEVANCE_CUTS, calibrated, client_scorer
@@ -33,7 +32,8 @@ from evalcore.generators.simulation.offline_user import CANCEL_MESSAGE, _made_up
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
 from evalcore.llm.client import ModelClient
-from evalcore.models import RunStatus, Target, TurnRole
+from evalcore.models import Run, RunStatus, Target, TurnRole
+from evalcore.reports.scenarios import pass_rates
 from evalcore.runs.targets import save_target
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,6 +76,14 @@ def _seed_example():
     return scenario
 
 
+def _shares(run: Run, results) -> list[tuple[str, int, int, int]]:
+    """Per scenario of the run, in its order: (name, passed, failed or unscored, played), as printed."""
+    names = [entry["name"] for entry in run.params["scenarios"]]
+    table = pass_rates(results, names)
+    rows = table[table.scenario != "All"].itertuples()
+    return [(r.scenario, r.passed, r.repetitions - r.passed, r.repetitions) for r in rows]
+
+
 def test_the_seeds_example_validates_and_runs_against_the_demo_flow_assistant(sample):
     store, pid = sample
     seed = _seed_example()
@@ -98,7 +106,7 @@ def test_the_seeds_example_validates_and_runs_against_the_demo_flow_assistant(sa
     events = history(conversation.turns)
     assert SlotSet(name="order_id", value="ORD-9981", turn=0) in events, "then the initial slots"
     assert conversation.metadata["scenario"] == seed.name and conversation.provenance.run_id == outcome.run.id
-    assert pass_shares(outcome.run, results) == [(seed.name, 0, 2, 2)]
+    assert _shares(outcome.run, results) == [(seed.name, 0, 2, 2)]
     with pytest.raises(EvalcoreError, match="domain lacks"):
         create_scenario_run(store, pid, "demo-flows", [seed], strict=True)
 
@@ -112,7 +120,7 @@ def test_a_scenario_the_assistant_satisfies_passes_every_repetition(sample):
     assert len(results) == 6 and all(r.verdict.passed for r in results), [
         (o.kind, o.message) for r in results for o in r.verdict.assertions if not o.passed
     ]
-    assert pass_shares(outcome.run, results) == [(scenario.name, 3, 0, 3), ("Return, then cancel", 3, 0, 3)]
+    assert _shares(outcome.run, results) == [(scenario.name, 3, 0, 3), ("Return, then cancel", 3, 0, 3)]
     texts = {
         tuple(t.content for t in v.conversation.turns)
         for v in list_conversations(store, pid, generator="scenario")
@@ -137,7 +145,7 @@ def test_a_rasa_assistant_gets_its_slots_after_session_start_and_its_tracker_is_
     with RasaServer(sample_engine(str(SAMPLE))) as server:
         save_target(store, pid, Target(name="rasa", kind="rasa", config={"url": server.url}))
         outcome = run_scenarios(store, pid, "rasa", [Scenario.model_validate(TRACK)], run_count=2)
-        [(_, passed, _, played)] = pass_shares(outcome.run, load_scenario_results(store, outcome.run.id))
+        [(_, passed, _, played)] = _shares(outcome.run, load_scenario_results(store, outcome.run.id))
         assert (passed, played) == (2, 2)
         senders = {body["sender"] for _, path, body in server.calls if path == "/webhooks/rest/webhook"}
         assert len(senders) == 2, "one tracker per conversation"

@@ -58,8 +58,9 @@ def run(
         create_scenario_run,
         execute_scenario_run,
         load_scenario_results,
-        pass_shares,
     )
+    from evalcore.reports.scenarios import pass_rates
+    from evalcore.reports.tables import TOTAL_LABEL
 
     store = open_store(db, existing=True)
     pid = project_id_of(store, project)
@@ -104,9 +105,11 @@ def run(
     for message in outcome.run.warnings:
         typer.secho(f"note: {message}", fg=typer.colors.YELLOW)
     results = load_scenario_results(store, run_id)
-    for name, passed, _, played in pass_shares(outcome.run, results):
-        share = f"{passed / played:.0%}" if played else "-"
-        typer.echo(f"{share:>5}  {passed}/{played} passed  {name}")
+    names = [entry["name"] for entry in outcome.run.params.get("scenarios") or []]
+    for row in pass_rates(results, names).itertuples():
+        if row.scenario != TOTAL_LABEL:
+            share = f"{row.share_passed:.0%}" if row.repetitions else "-"
+            typer.echo(f"{share:>5}  {row.passed}/{row.repetitions} passed  {row.scenario}")
     if outcome.failed:
         typer.secho(f"{len(outcome.failed)} conversation(s) failed to play: --resume {run_id} --retry-failed",
                     fg=typer.colors.RED)  # fmt: skip

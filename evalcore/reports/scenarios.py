@@ -76,10 +76,11 @@ def _accuracy(counts: Mapping[str, int]) -> float | None:
     return counts["passed"] / scored if scored else None
 
 
-def pass_rates(results: Sequence[Result]) -> pd.DataFrame:
-    """One row per scenario (in the order of the results), then the 'All' row: repetitions played,
-    how many passed, failed or were unscored, and the pass share (passed / repetitions)."""
-    by_scenario: dict[str, list[bool | None]] = {}
+def pass_rates(results: Sequence[Result], names: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per scenario (those in `names` first, in that order, played or not; then any other, in
+    the order of the results), then the 'All' row: repetitions played, how many passed, failed or were
+    unscored, and the pass share (passed / repetitions)."""
+    by_scenario: dict[str, list[bool | None]] = {name: [] for name in names}
     for r in results:
         by_scenario.setdefault(r.scenario, []).append(r.verdict.passed)
     rows = []

@@ -350,13 +350,3 @@ def run_scenarios(
 def scenario_runs(store: Store, project_id: str) -> list[Run]:
     """The project's scenario runs, newest first."""
     return store.runs(project_id, kind=RUN_KIND)
-
-
-def pass_shares(run: Run, results: Sequence[ScenarioResult]) -> list[tuple[str, int, int, int]]:
-    """Per scenario of the run, in its order: (name, passed, failed or unscored, repetitions played)."""
-    out = []
-    for entry in run.params.get("scenarios") or []:
-        mine = [r for r in results if r.scenario == entry["name"]]
-        passed = sum(1 for r in mine if r.verdict.passed is True)
-        out.append((entry["name"], passed, len(mine) - passed, len(mine)))
-    return out
