@@ -42,10 +42,19 @@ if project_id is None:
 TIER_BADGE = {"unreviewed": "gray", "silver": "blue", "gold": "orange", "rejected": "red"}
 
 
+@st.cache_resource
+def _last_tables() -> dict:
+    return {}
+
+
 @st.cache_data(show_spinner="Reading the conversations...", max_entries=4)
 def _table(project: str, stamp: tuple):
-    # `stamp` changes with every new, edited or annotated conversation, tier policy and spec name.
-    return conversation_table(store, project)
+    # `stamp` changes with every new, edited or annotated conversation, tier policy and spec name. The
+    # last table under the same policy is passed on: only the conversations saved since are read again.
+    last = _last_tables()
+    table = conversation_table(store, project, previous=last.get((project, stamp[1])))
+    last[(project, stamp[1])] = table
+    return table
 
 
 @st.cache_data(show_spinner=False, max_entries=4)

@@ -5,6 +5,7 @@ import base64
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
@@ -90,6 +91,24 @@ def test_the_cached_table_follows_annotations_and_renames_made_elsewhere(store):
     assert not at.exception, at.exception
     assert {m.label: m.value for m in at.metric}["Silver or gold"] == "2"
     assert set(at.dataframe[-1].value["spec"]) == {"Stock at Westbrook Station, renamed"}
+
+
+def test_a_table_passed_on_is_brought_up_to_date_by_reading_only_what_changed(store, monkeypatch):
+    import evalcore.generators.doc_qa.browse as browse
+
+    before = conversation_table(store, PROJECT)
+    view = list_conversations(store, PROJECT)[1]
+    verdict = Annotation(item_kind="conversation", item_id=view.conversation.id, label="reject", author="ben")
+    store.annotate(view.conversation.id, [verdict], "ben", view.version)
+    edit_spec(store, view.conversation.spec_id, "ben", 1, scenario="Renamed since")
+    read: list[str] = []
+    real = browse.read_items
+    monkeypatch.setattr(browse, "read_items", lambda s, ids: read.extend(ids) or real(s, ids))
+    after = conversation_table(store, PROJECT, previous=before)
+    assert read == [view.conversation.id], "only the annotated conversation is read again"
+    pd.testing.assert_frame_equal(after, conversation_table(store, PROJECT))
+    assert after.set_index("id").loc[view.conversation.id, "tier"] == "rejected"
+    assert "Renamed since" in set(after["spec"]), "spec names are current on rows not read again"
 
 
 def test_an_unjudged_conversation_reads_not_judged(store):

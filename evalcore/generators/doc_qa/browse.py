@@ -12,7 +12,7 @@ from evalcore.documents.retrieval import split_passages
 from evalcore.generators.doc_qa.facts import plain
 from evalcore.generators.doc_qa.generate import GENERATOR, qa_pairs
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
-from evalcore.items.current import CurrentItem, content_field, iter_items
+from evalcore.items.current import CurrentItem, content_field, head_versions, read_items
 from evalcore.items.state import project_policy
 from evalcore.items.store_ops import KIND
 from evalcore.models import Conversation, Document, Tier
@@ -22,7 +22,7 @@ from evalcore.store import Store
 
 COLUMNS = [
     "id", "spec_id", "spec", "pairs", "query_types", "chain_length", "documents", "tier", "model", "offline",
-    "judge_score", "corrected", "flagged", "problems", "pair_types",
+    "judge_score", "corrected", "flagged", "problems", "pair_types", "version",
 ]  # fmt: skip
 
 
@@ -55,16 +55,26 @@ def _row(item: CurrentItem, scenarios: dict[str, str]) -> dict[str, Any]:
         "corrected": int(correction.get("fired") or 0),
         "flagged": int(correction.get("flagged") or 0),
         "problems": len((meta.get("verification") or {}).get("reasons") or []),
+        "version": item.version,
     }
 
 
-def conversation_table(store: Store, project_id: str) -> pd.DataFrame:
+def conversation_table(store: Store, project_id: str, previous: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per doc-QA conversation of the project (see COLUMNS), oldest first, as the read model has
-    it (annotators' corrections applied, tier under the project's policy). It reads every conversation:
-    a page caches it on `table_stamp`."""
+    it (annotators' corrections applied, tier under the project's policy). A page caches it on
+    `table_stamp`. Given `previous`, a table of the same project under the same tier policy, only the
+    conversations saved since (new, edited or annotated: their version moved) are read again, so one
+    annotation costs one conversation's read, not the project's."""
     scenarios = {i: str(v) for i, v in content_field(store, project_id, SPEC_KIND, "scenario").items()}
-    items = iter_items(store, project_id, KIND, generator=GENERATOR)
-    return pd.DataFrame([_row(item, scenarios) for item in items], columns=COLUMNS)
+    versions = head_versions(store, project_id, KIND, generator=GENERATOR)
+    kept: dict[str, dict[str, Any]] = {}
+    if previous is not None and not previous.empty:
+        for row in previous.to_dict("records"):
+            if versions.get(row["id"]) == row["version"]:
+                kept[row["id"]] = {**row, "spec": scenarios.get(row["spec_id"], row["spec_id"])}
+    fresh = read_items(store, [i for i in versions if i not in kept])
+    rows = [kept.get(i) or _row(fresh[i], scenarios) for i in versions if i in kept or i in fresh]
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def table_stamp(store: Store, project_id: str) -> tuple[object, ...]:
@@ -110,7 +120,7 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
         offline=table["offline"].map({True: "offline", False: ""}),
         judge_score=["not judged" if pd.isna(s) else f"{s:.2f}" for s in table["judge_score"]],
     )
-    return view.drop(columns=["spec_id", "pair_types"]).rename(
+    return view.drop(columns=["spec_id", "pair_types", "version"]).rename(
         columns={
             "chain_length": "documents in chain",
             "documents": "documents cited",
