@@ -204,15 +204,23 @@ def build_store(url: str, specs: int = 5000, conversations: int = 2000, judgment
     return store
 
 
+def _quiet() -> None:
+    """Silence AppTest's "missing ScriptRunContext" noise: Streamlit gives each of its loggers its own
+    level as its module is imported, so the parent's level does not reach them."""
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith("streamlit"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def render_times(url: str, warm_runs: int = 3) -> None:
     """Each page's cold and warm render time with AppTest, against its goal."""
     from streamlit.testing.v1 import AppTest
 
-    logging.getLogger("streamlit").setLevel(logging.CRITICAL)  # AppTest's "missing ScriptRunContext" noise
     os.environ[DATABASE_URL_ENV] = url
     print("2. page renders (AppTest; cold = first render in this process, warm = median of the next)")
     print(f"   {'page':<24} {'cold wall':>9} {'cpu':>6} {'warm wall':>9} {'cpu':>6} {'goal':>5}")
     for page, goal in PAGES.items():
+        _quiet()
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
         at.session_state["user_name"] = "ana"
         if page != HOME:
