@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+import statistics
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,16 @@ from evalcore.generators.procedure.conversations import conversation_problems, r
 from evalcore.generators.procedure.convgraph import build_conversation_graph, convert_flowgraph
 from evalcore.generators.procedure.cut import cut_tests
 from evalcore.generators.procedure.flowgraph import build_flowgraph, compile_flowgraph
-from evalcore.generators.procedure.graphs import Edge, GraphBody, Node, check_conversation_graph, checked
+from evalcore.generators.procedure.graphs import (
+    Edge,
+    Graph,
+    GraphBody,
+    Node,
+    check_conversation_graph,
+    checked,
+)
 from evalcore.generators.procedure.noise import STEER_BACK, add_noise
-from evalcore.generators.procedure.paths import edge_coverage, uniform_walks, weighted_walks
+from evalcore.generators.procedure.paths import coverage_walks, edge_coverage, uniform_walks, weighted_walks
 from evalcore.inputs.project import load_project
 from evalcore.inputs.tool_values import check_arguments
 from evalcore.models import Procedure, Provenance
@@ -146,6 +154,60 @@ def test_weighted_walk_prefers_unvisited_children_as_algorithm_1() -> None:
     assert weighted == pytest.approx(2 / 3, abs=0.03)
     assert uniform == pytest.approx(1 / 2, abs=0.03)
     assert edge_coverage(graph, [["R", "A"]]) == 0.5
+
+
+def _tree(depth: int, k: int) -> Graph:
+    """A full k-ary tree (node types do not matter to the walks)."""
+    nodes, edges, frontier = [Node(node_id="N0", node_type="agent", node_description="")], [], ["N0"]
+    for _ in range(depth):
+        grown = []
+        for parent in frontier:
+            for _ in range(k):
+                grown.append(f"N{len(nodes)}")
+                nodes.append(Node(node_id=grown[-1], node_type="agent", node_description=""))
+                edges.append(Edge(edge_id=f"E{len(edges)}", edge=(parent, grown[-1])))
+        frontier = grown
+    return Graph(kind="conversation", procedure="tree", nodes=nodes, edges=edges)
+
+
+def _mean_coverage(walks, graph: Graph, n: int, seeds: int = 100) -> float:
+    return statistics.mean(edge_coverage(graph, walks(graph, n, s)) for s in range(seeds))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_coverage_walk_covers_a_star_and_a_binary_tree_with_as_many_paths_as_leaves(seed: int) -> None:
+    star, binary = _tree(1, 10), _tree(3, 2)
+    assert edge_coverage(star, coverage_walks(star, 10, seed)) == 1.0
+    assert edge_coverage(binary, coverage_walks(binary, 8, seed)) == 1.0
+
+
+def test_coverage_walk_falls_back_to_algorithm_1_once_every_edge_is_covered() -> None:
+    # two leaves: paths 1-2 take both; path 3 then sees equal visits, and path 4 takes the leaf path 3 did
+    # not with probability 1/2 / (1/2 + 1/3) = 3/5 (uniform walks: 1/2)
+    star, runs = _tree(1, 2), 3000
+    walks = [coverage_walks(star, 4, s) for s in range(runs)]
+    assert all({walk[0][-1], walk[1][-1]} == {"N1", "N2"} for walk in walks)
+    assert sum(walk[2] != walk[3] for walk in walks) / runs == pytest.approx(3 / 5, abs=0.03)
+
+
+def test_coverage_walk_is_seeded() -> None:
+    noisy = add_noise(_graphs("return_item")[2], seed=1)
+    assert coverage_walks(noisy, 5, seed=3) == coverage_walks(noisy, 5, seed=3)
+    assert any(coverage_walks(noisy, 5, seed=3) != coverage_walks(noisy, 5, seed=s) for s in range(4, 8))
+
+
+def test_coverage_walk_covers_at_least_the_weighted_walk_and_1_3x_uniform_where_possible() -> None:
+    for procedure in SAMPLE.procedures:
+        noisy = add_noise(_graphs(procedure.name)[2], seed=0)
+        for n in (3, 4, 5):
+            coverage, weighted = (
+                _mean_coverage(walks, noisy, n) for walks in (coverage_walks, weighted_walks)
+            )
+            assert coverage >= weighted, (procedure.name, n)
+    # the issue's goal (edge coverage >= 1.3x that of uniform walks with as many paths) where covering
+    # every edge allows it: the star at n = 10 (uniform walks cover 1 - 0.9^10 = 65%) and a sample graph
+    for graph, n in ((_tree(1, 10), 10), (add_noise(_graphs("track_order")[2], seed=0), 5)):
+        assert _mean_coverage(coverage_walks, graph, n) / _mean_coverage(uniform_walks, graph, n) >= 1.3
 
 
 def test_conversations_keep_a6_rules_and_cut_into_tests() -> None:

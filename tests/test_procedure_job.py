@@ -8,12 +8,14 @@ import pytest
 from typer.testing import CliRunner
 
 from evalcore.cli.main import app
+from evalcore.errors import UsageError
 from evalcore.generators.procedure.job import (
     create_generation,
     execute_generation,
     generate,
     list_graphs,
 )
+from evalcore.generators.procedure.paths import coverage_walks
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations, list_tests
 from evalcore.models import RunStatus, TurnRole
@@ -60,6 +62,20 @@ def test_unknown_procedure_is_refused(sample) -> None:
     store, pid = sample
     with pytest.raises(Exception, match="no procedure"):
         create_generation(store, pid, procedures=["fly_to_mars"])
+
+
+def test_the_walk_is_a_run_parameter_weighted_by_default(sample) -> None:
+    store, pid = sample
+    assert create_generation(store, pid, paths=2).params["walk"] == "weighted"
+    outcome = generate(store, pid, paths=3, walk="coverage", seed=2)
+    assert outcome.run.params["walk"] == "coverage"
+    graph = list_graphs(store, pid, outcome.run.id)[0]
+    assert graph.paths == coverage_walks(graph.noisy_graph, 3, 2)
+    with pytest.raises(UsageError, match="unknown walk 'zigzag' \\(choose one of: weighted, coverage\\)"):
+        create_generation(store, pid, walk="zigzag")
+    refused = CliRunner().invoke(app, ["procedures", "generate", "--walk", "zigzag", "--db", store.url])
+    assert refused.exit_code == 2
+    assert refused.output.strip() == "error: unknown walk 'zigzag' (choose one of: weighted, coverage)"
 
 
 def test_cli_generate_graphs_paths_tests(sample, tmp_path: Path) -> None:

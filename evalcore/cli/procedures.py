@@ -1,6 +1,7 @@
 """`evalcore procedures ...`: procedure-grounded tests for tool-using agents (seed 001; issue 17, item 11).
 
-`procedures generate` runs (or resumes) the generation job and prints the run's id on its last line;
+`procedures generate` runs (or resumes) the generation job and prints the run's id on its last line
+(`--walk coverage` samples paths by the coverage-directed walk instead of the seed's Algorithm 1);
 `procedures intents` lists the intents the project has (from its procedures and its card's task);
 `procedures graphs` shows each procedure's flowgraph and conversation graph with their broken rules;
 `procedures paths` the sampled paths and their edge coverage; `procedures tests` the tests cut from the
@@ -59,6 +60,12 @@ def generate(
         str | None, typer.Option(help="Comma-separated procedure names (default: all).")
     ] = None,
     paths: Annotated[int, typer.Option(help="Paths (conversations) per conversation graph (n).")] = 5,
+    walk: Annotated[
+        str,
+        typer.Option(
+            help="Path sampling: weighted (seed 001, Algorithm 1) or coverage (coverage-directed walk)."
+        ),
+    ] = "weighted",
     p: Annotated[float, typer.Option("--p", help="Noise probability per agent node (seed: ~0.2).")] = 0.2,
     seed: Annotated[int, typer.Option(help="Seed of noise, walks and generation.")] = 0,
     model: Annotated[str | None, typer.Option(help="Generator model 'provider/model'.")] = None,
@@ -81,7 +88,15 @@ def generate(
     if resume is None:
         names = [n.strip() for n in procedures.split(",")] if procedures else None
         budget = {"usd": budget_usd} if budget_usd is not None else None
-        options = {"paths": paths, "p": p, "seed": seed, "model": model, "intents": intents, "budget": budget}
+        options = {
+            "paths": paths,
+            "walk": walk,
+            "p": p,
+            "seed": seed,
+            "model": model,
+            "intents": intents,
+            "budget": budget,
+        }
         run_id = create_generation(store, project_id, procedures=names, **options).id
     else:
         run_id = resume

@@ -1,18 +1,20 @@
 """The procedure generation job (seed 001, Sections 3.4-3.9, Figure 1; issue 17, items 2-7 and 11).
 
 `create_generation` records a run (kind `procedures.generate`) with its parameters: the procedures, n
-paths per graph, the noise probability p, the seed and the model; with `intents=k` it first generates k
-new intents and a procedure for each (intents.py), kept in the run's parameters and worked like the
-project's own; an API such a procedure calls that the project lacks is generated (apis.py) and kept in
-the run's parameters too, marked generated wherever it is shown. `execute_generation` works one unit
-per procedure, claimed before it is worked (evalcore.jobs): flowgraph (task `generate_flowgraph`), its
-rule check; conversation graph (task `generate_conversation_graph`), its rule check; noise (messages from
-task `generate_noise`, the bundled list offline or when the model gives none); n weighted
-walks; one conversation per path (task `generate_conversation`) checked against A.6's conditions; the
-tests of every conversation that keeps them. A unit commits in one transaction a `procedure_graphs`
-item (both graphs with their broken rules, the noisy graph, the paths and their edge coverage) and its
-conversations and tests, so a stopped or crashed run resumes at the next procedure. A graph that breaks a
-rule, or a model reply that is not a graph, is kept with the reason and the procedure goes no further.
+paths per graph, the walk that samples them (`weighted`, Algorithm 1, the default; or `coverage`, a
+deviation aimed at the issue's edge-coverage goal; paths.py), the noise probability p, the seed and the
+model; with `intents=k` it first generates k new intents and a procedure for each (intents.py), kept in
+the run's parameters and worked like the project's own; an API such a procedure calls that the project
+lacks is generated (apis.py) and kept in the run's parameters too, marked generated wherever it is shown.
+`execute_generation` works one unit per procedure, claimed before it is worked (evalcore.jobs):
+flowgraph (task `generate_flowgraph`), its rule check; conversation graph (task
+`generate_conversation_graph`), its rule check; noise (messages from task `generate_noise`, the bundled
+list offline or when the model gives none); n walks; one conversation per path (task
+`generate_conversation`) checked against A.6's conditions; the tests of every conversation that keeps
+them. A unit commits in one transaction a `procedure_graphs` item (both graphs with their broken rules,
+the noisy graph, the paths and their edge coverage) and its conversations and tests, so a stopped or
+crashed run resumes at the next procedure. A graph that breaks a rule, or a model reply that is not a
+graph, is kept with the reason and the procedure goes no further.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 from pydantic import Field
 
 from evalcore import __version__, jobs
-from evalcore.errors import EvalcoreError, NotFoundError
+from evalcore.errors import EvalcoreError, NotFoundError, UsageError
 from evalcore.generators.procedure.apis import (
     GENERATE_API,
     GENERATED_TOOLS,
@@ -45,7 +47,7 @@ from evalcore.generators.procedure.flowgraph import GENERATE_FLOWGRAPH, build_fl
 from evalcore.generators.procedure.graphs import Graph, GraphBody
 from evalcore.generators.procedure.intents import GENERATE_INTENTS, GENERATE_PROCEDURE, as_procedure
 from evalcore.generators.procedure.noise import DEFAULT_P, GENERATE_NOISE, NOISE_MESSAGES, add_noise
-from evalcore.generators.procedure.paths import edge_coverage, weighted_walks
+from evalcore.generators.procedure.paths import WALKS, edge_coverage
 from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
@@ -97,6 +99,7 @@ def create_generation(
     *,
     procedures: list[str] | None = None,
     paths: int = DEFAULT_PATHS,
+    walk: str = "weighted",
     p: float = DEFAULT_P,
     seed: int = 0,
     model: str | None = None,
@@ -105,6 +108,8 @@ def create_generation(
 ) -> Run:
     """Record a new generation run (status pending) over the project's procedures (all, or those named),
     and over procedures generated for `intents` new intents."""
+    if walk not in WALKS:
+        raise UsageError(f"unknown walk '{walk}' (choose one of: {', '.join(WALKS)})")
     known = {pr.name for pr in store.procedures(project_id)}
     generated, apis = (
         _generated_procedures(store, project_id, intents, seed, model) if intents > 0 else ([], [])
@@ -122,6 +127,7 @@ def create_generation(
         "project_id": project_id,
         "procedures": chosen,
         "paths": paths,
+        "walk": walk,
         "p": p,
         "seed": seed,
         "model": model,
@@ -237,7 +243,9 @@ class _Worker:
                 messages = noise.output.messages if noise.ok and noise.output.messages else NOISE_MESSAGES  # type: ignore[union-attr]
                 noisy = add_noise(conv, p=float(params["p"]), seed=seed, messages=messages)
                 record.noisy_graph = noisy
-                record.paths = weighted_walks(noisy, int(params["paths"]), seed)
+                # runs recorded before the walk was a parameter sampled with Algorithm 1
+                walk = WALKS[params.get("walk", "weighted")]
+                record.paths = walk(noisy, int(params["paths"]), seed)
                 record.coverage = edge_coverage(noisy, record.paths)
                 apis = {t.name: t.parameters for t in self.tools}
                 for k, path in enumerate(record.paths):
