@@ -7,7 +7,7 @@ paths, so later walks prefer what earlier ones missed. `uniform_walks` is the va
 seed improves on (every child equally likely), kept as the baseline for the coverage figure.
 
 `coverage_walks` is a deviation from the seed, offered beside it (the job's `walk="coverage"`; Algorithm
-1 stays the default): it weighs a child by the edges earlier paths left untraversed below it, to reach
+1 stays the default): it takes the child through which a path adds the most untraversed edges, to reach
 the issue's goal of 1.3x the edge coverage of uniform walks, which Algorithm 1 cannot (its docstring).
 """
 
@@ -34,15 +34,21 @@ def _uniform(node: str, children: list[str], w: dict[str, int], traversed: set) 
     return [1.0] * len(children)
 
 
-def _untraversed_below(g: nx.DiGraph) -> Weights:
-    # distinct edges reachable from each node: branches of a conversation graph may join again, so the
-    # size of a subtree would count the edges after a join twice
-    below = {v: {e for u in nx.descendants(g, v) | {v} for e in g.out_edges(u)} for v in g}
+def _most_untraversed(g: nx.DiGraph) -> Weights:
+    leaves_first = list(reversed(list(nx.topological_sort(g))))
 
     def weights(node: str, children: list[str], w: dict[str, int], traversed: set) -> list[float]:
-        left = [len(({(node, c)} | below[c]) - traversed) for c in children]
+        # the most untraversed edges one path can still take from each node (a DAG: one pass from the
+        # leaves up), so a child is worth what the best path through it would add
+        gain: dict[str, int] = {}
+        for v in leaves_first:
+            gain[v] = (
+                max(((v, c) not in traversed) + gain[c] for c in g.successors(v)) if g.out_degree(v) else 0
+            )
+        worth = [((node, c) not in traversed) + gain[c] for c in children]
+        best = max(worth)
         # all covered below: Algorithm 1's rule, so repeated paths still spread over the children
-        return [float(k) for k in left] if any(left) else _inverse_visits(node, children, w, traversed)
+        return [float(x == best) for x in worth] if best else _inverse_visits(node, children, w, traversed)
 
     return weights
 
@@ -80,16 +86,16 @@ def uniform_walks(graph: Graph, n: int, seed: int = 0) -> list[list[str]]:
 
 
 def coverage_walks(graph: Graph, n: int, seed: int = 0) -> list[list[str]]:
-    """n root-to-leaf paths by a coverage-directed walk: a child is chosen with probability proportional
-    to the edges no earlier path traversed among those reachable through it (the edge to it included);
-    where all are traversed, by Algorithm 1's rule.
+    """n root-to-leaf paths by a coverage-directed walk: at each node, a child through which one path
+    can still take the most edges no earlier path traversed (ties drawn at random); where all are
+    traversed, by Algorithm 1's rule.
 
     It exists because Algorithm 1 cannot reach the issue's goal (edge coverage >= 1.3x that of uniform
     walks with as many paths): it prefers an unvisited child at most 2:1 over a visited one, which gives
-    1.03-1.12x on the sample's conversation graphs. This walk gives 1.13-1.47x there at n = 3..5
-    (1.28-1.47x on three of five; the other two it covers fully at n = 5, where uniform walks already
-    cover 86-89%): means 1.28x at n = 3 and 5, 1.30x at n = leaves (`benchmarks/procedures.py`)."""
-    return _walks(graph, n, seed, _untraversed_below)
+    1.03-1.12x on the sample's conversation graphs. This walk gives means of 1.36x at n = 3, 1.32x at
+    n = 5 and 1.33x at n = leaves there; two of the five graphs it covers fully at n = 5, where uniform
+    walks already cover 86-89%, so 1.13-1.19x is all they allow (`benchmarks/procedures.py`)."""
+    return _walks(graph, n, seed, _most_untraversed)
 
 
 # the walks a generation run may sample its paths with (its `walk` parameter); the first is the default
