@@ -7,7 +7,9 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.generators.procedure.apis import generated_names
-from evalcore.generators.procedure.job import RUN_KIND, list_graphs
+from evalcore.generators.procedure.job import DEFAULT_PATHS, RUN_KIND, create_generation, list_graphs
+from evalcore.generators.procedure.noise import DEFAULT_P
+from evalcore.generators.procedure.paths import WALK_LABELS
 from evalcore.items.store_ops import list_tests
 from evalcore.jobs.control import committed_counts
 from evalcore.jobs.queue import enqueue
@@ -30,19 +32,47 @@ project_id = current_project(store)
 st.title("Procedures")
 st.caption(
     "Tests of the next action of a tool-using agent, grounded on the project's procedures: flowgraph -> "
-    "conversation graph -> noise -> weighted random-walk paths -> conversations -> tests. Generate with "
-    "`evalcore procedures generate`; play them against a target with `evalcore run --tests --target NAME`."
+    "conversation graph -> noise -> random-walk paths -> conversations -> tests. Generate them here or "
+    "with `evalcore procedures generate`; play them against a target below or with "
+    "`evalcore run --tests --target NAME`."
 )
 if project_id is None:
     st.info("Import a project on Home first.")
     st.stop()
 
 generations = store.runs(project_id, kind=RUN_KIND)
+procedure_names = sorted(pr.name for pr in store.procedures(project_id))
+with st.expander("Generate tests from the procedures", expanded=not generations):
+    with st.form("generate_procedures"):
+        chosen_names = st.multiselect(
+            "Procedures", procedure_names, placeholder="all of the project's procedures"
+        )
+        left, middle, right = st.columns(3)
+        n_paths = left.number_input("Paths per graph (conversations)", 1, 100, DEFAULT_PATHS)
+        noise = middle.slider("Noise probability per agent turn", 0.0, 1.0, DEFAULT_P, 0.05)
+        seed = right.number_input("Seed", 0, 10**6, 0)
+        walk = st.selectbox("Path sampling", list(WALK_LABELS), format_func=WALK_LABELS.get)
+        if st.form_submit_button("Generate", type="primary", icon=":material/play_arrow:"):
+            try:
+                made = create_generation(store, project_id, procedures=chosen_names or None,
+                                         paths=int(n_paths), p=noise, seed=int(seed), walk=walk)  # fmt: skip
+                enqueue(store, made.id)
+            except EvalcoreError as exc:
+                show_error(exc)
+            else:
+                st.session_state["procedure_generation"] = made.id
+                st.success(f"Started {md(made.id)}: handed to the workers.")
+                generations = store.runs(project_id, kind=RUN_KIND)
+    if generating := st.session_state.get("procedure_generation"):
+        job_panel(store, generating, "procedures")
+
 if not generations:
-    st.info("No procedure generation run yet: start one with `evalcore procedures generate`.")
+    st.info("No procedure generation run yet: generate one above.")
 else:
     described = {r.id: f"{r.id} ({r.status.value}, {r.started_at:%Y-%m-%d %H:%M})" for r in generations}
     run_id = st.selectbox("Generation run", list(described), format_func=described.get)
+    walked = store.run(run_id).params.get("walk", "weighted")
+    st.caption(f"Paths sampled by: {WALK_LABELS.get(walked, walked)}")
     graphs = {g.procedure: g for g in list_graphs(store, project_id, run_id)}
     made = {c for g in graphs.values() for c in g.conversations}
     tests = [t for t in list_tests(store, project_id) if t.conversation_id in made]

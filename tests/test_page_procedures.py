@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from queue_support import work_the_queue
 from streamlit.testing.v1 import AppTest
 
 from evalcore.generators.procedure.graphs import Edge, GraphBody, Node, checked
-from evalcore.generators.procedure.job import GRAPHS_KIND, ProcedureGraphs, generate
+from evalcore.generators.procedure.job import GRAPHS_KIND, RUN_KIND, ProcedureGraphs, generate
 from evalcore.inputs import import_project
-from evalcore.models import Provenance, Target
+from evalcore.models import Provenance, RunStatus, Target
 from evalcore.reports.procedure_views import PATH_COLOUR
 from evalcore.runs.procedure_tests import create_procedure_run, execute_procedure_run
 from evalcore.runs.targets import save_target
@@ -47,6 +48,29 @@ def test_without_runs_the_page_says_how_to_start(db_url):
     at = open_page()
     assert any("No procedure generation run" in str(i.value) for i in at.info)
     assert any("No procedure test run" in str(i.value) for i in at.info)
+
+
+def test_the_form_queues_a_generation_with_the_chosen_walk_and_a_worker_makes_it(db_url):
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    at = open_page()
+    next(m for m in at.multiselect if m.label == "Procedures").set_value(["track_order"])
+    next(n for n in at.number_input if n.label.startswith("Paths per graph")).set_value(4)
+    next(s for s in at.selectbox if s.label == "Path sampling").set_value("coverage")
+    next(b for b in at.button if b.label == "Generate").click().run()
+    assert not at.exception, at.exception
+    [run] = store.runs(pid, kind=RUN_KIND)
+    assert run.status == RunStatus.pending, "handed to the workers, not run in the page"
+    assert run.params["walk"] == "coverage" and run.params["paths"] == 4
+    work_the_queue(db_url)
+    at = open_page()
+    assert any("Coverage-directed walk" in str(c.value) for c in at.caption)
+    assert frame(at, "edge coverage").set_index("procedure").loc["track_order", "paths"] == 4
+    next(m for m in at.multiselect if m.label == "Procedures").set_value([])
+    next(n for n in at.number_input if n.label.startswith("Paths per graph")).set_value(1)
+    next(s for s in at.slider if s.label.startswith("Noise")).set_value(1.0)
+    next(b for b in at.button if b.label == "Generate").click().run()
+    assert not at.exception and len(store.runs(pid, kind=RUN_KIND)) == 2, "every procedure, full noise"
 
 
 def test_graphs_paths_tests_and_table2_with_failing_tests(db_url):

@@ -103,6 +103,10 @@ WALKS: dict[str, Callable[[Graph, int, int], list[list[str]]]] = {
     "weighted": weighted_walks,
     "coverage": coverage_walks,
 }
+WALK_LABELS = {
+    "weighted": "Weighted random walk (seed 001, Algorithm 1)",
+    "coverage": "Coverage-directed walk (more branches per path; not the seed's)",
+}
 
 
 def edge_coverage(graph: Graph, paths: list[list[str]]) -> float:
