@@ -6,9 +6,11 @@
 #   bash deploy/stop.sh
 #
 # Settings (environment): DEPLOY_DIR (default deploy/.run), PG_PORT (55432), DASHBOARD_PORTS ("8601 8602"),
-# WORKERS (2), PG_BIN (the newest /usr/lib/postgresql/*/bin). To use a PostgreSQL server you already
-# have, set EVALCORE_DATABASE_URL: no local server is started. Add machines by running
-# `evalcore worker --db URL` (and dashboards) on them with the same URL.
+# DASHBOARD_ADDR (127.0.0.1; 0.0.0.0 to serve the team's network), WORKERS (2), PG_BIN (the newest
+# /usr/lib/postgresql/*/bin). To use a PostgreSQL server you already have, set EVALCORE_DATABASE_URL: no
+# local server is started. The local one listens on 127.0.0.1 only, without passwords: a setup over
+# several machines needs a server they all reach; run `evalcore worker --db URL` (and dashboards) on
+# each with its URL.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -16,9 +18,23 @@ PY="${PY:-$ROOT/.venv/bin/python}"
 DEPLOY_DIR="${DEPLOY_DIR:-$ROOT/deploy/.run}"
 PG_PORT="${PG_PORT:-55432}"
 DASHBOARD_PORTS="${DASHBOARD_PORTS:-8601 8602}"
+DASHBOARD_ADDR="${DASHBOARD_ADDR:-127.0.0.1}"
 WORKERS="${WORKERS:-2}"
 PG_BIN="${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}"
 mkdir -p "$DEPLOY_DIR/logs"
+
+# A second start would run a second set of dashboards and workers beside the first.
+for pidfile in "$DEPLOY_DIR"/*.pid; do
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    echo "deploy: already running ($(basename "$pidfile" .pid), pid $(cat "$pidfile")); bash deploy/stop.sh first" >&2
+    exit 1
+  fi
+done
+if [ -z "${EVALCORE_DATABASE_URL:-}" ] && [ ! -x "${PG_BIN:-}/initdb" ]; then
+  echo "deploy: no PostgreSQL server found: install Debian's postgresql (bash scripts/setup.sh --test does)," \
+    "or set EVALCORE_DATABASE_URL to a server you have" >&2
+  exit 1
+fi
 
 # initdb and postgres refuse to run as root: then the cluster belongs to the `postgres` user.
 as_owner() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
@@ -53,9 +69,9 @@ start() {  # name, command...: run in the background, pid and log under $DEPLOY_
   echo $! >"$DEPLOY_DIR/$name.pid"
 }
 for port in $DASHBOARD_PORTS; do
-  start "dashboard-$port" "$PY" "$ROOT/dashboard.py" --server.address 127.0.0.1 --server.port "$port" \
+  start "dashboard-$port" "$PY" "$ROOT/dashboard.py" --server.address "$DASHBOARD_ADDR" --server.port "$port" \
     --server.headless true --browser.gatherUsageStats false
-  echo "dashboard: http://127.0.0.1:$port"
+  echo "dashboard: http://$DASHBOARD_ADDR:$port"
 done
 for i in $(seq 1 "$WORKERS"); do
   start "worker-$i" "$PY" -m evalcore worker --workers 1

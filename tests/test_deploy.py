@@ -71,6 +71,8 @@ def test_the_team_setup_starts_serves_runs_a_queued_job_and_stops():
         url = f"postgresql://postgres@127.0.0.1:{pg_port}/evalcore"
         assert url in started.stdout
         assert all(_answers(port) for port in dashboards), "both dashboard replicas answer"
+        again = _bash("deploy/start.sh", env)
+        assert again.returncode == 1 and "already running" in again.stderr, "a second start starts nothing"
         store = Store(url)
         try:
             pid, _ = sample_project(store)

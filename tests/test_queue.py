@@ -8,6 +8,7 @@ beyond those in flight at the kill. Every job command of the CLI takes --queue.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import socket
@@ -21,6 +22,7 @@ import pytest
 from queue_support import work_the_queue
 from test_runs_support import conversation, sample_project
 
+from evalcore.errors import EvalcoreError
 from evalcore.items.store_ops import add_conversation
 from evalcore.jobs import progress
 from evalcore.jobs.control import Holder, holders
@@ -115,6 +117,13 @@ def test_the_queue_lives_beside_a_sqlite_store_or_in_its_postgres_database(tmp_p
     assert queue_url_for("postgresql://u@127.0.0.1:5432/team") == "postgresql://u@127.0.0.1:5432/team"
     monkeypatch.setenv("EVALCORE_QUEUE_URL", "redis://127.0.0.1:6379/0")
     assert queue_url_for(f"sqlite:///{tmp_path}/evalcore.db") == "redis://127.0.0.1:6379/0"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("redis") is not None, reason="the redis client is installed")
+def test_a_redis_queue_without_its_client_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCORE_QUEUE_URL", "redis://127.0.0.1:6399/0")
+    with pytest.raises(EvalcoreError, match="needs the redis package: uv pip install redis"):
+        open_queue(f"sqlite:///{tmp_path}/evalcore.db")
 
 
 def test_a_run_queued_by_a_process_killed_since_is_finished_by_a_worker(db_url, llm_server):

@@ -219,5 +219,10 @@ def _open_huey(url: str) -> Huey:
                 if attempt == 2:
                     raise
     if backend in ("redis", "rediss"):
-        return huey.RedisHuey(QUEUE_NAME, url=url, utc=True)
+        from huey.exceptions import ConfigurationError
+
+        try:
+            return huey.RedisHuey(QUEUE_NAME, url=url, utc=True)
+        except ConfigurationError as exc:  # huey's Redis storage needs the client, which we do not install
+            raise EvalcoreError(f"the queue URL {url} needs the redis package: uv pip install redis") from exc
     raise EvalcoreError(f"unsupported queue URL {url}: use sqlite:///FILE, postgresql://... or redis://...")
