@@ -84,9 +84,12 @@ def kind_accuracy(results) -> dict[str, tuple[int, int]]:
 
 
 def report(label: str, run, results, seconds: float) -> None:
-    from evalcore.generators.scenario.run import pass_shares
+    from evalcore.reports.scenarios import pass_rates
+    from evalcore.reports.tables import TOTAL_LABEL
 
-    shares = pass_shares(run, results)
+    names = [entry["name"] for entry in run.params.get("scenarios") or []]
+    table = pass_rates(results, names)
+    shares = [(r.scenario, r.passed, r.repetitions) for r in table.itertuples() if r.scenario != TOTAL_LABEL]
     passed = sum(1 for r in results if r.verdict.passed)
     print(f"\n== {label}: {len(shares)} scenarios x {run.params['run_count']} = {len(results)} conversations "
           f"in {seconds:.1f} s ({seconds / max(1, len(results)):.2f} s each)")  # fmt: skip
@@ -102,7 +105,7 @@ def report(label: str, run, results, seconds: float) -> None:
     only_a, only_c, both = split[(True, False)], split[(False, True)], split[(True, True)]
     print(f"assertions all passed in {asserted}/{len(results)}; failed on assertions only {only_a}, "
           f"on criteria only {only_c}, on both {both}")  # fmt: skip
-    spread = Counter(f"{p}/{n}" for _, p, _, n in shares)
+    spread = Counter(f"{p}/{n}" for _, p, n in shares)
     print("scenarios by pass share: " + ", ".join(f"{k}: {v}" for k, v in sorted(spread.items())))
     print(f"{'assertion kind':<34}{'passed':>8}{'failed':>8}{'accuracy':>10}")
     for kind, (good, bad) in sorted(kind_accuracy(results).items()):
