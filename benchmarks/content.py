@@ -7,7 +7,8 @@ selects 15 with the greedy (seed 000, Algorithm 1), generates `--per-spec` conve
 spec (Algorithm 2) and prints:
 1. the share of conversations whose every answered turn is grounded in its spec's own documents (goal
    >= 90%), and the same per turn;
-2. distinct questions / all questions (goal >= 0.9);
+2. the share of conversations that mention their spec's subject: the code or name its title gives, else
+   its key nouns (`doc_qa.subject`; goal >= 90%), and distinct questions / all questions (goal >= 0.9);
 3. questions that quote a document title or an id-like code the system card does not expose (goal <= 2%);
 4. Coverage (documents touched) of Random (mean of 10 seeds) vs Greedy at k = 8 and k = 15;
 5. specs that come from the card's `behaviors`, against the number of behaviours;
@@ -15,6 +16,9 @@ spec (Algorithm 2) and prints:
 7. with `--run-demo`: the built-in demo target plays them (offline judge, `--pairs`): failure rate of the
    same questions asked alone vs in context (seed 000, Table 11 right) and failures by the classes of its
    Table 10.
+
+Figures 1-3 and 6 are printed twice: at the script's settings, and at the README's walk-through
+(`specs select` k = 30, `conversations generate --per-spec 6 --d 2,3,4`).
 
 No assertions: it prints. A "grounded" turn is an answer whose grounding documents are all among the
 spec's documents; CANNOTANSWER turns are not counted (they have no grounding by design).
@@ -37,6 +41,9 @@ sys.path[:0] = [str(ROOT)]
 from evalcore.generators.doc_qa.generate import qa_pairs  # noqa: E402
 from evalcore.generators.doc_qa.job import generate_conversations  # noqa: E402
 from evalcore.generators.doc_qa.schema import is_cannot_answer  # noqa: E402
+from evalcore.generators.doc_qa.specs import system_description  # noqa: E402
+from evalcore.generators.doc_qa.subject import spec_subject  # noqa: E402
+from evalcore.generators.doc_qa.wording import code_names  # noqa: E402
 from evalcore.inputs import import_project  # noqa: E402
 from evalcore.items.store_ops import list_conversations  # noqa: E402
 from evalcore.reports import build_report  # noqa: E402
@@ -51,6 +58,7 @@ from evalcore.store import Store  # noqa: E402
 # GC-WHL-G30, RC-01). Codes that appear in the system card are exposed to customers and allowed.
 ID_LIKE = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
 K_VALUES = (8, 15)
+README_K = 30  # `specs select`'s default, as the README's walk-through runs it
 RANDOM_SEEDS = range(10)
 
 
@@ -95,7 +103,63 @@ def demo_run(store: Store, project_id: str) -> None:
         print(f"  {row['error_class']:<45} {int(row['failures']):4d} ({row['share']:.0%})")
 
 
+def conversation_figures(
+    store: Store, project_id: str, views: list, k: int, per_spec: int, d: int | list[int] | None
+) -> None:
+    """Select k specs, generate `per_spec` conversations each (chain lengths d) and print their figures."""
+    select_specs(store, project_id, k=k)
+    lengths = {} if d is None else {"d": d}
+    outcome = generate_conversations(
+        store, project_id, specs="selected", per_spec=per_spec, dense=False, **lengths
+    )
+    specs = {v.spec.id: v.spec for v in views}
+    titles = [d.title for d in store.documents(project_id) if len(d.title) > 3]
+    card_text, ignore = system_description(store, project_id)
+    names = code_names(store.documents(project_id), ignore)
+    conversations = [v.conversation for v in list_conversations(store, project_id)]
+    grounded_convs = turns = grounded_turns = 0
+    on_subject = {True: [0, 0], False: [0, 0]}  # named subject or key nouns -> [mentioned, conversations]
+    questions: list[str] = []
+    for conversation in conversations:
+        spec = specs[conversation.spec_id]
+        own = set(spec.documents)
+        pairs = qa_pairs(conversation)
+        asked = [q.content for q, _ in pairs]
+        questions.extend(asked)
+        subject = spec_subject(spec.scenario, names, ignore)
+        on_subject[subject.named][0] += subject.count(asked) > 0
+        on_subject[subject.named][1] += 1
+        answered = [a for _, a in pairs if not is_cannot_answer(a.content)]
+        inside = [a for a in answered if a.grounding and set(a.grounding) <= own]
+        turns += len(answered)
+        grounded_turns += len(inside)
+        grounded_convs += bool(answered) and len(inside) == len(answered)
+    leaky = [q for q in questions if _leaky(q, titles, card_text)]
+    passed = sum(bool(c.metadata.get("judge_passed")) for c in conversations)
+    n = len(conversations)
+    shown = f"d={d}" if d is not None else "default d"
+    print(f"\nConversations at k={k}, --per-spec {per_spec}, {shown}: {n} ({outcome.added} added, "
+          f"{len(outcome.messages)} per-spec message(s))")  # fmt: skip
+    print(f"  grounded in their spec's documents: {grounded_convs}/{n} = {grounded_convs / max(n, 1):.1%} "
+          f"(turns: {grounded_turns}/{turns} = {grounded_turns / max(turns, 1):.1%})")  # fmt: skip
+    mentioned = on_subject[True][0] + on_subject[False][0]
+    print(f"  mention their spec's subject (goal >= 90%): {mentioned}/{n} = {mentioned / max(n, 1):.1%} "
+          f"(spec names a code or name: {on_subject[True][0]}/{on_subject[True][1]}; "
+          f"key nouns: {on_subject[False][0]}/{on_subject[False][1]})")  # fmt: skip
+    distinct = len({q.strip().lower() for q in questions})
+    print(f"  distinct questions (goal >= 0.9): {distinct}/{len(questions)} = "
+          f"{distinct / max(len(questions), 1):.3f}")  # fmt: skip
+    print(f"  questions quoting a document title or an unexposed id: {len(leaky)}/{len(questions)} = "
+          f"{len(leaky) / max(len(questions), 1):.1%}")  # fmt: skip
+    print(f"  passed by the generation-time verification (offline judge): {passed}/{n}")
+    for q in leaky[:3]:
+        print(f"    e.g. {q}")
+    for message in outcome.messages[:5]:
+        print(f"  message: {message}")
+
+
 def content(folder: Path, project: Path, m: int, per_spec: int, run_demo: bool = False) -> None:
+    """Print the figures of the module docstring for `project`, with its store in `folder`."""
     store = Store(f"sqlite:///{folder / 'content.db'}")
     project_id = import_project(store, project).project_id
     generated = generate_specs(store, project_id, m=m)
@@ -111,42 +175,14 @@ def content(folder: Path, project: Path, m: int, per_spec: int, run_demo: bool =
     print(f"Specs: {len(views)} candidates from -m {m} ({generated.added} added)")
     print(f"Specs from the card's behaviours: {len(from_card)} of {len(behaviours)}")
     coverage_table(store, project_id)
-
-    select_specs(store, project_id, k=max(K_VALUES))
-    outcome = generate_conversations(store, project_id, specs="selected", per_spec=per_spec, dense=False)
-    specs = {v.spec.id: v.spec for v in views}
-    titles = [d.title for d in store.documents(project_id) if len(d.title) > 3]
-    card_text = _card_text(store, project_id)
-    conversations = [v.conversation for v in list_conversations(store, project_id)]
-    grounded_convs = turns = grounded_turns = 0
-    questions: list[str] = []
-    for conversation in conversations:
-        own = set(specs[conversation.spec_id].documents)
-        pairs = qa_pairs(conversation)
-        questions.extend(q.content for q, _ in pairs)
-        answered = [a for _, a in pairs if not is_cannot_answer(a.content)]
-        inside = [a for a in answered if a.grounding and set(a.grounding) <= own]
-        turns += len(answered)
-        grounded_turns += len(inside)
-        grounded_convs += bool(answered) and len(inside) == len(answered)
-    leaky = [q for q in questions if _leaky(q, titles, card_text)]
-    passed = sum(bool(c.metadata.get("judge_passed")) for c in conversations)
-    n = len(conversations)
-    print(f"\nConversations: {n} ({outcome.added} added, {per_spec} per selected spec, "
-          f"{len(outcome.messages)} per-spec message(s))")  # fmt: skip
-    print(f"  grounded in their spec's documents: {grounded_convs}/{n} = {grounded_convs / max(n, 1):.1%} "
-          f"(turns: {grounded_turns}/{turns} = {grounded_turns / max(turns, 1):.1%})")  # fmt: skip
-    distinct = len({q.strip().lower() for q in questions})
-    print(f"  distinct questions: {distinct}/{len(questions)} = {distinct / max(len(questions), 1):.3f}")
-    print(f"  questions quoting a document title or an unexposed id: {len(leaky)}/{len(questions)} = "
-          f"{len(leaky) / max(len(questions), 1):.1%}")  # fmt: skip
-    print(f"  passed by the generation-time verification (offline judge): {passed}/{n}")
-    for q in leaky[:3]:
-        print(f"    e.g. {q}")
-    for message in outcome.messages[:5]:
-        print(f"  message: {message}")
+    conversation_figures(store, project_id, views, max(K_VALUES), per_spec, None)
     if run_demo:
         demo_run(store, project_id)
+    # The README's walk-through settings, in a store of their own (a new selection, new conversations).
+    readme = Store(f"sqlite:///{folder / 'readme.db'}")
+    readme_id = import_project(readme, project).project_id
+    generate_specs(readme, readme_id, m=m)
+    conversation_figures(readme, readme_id, list_specs(readme, readme_id), README_K, 6, [2, 3, 4])
 
 
 def main() -> None:
