@@ -3,10 +3,10 @@ generator that writes them (procedure conversations, seed 001 Section 3.8, "veri
 types"; tool-use situations, seed 004 Section 2.2, where tool executions are simulated).
 
 A value follows its property's schema: an enum member, a string matching a simple `pattern`, an email or
-date for those formats, an integer or number within its bounds, a boolean, an array of one item. Plain
-strings take a value from the parameter's name (names, phones, summaries) or the example its description
-gives ("e.g. VT-BAT-500"). `check_arguments` validates arguments against the schema, so a generated
-conversation whose call breaks its tool's types is caught.
+date for those formats, an integer or number within its bounds (an age is an adult's), a boolean, an array
+of one item. Plain strings take a value from the parameter's name (names, phones, summaries) or the
+example its description gives ("e.g. VT-BAT-500"). `check_arguments` validates arguments against the
+schema, so a generated conversation whose call breaks its tool's types is caught.
 """
 
 from __future__ import annotations
@@ -88,6 +88,11 @@ def value_for(name: str, schema: dict[str, Any], rng: random.Random, topic: str 
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
     if kind == "integer":
+        if "age" in name.lower().split("_"):
+            # A person's age: an adult, as most bookings need (the schema's minimum is often a child's).
+            top = int(schema.get("maximum", 120))
+            low = min(max(int(schema.get("minimum", 0)), 18), top)
+            return rng.randint(low, max(low, min(top, 70)))
         low = int(schema.get("minimum", 1))
         return rng.randint(low, max(low, min(int(schema.get("maximum", low + 5)), low + 5)))
     if kind == "number":
