@@ -9,6 +9,7 @@ import re
 import pytest
 
 from evalcore.documents.entities import canonical_name
+from evalcore.documents.naming import code_names
 from evalcore.generators.doc_qa.facts import document_facts, source_grounded
 from evalcore.generators.doc_qa.generate import conversation_inputs, document_input, qa_pairs
 from evalcore.generators.doc_qa.job import generate_conversations
@@ -17,7 +18,6 @@ from evalcore.generators.doc_qa.schema import is_cannot_answer
 from evalcore.generators.doc_qa.wording import (
     cells_answer,
     cells_question,
-    code_names,
     measure,
     sentence_question,
 )

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore.documents.entities import canonical_name, extract_entities
+from evalcore.documents.naming import key_columns
 from evalcore.documents.retrieval import _SENTENCE, split_passages, tokenize
 from evalcore.models.common import content_hash
 
@@ -100,19 +101,6 @@ def _sentences(passage_text: str, heading: str, title: str) -> Iterable[str]:
                 and not sentence.startswith("See ")
             ):
                 yield sentence
-
-
-def key_columns(columns: Sequence[str], rows: Sequence[dict[str, str]]) -> tuple[str, ...]:
-    """The fewest leading columns whose values identify every row (all columns at worst)."""
-    for width in range(1, len(columns) + 1):
-        for start in range(len(columns) - width + 1):
-            chosen = tuple(columns[start : start + width])
-            keys = [tuple(str(r.get(c, "")).strip() for c in chosen) for r in rows]
-            if all(any(k) for k in keys) and len(set(keys)) == len(keys):
-                return chosen
-        if width >= 2:
-            break  # wider keys than two columns read badly; fall through to the first two
-    return tuple(columns[: min(2, len(columns))])
 
 
 def render_cells(title: str, key: Sequence[tuple[str, str]], cells: Sequence[tuple[str, str]]) -> str:

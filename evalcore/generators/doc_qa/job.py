@@ -25,6 +25,7 @@ from typing import Any
 from evalcore import __version__, jobs
 from evalcore.documents.chains import chains_for_spec
 from evalcore.documents.graph import graph_stats
+from evalcore.documents.naming import code_names
 from evalcore.documents.retrieval import PassageIndex, build_index
 from evalcore.errors import EvalcoreError
 from evalcore.generators.doc_qa.facts import document_facts
@@ -39,7 +40,6 @@ from evalcore.generators.doc_qa.graph_build import build_document_graph
 from evalcore.generators.doc_qa.retrieval_per_spec import DEFAULT_K, retrieve_for_spec
 from evalcore.generators.doc_qa.specs import choose_specs, system_description
 from evalcore.generators.doc_qa.verify import verify_conversation
-from evalcore.generators.doc_qa.wording import code_names
 from evalcore.items.store_ops import add_conversation
 from evalcore.llm import ModelClient, choose_judge
 from evalcore.models import Document, Run, Spec

@@ -22,13 +22,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalcore.generators.doc_qa.facts import column_label, key_columns, mentions
-from evalcore.models import Document, DocumentKind
+from evalcore.generators.doc_qa.facts import column_label, mentions
 from evalcore.specs.offline import SUBJECT_VERBS, subject_split
 
-CODE = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
-# Columns that hold what a customer calls a row (a store's name, a product's model, a service).
-NAME_COLUMNS = ("name", "model", "title", "service", "product")
 # Key columns that say where (a store, a branch): "the X at the Y store".
 PLACE_COLUMNS = ("store", "branch", "shop", "location", "site")
 # Units at the end of a column name: "price_usd" is asked about as the price.
@@ -76,46 +72,10 @@ _ASK_ABOUT = (
 )
 
 
-def code_names(documents: Sequence[Document], ignore: Sequence[str] = ()) -> dict[str, str]:
-    """code -> how a customer names it ("RC-HYB-300" -> "the Ridgeline Commuter 300", "RC-04" -> "the
-    Westbrook Station store"), from every table keyed by one code column with a name-like column.
-
-    A name starting with the business's own name (in `ignore`) is one of its sites: the business name
-    is dropped and the table's noun added ("Ridgeline Cycles Westbrook Station" -> "the Westbrook
-    Station store"). Brackets are dropped ("Basic tune-up (gears ...)" -> "the Basic tune-up").
-    """
-    names: dict[str, str] = {}
-    for doc in documents:
-        if doc.kind != DocumentKind.table or not doc.rows:
-            continue
-        key = key_columns(doc.columns, doc.rows)
-        named = [c for c in doc.columns if c not in key and any(w in c.lower() for w in NAME_COLUMNS)]
-        if len(key) != 1 or not named:
-            continue
-        noun = _singular(doc.title.split()[-1].lower()) if doc.title.split() else ""
-        for row in doc.rows:
-            code, name = str(row.get(key[0], "")).strip(), str(row.get(named[0], "")).strip()
-            name = re.sub(r"\s*\([^)]*\)", "", name).strip(" ,")
-            if not CODE.match(code) or not name or CODE.match(name) or not re.search(r"[a-z]", name):
-                continue
-            for business in ignore:
-                if name.casefold().startswith(business.casefold() + " ") and noun:
-                    name = f"{name[len(business) + 1 :]} {noun}"
-                    break
-            names.setdefault(code, f"the {name}")
-    return names
-
-
 def names_in(names: Mapping[str, str], texts: Sequence[str]) -> dict[str, str]:
     """The entries of `names` whose code occurs in one of the texts (what a conversation's documents use)."""
     joined = " ".join(texts)
     return {code: name for code, name in names.items() if code in joined}
-
-
-def _singular(word: str) -> str:
-    if word.endswith("ies"):
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
 
 
 def _base(verb: str) -> str:
