@@ -9,8 +9,9 @@ from urllib.parse import quote, unquote
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.jobs import failed_units, progress, request_stop
+from evalcore.jobs import failed_units, progress, request_stop, retry_failed
 from evalcore.jobs.control import held_by
+from evalcore.jobs.queue import enqueue
 from evalcore.models import Run, RunStatus
 from evalcore.store import Store, database_url
 from evalcore.store.secrets import redact
@@ -251,19 +252,54 @@ def show_workers(store: Store, run: Run) -> None:
         st.caption("No live worker holds it now: another worker takes it over once its claims expire.")
 
 
-def job_panel(store: Store, run_id: str, noun: str, *, stop_label: str = "Stop", stop_help: str = "") -> None:
+def job_panel(
+    store: Store,
+    run_id: str,
+    noun: str,
+    *,
+    stop_label: str = "Stop",
+    stop_help: str = "",
+    resumable: bool = False,
+) -> None:
     """A job's progress as the store has it, whoever works it: a bar of its `noun` (units), the workers
-    holding it since when, and a Stop button while it is queued or running. While it is live the panel
-    redraws every second; when it ends the page reruns once, with a message saying how it ended. A job
-    that finished before this session saw it live shows nothing: what it made is on the page."""
+    holding it since when, and a Stop button while it is queued or running. With `resumable`, a stopped
+    or failed job gets Resume and one with failed units Retry failed units, both handed to the workers
+    (pages with buttons of their own leave it off). While it is live the panel redraws every second;
+    when it ends the page reruns once, with a message saying how it ended. A job that finished before
+    this session saw it live shows nothing but its failed units' retry: what it made is on the page."""
     status = store.run(run_id).status
     if status == RunStatus.finished and not st.session_state.get(f"job_was_live:{run_id}"):
+        if resumable and failed_units(store, run_id):
+            _resume_buttons(store, run_id, noun, finished=True)
         return
     live = status in LIVE
-    st.fragment(run_every=1.0 if live else None)(_job_panel)(store, run_id, noun, stop_label, stop_help)
+    st.fragment(run_every=1.0 if live else None)(_job_panel)(
+        store, run_id, noun, stop_label, stop_help, resumable
+    )
 
 
-def _job_panel(store: Store, run_id: str, noun: str, stop_label: str, stop_help: str) -> None:
+def _resume_buttons(store: Store, run_id: str, noun: str, *, finished: bool) -> None:
+    """Resume (a job that did not finish) and Retry failed units (one with failed units), each putting
+    the job back in the queue: units already done are kept, so neither redoes work or a paid call."""
+    failed = failed_units(store, run_id)
+    if failed:
+        st.warning(f"{len(failed)} {noun} failed: " + md(", ".join(sorted(failed)[:5])))
+    left, right = st.columns(2)
+    if not finished and left.button(
+        "Resume", key=f"panel_resume:{run_id}", type="primary", icon=":material/play_arrow:",
+        help="Units already done are kept; the workers go on with the rest.",
+    ):  # fmt: skip
+        enqueue(store, run_id)
+        st.rerun()
+    if failed and right.button("Retry failed units", key=f"panel_retry:{run_id}", icon=":material/replay:"):
+        retry_failed(store, run_id)
+        enqueue(store, run_id)
+        st.rerun()
+
+
+def _job_panel(
+    store: Store, run_id: str, noun: str, stop_label: str, stop_help: str, resumable: bool = False
+) -> None:
     run = store.run(run_id)
     done, total = progress(store, run)
     live = run.status in LIVE
@@ -275,6 +311,8 @@ def _job_panel(store: Store, run_id: str, noun: str, stop_label: str, stop_help:
     if live:
         st.button(stop_label, key=f"stop:{run_id}", help=stop_help or None, on_click=request_stop,
                   args=(store, run_id, current_user() or "a user"))  # fmt: skip
+    elif resumable:
+        _resume_buttons(store, run_id, noun, finished=run.status == RunStatus.finished)
     was_live = f"job_was_live:{run_id}"
     if not live and st.session_state.get(was_live):
         st.session_state[was_live] = False

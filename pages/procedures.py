@@ -13,6 +13,7 @@ from evalcore.generators.procedure.paths import WALK_LABELS
 from evalcore.items.store_ops import list_tests
 from evalcore.jobs.control import committed_counts
 from evalcore.jobs.queue import enqueue
+from evalcore.models import RunStatus
 from evalcore.reports.procedure_tables import (
     counts_frame,
     export_procedure_tables,
@@ -63,8 +64,9 @@ with st.expander("Generate tests from the procedures", expanded=not generations)
                 st.session_state["procedure_generation"] = made.id
                 st.success(f"Started {md(made.id)}: handed to the workers.")
                 generations = store.runs(project_id, kind=RUN_KIND)
-    if generating := st.session_state.get("procedure_generation"):
-        job_panel(store, generating, "procedures")
+    unfinished = next((r.id for r in generations if r.status != RunStatus.finished), None)
+    if generating := st.session_state.get("procedure_generation") or unfinished:
+        job_panel(store, generating, "procedures", resumable=True)
 
 if not generations:
     st.info("No procedure generation run yet: generate one above.")
@@ -182,8 +184,9 @@ with st.form("play_tests"):
         else:
             st.session_state["procedure_run"] = started.id
             flash("success", f"Started {md(started.id)}: handed to the workers.")
-if watched := st.session_state.get("procedure_run"):
-    job_panel(store, watched, "tests")
+playing = next((r.id for r in procedure_runs(store, project_id) if r.status != RunStatus.finished), None)
+if watched := st.session_state.get("procedure_run") or playing:
+    job_panel(store, watched, "tests", resumable=True)
 runs = procedure_runs(store, project_id)
 if not runs:
     st.info("No procedure test run yet: start one with `evalcore run --tests --target NAME`.")
@@ -216,6 +219,8 @@ except EvalcoreError as e:
 about = report_about(scored)
 if about["offline"].startswith("yes"):
     st.caption(f"Offline: {md(about['offline'].removeprefix('yes '))}")
+if "reply threshold" in about:
+    st.caption(f"Correct reply: similarity >= {md(about['reply threshold'])}")
 st.dataframe(table2_display(scored), hide_index=True, width="stretch")
 with st.expander("Counts"):
     st.dataframe(counts_frame(scored), hide_index=True, width="stretch")

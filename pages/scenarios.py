@@ -203,7 +203,7 @@ run_id = st.selectbox(
     "Run", ids, index=ids.index(watched) if watched in ids else 0, format_func=labels.__getitem__
 )
 run = next(r for r in runs if r.id == run_id)
-job_panel(store, run_id, "repetitions")
+job_panel(store, run_id, "repetitions", resumable=True)
 for warning in run.warnings:
     st.warning(md(warning))
 report = _report(store.url, run_id, (run.status.value, str(run.finished_at), progress(store, run)[0]))

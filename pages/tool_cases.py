@@ -105,7 +105,7 @@ def _job(kind: str, label: str, start, noun: str) -> None:
         else:
             flash("success", f"{md(run.id)} queued: a worker (`evalcore worker`) works it.")
     if runs := store.runs(project_id, kind=kind):
-        job_panel(store, runs[0].id, noun)
+        job_panel(store, runs[0].id, noun, resumable=True)
 
 
 def _catalog_section() -> None:
@@ -353,12 +353,12 @@ def _comparison_section() -> None:
     run = by_id[
         st.selectbox("Comparison run", list(by_id), format_func=lambda i: _status(by_id[i]), key="tc_cmp")
     ]
-    job_panel(store, run.id, "folds")
+    job_panel(store, run.id, "folds", resumable=True)
     result = stored_comparison(store, run.id)
     if not result.folds:
         st.info(
-            f"No fold computed yet ({run.status.value}). A worker computes them, or "
-            f"`evalcore rubrics compare --resume {run.id}`."
+            f"No fold computed yet ({run.status.value}). A worker computes them; a stopped comparison "
+            f"goes on with Resume above or `evalcore rubrics compare --resume {run.id}`."
         )
         return
     sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
@@ -412,7 +412,7 @@ def _scores_section() -> None:
     run_id = st.selectbox(
         "Scoring run", list(by_id), format_func=lambda i: _status(by_id[i]), key="tc_scoring"
     )
-    job_panel(store, run_id, "conversations scored")
+    job_panel(store, run_id, "conversations scored", resumable=True)
     report = rubric_report(store, run_id)
     st.caption(" · ".join(f"{k}: {md(v)}" for k, v in report.about.items()))
     st.caption(f"{report.scored} conversation(s) scored, {report.failed} failed.")

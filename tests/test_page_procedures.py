@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from evalcore.generators.procedure.graphs import Edge, GraphBody, Node, checked
 from evalcore.generators.procedure.job import GRAPHS_KIND, RUN_KIND, ProcedureGraphs, generate
 from evalcore.inputs import import_project
+from evalcore.jobs.queue import open_queue
 from evalcore.models import Provenance, RunStatus, Target
 from evalcore.reports.procedure_views import PATH_COLOUR
 from evalcore.runs.procedure_tests import create_procedure_run, execute_procedure_run
@@ -62,8 +63,15 @@ def test_the_form_queues_a_generation_with_the_chosen_walk_and_a_worker_makes_it
     [run] = store.runs(pid, kind=RUN_KIND)
     assert run.status == RunStatus.pending, "handed to the workers, not run in the page"
     assert run.params["walk"] == "coverage" and run.params["paths"] == 4
+    next(b for b in at.button if b.label == "Stop").click().run()
+    assert store.run(run.id).status == RunStatus.stopped
+    at = open_page()  # a new session finds the stopped generation and offers to resume it
+    next(b for b in at.button if b.label == "Resume").click().run()
+    assert store.run(run.id).status == RunStatus.pending and not store.stop_requested(run.id)
+    assert run.id in open_queue(db_url).pending_runs(), "handed to the workers again"
     work_the_queue(db_url)
     at = open_page()
+    assert not [b for b in at.button if b.label == "Resume"], "nothing to resume once it finished"
     assert any("Coverage-directed walk" in str(c.value) for c in at.caption)
     assert frame(at, "edge coverage").set_index("procedure").loc["track_order", "paths"] == 4
     next(m for m in at.multiselect if m.label == "Procedures").set_value([])
