@@ -11,7 +11,7 @@ from evalcore.models import RunStatus
 from evalcore.specs.charts import coverage_chart, curve_table, gap_chart, map_chart, map_frame
 from evalcore.specs.spec_map import map_changes, map_status, read_map, start_map
 from evalcore.specs.store_ops import current_selection
-from pages._common import current_project, md, show_error, store_or_stop
+from pages._common import current_project, md, show_error, show_workers, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -62,6 +62,7 @@ def _wait(run_id: str) -> None:
         "`evalcore serve` starts a worker beside the dashboard, `evalcore worker` starts one alone.",
         icon=":material/hourglass_top:",
     )
+    show_workers(store, run)
 
 
 if job is not None:

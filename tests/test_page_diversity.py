@@ -59,6 +59,7 @@ def test_the_first_visit_queues_the_map_and_the_page_shows_it_once_a_worker_is_d
     job = map_status(store, PROJECT).job
     assert job is not None and job.kind == MAP_KIND and job.status == RunStatus.pending
     assert "waiting for a worker" in _text(at)
+    assert "Waiting for a worker: `evalcore serve` runs one" in _text(at), "who holds it: nobody yet"
     assert not at.get("plotly_chart")  # the page fits nothing itself
 
     work_the_queue(store.url)
