@@ -3,9 +3,11 @@ offline agents: the oracle reaches 100% everywhere, the null agent has API recal
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from evalcore.generators.procedure import agents
@@ -14,10 +16,21 @@ from evalcore.generators.procedure.conversations import render_path, to_conversa
 from evalcore.generators.procedure.convgraph import build_conversation_graph, convert_flowgraph
 from evalcore.generators.procedure.cut import cut_tests
 from evalcore.generators.procedure.flowgraph import build_flowgraph, compile_flowgraph
-from evalcore.generators.procedure.metrics import Action, same_arguments, score_tests, table2
+from evalcore.generators.procedure.metrics import (
+    REPLY_THRESHOLD,
+    REPLY_THRESHOLDS,
+    Action,
+    calibrate_threshold,
+    reply_threshold,
+    same_arguments,
+    score_tests,
+    table2,
+    threshold_note,
+)
 from evalcore.generators.procedure.noise import add_noise
 from evalcore.generators.procedure.paths import weighted_walks
 from evalcore.inputs.project import load_project
+from evalcore.llm.local import hashed_ngrams
 from evalcore.models import Provenance, Tool, Turn
 from evalcore.models import Test as ItemTest
 
@@ -170,3 +183,30 @@ def test_demo_agent_errs_at_seeded_rates_and_is_reproducible() -> None:
 def contains(a, b):
     """1 when the agent's reply contains the expected text (its own opener aside), else 0."""
     return [float(x.strip() in y) for x, y in zip(a, b, strict=True)]
+
+
+REPLY_PAIRS = Path(__file__).resolve().parent / "fixtures" / "procedure_replies.jsonl"
+
+
+def test_the_reply_threshold_is_the_calibrated_cut_on_the_hand_written_pairs() -> None:
+    rows = [json.loads(line) for line in REPLY_PAIRS.read_text().splitlines()]
+    assert len(rows) >= 30 and {r["procedure"] for r in rows} == {p.name for p in SAMPLE.procedures}
+
+    def cosines(key: str) -> list[float]:
+        a = np.stack([hashed_ngrams(r["expected"]) for r in rows])
+        b = np.stack([hashed_ngrams(r[key]) for r in rows])
+        return (a * b).sum(axis=1).tolist()
+
+    cal = calibrate_threshold(cosines("paraphrase"), cosines("wrong"))
+    assert round(cal.threshold, 2) == REPLY_THRESHOLDS["offline/hash-256"]
+    assert cal.accuracy >= 0.85 and cal.positive[1] > cal.threshold > cal.negative[0]
+    assert reply_threshold("offline/hash-256") == (REPLY_THRESHOLDS["offline/hash-256"], True)
+    assert reply_threshold("openai/text-embedding-3-small") == (REPLY_THRESHOLD, False)
+    assert "no calibrated threshold" in threshold_note(REPLY_THRESHOLD, "openai/text-embedding-3-small")
+    assert "(given)" in threshold_note(0.6, "openai/text-embedding-3-small", given=True)
+
+
+def test_calibration_picks_the_most_accurate_cut() -> None:
+    cal = calibrate_threshold([0.9, 0.8, 0.6], [0.1, 0.3, 0.7])
+    assert cal.threshold == pytest.approx(0.45) and cal.accuracy == pytest.approx(5 / 6)
+    assert cal.positive == (0.6, 0.9) and cal.negative == (0.1, 0.7)

@@ -75,6 +75,9 @@ def test_oracle_reaches_every_maximum_and_null_has_no_api_recall(sample) -> None
     texts = export_procedure_tables(scored, "md", failing=True)
     assert set(texts) == {"table2", "table2_counts", f"failing_{oracle.id}", f"failing_{null.id}"}
     assert "offline: yes" in texts["table2"] and "100.0% [" in texts["table2"]
+    assert "reply threshold: 0.48 (calibrated for wordllama/l2_supercat_256)" in texts["table2"] or (
+        "reply threshold: 0.35 (calibrated for offline/hash-256)" in texts["table2"]
+    )
     assert "Reply recall" in texts["table2"] and "share_" not in texts["table2"]
     assert "history:" not in texts["table2"], "a conversation run's choice, not a procedure test run's"
     latex = export_procedure_tables(scored, "latex")["table2"]

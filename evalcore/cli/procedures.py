@@ -229,10 +229,11 @@ def score(
     from evalcore.generators.procedure.job import known_procedures
     from evalcore.generators.procedure.metrics import (
         METRICS,
-        REPLY_THRESHOLD,
         embedding_similarity,
+        reply_threshold,
         score_tests,
         table2,
+        threshold_note,
     )
     from evalcore.llm.client import ModelClient
     from evalcore.reports.tables import wilson_interval
@@ -253,9 +254,17 @@ def score(
     unknown = [a for a in names + ([failing] if failing else []) if a not in makers]
     if unknown:
         raise EvalcoreError(f"unknown agent(s) {', '.join(unknown)} (available: {', '.join(makers)})")
-    cut = REPLY_THRESHOLD if threshold is None else threshold
-    similarity = embedding_similarity(ModelClient(store, project_id), embedding)
-    typer.echo(f"{len(found)} tests; correct reply at similarity >= {cut}")
+    llm = ModelClient(store, project_id)
+    model = llm.registry.resolve("embedding", embedding)[2]
+    calibrated = reply_threshold(model)
+    cut = calibrated[0] if threshold is None else threshold
+    if threshold is None and not calibrated[1]:
+        typer.secho(
+            f"warning: {model} has no calibrated reply threshold; using {cut:g}", err=True, fg="yellow"
+        )
+    similarity = embedding_similarity(llm, embedding)
+    note = threshold_note(cut, model, given=threshold is not None)
+    typer.echo(f"{len(found)} tests; correct reply at similarity >= {note}")
     typer.echo(f"{'agent':<8}" + "".join(f"{m:>22}" for m in METRICS))
     scored = {}
     for name in dict.fromkeys(names + ([failing] if failing else [])):
@@ -298,6 +307,13 @@ def is_procedure_run(store, run_id: str) -> bool:
     from evalcore.runs.procedure_tests import RUN_KIND
 
     return store.run(run_id).kind == RUN_KIND
+
+
+def _warn_uncalibrated(scored: list) -> None:
+    """A warning per run scored at the default threshold because its embedding model has none calibrated."""
+    for s in scored:
+        if not s.calibrated:
+            typer.secho(f"warning: run {s.run.id}: reply threshold {s.threshold_note}", err=True, fg="yellow")
 
 
 def play_tests(
@@ -350,7 +366,9 @@ def play_tests(
     for warning in run.warnings:
         typer.secho(f"warning: {warning}", err=True, fg="yellow")
     if outcome.done:
-        typer.echo(export_procedure_tables([score_run(store, run.id)], "md")["table2"], nl=False)
+        scored = [score_run(store, run.id)]
+        _warn_uncalibrated(scored)
+        typer.echo(export_procedure_tables(scored, "md")["table2"], nl=False)
     if run.status.value not in ("finished", "running"):
         typer.echo(f"{run.status.value} ({run.stopped_reason}); resume with: evalcore run --resume {run.id}")
 
@@ -375,7 +393,6 @@ def report(
     db: DbOption = None,
 ) -> None:
     """Table 2 (seed 001) of procedure test runs against targets, with 95% Wilson intervals."""
-    from evalcore.generators.procedure.metrics import REPLY_THRESHOLD
     from evalcore.reports.procedure_tables import export_procedure_tables, score_run
     from evalcore.runs.procedure_tests import procedure_runs
 
@@ -387,10 +404,10 @@ def report(
         runs = list(reversed(newest.values()))
     if not runs:
         raise EvalcoreError("no procedure test run yet: start one with `evalcore run --tests --target NAME`")
-    cut = REPLY_THRESHOLD if threshold is None else threshold
-    scored = [score_run(store, r, threshold=cut, embedding=embedding) for r in runs]
+    scored = [score_run(store, r, threshold=threshold, embedding=embedding) for r in runs]
+    _warn_uncalibrated(scored)
     try:
-        texts = export_procedure_tables(scored, fmt, failing=failing, threshold=cut)
+        texts = export_procedure_tables(scored, fmt, failing=failing)
     except ValueError as e:
         raise UsageError(str(e)) from None
     body = ("\n" if fmt in ("md", "latex") else "").join(texts.values())

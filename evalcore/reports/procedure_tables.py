@@ -5,8 +5,9 @@ runs, their targets, the reply-similarity model, and whether any of it is offlin
 
 A run's actions are read from its committed units (a run still going reports what it has) and scored
 against the tests as they are now in the store (an annotator's correction is what the action is held
-to). Replies are compared on the embedding model the run recorded (generators/procedure/metrics.py: the
-threshold is calibrated for the local model; give another for another model).
+to). Replies are compared on the embedding model the run recorded, at the threshold calibrated for that
+model (generators/procedure/metrics.py REPLY_THRESHOLDS; a model without one gets the default, and the
+header says so), or at the threshold given.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from evalcore.generators.procedure.metrics import (
     Action,
     TestScore,
     embedding_similarity,
+    reply_threshold,
     score_tests,
     table2,
+    threshold_note,
 )
 from evalcore.items.current import read_items
 from evalcore.llm.client import ModelClient
@@ -62,13 +65,16 @@ class RunScores:
     crashes: dict[str, str]  # test id -> why the target gave no action
     pending: int  # tests of the run not played yet
     counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # Table 2 as (hits, n)
+    threshold: float = REPLY_THRESHOLD  # the correct-reply cut the scores used
+    threshold_note: str = ""  # which cut, on which model, and whether it was calibrated for it
+    calibrated: bool = True  # False: the default cut, for a model with none calibrated
 
 
 def score_run(
-    store: Store, run_id: str, *, threshold: float = REPLY_THRESHOLD, embedding: str | None = None
+    store: Store, run_id: str, *, threshold: float | None = None, embedding: str | None = None
 ) -> RunScores:
     """A procedure test run's played tests scored (module docstring); `embedding` replaces the run's
-    similarity model."""
+    similarity model, `threshold` the one calibrated for it."""
     run = store.run(run_id)
     if run.kind != RUN_KIND:
         raise EvalcoreError(f"'{run_id}' is not a procedure test run (kind {run.kind})")
@@ -88,15 +94,20 @@ def score_run(
         action = Action.model_validate(result["action"]) if result.get("action") else None
         pairs.append((test, action))
     llm = ModelClient(store, run.params["project_id"])
-    similarity = embedding_similarity(llm, embedding or run.params.get("embedding"))
-    scores = score_tests(pairs, similarity, threshold)
+    model = embedding or run.params.get("embedding")
+    similarity = embedding_similarity(llm, model)
+    cut = reply_threshold(model)[0] if threshold is None else threshold
+    scores = score_tests(pairs, similarity, cut)
     return RunScores(
         run=run,
         scores=scores,
         tests={t.id: t for t, _ in pairs},
         crashes=crashes,
         pending=len(units) - len(pairs),
-        counts=table2(scores, threshold),
+        counts=table2(scores, cut),
+        threshold=cut,
+        threshold_note=threshold_note(cut, model, given=threshold is not None),
+        calibrated=threshold is not None or reply_threshold(model)[1],
     )
 
 
@@ -168,9 +179,7 @@ def why_failed(score: TestScore, threshold: float = REPLY_THRESHOLD) -> str:
     return f"reply not similar enough ({score.similarity:.2f} < {threshold:g})"
 
 
-def failing_frame(
-    s: RunScores, threshold: float = REPLY_THRESHOLD, generated: Collection[str] = ()
-) -> pd.DataFrame:
+def failing_frame(s: RunScores, generated: Collection[str] = ()) -> pd.DataFrame:
     """The run's failing tests: the last turn of the context, what was expected, what the target did
     (calls of `generated` APIs marked)."""
     rows = []
@@ -187,7 +196,7 @@ def failing_frame(
                 "last turn": f"{last.role.value}: {said}" if last else "",
                 "expected": describe_action(score.expected, generated),
                 "got": describe_action(score.predicted, generated),
-                "why": s.crashes.get(score.test_id) or why_failed(score, threshold),
+                "why": s.crashes.get(score.test_id) or why_failed(score, s.threshold),
                 "similarity": score.similarity,
             }
         )
@@ -196,10 +205,14 @@ def failing_frame(
 
 
 def report_about(scored: Sequence[RunScores]) -> dict[str, str]:
-    """What produced the numbers (`reports.failures.provenance`), offline when a target is a built-in
-    offline one or replies were compared on the offline embedding."""
+    """What produced the numbers (`reports.failures.provenance`), the correct-reply threshold each run was
+    scored at, and offline when a target is a built-in offline one or replies were compared on the offline
+    embedding."""
     runs = [s.run for s in scored]
     about = provenance(runs)
+    notes = dict.fromkeys(s.threshold_note for s in scored if s.threshold_note)
+    if notes:
+        about["reply threshold"] = "; ".join(notes)
     offline = [
         r.id
         for r in runs
@@ -212,7 +225,7 @@ def report_about(scored: Sequence[RunScores]) -> dict[str, str]:
 
 
 def export_procedure_tables(
-    scored: Sequence[RunScores], fmt: str, *, failing: bool = False, threshold: float = REPLY_THRESHOLD
+    scored: Sequence[RunScores], fmt: str, *, failing: bool = False
 ) -> dict[str, str]:
     """Table 2 and its counts (and each run's failing tests when `failing`) as text in `fmt`."""
     markup = fmt in ("md", "markdown", "latex", "tex")
@@ -222,7 +235,7 @@ def export_procedure_tables(
     tables = {"table2": table, "table2_counts": counts_frame(scored)}
     if failing:
         for s in scored:
-            tables[f"failing_{s.run.id}"] = failing_frame(s, threshold)
+            tables[f"failing_{s.run.id}"] = failing_frame(s)
     about = report_about(scored)
     return {
         name: export_table(

@@ -5,7 +5,8 @@ For each test the agent takes one action: a reply, or an API call with arguments
 - reply recall: of the tests whose expected action is a reply, the share the agent answers with a reply;
 - correct reply: of the tests where both the expected and the predicted action are replies, the share
   whose reply is semantically similar to the expected one (similarity >= threshold; the seed uses
-  BERTScore at 0.55, we use an embedding model's cosine, threshold calibrated: see REPLY_THRESHOLD);
+  BERTScore at 0.55, we use an embedding model's cosine, with a threshold calibrated per embedding model:
+  see REPLY_THRESHOLDS);
 - API recall: of the tests whose expected action is an API call, the share the agent answers with a call;
 - correct API: of the tests where both are API calls, the share calling the expected API;
 - correct parameters: of the tests where both are the same API call, the share with the expected
@@ -23,6 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, Literal
 
 from pydantic import Field
@@ -31,11 +33,15 @@ from evalcore.llm.client import ModelClient
 from evalcore.models import Test, TurnRole
 from evalcore.models.common import Record
 
-# Calibrated on the local embedding model (wordllama l2_supercat_256) over the sample's 41 expected
-# replies: cosine to a paraphrase of the same reply >= 0.87, to another reply of the tests <= 0.52; 0.7 is
-# the middle of that gap. benchmarks/procedures.py prints the calibration; run it again (and pass its
-# midpoint as `threshold`) when a configured embedding model replaces the local one.
-REPLY_THRESHOLD = 0.7
+# The correct-reply cut per embedding model, calibrated by `calibrate_threshold` on
+# tests/fixtures/procedure_replies.jsonl: 40 hand-written pairs from the sample's procedures (the agent
+# utterance a test expects, a realistic correct paraphrase a good agent would say, and a wrong or
+# off-procedure reply); benchmarks/procedures.py prints the calibration. wordllama: paraphrases 0.22-0.87,
+# wrong replies -0.05-0.50, accuracy 0.94 and F1 0.94 at 0.48. The hashed n-gram fallback: paraphrases
+# 0.22-0.70, wrong -0.03-0.44, accuracy 0.90 and F1 0.89 at 0.35. A model without an entry gets
+# REPLY_THRESHOLD, and the report and CLI say it is uncalibrated.
+REPLY_THRESHOLDS: dict[str, float] = {"wordllama/l2_supercat_256": 0.48, "offline/hash-256": 0.35}
+REPLY_THRESHOLD = REPLY_THRESHOLDS["wordllama/l2_supercat_256"]
 METRICS = (
     "reply_recall",
     "correct_reply",
@@ -55,6 +61,56 @@ class Action(Record):
     text: str = Field(default="", description="The reply's text.")
     tool_name: str | None = Field(default=None, description="The API called.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The call's arguments.")
+
+
+def reply_threshold(model: str | None) -> tuple[float, bool]:
+    """The correct-reply threshold for an embedding model ('provider/model'), and whether it was calibrated
+    for it (REPLY_THRESHOLD, the local model's, when not)."""
+    found = REPLY_THRESHOLDS.get(model or "")
+    return (REPLY_THRESHOLD, False) if found is None else (found, True)
+
+
+def threshold_note(threshold: float, model: str | None, given: bool = False) -> str:
+    """One line saying which threshold is used and why, for report headers and the CLI."""
+    if given:
+        return f"{threshold:g} (given) on {model}"
+    if reply_threshold(model)[1]:
+        return f"{threshold:g} (calibrated for {model})"
+    return f"{threshold:g} (default: {model} has no calibrated threshold; see benchmarks/procedures.py)"
+
+
+@dataclass(frozen=True)
+class ThresholdCalibration:
+    """The cut that best separates correct replies' similarities from wrong ones', and how well it does."""
+
+    threshold: float
+    accuracy: float
+    f1: float
+    positive: tuple[float, float]  # (min, max) similarity of the correct paraphrases
+    negative: tuple[float, float]  # (min, max) similarity of the wrong replies
+
+
+def calibrate_threshold(positive: Sequence[float], negative: Sequence[float]) -> ThresholdCalibration:
+    """The cut (a midpoint between two observed similarities) with the best accuracy, F1 breaking ties;
+    `positive` are correct replies' similarities to the expected reply, `negative` wrong replies'."""
+    values = sorted({*positive, *negative})
+    cuts = [(a + b) / 2 for a, b in pairwise(values)] or values
+    best: tuple[float, float, float] | None = None
+    for cut in cuts:
+        tp = sum(p >= cut for p in positive)
+        fp = sum(n >= cut for n in negative)
+        accuracy = (tp + len(negative) - fp) / (len(positive) + len(negative))
+        f1 = 2 * tp / (tp + fp + len(positive)) if positive else 0.0
+        if best is None or (accuracy, f1) > best[1:]:
+            best = (cut, accuracy, f1)
+    assert best is not None, "calibrating needs at least one similarity"
+    return ThresholdCalibration(
+        float(best[0]),
+        float(best[1]),
+        float(best[2]),
+        (float(min(positive)), float(max(positive))),
+        (float(min(negative)), float(max(negative))),
+    )
 
 
 def embedding_similarity(llm: ModelClient, model: str | None = None) -> Similarity:
