@@ -110,6 +110,46 @@ def test_unknown_tool_is_kept_with_the_reason() -> None:
     assert flow.nodes  # kept, to be shown with its reason
 
 
+def test_an_outcome_that_reruns_an_earlier_api_is_a_second_call_not_a_reply() -> None:
+    _, flow, conv = _graphs("rent_ebike")
+    g = flow.digraph()
+    book = next(n for n in g if g.nodes[n]["description"] == "book_rental")
+    rerun = next(t for t in g.successors(book) if g.edges[book, t]["description"] == "no_longer_available")
+    assert g.nodes[rerun] == {**g.nodes[rerun], "type": "api", "description": "check_rental_availability"}
+    first = next(n for n in g if g.nodes[n]["description"] == "check_rental_availability" and n != rerun)
+    assert rerun != first, "unrolled once, so the graph keeps no cycle"
+    assert {g.edges[rerun, t]["description"] for t in g.successors(rerun)} == {"available", "none_available"}
+    assert flow.valid and conv.valid, (flow.broken, conv.broken)
+
+
+def test_go_back_to_a_step_retries_its_call_once() -> None:
+    steps = [
+        {"kind": "message", "text": "Ask for the SKU."},
+        {
+            "kind": "api",
+            "api": "check_stock",
+            "text": "Check the stock.",
+            "outcomes": {
+                "in_stock": "Give the count.",
+                "unknown_sku": "Go back to step 1 and call check_stock again.",
+                "mistyped": "Ask the customer to re-check the SKU, then repeat step 2.",
+            },
+        },
+    ]
+    procedure = Procedure(name="p", intent="check stock", steps=steps)
+    flow = build_flowgraph(procedure, SAMPLE.tools, compile_flowgraph(procedure, SAMPLE.tools))
+    assert flow.valid, flow.broken
+    g = flow.digraph()
+    calls = sorted(n for n in g if g.nodes[n]["type"] == "api")
+    assert len(calls) == 3, "the first call and one retry per looping outcome"
+    direct = next(t for t in g.successors(calls[0]) if g.edges[calls[0], t]["description"] == "unknown_sku")
+    assert g.nodes[direct]["type"] == "api"
+    asked = next(t for t in g.successors(calls[0]) if g.edges[calls[0], t]["description"] == "mistyped")
+    assert g.nodes[asked]["type"] == "message" and [g.nodes[t]["type"] for t in g.successors(asked)] == [
+        "api"
+    ]
+
+
 def test_conversation_graph_rules() -> None:
     bad = _body(
         [("A", "customer"), ("B", "customer"), ("C", "agent"), ("D", "customer")],

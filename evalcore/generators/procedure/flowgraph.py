@@ -16,8 +16,14 @@ implementation compiles the procedure's structured steps:
 - where a branch has nothing left to go on to, one closing end_message node ends it; every other node
   left without a successor is an end_message.
 
-Edges only point forward in the procedure, so a compiled graph has no cycle; a procedure that names an
-unknown tool compiles, and the rule check lists the unknown tool.
+- an outcome that sends the agent back (it names the tool of this or an earlier api step: "Re-run
+  check_rental_availability ...", "Go back to step 1 and call check_stock again", or "step N" of an earlier
+  api step) is a bounded retry, since the seed's graphs have no cycle: the loop is unrolled once, to a
+  second call node of that API (directly, or after the outcome's message when it asks the customer
+  something first), whose outcomes are the earlier step's outcomes and end the conversation there.
+
+Edges otherwise only point forward in the procedure, so a compiled graph has no cycle; a procedure that
+names an unknown tool compiles, and the rule check lists the unknown tool.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from evalcore.models import Procedure, ProcedureStep, Tool
 
 _CONDITION = re.compile(r"^\s*(only\s+(if|for|when)|if|for|when|in case)\b[\s,]*", re.IGNORECASE)
 CLOSING = "Ask whether there is anything else, then close the conversation."
+_STEP = re.compile(r"\bstep\s+(\d+)\b", re.IGNORECASE)
 
 
 def is_conditional(step: ProcedureStep) -> bool:
@@ -59,6 +66,26 @@ def _outcomes(step: ProcedureStep, tools: dict[str, Tool]) -> dict[str, str]:
     result = ((tool.returns or {}).get("properties") or {}).get("result") or {} if tool else {}
     names = result.get("enum") or ["done"]
     return {str(name): f"Tell the customer the result ({name}) and what it means." for name in names}
+
+
+def _named_step(text: str, steps: list[ProcedureStep], before: int, after: int = -1) -> int | None:
+    """The index of the api step in (after, before] the outcome text names (its tool, or "step N"), or
+    None."""
+    for j in range(before, after, -1):
+        if steps[j].api and re.search(rf"\b{re.escape(steps[j].api)}\b", text):
+            return j
+    for number in _STEP.findall(text):
+        j = int(number) - 1
+        if after < j <= before and steps[j].kind == "api":
+            return j
+    return None
+
+
+def _asks_first(text: str, tool: str) -> bool:
+    """Whether the outcome asks the customer something before the retried call ("Ask the customer to
+    re-check the number, then call lookup_order again")."""
+    head = text.split(tool, 1)[0]
+    return bool(re.search(r"\bask\b|\?", head, re.IGNORECASE))
 
 
 class _Builder:
@@ -101,16 +128,13 @@ def compile_flowgraph(procedure: Procedure, tools: list[Tool]) -> GraphBody:
         if step.kind == "api":
             exits = []
             for k, (name, text) in enumerate(_outcomes(step, by_name).items()):
+                earlier = _named_step(text, steps, i)
+                if earlier is not None:
+                    _retry(b, entry[i], name, text, steps[earlier], by_name)
+                    continue
                 outcome = b.node("message", text.strip())
                 b.edge(entry[i], outcome, name)
-                later = next(
-                    (
-                        j
-                        for j in range(i + 1, len(steps))
-                        if steps[j].api and re.search(rf"\b{re.escape(steps[j].api)}\b", text)
-                    ),
-                    None,
-                )
+                later = _named_step(text, steps, len(steps) - 1, i)
                 if later is not None:
                     b.edge(outcome, entry[later], "Customer agrees")
                 elif k == 0 and not conditional[i]:
@@ -139,6 +163,20 @@ def compile_flowgraph(procedure: Procedure, tools: list[Tool]) -> GraphBody:
             kind = "end_message"
         nodes.append(n.model_copy(update={"node_type": kind}))
     return GraphBody(nodes=nodes, edges=b.edges)
+
+
+def _retry(b: _Builder, call: str, name: str, text: str, step: ProcedureStep, tools: dict[str, Tool]) -> None:
+    """The outcome `name` of `call` as a retry of `step`'s API, unrolled once (module docstring)."""
+    api = step.api or ""
+    again = b.node("api", api)
+    if _asks_first(text, api):
+        asked = b.node("message", text.strip())
+        b.edge(call, asked, name)
+        b.edge(asked, again, "Customer gives the details asked for")
+    else:
+        b.edge(call, again, name)
+    for outcome, said in _outcomes(step, tools).items():
+        b.edge(again, b.node("message", said.strip()), outcome)
 
 
 def _offline(inputs: dict[str, Any], rng: random.Random) -> GraphBody:
