@@ -9,7 +9,8 @@ per assertion kind (passed / (passed + failed), as Rasa reports it) and per crit
 table (kind -> the probe passes on the clean assistant, is caught with the defect injected). Everything is
 offline (EVALCORE_OFFLINE=1): specs, scenarios, the simulated user, the criteria judge's heuristic, and
 the generative assertions scored by embedding similarity (wordllama, calibrated; see
-evalcore/generators/scenario/scoring.py); the figures say how the offline pipeline behaves.
+evalcore/generators/scenario/scoring.py); the figures say how the offline pipeline behaves. Exits 1 when a
+probe fails on the clean assistant or a defect goes uncaught (tests/test_scenario_benchmark.py runs it).
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ def report(label: str, run, results, seconds: float) -> None:
               f"{sum(criteria) / len(criteria):>10.2f}")  # fmt: skip
 
 
-def main() -> None:
+def main() -> int:
+    """Run the benchmark; 1 when a probe fails on the clean assistant or a defect goes uncaught, else 0."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenarios", type=int, default=50, help="scenarios written from specs (default 50)")
     parser.add_argument("--run-count", type=int, default=2, help="repetitions of each scenario (default 2)")
@@ -182,6 +184,7 @@ def main() -> None:
     verdict = "yes" if caught_all else "NO"
     print(f"\nevery defect caught by its assertion, every probe passing without it: {verdict}")
     print(f"(store kept at {folder})")
+    return 0 if caught_all else 1
 
 
 def _domain(store, pid: str, name: str):
@@ -192,4 +195,4 @@ def _domain(store, pid: str, name: str):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -90,6 +90,18 @@ def test_a_flow_collects_its_slots_runs_its_action_and_completes(engine):
     assert bot["metadata"]["search_results"], "a generative answer reports what it was built from"
 
 
+def test_a_question_starts_a_flow_only_when_the_flow_is_about_what_it_asks(engine):
+    # "rental" matches rent_ebike's "rent", but no flow is about late fees: search answers it
+    late = engine.session("q1").handle("I'd like to ask what the late fee is when a rental comes back late.")
+    assert not any(e["event"] == "flow_started" for e in late)
+    [bot] = [e for e in late if e["event"] == "bot"]
+    assert bot["metadata"]["utter_source"] == "EnterpriseSearchPolicy"
+    # rent_ebike's description is about deposits: the question starts it, as does a plain request
+    deposit = engine.session("q2").handle("What is the deposit for an e-bike rental?")
+    assert ("flow_started", "rent_ebike") in _types(deposit)
+    assert ("flow_started", "rent_ebike") in _types(engine.session("q3").handle("I want to rent an e-bike."))
+
+
 def test_cancel_interrupt_clarify_and_a_slot_asked_twice_in_vain(engine):
     session = engine.session("c2")
     session.handle("I'd like to return an item for a refund.")

@@ -17,7 +17,11 @@ shapes (`user`, `flow_started`, `slot`, `action`, `bot` with `utter_action` / `u
 `pattern_clarification` naming the suggested flows). How it answers:
 - no flow active: the message starts the flow its words match best (procedure name and intent weigh
   four times its description; "rent" matches "rental"); when two flows match about equally it asks
-  which one (a clarification with buttons); a message that starts no flow is a knowledge question,
+  which one (a clarification with buttons); a question ("what is the late fee ...?", "I'd like to ask
+  ...") starts a flow only when the flow's words cover at least half of its words, as a CALM command
+  generator answers a question from knowledge unless a flow's description is about what it asks
+  (a "rental" in a question about late fees does not start rent_ebike); a message that starts no flow
+  is a knowledge question,
   answered from the best passage of the project's documents (source `EnterpriseSearchPolicy`, the
   passage as `search_results`), or, when nothing matches, with `utter_ask_rephrase`;
 - a flow active: a slot value in the message fills the slot asked (by the parameter's pattern, format,
@@ -51,6 +55,7 @@ SEARCH_SOURCE = "EnterpriseSearchPolicy"
 CLARIFY = "pattern_clarification"
 MIN_SEARCH_SCORE = 1.5  # BM25 score under which a question finds nothing
 MIN_FLOW_SCORE = 2.0  # keyword weight a message needs to start a flow
+QUESTION_COVER = 0.5  # share of a question's words a flow's words must cover for the question to start it
 AMBIGUOUS = 0.85  # a second flow within this share of the best one's score: ask which is meant
 MAX_ASKS = 2
 FREE_TEXT_WORDS = 8  # a whole message fills a free-text slot only when it is this short
@@ -66,6 +71,7 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _IS_VALUE = re.compile(r"\b(?:is|are|it's|its|:)\s+(.+?)[.!]?$", re.IGNORECASE)
 _YES = re.compile(r"\b(yes|yeah|yep|sure|correct|right|ok|okay|please do|go ahead|true)\b", re.IGNORECASE)
 _NO = re.compile(r"\b(no|nope|not|don't|false)\b", re.IGNORECASE)
+_QUESTION = re.compile(r"\?|\b(?:ask|what|how|why|which|whether|wonder(?:ing)?)\b", re.IGNORECASE)
 # Words every procedure, or every request, uses: they start no flow.
 _GENERIC = frozenset(
     "ask tell give explain check customer order item bike want need help like out find".split()  # noqa: SIM905
@@ -395,6 +401,12 @@ class FlowEngine:
         ]
         return sorted([s for s in scored if s[0] > 0], key=lambda s: (-s[0], s[1]))
 
+    def covers(self, flow_id: str, text: str) -> float:
+        """The share of the message's words that match the flow's keywords (name, intent, description)."""
+        words = set(_words(text))
+        keywords = self.flows[flow_id].keywords
+        return sum(any(_same_word(k, w) for k in keywords) for w in words) / len(words) if words else 0.0
+
     def search(self, question: str, avoid_best: bool = False) -> tuple[str, str] | None:
         """(answer, passage text) for a knowledge question, or None when nothing matches well enough;
         `avoid_best` takes the least related passage found instead (a defect)."""
@@ -491,6 +503,8 @@ class FlowSession:
         # A flow done in this conversation is not started again by its words alone, and once a flow has
         # run, a question needs twice the weight to start one (it is more likely a follow-up question).
         matches = [(s, f) for s, f in self.engine.match(text) if f not in self.done]
+        if _QUESTION.search(text):
+            matches = [(s, f) for s, f in matches if self.engine.covers(f, text) >= QUESTION_COVER]
         needed = MIN_FLOW_SCORE * (2 if self.done and "?" in text else 1)
         if matches and matches[0][0] >= needed:
             close = [f for s, f in matches[1:] if s >= AMBIGUOUS * matches[0][0]]
