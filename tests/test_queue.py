@@ -16,9 +16,11 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 from queue_support import work_the_queue
 from test_runs_support import conversation, sample_project
 
@@ -33,6 +35,7 @@ from evalcore.runs import create_run
 from evalcore.runs.store_ops import judgment_rows
 from evalcore.runs.targets import save_target
 from evalcore.store import DATABASE_URL_ENV, Store
+from evalcore.store import schema as t
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server
 PROJECT = "p1"
@@ -190,6 +193,35 @@ def test_a_worker_killed_mid_run_is_replaced_and_no_call_is_repeated_beyond_thos
         print(f"calls repeated after the kill: {repeated} (at most {CONCURRENCY} in flight)")
     finally:
         for worker in workers:
+            _stop(worker)
+        store.close()
+
+
+def test_a_unit_held_by_a_dead_worker_on_another_machine_waits_for_its_lease_then_is_played(
+    db_url, llm_server
+):
+    """A worker elsewhere cannot be checked for life: its claim is taken over only once its lease ran out,
+    while the run's other units go on."""
+    store = Store(db_url)
+    worker = None
+    try:
+        run_id = _run(store, llm_server)
+        # What a worker on another machine that died mid-item leaves: its claim, leased a while yet.
+        lease_ends = now_utc() + timedelta(seconds=6)
+        elsewhere = "elsewhere:4242:cafe:w1"
+        with store.write() as conn:
+            conn.execute(sa.insert(t.job_claims).values(
+                run_id=run_id, unit_key="conversation:k0", status="claimed", claimed_by=elsewhere,
+                claimed_until=lease_ends, attempts=1, updated_at=now_utc(), claimed_at=now_utc(),
+            ))  # fmt: skip
+        assert [h.worker for h in holders(store, run_id)] == [elsewhere]
+        enqueue(store, run_id)
+        worker = _worker(db_url)
+        _wait(store, run_id, lambda: store.run(run_id).status == RunStatus.finished)
+        assert store.run(run_id).finished_at >= lease_ends, "its unit is taken over only after the lease"
+        _played_once(store, run_id)
+    finally:
+        if worker is not None:
             _stop(worker)
         store.close()
 
