@@ -38,12 +38,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
+from evalcore.documents.naming import code_names  # noqa: E402
 from evalcore.generators.doc_qa.generate import qa_pairs  # noqa: E402
 from evalcore.generators.doc_qa.job import generate_conversations  # noqa: E402
 from evalcore.generators.doc_qa.schema import is_cannot_answer  # noqa: E402
 from evalcore.generators.doc_qa.specs import system_description  # noqa: E402
 from evalcore.generators.doc_qa.subject import spec_subject  # noqa: E402
-from evalcore.generators.doc_qa.wording import code_names  # noqa: E402
 from evalcore.inputs import import_project  # noqa: E402
 from evalcore.items.store_ops import list_conversations  # noqa: E402
 from evalcore.reports import build_report  # noqa: E402
