@@ -13,5 +13,8 @@ from streamlit.web import cli
 
 if __name__ == "__main__":
     PagesManager.uses_pages_directory = False
-    sys.argv = ["streamlit", "run", str(Path(__file__).with_name("app.py")), *sys.argv[1:]]
+    # No file watcher: a server re-importing modules changed under it (an upgrade, a checkout) serves a
+    # mix of old and new classes that its caches can no longer pickle, and floods the log on big trees.
+    watcher = ["--server.fileWatcherType", "none", "--server.runOnSave", "false"]
+    sys.argv = ["streamlit", "run", str(Path(__file__).with_name("app.py")), *watcher, *sys.argv[1:]]
     sys.exit(cli.main())
