@@ -102,3 +102,29 @@ def test_help_and_usage():
     assert runner.invoke(app, ["scenarios", "validate"]).exit_code == 2
     no_store = runner.invoke(app, ["scenarios", "export", "--db", "sqlite:////nonexistent/x.db"])
     assert no_store.exit_code == 2 and "no store at" in no_store.stderr
+
+
+def test_validate_checks_slots_and_flows_against_a_targets_domain(tmp_path, monkeypatch):
+    from evalcore.inputs import import_project
+
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    url = f"sqlite:///{tmp_path / 'sample.db'}"
+    pid = import_project(Store(url), Path(__file__).resolve().parents[1] / "data" / "sample").project_id
+    path = tmp_path / "track.yml"
+    path.write_text(
+        "scenario:\n  name: track\n  simulation_context: x\n  setup:\n    initial_slots:\n"
+        "      order_id: WEB-204518\n  goals:\n    assertions:\n      - flow_started: track_order\n"
+    )
+    target = ["--target", "demo-flows", "--project", pid, "--db", url]
+    ok = runner.invoke(app, ["scenarios", "validate", str(path), *target])
+    assert ok.exit_code == 0, ok.output
+    path.write_text(path.read_text().replace("order_id", "loyalty_tier").replace("track_order", "track_it"))
+    refused = runner.invoke(app, ["scenarios", "validate", str(path), *target])
+    assert refused.exit_code == 1
+    assert refused.stderr.splitlines() == [
+        f"{path}:6 [scenario.setup.initial_slots.loyalty_tier]: slot 'loyalty_tier' is not in the domain",
+        f"{path}:9 [scenario.goals.assertions[0].flow_started]: flow 'track_it' is not in the domain",
+        "2 problem(s) in 1 file(s)",
+    ]
+    both = runner.invoke(app, ["scenarios", "validate", str(path), *target, "--domain", str(path)])
+    assert both.exit_code == 2 and "not both" in both.stderr

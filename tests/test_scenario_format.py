@@ -212,9 +212,10 @@ def test_folders_are_read_whole_and_a_name_used_twice_is_a_problem(tmp_path):
     (tmp_path / "notes.txt").write_text("not a scenario")
     found, problems = read_scenarios([tmp_path])
     assert [f.path for f in found] == [str(tmp_path / "a" / "order_delay.yml"), str(tmp_path / "b.yaml")]
+    line = SEED_EXAMPLE.splitlines().index(next(x for x in SEED_EXAMPLE.splitlines() if "name:" in x)) + 1
     assert [str(p) for p in problems] == [
-        f"{tmp_path / 'b.yaml'} [scenario.name]: scenario name 'Agent handles delayed order gracefully' is "
-        f"also used by {tmp_path / 'a' / 'order_delay.yml'}"
+        f"{tmp_path / 'b.yaml'}:{line} [scenario.name]: scenario name 'Agent handles delayed order "
+        f"gracefully' is also used by {tmp_path / 'a' / 'order_delay.yml'}:{line}"
     ]
     _, problems = read_scenarios([tmp_path / "missing.yml", tmp_path / "a" / "nothing"])
     assert [p.message for p in problems] == ["no such file or folder", "no such file or folder"]
@@ -288,3 +289,61 @@ def test_any_value_anywhere_gives_a_scenario_or_located_problems_never_an_except
                 assert parse(to_yaml(scenario))[0] == scenario, (loc, value)
             tried += 1
     assert tried == 4 * 68  # every value and key of the seed's example
+
+
+def test_domain_problems_are_reported_beside_format_problems():
+    domain = Domain(slots={"order_id": SlotType("text")}, flows=frozenset({"track_order"}))
+    text = """\
+scenario:
+  name: x
+  simulation_context: y
+  colour: red
+  setup:
+    initial_slots:
+      loyalty_tier: gold
+  goals:
+    assertions:
+      - flow_started: track_ordr
+      - flow_start: track_order
+"""
+    scenario, problems = parse(text, domain)
+    assert scenario is None
+    assert [(p.line, p.field, p.message) for p in problems] == [
+        (4, "scenario.colour", "unknown field"),
+        (11, "scenario.goals.assertions[1].flow_start",
+         "unknown assertion kind 'flow_start' (did you mean 'flow_started'?)"),
+        (7, "scenario.setup.initial_slots.loyalty_tier", "slot 'loyalty_tier' is not in the domain"),
+        (10, "scenario.goals.assertions[0].flow_started", "flow 'track_ordr' is not in the domain"),
+    ]  # fmt: skip
+
+
+def test_yaml_12_booleans_and_operators_in_any_case():
+    text = """\
+scenario:
+  name: x
+  simulation_context: y
+  goals:
+    assertions:
+      - bot_uttered:
+          buttons:
+            - title: Yes
+              payload: /affirm
+      - slot_was_set:
+          - name: answer
+            value: no
+      - slot_was_not_set:
+          - name: done
+            value: false
+      - flow_started:
+          flow_ids: [a, b]
+          operator: ANY
+      - pattern_clarification_contains:
+          flow_ids: [a, b]
+          operator: All
+"""
+    scenario, problems = parse(text)
+    assert problems == []
+    buttons, was_set, not_set, started, clarified = scenario.assertions
+    assert buttons.buttons[0].title == "Yes", "YAML 1.2, as Rasa reads it: Yes is text"
+    assert was_set.slots[0].value == "no" and not_set.slots[0].value is False
+    assert started.operator == "any" and clarified.operator == "all"

@@ -259,7 +259,11 @@ def test_the_cli_runs_files_or_the_projects_scenarios_and_ends_with_the_run_id(t
     assert any("0/2 passed  Agent handles delayed order gracefully" in line for line in lines)
     run_id = lines[-1]
     assert run_id.startswith("run") and " " not in run_id
-    assert any(line.startswith("note: scenario 'Agent handles delayed order gracefully'") for line in lines)
+    # read from a file: the target's domain problems name its line and field
+    notes = [line for line in lines if line.startswith("note: ")]
+    assert notes and all(line.startswith(f"note: {seed}:") for line in notes)
+    why = "slot 'authenticated' is not in the domain"
+    assert f"note: {seed}:10 [scenario.setup.initial_slots.authenticated]: {why}" in notes
     assert runner.invoke(app, ["scenarios", "import", str(seed), "--db", db]).exit_code == 0
     queued = runner.invoke(
         app, ["scenarios", "run", "--all", "--target", "demo-flows", "--queue", "--db", db]

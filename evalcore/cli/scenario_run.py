@@ -81,7 +81,7 @@ def run(
             found, problems = read_scenarios(paths or [], None)
             if problems:
                 raise ValidationFailed(problems, "scenario files")
-            scenarios = [f.scenario for f in found]
+            scenarios = found  # with their files, so the target's domain problems say file:line
         options = {
             "run_count": run_count, "seed": seed, "simulator_model": simulator, "judge_model": judge,
             "max_user_turns": max_user_turns, "strict": strict, "concurrency": concurrency,

@@ -1,7 +1,8 @@
 """`evalcore scenarios ...`: scenario files in and out (seed 003; issue 19).
 
 `scenarios validate PATH...` exits 0 when every file is valid, else 1 with one `file:line [field]:
-message` line per problem on standard error; `scenarios import` validates everything first and stores
+message` line per problem on standard error (slots and flows checked against --domain files or the
+domain a --target publishes); `scenarios import` validates everything first and stores
 nothing on a problem; `scenarios export` writes one YAML file per scenario; `scenarios from-specs`
 writes a scenario per spec of the project (and imports them with --import); `scenarios report` prints
 a run's tables.
@@ -35,6 +36,11 @@ DomainOption = Annotated[
     ),
 ]
 
+TargetOption = Annotated[
+    str | None,
+    typer.Option(help="Use the domain this target publishes (e.g. demo-flows) instead of --domain files."),
+]
+
 
 def _domain(paths: list[Path] | None):
     """The domain read from the files given, or None; problems in them stop the command."""
@@ -48,13 +54,35 @@ def _domain(paths: list[Path] | None):
     return domain
 
 
+def _target_domain(store, project_id: str, target: str):
+    """The domain the target publishes; a target that publishes none is a usage error."""
+    from evalcore.generators.scenario.targets import target_domain
+
+    checked = target_domain(store, project_id, target)
+    if checked is None:
+        raise UsageError(f"target '{target}' publishes no domain: give --domain files instead")
+    return checked
+
+
 @app.command()
 @friendly
-def validate(paths: PathsArgument, domain: DomainOption = None) -> None:
+def validate(
+    paths: PathsArgument,
+    domain: DomainOption = None,
+    target: TargetOption = None,
+    project: ProjectOption = None,
+    db: DbOption = None,
+) -> None:
     """Check scenario files and print every problem with its file, line and field; exit 1 on any."""
     from evalcore.generators.scenario import read_scenarios
 
-    found, problems = read_scenarios(paths, _domain(domain))
+    if domain and target:
+        raise UsageError("give --domain files or --target, not both")
+    checked = _domain(domain)
+    if target:
+        store = open_store(db, existing=True)
+        checked = _target_domain(store, project_id_of(store, project), target)
+    found, problems = read_scenarios(paths, checked)
     for problem in problems:
         typer.echo(str(problem), err=True)
     if problems:
@@ -116,12 +144,7 @@ def from_specs(
         int | None, typer.Option(min=1, help="At most this many specs (selected first).")
     ] = None,
     domain: DomainOption = None,
-    target: Annotated[
-        str | None,
-        typer.Option(
-            help="Use the domain this target publishes (e.g. demo-flows) instead of --domain files."
-        ),
-    ] = None,
+    target: TargetOption = None,
     import_: Annotated[
         bool, typer.Option("--import", help="Also import the scenarios written into the project.")
     ] = False,
@@ -148,11 +171,7 @@ def from_specs(
     store = open_store(db, existing=True)
     pid = project_id_of(store, project)
     if target:
-        from evalcore.generators.scenario.targets import target_domain
-
-        checked = target_domain(store, pid, target)
-        if checked is None:
-            raise UsageError(f"target '{target}' publishes no domain: give --domain files instead")
+        checked = _target_domain(store, pid, target)
     views = [v for v in list_specs(store, pid) if v.spec.status.value != "rejected"]
     specs = [v.spec for v in sorted(views, key=lambda v: not v.spec.selected)][:limit]
     if not specs:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 import yaml
@@ -132,9 +133,29 @@ class _StrictLoader(yaml.SafeLoader):
         return node
 
 
-def _compose(text: str) -> tuple[yaml.Node | None, Any, list[tuple[str, int, int]]]:
+_BOOL = "tag:yaml.org,2002:bool"
+
+
+class Yaml12BoolLoader(_StrictLoader):
+    """_StrictLoader reading booleans as YAML 1.2 does (Rasa's ruamel reader): only true/false, so `Yes`,
+    `no`, `on` and `off` stay text."""
+
+    yaml_implicit_resolvers: ClassVar = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != _BOOL]
+        for first, resolvers in _StrictLoader.yaml_implicit_resolvers.items()
+    }
+
+
+Yaml12BoolLoader.add_implicit_resolver(
+    _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+def _compose(
+    text: str, loader_class: type[_StrictLoader] = _StrictLoader
+) -> tuple[yaml.Node | None, Any, list[tuple[str, int, int]]]:
     """The node tree, the data built from it (one parse for both) and the duplicate keys found."""
-    loader = _StrictLoader(text)
+    loader = loader_class(text)
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
@@ -196,10 +217,18 @@ def _check_values(located: Located, shown: str, problems: list[Problem]) -> bool
     return not found
 
 
-def parse_yaml(text: str, shown: str, problems: list[Problem], line_offset: int = 0) -> Located | None:
-    """Parse YAML strictly, recording a problem with its line on failure or on a duplicate key."""
+def parse_yaml(
+    text: str,
+    shown: str,
+    problems: list[Problem],
+    line_offset: int = 0,
+    *,
+    yaml12_bools: bool = False,
+) -> Located | None:
+    """Parse YAML strictly, recording a problem with its line on failure or on a duplicate key;
+    `yaml12_bools` reads only true/false as booleans (Yaml12BoolLoader), as Rasa's files are read."""
     try:
-        root, data, duplicates = _compose(text)
+        root, data, duplicates = _compose(text, Yaml12BoolLoader if yaml12_bools else _StrictLoader)
     except yaml.YAMLError as exc:
         reason, line = _yaml_error(exc, text)
         problems.append(

@@ -11,7 +11,7 @@ Flows named `pattern_*` are Rasa's built-in conversation patterns and are never 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,14 +64,21 @@ class Domain:
     def problems(self, scenario: Scenario) -> list[tuple[Loc, str]]:
         """(field location, why) of each slot or flow the scenario names that this domain lacks, and of
         each initial slot value of a type the slot cannot hold."""
+        return self.check(scenario.initial_slots, enumerate(scenario.assertions))
+
+    def check(
+        self, initial_slots: Mapping[str, Any], assertions: Iterable[tuple[int, Any]]
+    ) -> list[tuple[Loc, str]]:
+        """`problems` on a scenario's parts: its initial slots and its assertions with their index in the
+        file (those that parsed, when others did not)."""
         out: list[tuple[Loc, str]] = []
-        for name, value in scenario.initial_slots.items():
+        for name, value in initial_slots.items():
             loc: Loc = ("scenario", "setup", "initial_slots", name)
             if not self.has_slot(name):
                 out.append((loc, f"slot '{name}' is not in the domain"))
             elif self.slots is not None and (reason := self.slots[name].refuses(value)):
                 out.append((loc, f"slot '{name}' cannot hold {value!r}: {reason}"))
-        for i, assertion in enumerate(scenario.assertions):
+        for i, assertion in assertions:
             at: Loc = ("scenario", "goals", "assertions", i, assertion.kind)
             for sub, what, name in _names(assertion):
                 if what == "slot" and not self.has_slot(name):

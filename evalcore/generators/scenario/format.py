@@ -11,6 +11,14 @@ values of the wrong type, `operator` other than any|all, a `bot_uttered` with no
 seed's step table does not list, and, when a domain is given, slots (and flows) it does not define or
 initial values of a type the slot cannot hold.
 
+Read as Rasa reads its files, in YAML 1.2: only true/false are booleans (`title: Yes` is text, `value: no`
+the string 'no'), and `operator` is lower-cased (`ANY`, `All`) before it is checked. The domain checks run on
+whatever parsed, even beside format problems, so one validation reports every problem.
+
+`pattern_clarification_contains` with `operator: all` passes when a clarification suggested every flow
+listed and maybe others (a superset: the seed's "the clarification suggestions included the expected flow
+IDs"); the short list form, Rasa E2E's, passes only on exactly those flows.
+
 `to_yaml` writes a scenario back in the form it was read in, so `read(to_yaml(s)) == s`.
 """
 
@@ -20,7 +28,7 @@ import datetime
 import difflib
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +50,7 @@ from evalcore.inputs.sources import Located, dotted, parse_yaml, read_text
 
 SUFFIXES = (".yml", ".yaml")
 OPERATORS = ("any", "all")
+NAME_FIELD: tuple[str, ...] = ("scenario", "name")
 Loc = tuple[str | int, ...]
 
 # The fields of each mapping, as the seed's "YAML value" column gives them (with Rasa's optional ones).
@@ -82,6 +91,9 @@ class _Reader:
         self.shown = shown
         self.problems = problems
         self.count = len(problems)
+        # what parsed, even when the file as a whole does not: the domain checks read it
+        self.initial_slots: dict[str, Any] = {}
+        self.assertions: list[tuple[int, Assertion]] = []
 
     @property
     def clean(self) -> bool:
@@ -129,7 +141,9 @@ class _Reader:
         return None if None in items else items
 
     def operator(self, value: Any, loc: Loc) -> str | None:
-        """`value` if it is any or all."""
+        """`value` lower-cased (Rasa lower-cases it) if it is then any or all."""
+        if isinstance(value, str) and value.lower() in OPERATORS:
+            return value.lower()
         if value not in OPERATORS:
             shown = f"'{value}'" if isinstance(value, str) else _kind_of(value)
             self.problem(loc, f"operator must be 'any' or 'all', got {shown}")
@@ -206,8 +220,8 @@ class _Reader:
         for key, slot_value in slots.items():
             if not isinstance(key, str):
                 self.problem((*loc, "initial_slots"), f"slot name {key!r} is not a string")
-            else:
-                self.json_value(slot_value, (*loc, "initial_slots", key))
+            elif self.json_value(slot_value, (*loc, "initial_slots", key)):
+                self.initial_slots[key] = slot_value
         return body
 
     def goals(self, value: Any, loc: Loc) -> dict[str, Any] | None:
@@ -223,6 +237,7 @@ class _Reader:
                 self.problem((*loc, "assertions"), f"expected a list of assertions, got {_kind_of(items)}")
             else:
                 out["assertions"] = [self.assertion(a, (*loc, "assertions", i)) for i, a in enumerate(items)]
+                self.assertions = [(i, a) for i, a in enumerate(out["assertions"]) if a is not None]
         return out
 
     # ------------------------------------------------------------- assertions
@@ -355,24 +370,38 @@ class ScenarioFile:
 
     path: str
     scenario: Scenario
+    located: Located | None = field(default=None, compare=False, repr=False)  # the lines of its fields
+
+    def line_of(self, loc: Loc) -> int | None:
+        """The line of the field at `loc` in the file (None when the file's lines are not known)."""
+        return self.located.line_of(loc) if self.located is not None else None
+
+    def problem(self, loc: Loc, message: str) -> Problem:
+        """A problem at the field `loc` of this file: `file:line [field]: message`."""
+        return Problem(self.path, message, self.line_of(loc), dotted(loc) or None)
+
+
+def _parse(
+    text: str, shown: str, problems: list[Problem], domain: Domain | None
+) -> tuple[Scenario | None, Located | None]:
+    located = parse_yaml(text, shown, problems, yaml12_bools=True)
+    if located is None:
+        return None, None
+    reader = _Reader(located, shown, problems)
+    scenario = reader.scenario()
+    if domain is not None:
+        for loc, message in domain.check(reader.initial_slots, reader.assertions):
+            reader.problem(loc, message)
+    return (scenario if reader.clean else None), located
 
 
 def parse_scenario(
     text: str, shown: str, problems: list[Problem], domain: Domain | None = None
 ) -> Scenario | None:
     """The scenario in `text` (the content of the file `shown`), or None after recording every problem;
-    with a domain, what it does not define is a problem too."""
-    located = parse_yaml(text, shown, problems)
-    if located is None:
-        return None
-    reader = _Reader(located, shown, problems)
-    scenario = reader.scenario()
-    if scenario is not None and domain is not None:
-        for loc, message in domain.problems(scenario):
-            reader.problem(loc, message)
-        if not reader.clean:
-            return None
-    return scenario
+    with a domain, what it does not define is a problem too, checked on the parts that parsed even when
+    others did not."""
+    return _parse(text, shown, problems, domain)[0]
 
 
 def scenario_paths(paths: Iterable[Path], problems: list[Problem]) -> list[Path]:
@@ -407,16 +436,19 @@ def read_scenarios(
     for path in scenario_paths(paths, problems):
         shown = str(path)
         text = read_text(path, shown, problems)
-        scenario = parse_scenario(text, shown, problems, domain) if text is not None else None
-        if scenario is not None:
-            found.append(ScenarioFile(shown, scenario))
-    first: dict[str, str] = {}
+        scenario, located = _parse(text, shown, problems, domain) if text is not None else (None, None)
+        if scenario is not None and located is not None:
+            found.append(ScenarioFile(shown, scenario, located))
+    first: dict[str, ScenarioFile] = {}
     for item in found:
         if item.scenario.name in first:
             other = first[item.scenario.name]
-            message = f"scenario name '{item.scenario.name}' is also used by {other}"
-            problems.append(Problem(item.path, message, field="scenario.name"))
-        first.setdefault(item.scenario.name, item.path)
+            line = other.line_of(NAME_FIELD)
+            where = f"{other.path}:{line}" if line is not None else other.path
+            problems.append(
+                item.problem(NAME_FIELD, f"scenario name '{item.scenario.name}' is also used by {where}")
+            )
+        first.setdefault(item.scenario.name, item)
     return found, problems
 
 

@@ -20,6 +20,7 @@ from evalcore import __version__, jobs
 from evalcore.errors import EvalcoreError
 from evalcore.generators.scenario.domain import Domain
 from evalcore.generators.scenario.events import Event, events_from_json, with_events
+from evalcore.generators.scenario.format import ScenarioFile
 from evalcore.generators.scenario.records import Scenario
 from evalcore.generators.scenario.store_ops import StoredScenario
 from evalcore.generators.scenario.verdict import ScenarioVerdict, judge_conversation
@@ -33,6 +34,7 @@ from evalcore.generators.simulation.simulator import (
     SimulationStopped,
     simulate_dialogue,
 )
+from evalcore.inputs.sources import dotted
 from evalcore.items.store_ops import add_conversation
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
@@ -97,7 +99,10 @@ class ScenarioRunOutcome:
     failed: list[str]
 
 
-def _entry(stored: Scenario | StoredScenario) -> dict[str, Any]:
+def _entry(stored: Scenario | StoredScenario | ScenarioFile) -> dict[str, Any]:
+    if isinstance(stored, ScenarioFile):
+        body = stored.scenario.model_dump(mode="json")
+        return {"name": stored.scenario.name, "item_id": None, "file": stored.path, "scenario": body}
     if isinstance(stored, StoredScenario):
         body = stored.scenario.model_dump(mode="json")
         return {
@@ -109,14 +114,21 @@ def _entry(stored: Scenario | StoredScenario) -> dict[str, Any]:
     return {"name": stored.name, "item_id": None, "file": None, "scenario": stored.model_dump(mode="json")}
 
 
-def domain_warnings(domain: Domain | None, scenarios: Sequence[Scenario]) -> list[str]:
-    """One line per slot or flow a scenario names that the target's domain lacks."""
+def domain_warnings(
+    domain: Domain | None, scenarios: Sequence[Scenario | StoredScenario | ScenarioFile]
+) -> list[str]:
+    """One line per slot or flow a scenario names that the target's domain lacks: `file:line [field]:
+    why` for a scenario read from a file, else `scenario '<name>' [field]: why`."""
     if domain is None:
         return []
     out = []
-    for scenario in scenarios:
+    for item in scenarios:
+        scenario = item if isinstance(item, Scenario) else item.scenario
         for loc, why in domain.problems(scenario):
-            out.append(f"scenario '{scenario.name}' [{'.'.join(str(p) for p in loc)}]: {why}")
+            if isinstance(item, ScenarioFile):
+                out.append(str(item.problem(loc, why)))
+            else:
+                out.append(f"scenario '{scenario.name}' [{dotted(loc)}]: {why}")
     return out
 
 
@@ -124,7 +136,7 @@ def create_scenario_run(
     store: Store,
     project_id: str,
     target: str,
-    scenarios: Sequence[Scenario | StoredScenario],
+    scenarios: Sequence[Scenario | StoredScenario | ScenarioFile],
     *,
     run_count: int = 1,
     seed: int = 0,
@@ -153,8 +165,7 @@ def create_scenario_run(
             "checked: use a rasa, http_events or demo_flows target (the built-in one is demo-flows)"
         )
     entries = [_entry(s) for s in scenarios]
-    parsed = [Scenario.model_validate(e["scenario"]) for e in entries]
-    warnings = domain_warnings(adapter.domain(), parsed)
+    warnings = domain_warnings(adapter.domain(), scenarios)
     if warnings and strict:
         raise EvalcoreError("the target's domain lacks what scenarios name:\n" + "\n".join(warnings))
     card = store.system_card(project_id)
@@ -337,7 +348,7 @@ def run_scenarios(
     store: Store,
     project_id: str,
     target: str,
-    scenarios: Sequence[Scenario | StoredScenario],
+    scenarios: Sequence[Scenario | StoredScenario | ScenarioFile],
     *,
     on_progress: Callable[[int, int], None] | None = None,
     **options: Any,
