@@ -172,7 +172,7 @@ with st.expander("Write a new scenario", expanded=not scenarios):
 
 st.subheader("Results")
 if scenarios and targets:
-    with st.expander("Start a run"), st.form("start_run"):
+    with st.expander("Start a run"), st.form("start_run", enter_to_submit=False):
         target = st.selectbox("Target", list(targets), help="Targets that report events.")
         chosen = st.multiselect(
             "Scenarios", list(by_id), default=list(by_id), format_func=lambda i: by_id[i].scenario.name
@@ -215,7 +215,7 @@ if not report.results:
     st.info("No repetition of this run has finished yet.")
     st.stop()
 
-tables = scenario_tables(report.results, report.scenarios)
+tables = scenario_tables(report.results, report.scenarios, report.turns)
 st.markdown("**Pass share per scenario**")
 st.dataframe(
     tables["pass_rates"],

@@ -28,6 +28,7 @@ from evalcore.reports.scenarios import (
     scenario_report,
     scenario_tables,
     transcript,
+    transcripts,
 )
 from evalcore.store import Store
 
@@ -111,6 +112,21 @@ def test_one_repetition_its_outcomes_and_its_transcript():
     ]
 
 
+def test_transcripts_of_the_repetitions_that_did_not_pass():
+    shown = transcripts(RESULTS, {r.conversation_id: turns(r.conversation_id) for r in RESULTS})
+    heads = shown[["scenario", "repetition", "conversation", "turn", "role"]].values.tolist()
+    assert heads == [
+        [DELAY, 2, "conv-d2", 0, "user"],
+        [DELAY, 2, "conv-d2", 1, "assistant"],
+        [DELAY, 3, "conv-d3", 0, "user"],
+        [DELAY, 3, "conv-d3", 1, "assistant"],
+    ], "the failing and the unscored repetitions, not the passing ones"
+    assert 'slot_set order_id = "ORD-0000"' in shown["events"][1]
+    assert transcripts(RESULTS, {}).empty and list(transcripts([], {})) == list(shown)
+    md = export_scenario_tables({"transcripts": shown}, "md")["transcripts"]
+    assert "<i>late</i>" not in md and "&lt;i&gt;late" in md, "escaped like the other tables"
+
+
 def test_events_are_described_in_one_line():
     long = BotUttered(text="word " * 40, source="EnterpriseSearchPolicy")
     assert describe_event(long).startswith('bot_uttered [EnterpriseSearchPolicy]: "word word')
@@ -130,8 +146,11 @@ def test_a_run_read_back_and_exported_with_provenance(tmp_path):
         (r.scenario, r.repetition) for r in RESULTS
     ]
     assert report.about["run"] == run_id and report.about["offline"].startswith("yes")
+    assert set(report.turns) == {"conv-d2", "conv-d3"}, "the turns of the repetitions that did not pass"
     exported = export_scenario_tables(scenario_tables(report.results, report.scenarios), "md", report.about)
     assert set(exported) == {"pass_rates", "assertions", "per_assertion", "criteria", "failures"}
+    tables = scenario_tables(report.results, report.scenarios, report.turns)
+    assert tables["transcripts"]["conversation"].unique().tolist() == ["conv-d2", "conv-d3"]
     assert exported["pass_rates"].startswith("**Scenarios: pass share over their repetitions**")
     assert (
         "offline: yes" in exported["pass_rates"]
@@ -164,6 +183,7 @@ def test_the_cli_prints_a_runs_tables(tmp_path):
         app, ["scenarios", "report", run_id, "-f", "csv", "--failures", "-o", str(out), "--db", url]
     )
     assert result.exit_code == 0, result.output
-    assert out.read_text().count(f"# run: {run_id}") == 5, "each table headed by its provenance"
+    assert out.read_text().count(f"# run: {run_id}") == 6, "each table headed by its provenance"
+    assert "conv-d2" in out.read_text().split("turn,role,text,events")[1], "with the failing transcripts"
     bad = runner.invoke(app, ["scenarios", "report", run_id, "-f", "pdf", "--db", url])
     assert bad.exit_code == 2 and "unknown format" in bad.output

@@ -206,7 +206,11 @@ def report(
     run: Annotated[str, typer.Argument(help="A scenario run (its id is the last line of `scenarios run`).")],
     fmt: Annotated[str, typer.Option("--format", "-f", help="md, csv, jsonl or latex.")] = "md",
     failures: Annotated[
-        bool, typer.Option("--failures", help="Also the failing and unscored checks with their events.")
+        bool,
+        typer.Option(
+            "--failures",
+            help="Also the failing and unscored checks with their events, and their transcripts.",
+        ),
     ] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the tables to this file.")] = None,
     db: DbOption = None,
@@ -216,9 +220,10 @@ def report(
     from evalcore.reports.scenarios import export_scenario_tables, scenario_report, scenario_tables
 
     found = scenario_report(open_store(db, existing=True), run)
-    tables = scenario_tables(found.results, found.scenarios)
+    tables = scenario_tables(found.results, found.scenarios, found.turns)
     if not failures:
         tables.pop("failures")
+        tables.pop("transcripts")
     try:
         texts = export_scenario_tables(tables, fmt, found.about)
     except ValueError as exc:  # an unknown format: an option the user gave

@@ -1,6 +1,7 @@
 """Tables of a scenario run (seed 003; issue 19, item 7): pass rate per scenario, accuracy per assertion
 kind, the criteria, the failing checks with the events that broke them, one repetition's outcomes and its
-transcript; exported like the other reports (CSV, JSONL, Markdown, LaTeX) with what produced them.
+transcript, and the transcripts of the repetitions that did not pass; exported like the other reports
+(CSV, JSONL, Markdown, LaTeX) with what produced them.
 
 - Pass rate: a scenario is played `run_count` times; its pass share is the repetitions that passed over
   the repetitions played (an unscored repetition, where nothing failed but something could not be
@@ -10,7 +11,8 @@ transcript; exported like the other reports (CSV, JSONL, Markdown, LaTeX) with w
 - Criteria: the same counts per criterion of each scenario, judged by the LLM judge (or offline).
 
 The table functions are pure: they take results (evalcore.generators.scenario.run.ScenarioResult, or any
-objects with its fields) and return DataFrames. `scenario_report` reads a run's results and provenance.
+objects with its fields) and return DataFrames. `scenario_report` reads a run's results and provenance,
+and the turns of its repetitions that did not pass.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from evalcore.generators.scenario.records import ASSERTION_MODELS, Scenario
 from evalcore.generators.scenario.run import RUN_KIND, ScenarioResult, load_scenario_results
 from evalcore.generators.scenario.store_ops import StoredScenario
 from evalcore.generators.scenario.verdict import ScenarioVerdict
+from evalcore.items.current import read_items
 from evalcore.models import Run, Turn
 from evalcore.reports.failures import provenance
 from evalcore.reports.table_export import export_table
@@ -44,6 +47,7 @@ TITLES = {
     "per_assertion": "Each assertion of each scenario over its repetitions",
     "criteria": "Criteria: verdicts of the judge per scenario",
     "failures": "Failing and unscored checks, with the events that broke them",
+    "transcripts": "Transcripts of the failing and unscored repetitions, with the events of each turn",
 }
 CRITERION = "criterion"  # the check column's name for a criterion, beside the assertion kinds
 EVENT_TEXT = 80  # characters of a message shown in an event's one-line description
@@ -260,6 +264,22 @@ def transcript(turns: Sequence[Turn]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["turn", "role", "text", "events"])
 
 
+def transcripts(results: Sequence[Result], turns: Mapping[str, Sequence[Turn]]) -> pd.DataFrame:
+    """The transcript (`transcript`'s rows) of every repetition that did not pass, headed by scenario,
+    repetition and conversation; a conversation missing from `turns` (unreadable) is left out."""
+    frames = []
+    for r in results:
+        if r.verdict.passed is True or r.conversation_id not in turns:
+            continue
+        table = transcript(turns[r.conversation_id])
+        table.insert(0, "conversation", r.conversation_id)
+        table.insert(0, "repetition", r.repetition)
+        table.insert(0, "scenario", r.scenario)
+        frames.append(table)
+    columns = ["scenario", "repetition", "conversation", "turn", "role", "text", "events"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
 def scenario_list(stored: Sequence[StoredScenario]) -> pd.DataFrame:
     """The project's scenarios, one row each: name, file it came from, version, the model that wrote it
     (empty when a person did; 'offline (no model)' marks the offline implementation), how many criteria,
@@ -281,16 +301,22 @@ def repetition_label(result: Result) -> str:
 
 
 def scenario_tables(
-    results: Sequence[Result], scenarios: Mapping[str, Scenario] | None = None
+    results: Sequence[Result],
+    scenarios: Mapping[str, Scenario] | None = None,
+    turns: Mapping[str, Sequence[Turn]] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The run's tables by name: pass_rates, assertions (per kind), per_assertion, criteria, failures."""
-    return {
+    """The run's tables by name: pass_rates, assertions (per kind), per_assertion, criteria, failures,
+    and, when the conversations' turns are given, transcripts (of the repetitions that did not pass)."""
+    tables = {
         "pass_rates": pass_rates(results),
         "assertions": assertion_accuracy(results),
         "per_assertion": per_assertion(results, scenarios),
         "criteria": criteria_accuracy(results),
         "failures": failures(results),
     }
+    if turns is not None:
+        tables["transcripts"] = transcripts(results, turns)
+    return tables
 
 
 @dataclass(frozen=True)
@@ -301,11 +327,13 @@ class ScenarioReport:
     results: list[ScenarioResult]  # in the run's scenario order, then by repetition
     about: dict[str, str] = field(default_factory=dict)  # provenance heading every export
     scenarios: dict[str, Scenario] = field(default_factory=dict)  # by name, as the run recorded them
+    turns: dict[str, list[Turn]] = field(default_factory=dict)  # of the repetitions that did not pass
 
 
 def scenario_report(store: Store, run_id: str) -> ScenarioReport:
-    """The run's committed results and its provenance (run, target, judge, offline or not: offline when
-    the run's judge or target is, or when the offline heuristic judged any criterion)."""
+    """The run's committed results, its provenance (run, target, judge, offline or not: offline when
+    the run's judge or target is, or when the offline heuristic judged any criterion) and the turns of
+    the repetitions that did not pass."""
     run = store.run(run_id)
     if run.kind != RUN_KIND:
         raise EvalcoreError(f"'{run_id}' is not a scenario run (kind {run.kind})")
@@ -317,7 +345,9 @@ def scenario_report(store: Store, run_id: str) -> ScenarioReport:
         entry["name"]: Scenario.model_validate(entry["scenario"])
         for entry in run.params.get("scenarios") or []
     }
-    return ScenarioReport(run, results, about, scenarios)
+    failing = [r.conversation_id for r in results if r.verdict.passed is not True]
+    turns = {cid: item.conversation().turns for cid, item in read_items(store, failing).items()}
+    return ScenarioReport(run, results, about, scenarios, turns)
 
 
 def export_scenario_tables(
