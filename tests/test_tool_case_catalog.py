@@ -29,7 +29,7 @@ EXPECTED = {
     "Missing Or Skipped Tool": ("c", False, True, "NEG"),
     "Security Overkill": ("c", False, True, "NEG"),
     "Info Overload": ("c", False, False, "NEG"),
-    "Mis-understood Need": ("c", False, False, "NEG"),
+    "Mis-understood Need": ("a", False, False, "NEG"),  # relabelled: "an incorrect call" (catalog.yaml)
     "Verbose Trace Leak": ("c", False, False, "NEG"),
     "Unneeded Security Gate": ("c", False, False, "NEG"),
     "Context Amnesia": ("c", False, False, "NEG"),

@@ -50,21 +50,29 @@ def test_the_judge_verdict_makes_silver_and_a_second_filter_judges_nothing(judge
     assert filter_toolcases(store, pid).total == 0
 
 
+def test_the_offline_judge_accepts_some_conversations_of_every_situation(judged):
+    _, _, conversations = judged
+    passed: dict[str, int] = {}
+    for c in conversations:
+        passed[c.metadata["situation"]] = passed.get(c.metadata["situation"], 0) + c.metadata["judge_passed"]
+    assert len(passed) == 26 and [s for s, n in passed.items() if n == 0] == []
+
+
 def test_the_threshold_is_tuned_on_gold_for_precision_091_and_applied(judged):
     store, pid, conversations = judged
     # People agree with the judge on every conversation but one it scored 1.0: 12 accepted, 1 rejected
-    # at the top score; 4 lower-scored ones rejected.
+    # at the top score; the lower-scored ones (the offline judge scores few below 1.0) rejected.
     top = [c for c in conversations if c.metadata["judge_score"] == 1.0][:13]
     low = [c for c in conversations if c.metadata["judge_score"] < 1.0][:4]
-    assert len(low) == 4
+    assert low
     for i, c in enumerate(top):
         _decide(store, c, accept=i > 0)
     for c in low:
         _decide(store, c, accept=False)
     found = calibrate_toolcases(store, pid, 0.91, apply=True)
-    assert found.n == 17 and found.choice is not None
+    assert found.n == 13 + len(low) and found.choice is not None
     assert found.choice.threshold == 1.0 and found.choice.precision == pytest.approx(12 / 13)
-    assert found.tiers["gold"] == 12 and found.tiers["rejected"] == 5
+    assert found.tiers["gold"] == 12 and found.tiers["rejected"] == 1 + len(low)
     assert project_policy(store, pid).judge_threshold == 1.0
     assert calibrate_toolcases(store, pid, 0.95).choice is None  # 12/13 = 0.923 < 0.95
 

@@ -13,12 +13,13 @@ import pytest
 
 from evalcore.errors import UsageError, ValidationFailed
 from evalcore.generators.tool_case.catalog import builtin_situations
-from evalcore.generators.tool_case.groups import derive_groups, requirement, tool_groups
+from evalcore.generators.tool_case.groups import derive_groups, prerequisites, requirement, tool_groups
 from evalcore.generators.tool_case.job import create_toolcases, execute_toolcases, generate_toolcases
-from evalcore.generators.tool_case.offline import realise
+from evalcore.generators.tool_case.offline import need, realise
 from evalcore.generators.tool_case.records import GENERATOR
 from evalcore.generators.tool_case.synthesis import GENERATE_TOOL_CASE, ZERO_SHOT, case_inputs
 from evalcore.inputs import import_project
+from evalcore.inputs.documents import read_table
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Tool
 from evalcore.store import Store
@@ -28,6 +29,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 TOOLS = [Tool.model_validate(json.loads(p.read_text())) for p in sorted((SAMPLE / "tools").glob("*.json"))]
 SITUATIONS = {s.id: s for s in builtin_situations()}
 GROUPS = {g.name: g for g in derive_groups(TOOLS)}
+TABLES = tuple((p.stem, read_table(p, p.name, []).rows) for p in sorted((SAMPLE / "tables").glob("*.csv")))
 
 
 def test_the_samples_tools_fall_into_four_groups():
@@ -103,7 +105,7 @@ def test_the_templates_really_contain_their_defects():
     assert guessed and "the usual one" in case.turns[0].content
     # WrongTool: the tool called is not the one the user asked for.
     case = realise("wrong_tool_silent", store.tools, rng)
-    asked = next(t for t in store.tools if t.description.split(".")[0].lower() in case.turns[0].content)
+    asked = next(t for t in store.tools if need(t) in case.turns[0].content)
     assert _calls(case)[0][0].tool_name != asked.name
     # Trusted Wrong Fact and Wrong Action Silent: the world state records what the output hides.
     assert realise("trusted_wrong_fact", store.tools, rng).world_state
@@ -114,6 +116,46 @@ def test_the_templates_really_contain_their_defects():
     call, out = _calls(case)[0]
     data = json.loads(out.content)
     assert any(k in data and data[k] != v for k, v in call.arguments.items())
+
+
+# Templates where the tool works properly or the agent behaves: the agent makes the calls that come first.
+PROPER = [s.id for s in SITUATIONS.values() if s.recipe != "missing_or_skipped_tool" and (
+    s.tool_execution == "correct" or s.agent_appropriate)]  # fmt: skip
+
+
+@pytest.mark.parametrize("situation", PROPER)
+def test_the_agent_makes_the_calls_that_must_come_first_unless_it_skips_them(situation):
+    for group in _able(situation):
+        for seed in range(6):
+            case = realise(situation, group.tools, random.Random(seed), TABLES)
+            called: list[str] = []
+            for call, _ in _calls(case):
+                needed = {t.name for t in prerequisites(group.tool(call.tool_name), group.tools)}
+                assert not needed or needed & set(called), (situation, seed, call.tool_name, called)
+                called.append(call.tool_name)
+    skipped = realise("missing_or_skipped_tool", GROUPS["store tools"].tools, random.Random(0), TABLES)
+    assert [c.tool_name for c, _ in _calls(skipped)] == ["book_rental"]
+
+
+def test_correct_conversations_have_consistent_values_from_the_tables_and_read_like_a_person():
+    fleet = {(r["store_id"], r["sku"]): r for r in dict(TABLES)["rental_fleet"]}
+    for group in _able("correct"):
+        for seed in range(15):
+            case = realise("correct", group.tools, random.Random(seed), TABLES)
+            for call, out in _calls(case):
+                args = call.arguments
+                jsonschema.validate(args, group.tool(call.tool_name).parameters)
+                if "start_date" in args and "end_date" in args:
+                    assert args["start_date"] <= args["end_date"]
+                if "rider_age" in args:
+                    assert 18 <= args["rider_age"] <= 70
+                if call.tool_name == "book_rental":
+                    row = fleet[(args["store_id"], args["sku"])]  # a bike that store rents
+                    assert json.loads(out.content)["deposit_usd"] == int(row["deposit_usd"])
+            said = [t.content for t in case.turns if t.role in ("user", "assistant")]
+            assert not any(".." in text or "Here is what I found" in text for text in said)
+            assert case.turns[0].content.startswith("Hi, I'd like to ")
+            assert "_" not in case.turns[0].content.split(".")[0]  # no tool name in the request
 
 
 def test_the_model_prompt_is_one_shot_for_neg_and_zero_shot_for_pos():
@@ -148,6 +190,15 @@ def test_offline_generation_gives_every_situation_labelled_conversations_and_res
         assert requirement(situation.recipe, GROUPS[c.metadata["tool_group"]]) is None
         by_situation[situation.id] = by_situation.get(situation.id, 0) + 1
     assert by_situation == dict.fromkeys(SITUATIONS, 2)
+    fleet = {(r["store_id"], r["sku"]) for r in dict(TABLES)["rental_fleet"]}
+    booked = [
+        (t.arguments["store_id"], t.arguments["sku"])
+        for c in conversations
+        if c.metadata["situation"] == "correct"
+        for t in c.turns
+        if t.tool_name == "book_rental" and t.role.value == "tool_call"
+    ]
+    assert set(booked) <= fleet  # the job hands the project's tables to the templates
     again = execute_toolcases(store, outcome.run.id)
     assert again.done == 52 and len(list_conversations(store, pid, generator=GENERATOR)) == 52
 

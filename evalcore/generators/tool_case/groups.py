@@ -151,13 +151,24 @@ def tool_groups(tools: list[Tool], settings: dict[str, Any] | None = None) -> li
     return [ToolGroup(group, tuple(by_name[n] for n in names)) for group, names in given.items()]
 
 
+def prerequisites(tool: Tool, tools: tuple[Tool, ...]) -> list[Tool]:
+    """The other tools of the group that the tool's description names: they must be called before it
+    ("Reserve a rental bike after check_rental_availability has shown it is free")."""
+    return [t for t in tools if t.name != tool.name and re.search(rf"\b{t.name}\b", tool.description)]
+
+
+def prerequisite_names(tools: tuple[Tool, ...]) -> dict[str, list[str]]:
+    """For each tool with prerequisites, their names (what a judge checks the calls against)."""
+    return {t.name: [p.name for p in found] for t in tools if (found := prerequisites(t, tools))}
+
+
 def _with_params(group: ToolGroup) -> list[Tool]:
     return [t for t in group.tools if properties(t.parameters)]
 
 
 def _prerequisite(group: ToolGroup) -> bool:
-    """An action tool and another tool of the group that should come first (or a reading tool)."""
-    return any(is_action(t) for t in group.tools) and len(group.tools) > 1
+    """An action tool and another tool of the group that must come first (`prerequisites`)."""
+    return any(is_action(t) and prerequisites(t, group.tools) for t in group.tools)
 
 
 # Why a recipe cannot be made from a group, or None when it can. Each check is what its template needs.
@@ -207,10 +218,15 @@ REQUIREMENTS: dict[str, tuple[str, Any]] = {
     "superfluous_tool_calls": (
         "needs a reading tool and another tool that does not require it first",
         lambda g: any(
-            not is_action(x) and t is not x and x.name not in t.description for x in g.tools for t in g.tools
+            not is_action(x) and t is not x and x not in prerequisites(t, g.tools)
+            for x in g.tools
+            for t in g.tools
         ),
     ),
-    "missing_or_skipped_tool": ("needs an action tool and a tool to call before it", _prerequisite),
+    "missing_or_skipped_tool": (
+        "no action tool whose description names a tool to call before it",
+        _prerequisite,
+    ),
     "security_overkill": (
         "no security or verification tool beside another tool",
         lambda g: any(is_gate(t) for t in g.tools) and any(not is_gate(t) for t in g.tools),

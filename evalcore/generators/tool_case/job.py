@@ -19,13 +19,13 @@ from typing import Any
 from evalcore import __version__, jobs
 from evalcore.errors import EvalcoreError, UsageError
 from evalcore.generators.tool_case.catalog import Situation, catalog, project_situations
-from evalcore.generators.tool_case.groups import ToolGroup, requirement, tool_groups
+from evalcore.generators.tool_case.groups import ToolGroup, prerequisite_names, requirement, tool_groups
 from evalcore.generators.tool_case.records import GENERATOR, to_conversation
 from evalcore.generators.tool_case.synthesis import GENERATE_TOOL_CASE, case_inputs, check_case
 from evalcore.items.store_ops import add_conversation
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
-from evalcore.models import Provenance, Run
+from evalcore.models import DocumentKind, Provenance, Run
 from evalcore.store import Store
 from evalcore.store.store import new_id
 
@@ -158,6 +158,7 @@ def execute_toolcases(
     llm = ModelClient(store, pid, run_id=run.id)
     llm.registry.resolve("generator", params.get("model"))  # a configuration error fails before any call
     units = {u["key"]: u for u in params["units"]}
+    tables = tuple((d.id, d.rows) for d in store.documents(pid) if d.kind == DocumentKind.table)
 
     def work(claim: jobs.Claim) -> None:
         unit = units[claim.key]
@@ -165,7 +166,7 @@ def execute_toolcases(
         seed = int(params.get("seed") or 0) * 1000 + params["units"].index(unit)  # one seed per conversation
         result = llm.run_task(
             GENERATE_TOOL_CASE,
-            case_inputs(situation, group),
+            case_inputs(situation, group, tables=tables),
             role="generator",
             model=params.get("model"),
             seed=seed,
@@ -188,7 +189,14 @@ def execute_toolcases(
                 seed=seed,
                 run_id=run.id,
             )
-            conversation = to_conversation(result.output, new_id("tc"), situation, group.name, provenance)
+            conversation = to_conversation(
+                result.output,
+                new_id("tc"),
+                situation,
+                group.name,
+                provenance,
+                prerequisite_names(group.tools),
+            )
             cid = add_conversation(store, pid, conversation, conn=writer.conn)
             writer.result = {"conversation": cid, "situation": situation.id, "group": group.name}
 

@@ -31,7 +31,7 @@ from evalcore.models import Conversation, Turn, TurnRole
 AGENT_FAULTS = {
     "ungrounded_argument", "unused_tool_result", "unneeded_verification", "reasks_given_info",
     "reply_contradicts_result", "success_after_failure", "mismatch_passed_on", "gives_up",
-    "raw_log_in_reply", "technical_dump",
+    "raw_log_in_reply", "technical_dump", "skipped_prerequisite",
 }  # fmt: skip
 DISSATISFIED = {"user_complaint", "user_confused", "user_repeats"}
 # The observable trace each case's description implies, by recipe (one of them must show).
@@ -39,6 +39,7 @@ SIGNATURE = {
     "bad_params_silent": {"ungrounded_argument"},
     "bad_input_data": {"ungrounded_argument"},
     "misunderstood_need": {"ungrounded_argument"},
+    "missing_or_skipped_tool": {"skipped_prerequisite"},
     "bad_parse_silent": {"reply_contradicts_result"},
     "hallucination_with_access": {"reply_contradicts_result"},
     "superfluous_tool_calls": {"unused_tool_result"},
@@ -82,9 +83,12 @@ def _tool_refused_agent_value(turns: list[Turn]) -> bool:
     return any(t.role == TurnRole.tool_result and "invalid value for" in t.content for t in turns)
 
 
-def read_labels(turns: list[Turn], world_state: dict[str, Any] | None) -> Labels:
-    """The labels the turns (and a recorded world state) show (see the module docstring)."""
-    seen = observe(turns)
+def read_labels(
+    turns: list[Turn], world_state: dict[str, Any] | None, prerequisites: dict[str, list[str]] | None = None
+) -> Labels:
+    """The labels the turns (and a recorded world state, and the tools' prerequisites) show (see the
+    module docstring)."""
+    seen = observe(turns, prerequisites)
     failed = seen & {"success_after_failure", "mismatch_passed_on", "gives_up", "transparent_error"}
     if "ungrounded_argument" in seen or _tool_refused_agent_value(turns):
         execution = "incorrect_agent"
@@ -108,12 +112,13 @@ def agreement(found: Labels, intended: dict[str, Any]) -> float:
 def offline_verdict(inputs: dict[str, Any], rng: random.Random) -> Verdict:
     """Labels from the signals, and the case's trace; matches when every check passes."""
     turns = [Turn.model_validate(t) for t in inputs["turns"]]
-    found = read_labels(turns, inputs["world"])
+    prerequisites = inputs.get("prerequisites") or {}
+    found = read_labels(turns, inputs["world"], prerequisites)
     differ = [k for k in Labels.model_fields if getattr(found, k) != inputs["intended"][k]]
     checks = len(Labels.model_fields)
     if trace := SIGNATURE.get(inputs["recipe"] or ""):
         checks += 1
-        if not trace & observe(turns):
+        if not trace & observe(turns, prerequisites):
             differ.append(f"no sign of {' or '.join(sorted(trace))}")
     reason = "the labels and the case's trace match" if not differ else f"differs on {', '.join(differ)}"
     return Verdict(labels=found, matches=not differ, score=(checks - len(differ)) / checks, reason=reason)
@@ -140,7 +145,15 @@ def judge_inputs(conversation: Conversation, situation: Any) -> dict[str, Any]:
         "transcript": transcript(conversation.turns),
         "world": world,
         "world_state": json.dumps(world) if world else "(none)",
+        "prerequisites": conversation.metadata.get("tool_prerequisites") or {},
+        "prerequisites_text": _prerequisites_text(conversation.metadata.get("tool_prerequisites") or {}),
     }
+
+
+def _prerequisites_text(prerequisites: dict[str, list[str]]) -> str:
+    """The calls that must come first, as the prompt states them."""
+    lines = [f"- {tool} only after {' or '.join(before)}" for tool, before in prerequisites.items()]
+    return "\n".join(lines) or "(none)"
 
 
 def judge_conversation(

@@ -4,13 +4,20 @@ a wrong parameter differs from what the user said, a null response is an empty t
 hallucinated success follows an error the tool reported. The templates are the offline implementation of
 the synthesis task and the one-shot examples of its NEG prompts (Section 2.2).
 
-Call `realise(recipe, tools, rng)` after `groups.requirement` said the group can produce the recipe.
+Where the tool works properly (and where the agent behaves), the agent first makes the calls the tool's
+description says must come before it (`groups.prerequisites`: check availability, then book), so only
+Missing Or Skipped Tool skips them; values are consistent and taken from the project's tables where a
+column matches (`values.arguments`).
+
+Call `realise(recipe, tools, rng, tables)` after `groups.requirement` said the group can produce the recipe.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,12 +26,13 @@ from evalcore.generators.tool_case.groups import (
     echoed,
     is_action,
     is_gate,
+    prerequisites,
     properties,
     result_fields,
     unechoed,
 )
 from evalcore.generators.tool_case.records import CaseConversation, CaseTurn
-from evalcore.generators.tool_case.values import arguments, other_value, result_for, say, words
+from evalcore.generators.tool_case.values import Table, arguments, other_value, result_for, say, words
 from evalcore.models import Tool
 
 THANKS = ["Perfect, thank you!", "Great, that's exactly what I needed. Thanks!", "Thanks, that helps a lot."]
@@ -34,9 +42,18 @@ CLOSING = "You're welcome! Anything else I can help with?"
 class _Dialogue:
     """Turns being written, with a few phrasing helpers."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, tables: tuple[Table, ...] = ()) -> None:
         self.rng = rng
+        self.tables = tables
         self.turns: list[CaseTurn] = []
+
+    def args(self, tool: Tool) -> dict[str, Any]:
+        """Consistent argument values for the tool (see `values.arguments`)."""
+        return arguments(tool, self.rng, self.tables)
+
+    def result(self, tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+        """A successful result consistent with the arguments (see `values.result_for`)."""
+        return result_for(tool, args, self.rng, self.tables)
 
     def user(self, text: str) -> None:
         self.turns.append(CaseTurn(role="user", content=text))
@@ -53,17 +70,88 @@ class _Dialogue:
         self.user(self.rng.choice(THANKS))
         self.agent(CLOSING)
 
+    def first_calls(self, tools: tuple[Tool, ...], tool: Tool, args: dict[str, Any]) -> list:
+        """The calls that must come before the tool's, with the arguments they share with it."""
+        out = []
+        for before in prerequisites(tool, tools):
+            shared = {k: v for k, v in args.items() if k in properties(before.parameters)}
+            out.append((before, {**self.args(before), **shared}))
+        return out
 
-def ask(tool: Tool, args: dict[str, Any]) -> str:
-    """A user's request for what the tool does, with every argument value in it."""
-    details = "; ".join(f"{words(k)}: {say(v)}" for k, v in args.items())
-    return f"Hi, could you help me with this: {tool.description.split('.')[0].lower()}? {details}."
+    def run_first(self, calls: list) -> None:
+        """Make the calls planned by `first_calls`, each followed by what it showed."""
+        for before, args in calls:
+            result = self.result(before, args)
+            self.call(before, args, result)
+            self.agent(f"First I checked that: {_sentence(_facts(result, 3))}. Everything is in order, "
+                       "so I'll go ahead.")  # fmt: skip
+
+    def request(self, tools: tuple[Tool, ...], tool: Tool, args: dict[str, Any], note: str = "") -> None:
+        """The user's request for the tool (with what its first calls also need), then those calls."""
+        calls = self.first_calls(tools, tool, args)
+        self.user(ask(tool, args, _extra(calls, args)) + note)
+        self.run_first(calls)
 
 
-def report(result: dict[str, Any], limit: int = 4) -> str:
-    """A short, plain summary of a result (its first few scalar fields)."""
-    parts = [f"{words(k)} {say(v)}" for k, v in result.items() if not isinstance(v, list | dict)][:limit]
-    return "Done. Here is what I found: " + ", ".join(parts) + "."
+def need(tool: Tool) -> str:
+    """What the tool does, as a user would ask for it: its description's first sentence without the
+    clause naming another tool ("reserve a rental bike after check_rental_availability ..." -> "reserve a
+    rental bike")."""
+    first = re.sub(r"\s*\([^)]*\)", "", tool.description.split(".")[0])  # "(by SKU)", "(WEB-xxxxxx)"
+    first = re.sub(r",?\s+(?:after|once|that|which|when|if)\b[^,]*\b[a-z]+_[a-z_]+\b.*$", "", first)
+    return first[:1].lower() + first[1:]
+
+
+def _fact(name: str, value: Any, user: bool = False) -> str:
+    """One field in a sentence: 'the rental id is RN-02-7741', 'the deposit is $41.00'; a yes/no one as
+    the user wants it ("I'd like the damage waiver") or as the agent reports it ("gift receipt: yes")."""
+    if isinstance(value, bool) and user:
+        return f"I'd like the {words(name)}" if value else f"I don't need the {words(name)}"
+    if isinstance(value, bool):
+        return f"{words(name)}: {say(value)}"
+    if name.endswith("_usd") and isinstance(value, int | float):
+        return f"the {words(name.removesuffix('_usd'))} is ${value:,.2f}"
+    verb = "are" if isinstance(value, list) and name.endswith("s") else "is"
+    return f"the {words(name)} {verb} {say(value)}"
+
+
+def _sentence(parts: list[str]) -> str:
+    """Parts joined as a person lists them: 'a, b and c'."""
+    return parts[0] if len(parts) < 2 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _facts(result: dict[str, Any], limit: int) -> list[str]:
+    """The result's scalar fields (other than its outcome), then those of the first item it lists."""
+    items = [(k, v) for k, v in result.items() if k != "result" and not isinstance(v, list | dict)]
+    for value in result.values():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            items += [(k, v) for k, v in value[0].items() if not isinstance(v, list | dict)]
+    return [_fact(k, v) for k, v in dict(items).items()][:limit]
+
+
+def _extra(calls: list, args: dict[str, Any]) -> dict[str, Any]:
+    """Values the first calls need that the tool itself does not (the email a lookup checks)."""
+    return {k: v for _, a in calls for k, v in a.items() if k not in args}
+
+
+def ask(tool: Tool, args: dict[str, Any], extra: dict[str, Any] | None = None) -> str:
+    """A user's request for what the tool does, with every argument value (and any extra one) in it."""
+    details = [_fact(k, v, user=True) for k, v in {**args, **(extra or {})}.items()]
+    text = f"Hi, I'd like to {need(tool)}."
+    if details:
+        body = _sentence(details)
+        text += f" {body[:1].upper()}{body[1:]}" + ("" if body.endswith(".") else ".")
+    return text
+
+
+def report(result: dict[str, Any], limit: int = 4, lead: str = "") -> str:
+    """A short, plain summary of a result in a sentence: its outcome (or `lead`), then its first few
+    fields."""
+    outcome = result.get("result")
+    if not lead:
+        lead = f"All done, that's {words(outcome)}" if isinstance(outcome, str) else "Done, I've checked that"
+    facts = _facts(result, limit)
+    return f"{lead}: {_sentence(facts)}." if facts else f"{lead}."
 
 
 def _pick(tools: tuple[Tool, ...], rng: random.Random, test: Callable[[Tool], bool]) -> Tool:
@@ -91,9 +179,9 @@ def _changed(value: Any) -> Any:
 
 def correct(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = d.rng.choice(tools)
-    args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
-    result = result_for(tool, args, d.rng)
+    args = d.args(tool)
+    d.request(tools, tool, args)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     d.agent(report(result))
     d.thanks()
@@ -101,14 +189,16 @@ def correct(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 
 def _wrong_tool(tools: tuple[Tool, ...], d: _Dialogue, aware: bool) -> str:
-    wanted, used = d.rng.sample(list(tools), 2)
-    args = arguments(wanted, d.rng)
+    # A tool that must come before the one wanted is a first step, not a wrong tool.
+    pairs = [(w, u) for w in tools for u in tools if u is not w and u not in prerequisites(w, tools)]
+    wanted, used = d.rng.choice(pairs)
+    args = d.args(wanted)
     d.user(ask(wanted, args))
     used_args = {
-        **arguments(used, d.rng),
+        **d.args(used),
         **{k: v for k, v in args.items() if k in properties(used.parameters)},
     }
-    result = result_for(used, used_args, d.rng)
+    result = d.result(used, used_args)
     d.call(used, used_args, result)
     if aware:
         d.agent(report(result))
@@ -116,7 +206,7 @@ def _wrong_tool(tools: tuple[Tool, ...], d: _Dialogue, aware: bool) -> str:
                f"not to {used.description.split('.')[0].lower()}. This is not helpful.")  # fmt: skip
         d.agent("I'm sorry about that, I used the wrong tool.")
     else:
-        d.agent(f"All done: your request went through successfully. {report(result)}")
+        d.agent(report(result, lead="All done, your request went through successfully"))
         d.thanks()
     return f"the user needed {wanted.name}; the agent called {used.name}"
 
@@ -131,13 +221,11 @@ def wrong_tool_user_aware(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def bad_params_silent(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = _pick(tools, d.rng, lambda t: bool(properties(t.parameters)))
-    args = arguments(tool, d.rng)
+    args = d.args(tool)
     vague = d.rng.choice(sorted(args))
     told = {k: v for k, v in args.items() if k != vague}
-    details = "; ".join(f"{words(k)}: {say(v)}" for k, v in told.items())
-    d.user(f"Hi, could you help me with this: {tool.description.split('.')[0].lower()}? "
-           f"{details}. For the {words(vague)}, just use the usual one.")  # fmt: skip
-    result = result_for(tool, args, d.rng)
+    d.user(f"{ask(tool, told)} For the {words(vague)}, just use the usual one.")
+    result = d.result(tool, args)
     d.call(tool, args, result)
     d.agent(report(result))
     d.thanks()
@@ -147,7 +235,7 @@ def bad_params_silent(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 def bad_params_user_aware(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = _pick(tools, d.rng, lambda t: any(constrained(s) for s in properties(t.parameters).values()))
     name = _param(tool, d.rng, constrained)
-    args = arguments(tool, d.rng)
+    args = d.args(tool)
     raw = "the one from last week, I think"
     d.user(f"{ask(tool, {k: v for k, v in args.items() if k != name})} The {words(name)} is {raw}.")
     args[name] = raw
@@ -162,14 +250,14 @@ def bad_params_user_aware(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def bad_input_data(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = _pick(tools, d.rng, lambda t: bool(properties(t.parameters)))
-    args = arguments(tool, d.rng)
+    args = d.args(tool)
     name = d.rng.choice(sorted(args))
     d.user(ask(tool, args))
     spec = properties(tool.parameters)[name]
     used = {**args, name: other_value(name, spec, args[name], d.rng)}
     if used[name] == args[name]:
         used[name] = _changed(args[name])
-    result = result_for(tool, used, d.rng)
+    result = d.result(tool, used)
     d.call(tool, used, result)
     d.agent(report(result))
     d.user(f"That doesn't answer my question: I gave you {say(args[name])} as the {words(name)}, "
@@ -184,12 +272,15 @@ def misunderstood_need(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     )
     name = _param(tool, d.rng, lambda s: len(s.get("enum", [])) > 1)
     spec = properties(tool.parameters)[name]
-    args = arguments(tool, d.rng)
-    wanted = args.get(name, spec["enum"][0])
-    args.pop(name, None)
-    d.user(f"{ask(tool, args)} It is important that the {words(name)} is {say(wanted)}.")
+    args = d.args(tool)
+    wanted = args.pop(name, spec["enum"][0])
+    said = dict(args)
     args[name] = next(v for v in spec["enum"] if v != wanted)
-    result = result_for(tool, args, d.rng)
+    # The agent misreads the need in every call it makes, the ones that must come first included.
+    calls = d.first_calls(tools, tool, args)
+    d.user(f"{ask(tool, said, _extra(calls, args))} It is important that the {words(name)} is {say(wanted)}.")
+    d.run_first(calls)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     d.agent(report(result))
     d.user(f"No, I said the {words(name)} must be {say(wanted)}. You did it for {say(args[name])}. "
@@ -211,8 +302,13 @@ def impossible_action_suggested(tools: tuple[Tool, ...], d: _Dialogue) -> str:
         if last[-1:].isdigit() and last[:-1] + "9" not in allowed
         else f"{allowed[0]}_and_{allowed[1]}"
     )
-    args = {**arguments(tool, d.rng), name: outside}
-    d.user(ask(tool, args))
+    args = {**d.args(tool), name: outside}
+    calls = d.first_calls(tools, tool, args)
+    d.user(ask(tool, args, _extra(calls, args)))
+    # The agent makes the calls that must come first; the first one given the value refuses it.
+    ahead = list(itertools.takewhile(lambda c: c[1].get(name) != outside, calls))
+    d.run_first(ahead)
+    tool, args = calls[len(ahead)] if len(ahead) < len(calls) else (tool, args)
     d.call(tool, args, {"error": f"invalid request: '{name}' must be one of {allowed}", "status": 422})
     d.agent(f"I'm sorry, that can't be done: {words(name)} {outside} is not available. I can do it with "
             f"{say(allowed[0])} instead, or pass you to a colleague.")  # fmt: skip
@@ -223,9 +319,9 @@ def impossible_action_suggested(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def context_amnesia(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = _pick(tools, d.rng, lambda t: bool(t.parameters.get("required")))
-    args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
-    result = result_for(tool, args, d.rng)
+    args = d.args(tool)
+    d.request(tools, tool, args)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     d.agent(report(result))
     name = d.rng.choice(sorted(args))
@@ -239,12 +335,14 @@ def context_amnesia(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def unneeded_security_gate(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = d.rng.choice(tools)
-    args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
+    args = d.args(tool)
+    calls = d.first_calls(tools, tool, args)
+    d.user(ask(tool, args, _extra(calls, args)))
     d.agent("Before I can do that, for security reasons I need your date of birth, the last four digits of "
             "your payment card and your security word.")  # fmt: skip
     d.user("Why do you need all that for something this simple? Fine: 1990-04-02, 4242, bluebird.")
-    result = result_for(tool, args, d.rng)
+    d.run_first(calls)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     d.agent(report(result))
     d.user("That was far too much hassle for such a small request.")
@@ -254,17 +352,17 @@ def unneeded_security_gate(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 def security_overkill(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     gate = _pick(tools, d.rng, is_gate)
     # A tool whose description asks for the gate first really needs it: that would not be overkill.
-    tool = _pick(tools, d.rng, lambda t: not is_gate(t) and gate.name not in t.description)
-    args = arguments(tool, d.rng)
+    tool = _pick(tools, d.rng, lambda t: not is_gate(t) and gate not in prerequisites(t, tools))
+    args = d.args(tool)
     gate_args = {
-        **arguments(gate, d.rng),
+        **d.args(gate),
         **{k: v for k, v in args.items() if k in properties(gate.parameters)},
     }
-    extra = {k: v for k, v in gate_args.items() if k not in args}
-    mention = "".join(f" My {words(k)} is {say(v)}." for k, v in extra.items())
-    d.user(ask(tool, args) + mention)
-    d.call(gate, gate_args, result_for(gate, gate_args, d.rng))
-    result = result_for(tool, args, d.rng)
+    calls = d.first_calls(tools, tool, args)
+    d.user(ask(tool, args, _extra([(gate, gate_args), *calls], args)))
+    d.call(gate, gate_args, d.result(gate, gate_args))
+    d.run_first(calls)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     d.agent(report(result))
     d.thanks()
@@ -274,19 +372,24 @@ def security_overkill(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 def superfluous_tool_calls(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     # The extra tool only reads, and the tool the user needs does not ask for it first (then it is needed).
     pairs = [
-        (x, t) for x in tools if not is_action(x) for t in tools if t is not x and x.name not in t.description
+        (x, t)
+        for x in tools
+        if not is_action(x)
+        for t in tools
+        if t is not x and x not in prerequisites(t, tools)
     ]
     extra, tool = d.rng.choice(pairs)
-    args = arguments(tool, d.rng)
+    args = d.args(tool)
     extra_args = {
-        **arguments(extra, d.rng),
+        **d.args(extra),
         **{k: v for k, v in args.items() if k in properties(extra.parameters)},
     }
-    mention = "".join(f" My {words(k)} is {say(v)}." for k, v in extra_args.items() if k not in args)
-    d.user(ask(tool, args) + mention)
+    calls = d.first_calls(tools, tool, args)
+    d.user(ask(tool, args, _extra([(extra, extra_args), *calls], args)))
     for _ in range(2):  # the same needless lookup, twice
-        d.call(extra, extra_args, result_for(extra, extra_args, d.rng))
-    result = result_for(tool, args, d.rng)
+        d.call(extra, extra_args, d.result(extra, extra_args))
+    d.run_first(calls)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     d.agent(report(result))
     d.thanks()
@@ -294,13 +397,12 @@ def superfluous_tool_calls(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 
 def missing_or_skipped_tool(tools: tuple[Tool, ...], d: _Dialogue) -> str:
-    linked = [t for t in tools if is_action(t) and any(o.name in t.description for o in tools if o is not t)]
-    action = d.rng.choice(linked) if linked else _pick(tools, d.rng, is_action)
-    named = [t for t in tools if t.name != action.name and t.name in action.description]
-    first = named[0] if named else d.rng.choice([t for t in tools if t.name != action.name])
-    args = arguments(action, d.rng)
-    d.user(f"{ask(action, args)} Please {first.description.split('.')[0].lower()} first, before you do it.")
-    result = result_for(action, args, d.rng)
+    # The only template that skips the calls an action's description says must come first.
+    action = _pick(tools, d.rng, lambda t: is_action(t) and bool(prerequisites(t, tools)))
+    first = prerequisites(action, tools)[0]
+    args = d.args(action)
+    d.user(ask(action, args))
+    result = d.result(action, args)
     d.call(action, args, result)
     d.agent(report(result))
     d.thanks()
@@ -309,9 +411,9 @@ def missing_or_skipped_tool(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def info_overload(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = d.rng.choice(tools)
-    args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
-    result = result_for(tool, args, d.rng)
+    args = d.args(tool)
+    d.request(tools, tool, args)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     schema = properties(tool.returns)
     dump = "; ".join(
@@ -330,9 +432,9 @@ def info_overload(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def verbose_trace_leak(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = d.rng.choice(tools)
-    args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
-    result = result_for(tool, args, d.rng)
+    args = d.args(tool)
+    d.request(tools, tool, args)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     d.agent(f"POST /tools/{tool.name} HTTP/1.1\nrequest={json.dumps(args)}\nHTTP/1.1 200 OK\n"
             f"response={json.dumps(result)}\ntrace_id=7f3a9c latency_ms=412")  # fmt: skip
@@ -342,9 +444,9 @@ def verbose_trace_leak(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def bad_parse_silent(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = _pick(tools, d.rng, lambda t: bool(result_fields(t)))
-    args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
-    result = result_for(tool, args, d.rng)
+    args = d.args(tool)
+    d.request(tools, tool, args)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     name = _field(result, tool, d.rng)
     wrong = _changed(result[name])
@@ -355,9 +457,9 @@ def bad_parse_silent(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def hallucination_with_access(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = _pick(tools, d.rng, lambda t: bool(result_fields(t)))
-    args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
-    result = result_for(tool, args, d.rng)
+    args = d.args(tool)
+    d.request(tools, tool, args)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     name = _field(result, tool, d.rng)
     made_up = _changed(result[name])
@@ -369,9 +471,9 @@ def hallucination_with_access(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def trusted_wrong_fact(tools: tuple[Tool, ...], d: _Dialogue) -> tuple[str, dict[str, Any]]:
     tool = _pick(tools, d.rng, lambda t: bool(unechoed(t)))
-    args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
-    truth = result_for(tool, args, d.rng)
+    args = d.args(tool)
+    d.request(tools, tool, args)
+    truth = d.result(tool, args)
     # A field that is not a parameter: a changed echo would show in the log (that is Propagated Tool Error).
     name = d.rng.choice([f for f in unechoed(tool) if f in truth])
     shown = {**truth, name: _changed(truth[name])}
@@ -383,9 +485,9 @@ def trusted_wrong_fact(tools: tuple[Tool, ...], d: _Dialogue) -> tuple[str, dict
 
 def wrong_action_silent(tools: tuple[Tool, ...], d: _Dialogue) -> tuple[str, dict[str, Any]]:
     tool = _pick(tools, d.rng, is_action)
-    args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
-    result = result_for(tool, args, d.rng)
+    args = d.args(tool)
+    d.request(tools, tool, args)
+    result = d.result(tool, args)
     d.call(tool, args, result)
     d.agent(report(result))
     d.thanks()
@@ -394,11 +496,11 @@ def wrong_action_silent(tools: tuple[Tool, ...], d: _Dialogue) -> tuple[str, dic
 
 def _misaligned(tools: tuple[Tool, ...], d: _Dialogue) -> tuple[Tool, dict[str, Any], dict[str, Any], str]:
     tool = _pick(tools, d.rng, lambda t: bool(echoed(t)))
-    args = arguments(tool, d.rng)
+    args = d.args(tool)
     name = d.rng.choice(echoed(tool))
-    args.setdefault(name, arguments(tool, d.rng).get(name) or "A-1")
+    args.setdefault(name, d.args(tool).get(name) or "A-1")
     d.user(ask(tool, args))
-    result = result_for(tool, args, d.rng)
+    result = d.result(tool, args)
     result[name] = _changed(args[name])
     d.call(tool, args, result)
     return tool, args, result, name
@@ -422,30 +524,30 @@ def tool_failure_user_aware(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def hallucination_fallback(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = d.rng.choice(tools)
-    args = arguments(tool, d.rng)
+    args = d.args(tool)
     d.user(ask(tool, args))
     d.call(tool, args, d.rng.choice(["", '{"error": "timeout after 30s"}']))
-    d.agent(report(result_for(tool, args, d.rng)))
+    d.agent(report(d.result(tool, args)))
     d.thanks()
     return f"{tool.name} returned nothing; the agent reported a made-up result"
 
 
 def hallucinated_edit(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = d.rng.choice(tools)
-    args = arguments(tool, d.rng)
+    args = d.args(tool)
     d.user(ask(tool, args))
     outcomes = properties(tool.returns).get("result", {}).get("enum") or []
     failure = outcomes[1] if len(outcomes) > 1 else "error"
     d.call(tool, args, {"result": failure, "log": f"{tool.name} failed: {failure}"})
-    d.agent(f"Good news: that went through without a problem. {report(result_for(tool, args, d.rng))}")
+    d.agent(f"Good news: that went through without a problem. {report(d.result(tool, args))}")
     d.thanks()
     return f"{tool.name} reported '{failure}'; the agent told the user it succeeded"
 
 
 def tool_unavailable(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = d.rng.choice(tools)
-    args = arguments(tool, d.rng)
-    d.user(ask(tool, args))
+    args = d.args(tool)
+    d.request(tools, tool, args)
     d.call(tool, args, {"error": "503 Service Unavailable", "status": 503})
     d.agent(
         "I'm sorry, the system I need for this is down right now, so I couldn't complete it. You could "
@@ -458,10 +560,10 @@ def tool_unavailable(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def partial_tool_answer(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = _pick(tools, d.rng, lambda t: len(result_fields(t)) > 1)
-    args = arguments(tool, d.rng)
-    full = result_for(tool, args, d.rng)
+    args = d.args(tool)
+    full = d.result(tool, args)
     name = _field(full, tool, d.rng)
-    d.user(f"{ask(tool, args)} Most of all I need to know the {words(name)}.")
+    d.request(tools, tool, args, f" Most of all I need to know the {words(name)}.")
     partial = {k: v for k, v in full.items() if k != name}
     d.call(tool, args, partial)
     d.agent(report(partial))
@@ -472,7 +574,7 @@ def partial_tool_answer(tools: tuple[Tool, ...], d: _Dialogue) -> str:
 
 def null_tool_response(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     tool = d.rng.choice(tools)
-    args = arguments(tool, d.rng)
+    args = d.args(tool)
     d.user(ask(tool, args))
     d.call(tool, args, d.rng.choice(["", "null"]))
     d.agent("I couldn't get anything for that.")
@@ -491,9 +593,12 @@ TEMPLATES: dict[str, Template] = {f.__name__: f for f in (
 )}  # fmt: skip
 
 
-def realise(recipe: str, tools: tuple[Tool, ...], rng: random.Random) -> CaseConversation:
-    """The conversation of `recipe` on these tools (the group must meet the recipe's requirement)."""
-    d = _Dialogue(rng)
+def realise(
+    recipe: str, tools: tuple[Tool, ...], rng: random.Random, tables: tuple[Table, ...] = ()
+) -> CaseConversation:
+    """The conversation of `recipe` on these tools (the group must meet the recipe's requirement), with
+    values from the project's `tables` where a column matches a parameter."""
+    d = _Dialogue(rng, tables)
     made = TEMPLATES[recipe](tools, d)
     defect, world = made if isinstance(made, tuple) else (made, None)
     return CaseConversation(turns=d.turns, world_state=world, defect=defect)

@@ -38,9 +38,15 @@ class CaseConversation(BaseModel):
 
 
 def to_conversation(
-    case: CaseConversation, conversation_id: str, situation: Any, group: str, provenance: Provenance
+    case: CaseConversation,
+    conversation_id: str,
+    situation: Any,
+    group: str,
+    provenance: Provenance,
+    prerequisites: dict[str, list[str]] | None = None,
 ) -> Conversation:
-    """The Conversation to store: turns in order, the intended labels and the situation in metadata."""
+    """The Conversation to store: turns in order, the intended labels and the situation in metadata, and
+    the group's `prerequisites` (tool -> tools that must be called before it), which judges check."""
     turns = [
         Turn(index=i, role=TurnRole(t.role), content=t.content, tool_name=t.tool_name, arguments=t.arguments)
         for i, t in enumerate(case.turns)
@@ -53,6 +59,7 @@ def to_conversation(
         "tool_group": group,
         "defect": case.defect,
         "world_state": case.world_state,
+        "tool_prerequisites": prerequisites or {},
     }
     return Conversation(
         id=conversation_id, generator=GENERATOR, turns=turns, metadata=metadata, provenance=provenance

@@ -3,8 +3,10 @@ outside): the offline path of every judge and rubric step reads these signals, n
 intended labels or world state.
 
 Each signal belongs to one evaluation area and leans POS or NEG. Some
-situations leave no trace in the turns (a tool that lies convincingly, a skipped step nobody mentions):
-no signal sees them, and evaluators that read only the turns miss them, as the seed's do.
+situations leave no trace in the turns (a tool that lies convincingly): no signal sees them, and
+evaluators that read only the turns miss them, as the seed's do. A skipped step shows when the tools'
+prerequisites are known (a booking whose description says an availability check must come first):
+`observe` takes them, from the tool descriptions of the conversation's group.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ SIGNALS = {s.code: s for s in (
     Signal("grounded_call", TOOL_USAGE, "POS", "Every tool argument comes from what the user said."),
     Signal("ungrounded_argument", TOOL_USAGE, "NEG", "The agent passes a tool argument the user never gave (guessed or changed)."),  # noqa: E501
     Signal("unused_tool_result", TOOL_USAGE, "NEG", "The agent makes tool calls whose results it never uses."),  # noqa: E501
+    Signal("skipped_prerequisite", TOOL_USAGE, "NEG", "The agent calls a tool without the call that must come before it."),  # noqa: E501
     Signal("unneeded_verification", TOOL_USAGE, "NEG", "The agent demands security checks for a low-risk request."),  # noqa: E501
     Signal("reasks_given_info", TASK_COMPLETION, "NEG", "The agent asks again for information the user already gave."),  # noqa: E501
     Signal("reply_matches_result", TASK_COMPLETION, "POS", "The agent's reply reports the tool output faithfully."),  # noqa: E501
@@ -137,9 +140,22 @@ def say_value(value: Any) -> str:
     return str(value)
 
 
-def observe(turns: list[Turn]) -> set[str]:
-    """The codes of the signals the turns show."""
-    found: set[str] = set()
+def _skipped(turns: list[Turn], prerequisites: dict[str, list[str]]) -> bool:
+    """Whether a tool is called before any call of a tool that must come first."""
+    called: set[str] = set()
+    for turn in turns:
+        if turn.role == TurnRole.tool_call and turn.tool_name:
+            needed = prerequisites.get(turn.tool_name) or []
+            if needed and not called & set(needed):
+                return True
+            called.add(turn.tool_name)
+    return False
+
+
+def observe(turns: list[Turn], prerequisites: dict[str, list[str]] | None = None) -> set[str]:
+    """The codes of the signals the turns show; `prerequisites` (tool -> tools that must be called
+    before it) lets a skipped call show."""
+    found: set[str] = {"skipped_prerequisite"} if _skipped(turns, prerequisites or {}) else set()
     users = [t.content for t in turns if t.role == TurnRole.user]
     if users and POSITIVE.search(users[-1]) and not NEGATIVE.search(users[-1]):
         found.add("user_thanks")

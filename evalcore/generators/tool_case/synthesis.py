@@ -14,9 +14,10 @@ import random
 from typing import Any
 
 from evalcore.generators.tool_case.catalog import Situation
-from evalcore.generators.tool_case.groups import ToolGroup
+from evalcore.generators.tool_case.groups import ToolGroup, properties
 from evalcore.generators.tool_case.offline import realise
 from evalcore.generators.tool_case.records import CaseConversation
+from evalcore.generators.tool_case.values import Table
 from evalcore.llm.tasks import Task
 from evalcore.models import Tool
 
@@ -24,14 +25,26 @@ ZERO_SHOT = "(none: write a fresh conversation for this case)"
 # The seed's generation settings (Appendix B.1): temperature 1, up to 4096 tokens.
 TEMPERATURE = 1.0
 MAX_TOKENS = 4096
+TABLE_ROWS = 40  # rows of each table the prompt shows: enough to pick consistent values, bounded in size
 
 
-def case_inputs(situation: Situation, group: ToolGroup, example_seed: int = 0) -> dict[str, Any]:
-    """The task's inputs: the case, its labels, the group's tools and, for NEG cases with an offline
-    template, the one-shot example."""
+def group_tables(group: ToolGroup, tables: tuple[Table, ...]) -> tuple[Table, ...]:
+    """The project's tables with a column named like a parameter of the group's tools (or its singular,
+    `service_codes` -> `service_code`), each cut to TABLE_ROWS rows."""
+    names = {p for t in group.tools for p in properties(t.parameters)}
+    names |= {n.removesuffix("s") for n in names}
+    return tuple((name, rows[:TABLE_ROWS]) for name, rows in tables if rows and names & set(rows[0]))
+
+
+def case_inputs(
+    situation: Situation, group: ToolGroup, example_seed: int = 0, tables: tuple[Table, ...] = ()
+) -> dict[str, Any]:
+    """The task's inputs: the case, its labels, the group's tools, the project's tables that match their
+    parameters and, for NEG cases with an offline template, the one-shot example."""
+    tables = group_tables(group, tables)
     example = ZERO_SHOT
     if situation.overall == "NEG" and situation.recipe:
-        made = realise(situation.recipe, group.tools, random.Random(example_seed))
+        made = realise(situation.recipe, group.tools, random.Random(example_seed), tables)
         example = json.dumps(made.model_dump(mode="json"), ensure_ascii=False, indent=1)
     return {
         "situation": situation.model_dump(mode="json"),
@@ -43,6 +56,7 @@ def case_inputs(situation: Situation, group: ToolGroup, example_seed: int = 0) -
         "labels": situation.labels,
         "group": group.name,
         "tools": [t.model_dump(mode="json") for t in group.tools],
+        "tables": {name: rows for name, rows in tables} or "(none)",
         "example": example,
     }
 
@@ -50,7 +64,9 @@ def case_inputs(situation: Situation, group: ToolGroup, example_seed: int = 0) -
 def offline_case(inputs: dict[str, Any], rng: random.Random) -> CaseConversation:
     """The offline path: the situation's template on the group's tools."""
     tools = tuple(Tool.model_validate(t) for t in inputs["tools"])
-    return realise(inputs["situation"]["recipe"], tools, rng)
+    given = inputs.get("tables")
+    tables = tuple(given.items()) if isinstance(given, dict) else ()
+    return realise(inputs["situation"]["recipe"], tools, rng, tables)
 
 
 def check_case(case: CaseConversation, group: ToolGroup) -> list[str]:

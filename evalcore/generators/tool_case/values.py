@@ -2,23 +2,100 @@
 the tool executions are simulated). Values come from the one schema sampler all generators share
 (`evalcore.inputs.tool_values`); deterministic given the random generator; every value is valid for its
 schema unless a template breaks it on purpose.
+
+Values of one call are also consistent with each other and with the project: parameters that match the
+columns of one of the project's tables take one row's values (a store and a SKU its rental fleet holds),
+and a range ends no earlier than it starts (`end_date` >= `start_date`). Results repeat the arguments
+they name, nested ones too (the SKU an availability check lists is the one asked for), take the fields a
+table row of the same store and SKU holds (its deposit), and count at least one of what they count.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from evalcore.generators.tool_case.groups import properties
 from evalcore.inputs.tool_values import value_for
 from evalcore.models import Tool
 
+Table = tuple[str, list[dict[str, str]]]  # a project table: its name and rows
 
-def arguments(tool: Tool, rng: random.Random) -> dict[str, Any]:
-    """Values for the tool's required parameters (all of them when none is required)."""
+
+def _names(schema: dict[str, Any]) -> set[str]:
+    """Every property name in a schema, nested objects and array items included."""
+    found: set[str] = set()
+    for name, spec in properties(schema).items():
+        found |= {name} | _names(spec) | _names(spec.get("items") or {})
+    return found
+
+
+def _column(param: str, spec: dict[str, Any], columns: list[str]) -> str | None:
+    """The table column a parameter takes its value from: the same name, or the singular of an array
+    parameter (`service_codes` <- `service_code`)."""
+    if param in columns:
+        return param
+    single = param.removesuffix("s")
+    return single if spec.get("type") == "array" and single in columns else None
+
+
+def _fits(value: str, spec: dict[str, Any]) -> bool:
+    spec = spec.get("items", spec) if spec.get("type") == "array" else spec
+    if "enum" in spec and value not in spec["enum"]:
+        return False
+    return not (pattern := spec.get("pattern")) or re.fullmatch(pattern, value) is not None
+
+
+def _table_values(tool: Tool, wanted: list[str], tables: tuple[Table, ...], rng: random.Random) -> dict:
+    """Values of the wanted parameters from the project's tables: the table matching most of them (then
+    most fields of the tool's schemas, then a word of its name) gives one row, the next table fills what
+    is left from a row that agrees with the values taken; empty when no column matches."""
     props = properties(tool.parameters)
-    wanted = tool.parameters.get("required") or list(props)
-    return {p: value_for(p, props[p], rng) for p in wanted if p in props}
+    fields, tool_words = _names(tool.parameters) | _names(tool.returns), set(tool.name.split("_"))
+    ranked = []
+    for name, rows in tables:
+        columns = list(rows[0]) if rows else []
+        mapping = {p: c for p in wanted if p in props and (c := _column(p, props[p], columns))}
+        if mapping:
+            rank = (
+                len(mapping),
+                len(fields & set(columns)),
+                len(tool_words & set(re.split(r"[\W_]+", name))),
+            )
+            ranked.append((rank, mapping, rows))
+    taken: dict[str, Any] = {}
+    for _, mapping, rows in sorted(ranked, key=lambda r: r[0], reverse=True):
+        agree = {p: c for p, c in mapping.items() if p in taken}
+        usable = [
+            r
+            for r in rows
+            if all(_fits(r[c], props[p]) for p, c in mapping.items())
+            and all(r[c] == str(taken[p]) for p, c in agree.items())
+        ]
+        if usable:
+            row = rng.choice(usable)
+            taken |= {p: [row[c]] if props[p].get("type") == "array" else row[c] for p, c in mapping.items()}
+    return taken
+
+
+def _ordered(args: dict[str, Any]) -> dict[str, Any]:
+    """Each `start_X`/`end_X` (or `from_X`/`to_X`) pair in order: the range never ends before it starts."""
+    for first, last in (("start_", "end_"), ("from_", "to_")):
+        for name in list(args):
+            other = last + name.removeprefix(first)
+            if name.startswith(first) and other in args and str(args[other]) < str(args[name]):
+                args[name], args[other] = args[other], args[name]
+    return args
+
+
+def arguments(tool: Tool, rng: random.Random, tables: tuple[Table, ...] = ()) -> dict[str, Any]:
+    """Values for the tool's required parameters (all of them when none is required), consistent with
+    each other and with the project's tables (see the module docstring)."""
+    props = properties(tool.parameters)
+    wanted = [p for p in tool.parameters.get("required") or list(props) if p in props]
+    drawn = {p: value_for(p, props[p], rng) for p in wanted}
+    return _ordered({**drawn, **_table_values(tool, wanted, tables, rng)})
 
 
 def other_value(name: str, spec: dict[str, Any], current: Any, rng: random.Random) -> Any:
@@ -30,17 +107,47 @@ def other_value(name: str, spec: dict[str, Any], current: Any, rng: random.Rando
     return current
 
 
-def result_for(tool: Tool, args: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+def _known(tool: Tool, args: dict[str, Any], tables: tuple[Table, ...]) -> dict[str, Any]:
+    """The table row that agrees with the most arguments, then holds the most of the tool's result
+    fields (a store and SKU: its rental fleet row, with the deposit), numbers as numbers; empty when no
+    row agrees with any argument."""
+    fields = _names(tool.returns)
+    best: tuple[tuple[int, int], dict[str, str]] = ((0, 0), {})
+    for _, rows in tables:
+        for row in rows:
+            shared = [c for c in row if c in args]
+            rank = (len(shared), len(fields & set(row)))
+            if shared and all(str(args[c]) == row[c] for c in shared) and rank > best[0]:
+                best = (rank, row)
+    number = re.compile(r"\d+\.\d+")
+    return {k: int(v) if v.isdigit() else float(v) if number.fullmatch(v) else v for k, v in best[1].items()}
+
+
+def _consistent(value: Any, known: dict[str, Any]) -> Any:
+    """A generated value with every nested field named like an argument (or a column of the known row)
+    set to that value, and counts of zero raised to one: a successful answer found something."""
+    if isinstance(value, list):
+        return [_consistent(v, known) for v in value]
+    if isinstance(value, dict):
+        return {k: known[k] if k in known else _consistent(v, known) for k, v in value.items()}
+    return 1 if value == 0 and type(value) is int else value
+
+
+def result_for(
+    tool: Tool, args: dict[str, Any], rng: random.Random, tables: tuple[Table, ...] = ()
+) -> dict[str, Any]:
     """A successful result: the first outcome of `result` (success in the project's schemas), parameters
-    the result repeats echoed, and a value for every other field."""
+    the result repeats echoed (nested ones too), fields from the matching table row, and a value for
+    every other field."""
+    known = {**_known(tool, args, tables), **args}
     out: dict[str, Any] = {}
     for name, spec in properties(tool.returns).items():
         if name == "result" and spec.get("enum"):
             out[name] = spec["enum"][0]
-        elif name in args:
-            out[name] = args[name]
+        elif name in known:
+            out[name] = known[name]
         else:
-            out[name] = value_for(name, spec, rng)
+            out[name] = _consistent(value_for(name, spec, rng), known)
     return out or {"result": "ok"}
 
 
