@@ -1,26 +1,39 @@
 """A team's load (issue 16): 20 annotators saving reviews while two workers run a generation job and a run.
 
-Run: .venv/bin/python benchmarks/team_load.py [--annotators 20] [--conversations 200] [--overlap 2]
-     [--per-spec 30] [--think 0.1] [--postgres]
+Run: .venv/bin/python benchmarks/team_load.py [--direct] [--annotators 20] [--conversations N]
+     [--unassigned N] [--overlap 2] [--per-spec 30] [--think S] [--postgres | --db URL]
 
 One store (a SQLite file with its queue beside it, or with --postgres a throwaway PostgreSQL database from
-tests/pg.py holding both), the sample project, `conversations` conversations of 3 question/answer pairs,
-each assigned to `overlap` of the annotators (`assign_items`, as the Annotate page's lead does). Two
-`evalcore worker` processes are started; a doc-QA generation job (offline generator, 10 specs of the
-sample, `per_spec` conversations each) and a run of the conversations against the local fake API server
-(tests/llm_server.py, 200 ms per reply, judge offline) are queued, a task each and then one more each:
-the workers start on one job each, and one whose job ended joins the other, sharing its units by their
-claims. Once both jobs have committed a unit, the annotators start: each is a thread of this process (like
-the sessions of one dashboard) that does what the Annotate page does, through the same functions: the next
-conversation of its "needs my review" queue (`next_item`), opened (`open_item`), every turn and the whole
-conversation accepted (`save_review` on the version opened), a pause of `think` seconds; a save refused
-because someone else saved in between is reopened and saved again, as the page's "Reload" does.
+tests/pg.py holding both, or --db an empty store of yours), the sample project, `conversations`
+conversations of 3 question/answer pairs, each assigned to `overlap` of the annotators (`assign_items`, as
+the Annotate page's lead does), and `unassigned` more that only the run plays (so the run lasts as long
+in both modes). Two `evalcore worker` processes are started; a doc-QA generation job (offline generator,
+10 specs of the sample, `per_spec` conversations each) and a run of every conversation against the local
+fake API server (tests/llm_server.py, 200 ms per reply, judge offline) are queued, a task each and then
+one more each: the workers start on one job each, and one whose job ended joins the other, sharing its
+units by their claims. Once both jobs have committed a unit, the annotators start.
 
-Printed: saves expected (assignments) and saved (an annotator's verdict on a conversation in the store),
-refused-then-retried saves, p50/p95/max save latency, whether the jobs were still working during the load;
-for each job its units and how many were done twice (0 expected: every doc-QA unit made one conversation,
-every turn of the run judged once, no model call on the fake server repeated); wall time and the CPU time
-of the annotators (this process) and of the workers (their processes, reaped).
+By default (browser mode) the dashboard runs as people use it (`dashboard.py`, i.e. `streamlit run
+app.py`, alone on the store: the two workers above are the team's workers) and each annotator is a
+separate headless Chromium (its own cookies and Streamlit session) driven by selenium from a thread of
+this process: its name in the `evalcore_user` cookie, the Annotate page open (its "Only my assigned, not
+yet reviewed" queue), then "Review next", and for each conversation every turn and the whole conversation
+accepted and "Save & next" pressed; the save's latency is the click to the page's answer (the toast
+"Saved <id>", or the notice that the save was refused). A save refused because someone else saved in
+between is reloaded with the page's "Reload" and saved again, as a person would, and counted. The page
+then opens the next conversation of the queue, until it says nothing is left.
+
+With --direct (the library-level baseline) each annotator is a thread of this process calling what the
+page calls: `next_item` of "needs my review", `open_item`, `save_review` of every turn and the
+conversation on the version opened, a pause of `think` seconds; a refused save is reopened and saved.
+
+Printed, in the same format for both modes: saves expected (assignments) and in the store (each assigned
+annotator's verdict on each assigned conversation), refused-then-retried saves, p50/p95/max save latency,
+whether the jobs were still working during the load; for each job its units and how many were done twice
+(every doc-QA unit made one conversation, every turn of the run judged once, no model call on the fake
+server repeated); wall time and CPU time of this process and of the workers, and in browser mode of the
+dashboard server and of the browsers. The script exits 1, saying why, when a save is lost, an annotator
+failed, a unit was done twice, a model call was repeated or a job did not finish: it is a check.
 """
 
 from __future__ import annotations
@@ -35,12 +48,16 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from browser import chromium, chromium_path, free_port  # noqa: E402
 from llm_server import LLMServer  # noqa: E402
 from test_runs_support import conversation  # noqa: E402
 
@@ -52,7 +69,7 @@ from evalcore.items.store_ops import add_conversation, list_conversations  # noq
 from evalcore.jobs import progress  # noqa: E402
 from evalcore.jobs.queue import enqueue, open_queue  # noqa: E402
 from evalcore.models import RunStatus, Target  # noqa: E402
-from evalcore.review.assignments import assign_items  # noqa: E402
+from evalcore.review.assignments import assign_items, assignees_of  # noqa: E402
 from evalcore.review.queue import QueueFilter, next_item  # noqa: E402
 from evalcore.review.verdicts import ItemVerdict, TurnVerdict, save_review  # noqa: E402
 from evalcore.review.workitem import open_item  # noqa: E402
@@ -64,25 +81,34 @@ from evalcore.store import Store  # noqa: E402
 
 LATENCY, PAIRS = 0.2, 3
 ENDED = (RunStatus.finished, RunStatus.failed, RunStatus.stopped)
+USER_COOKIE = "evalcore_user"  # pages/_common.py: the name a browser keeps (importing it starts Streamlit)
+WAIT = 60.0  # seconds a browser waits for the page: 20 Chromiums and the server share 2 cores
 
 
 def prepare(store: Store, server: LLMServer, args: argparse.Namespace, annotators: list[str]) -> tuple:
-    """The project, the conversations to review (assigned), the run and the generation job; (project, ids)."""
+    """The project, the conversations to review (assigned) and those only the run plays, the run and the
+    generation job; (project, run, generation, assigned conversation ids)."""
     pid = import_project(store, ROOT / "data" / "sample").project_id
     generate_specs(store, pid, m=10, batch=5, from_card=False)
-    for i in range(args.conversations):
+
+    def add(i: int) -> str:
         qa = [(f"question {j} of conversation {i}?", "an answer", "SINGLE-DOC", []) for j in range(PAIRS)]
-        add_conversation(store, pid, conversation(f"load-{i:04d}", None, [], qa))
+        return add_conversation(store, pid, conversation(f"load-{i:04d}", None, [], qa))
+
+    assigned = [add(i) for i in range(args.conversations)]
     assign_items(store, pid, annotators, args.overlap, "lead")
+    for i in range(args.conversations, args.conversations + args.unassigned):
+        add(i)
     config = {"base_url": server.openai_base_url, "model": "gpt-4o-mini", "cache": False, "max_tokens": 20}
     save_target(store, pid, Target(name="bot", kind="openai", config=config))
     run_id = create_run(store, pid, "bot", judge="offline", concurrency=4).id
     generation = start_run(store, pid, specs="all", d=2, turns=3, per_spec=args.per_spec, dense=False).id
-    return pid, run_id, generation
+    return pid, run_id, generation, assigned
 
 
 class Annotator(threading.Thread):
-    """One person on the Annotate page: next conversation, open it, accept it, save, think, next."""
+    """One person on the Annotate page, through its functions: next conversation, open it, accept it,
+    save, think, next (the --direct baseline)."""
 
     def __init__(self, store: Store, project_id: str, name: str, think: float) -> None:
         super().__init__(name=f"annotator-{name}")
@@ -115,6 +141,206 @@ class Annotator(threading.Thread):
             self.error = e
 
 
+def tree_cpu(pid: int) -> float:
+    """User + system CPU seconds of a live process and all its descendants, each with its reaped children
+    (from /proc: Chromium's renderers and chromedriver's browser are not this process's children, so
+    RUSAGE_CHILDREN would miss whatever they do not reap before they are killed)."""
+    parents, times = {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it ended while we looked
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        times[int(entry.name)] = sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    tree, grown = {pid}, True
+    while grown:
+        more = {p for p, parent in parents.items() if parent in tree} - tree
+        tree |= more
+        grown = bool(more)
+    return sum(times.get(p, 0) for p in tree) / os.sysconf("SC_CLK_TCK")
+
+
+def settle(driver, condition: Callable, what: str, seconds: float = WAIT, poll: float = 0.1):
+    """Wait for `condition(driver)` to be truthy and return it; a rerun redraws the page under the
+    condition, so an element gone stale means "not yet"."""
+    from selenium.common.exceptions import (
+        NoSuchElementException,
+        StaleElementReferenceException,
+        TimeoutException,
+    )
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ignored = (NoSuchElementException, StaleElementReferenceException)
+    try:
+        return WebDriverWait(driver, seconds, poll_frequency=poll, ignored_exceptions=ignored).until(
+            condition
+        )
+    except TimeoutException:
+        raise TimeoutError(
+            f"gave up after {seconds:.0f} s waiting for {what} at {driver.current_url}"
+        ) from None
+
+
+def button(scope, label: str):
+    """The button whose text is `label` (an icon's name before it is not part of its text)."""
+    from selenium.webdriver.common.by import By
+
+    return scope.find_element(By.XPATH, f".//button[.//p[text()='{label}']]")
+
+
+def press(driver, element) -> None:
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+    element.click()
+
+
+class BrowserAnnotator(threading.Thread):
+    """One person in their own headless Chromium on the dashboard's Annotate page: their name in the
+    browser's cookie, their queue open, then Review next; each conversation accepted turn by turn and as a
+    whole and saved with "Save & next", until the page says nothing is left."""
+
+    def __init__(self, base: str, name: str, go: threading.Event, think: float) -> None:
+        super().__init__(name=f"browser-{name}")
+        self.base, self.who, self.go, self.think = base, name, go, think
+        self.ready = threading.Event()
+        self.latencies: list[float] = []
+        self.saved: list[str] = []
+        self.refused = 0
+        self.cpu = 0.0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            with chromium() as driver:
+                try:
+                    self.open_queue(driver)
+                    self.ready.set()
+                    self.go.wait()
+                    self.review_all(driver)
+                finally:
+                    self.cpu = tree_cpu(driver.service.process.pid)
+        except BaseException as e:  # reported by the main thread: a lost annotator is a failed benchmark
+            self.error = e
+        finally:
+            self.ready.set()  # a browser that failed must not keep the others waiting
+
+    def open_queue(self, driver) -> None:
+        """The name given once (a cookie of the host, as the page keeps it), the Annotate page loaded."""
+        driver.get(self.base + "/_stcore/health")  # a page of the host, to set its cookie on
+        driver.add_cookie({"name": USER_COOKIE, "value": self.who, "path": "/"})
+        driver.get(self.base + "/annotate")
+        settle(driver, lambda d: button(d, "Review next").is_enabled(), "the Annotate page's queue")
+
+    def review_all(self, driver) -> None:
+        while True:
+            where, item = settle(driver, self.where, "a conversation or the queue")
+            if where == "done":
+                return
+            if where == "queue":
+                press(driver, button(driver, "Review next"))
+                settle(driver, lambda d: "item=" in d.current_url, "Review next to open a conversation")
+                continue
+            self.review(driver, item)
+            time.sleep(self.think)
+
+    def where(self, driver) -> tuple[str, str | None] | bool:
+        """What the page shows once drawn: ("item", id) a conversation not yet reviewed here with its
+        form, ("queue", None) conversations to review, ("done", None) none; False while it is drawing."""
+        from selenium.webdriver.common.by import By
+
+        item = (parse_qs(urlparse(driver.current_url).query).get("item") or [None])[0]
+        if item is None:
+            found = driver.find_elements(
+                By.XPATH, "//*[starts-with(normalize-space(.), 'Nothing to review')]"
+            )
+            if found:
+                return "done", None
+            return ("queue", None) if button(driver, "Review next").is_enabled() else False
+        if item in self.saved or not driver.find_elements(By.XPATH, f"//h4[contains(., '{item}')]"):
+            return False
+        groups = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] [data-testid='stButtonGroup']")
+        # The last conversation's form stays on screen until the new one replaces it: its marks say so.
+        marked = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] button[aria-checked='true']")
+        return ("item", item) if len(groups) == PAIRS + 2 and not marked else False
+
+    def review(self, driver, item: str) -> None:
+        """Accept every turn and the whole conversation, then save until the page confirms it."""
+        from selenium.webdriver.common.by import By
+
+        groups = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] [data-testid='stButtonGroup']")
+        for group in groups[: PAIRS + 1]:  # the turns, then the whole conversation's verdict
+            press(driver, button(group, "Accept"))
+        settle(driver, lambda d: len(self.marks(d)) == PAIRS + 1, "the marks to show")
+        while True:
+            press(driver, button(driver, "Save & next"))
+            started = time.perf_counter()
+            answer = settle(driver, lambda d: self.answer(d, item), f"the page's answer to saving {item}")
+            self.latencies.append(time.perf_counter() - started)
+            if answer == "saved":
+                self.saved.append(item)
+                return
+            self.refused += 1  # someone saved in between: Reload, then save the same choices again
+            press(driver, button(driver, "Reload"))
+            settle(
+                driver,
+                lambda d: not self.refusal(d) and len(self.marks(d)) == PAIRS + 1,
+                "the reload to keep the choices",
+            )
+
+    @staticmethod
+    def marks(driver) -> list:
+        from selenium.webdriver.common.by import By
+
+        return driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] button[aria-checked='true']")
+
+    @staticmethod
+    def refusal(driver) -> list:
+        from selenium.webdriver.common.by import By
+
+        return driver.find_elements(By.XPATH, "//*[contains(text(), 'your save was refused')]")
+
+    def answer(self, driver, item: str) -> str | None:
+        """'saved' once the page's toast confirms the save, 'refused' once it says the save was refused."""
+        from selenium.webdriver.common.by import By
+
+        for toast in driver.find_elements(By.CSS_SELECTOR, "[data-testid='stToast']"):
+            if f"Saved {item}:" in toast.text:
+                return "saved"
+        return "refused" if self.refusal(driver) else None
+
+
+def dashboard(url: str, log: Path) -> tuple[subprocess.Popen, str]:
+    """`dashboard.py` (streamlit run app.py) alone on the store on a free port, once it answers; with
+    its base URL."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("EVALCORE_OFFLINE", "EVALCORE_QUEUE_URL")}
+    env["EVALCORE_DATABASE_URL"] = url
+    # No file watcher: when a source file changes, Streamlit drops its modules from sys.modules, and the
+    # sessions importing them at that moment fail (KeyError: 'evalcore.items'); a deployed server does
+    # not watch either. Its log goes to a file: a pipe nobody reads would block the server once full.
+    command = [
+        sys.executable, "dashboard.py", "--server.address", "127.0.0.1", "--server.port", str(port),
+        "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        "--server.fileWatcherType", "none",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        try:
+            with urllib.request.urlopen(base + "/_stcore/health", timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            if process.poll() is not None:
+                raise SystemExit("the dashboard ended: " + log.read_text(errors="replace")[-2000:]) from None
+            return False
+
+    wait(answers, 120, "the dashboard to start")
+    return process, base
+
+
 def workers(url: str, n: int) -> list[subprocess.Popen]:
     env = {k: v for k, v in os.environ.items() if k not in ("EVALCORE_OFFLINE", "EVALCORE_QUEUE_URL")}
     env["PYTHONPATH"] = str(ROOT)
@@ -131,12 +357,18 @@ def stop(processes: list[subprocess.Popen]) -> None:
         process.wait(timeout=60)
 
 
-def wait(until, timeout: float, what: str) -> None:
+def wait(until: Callable[[], bool], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not until():
         if time.monotonic() > deadline:
             raise SystemExit(f"gave up after {timeout:.0f} s waiting for {what}")
         time.sleep(0.1)
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's reaped children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def yes(flag: bool) -> str:
@@ -147,65 +379,94 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def measure(url: str, args: argparse.Namespace) -> None:
+def measure(url: str, args: argparse.Namespace) -> list[str]:
+    """Run the load on the empty store at `url`, print its figures; the problems found (none expected)."""
     server = LLMServer(latency=LATENCY).start()
     names = [f"annotator{i:02d}" for i in range(args.annotators)]
     store = Store(url)
-    pid, run_id, generation = prepare(store, server, args, names)
+    pid, run_id, generation, assigned = prepare(store, server, args, names)
     expected = args.conversations * args.overlap
+    mode = "browser mode: a headless Chromium each on the dashboard" if not args.direct else "direct mode"
     print(f"{store.display_url}: {args.conversations} conversations x {args.overlap} annotators = "
-          f"{expected} saves expected from {args.annotators} annotators; 2 workers on a doc-QA job and "
-          "a run")  # fmt: skip
-    started = time.monotonic()
-    processes = workers(url, 2)
-    try:
-        enqueue(store, generation)  # a task each first, so the two workers start on one job each
-        enqueue(store, run_id)
-        queue = open_queue(url)
-        queue.enqueue(generation)  # then one more each: a worker whose job ended helps with the other
-        queue.enqueue(run_id)
-        wait(lambda: all(progress(store, store.run(r))[0] > 0 for r in (generation, run_id)), 300,
-             "both jobs to commit a unit")  # fmt: skip
-        cpu = time.process_time()
-        load_start = time.monotonic()
-        busy_at_start = [store.run(r).status not in ENDED for r in (generation, run_id)]
-        people = [Annotator(store, pid, name, args.think) for name in names]
-        for person in people:
-            person.start()
-        for person in people:
-            person.join()
-        load_wall, load_cpu = time.monotonic() - load_start, time.process_time() - cpu
-        busy = [store.run(r).status not in ENDED for r in (generation, run_id)]
-        wait(lambda: all(store.run(r).status in ENDED for r in (generation, run_id)), 600, "the jobs to end")
-        wall = time.monotonic() - started
-        ended = {r: store.run(r) for r in (generation, run_id)}
-    finally:
-        stop(processes)
-        server.stop()
+          f"{expected} saves expected from {args.annotators} annotators ({mode}); 2 workers on a doc-QA job "
+          f"and a run of {args.conversations + args.unassigned} conversations")  # fmt: skip
+    go = threading.Event()
+    site, people, processes, cpu = None, [], [], {}
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            if not args.direct:
+                site, base = dashboard(url, Path(folder) / "dashboard.log")
+                people = [BrowserAnnotator(base, name, go, args.think) for name in names]
+                for person in people:
+                    person.start()
+                for person in people:
+                    person.ready.wait()
+            started = time.monotonic()
+            processes = workers(url, 2)
+            enqueue(store, generation)  # a task each first, so the two workers start on one job each
+            enqueue(store, run_id)
+            queue = open_queue(url)
+            queue.enqueue(generation)  # then one more each: a worker whose job ended helps with the other
+            queue.enqueue(run_id)
+            wait(lambda: all(progress(store, store.run(r))[0] > 0 for r in (generation, run_id)), 300,
+                 "both jobs to commit a unit")  # fmt: skip
+            load_cpu, load_start = time.process_time(), time.monotonic()
+            busy_at_start = [store.run(r).status not in ENDED for r in (generation, run_id)]
+            if args.direct:
+                people = [Annotator(store, pid, name, args.think) for name in names]
+                for person in people:
+                    person.start()
+            go.set()
+            for person in people:
+                person.join()
+            load_wall, load_cpu = time.monotonic() - load_start, time.process_time() - load_cpu
+            busy = [store.run(r).status not in ENDED for r in (generation, run_id)]
+            wait(
+                lambda: all(store.run(r).status in ENDED for r in (generation, run_id)),
+                600,
+                "the jobs to end",
+            )
+            wall = time.monotonic() - started
+            ended = {r: store.run(r) for r in (generation, run_id)}
+        finally:
+            go.set()  # browsers still waiting to start give up with the rest
+            if site is not None:
+                cpu["the dashboard server"] = tree_cpu(site.pid)
+                site.terminate()
+                site.wait(timeout=60)
+            before = children_cpu()  # the workers alone: the server and the chromedrivers are reaped
+            stop(processes)
+            cpu = {"the workers": children_cpu() - before, **cpu}
+            server.stop()
     errors = [p.error for p in people if p.error is not None]
     if errors:
-        raise SystemExit(f"{len(errors)} annotator(s) failed: {errors[0]!r}")
+        return [f"{len(errors)} annotator(s) failed: {errors[0]!r}"]
+    problems = []
 
-    verdicts = Counter(
-        a.author
-        for item_id in {i for p in people for i in p.saved}
-        for a in store.annotations(item_id)
-        if a.turn_index is None and a.author in names
-    )
-    saved = sum(verdicts.values())
+    verdicts = {
+        item: {a.author for a in store.annotations(item) if a.turn_index is None} for item in assigned
+    }
+    lost = [
+        (item, who) for item in assigned for who in assignees_of(store, item) if who not in verdicts[item]
+    ]
+    saved = expected - len(lost)
+    if lost or saved != sum(len(p.saved) for p in people):
+        problems.append(f"{len(lost)} save(s) lost, e.g. {lost[:3]}; the annotators confirmed "
+                        f"{sum(len(p.saved) for p in people)}")  # fmt: skip
     latencies = [s * 1000 for p in people for s in p.latencies]
-    print(f"saves: {saved} of {expected} in the store ({expected - saved} lost), "
+    print(f"saves: {saved} of {expected} in the store ({len(lost)} lost), "
           f"{sum(p.refused for p in people)} refused as stale and saved again after a reload")  # fmt: skip
     print(f"save latency: p50 {percentile(latencies, 50):.0f} ms, p95 {percentile(latencies, 95):.0f} ms, "
           f"max {max(latencies):.0f} ms over {len(latencies)} saves; load {load_wall:.1f} s wall, "
-          f"{load_cpu:.1f} s CPU (annotators' process); jobs working at its start and end: generation "
+          f"{load_cpu:.1f} s CPU (this process); jobs working at its start and end: generation "
           f"{yes(busy_at_start[0])}/{yes(busy[0])}, run {yes(busy_at_start[1])}/{yes(busy[1])}")  # fmt: skip
 
     run = ended[run_id]
     turns = Counter((row[1], row[3]) for row in judgment_rows(store, run_id))
     asked = Counter(c.body["messages"][-1]["content"] for c in server.completed("openai"))
-    print(f"run {run.status.value}: {len(turns)} turns judged, {sum(n - 1 for n in turns.values())} twice; "
-          f"{sum(asked.values())} model calls, {sum(n - 1 for n in asked.values())} repeated")  # fmt: skip
+    twice, repeated = sum(n - 1 for n in turns.values()), sum(n - 1 for n in asked.values())
+    print(f"run {run.status.value}: {len(turns)} turns judged, {twice} twice; "
+          f"{sum(asked.values())} model calls, {repeated} repeated")  # fmt: skip
     job = ended[generation]
     units = [u for u in store.finished_units(generation).values() if u["status"] == "done"]
     made = [
@@ -215,25 +476,57 @@ def measure(url: str, args: argparse.Namespace) -> None:
     ]
     print(f"generation {job.status.value} ({DOC_QA}): {len(units)} units done, {len(made)} conversations "
           f"made, {len(made) - len(units)} made twice")  # fmt: skip
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(f"wall {wall:.1f} s from the workers' start; CPU {time.process_time():.1f} s this process, "
-          f"{children.ru_utime + children.ru_stime:.1f} s the workers")  # fmt: skip
+    if not args.direct:
+        cpu[f"the {len(people)} browsers"] = sum(p.cpu for p in people)
+    print(
+        f"wall {wall:.1f} s from the workers' start; CPU {time.process_time():.1f} s this process, "
+        + ", ".join(f"{seconds:.1f} s {who}" for who, seconds in cpu.items())
+    )
+    if twice or len(made) != len(units):
+        problems.append(f"units done twice: {twice} turns judged twice, {len(made) - len(units)} doc-QA "
+                        "conversations made twice")  # fmt: skip
+    if repeated:
+        problems.append(f"{repeated} model call(s) repeated on the fake server")
+    if run.status != RunStatus.finished or job.status != RunStatus.finished:
+        problems.append(f"a job did not finish: run {run.status.value}, generation {job.status.value}")
     store.close()
+    return problems
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--direct", action="store_true", help="threads calling the page's functions")
     parser.add_argument("--annotators", type=int, default=20)
-    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--conversations", type=int, help="assigned (default 40, --direct 200)")
+    parser.add_argument("--unassigned", type=int, help="played by the run only (default 160, --direct 0)")
     parser.add_argument("--overlap", type=int, default=2, help="annotators per conversation")
     parser.add_argument("--per-spec", type=int, default=30, help="doc-QA conversations per spec (10 specs)")
     parser.add_argument("--think", type=float, default=0.1, help="seconds between two saves of one person")
-    parser.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL (tests/pg.py)")
+    backend = parser.add_mutually_exclusive_group()
+    backend.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL (tests/pg.py)")
+    backend.add_argument("--db", help="the URL of an empty store to use")
     args = parser.parse_args()
+    # A browser's save costs the server a page run: ~4 saves per person in the browser; the run has 200
+    # conversations in both modes.
+    if args.conversations is None:
+        args.conversations = 200 if args.direct else 40
+    if args.unassigned is None:
+        args.unassigned = max(0, 200 - args.conversations)
+    if not args.direct and chromium_path() is None:
+        raise SystemExit("browser mode needs Debian's chromium and chromium-driver (scripts/setup.sh --test)")
+    problems = run(args)
+    for problem in problems:
+        print("FAILED:", problem)
+    sys.exit(1 if problems else 0)
+
+
+def run(args: argparse.Namespace) -> list[str]:
+    """The load on the store the arguments choose (a temporary SQLite file by default)."""
+    if args.db:
+        return measure(args.db, args)
     if not args.postgres:
         with tempfile.TemporaryDirectory() as folder:
-            measure(f"sqlite:///{Path(folder) / 'team.db'}", args)
-        return
+            return measure(f"sqlite:///{Path(folder) / 'team.db'}", args)
     from pg import Databases, LocalServer, find_bin_dir
 
     bin_dir = find_bin_dir()
@@ -243,7 +536,7 @@ def main() -> None:
     databases = Databases(server.url)
     url = databases.create()
     try:
-        measure(url, args)
+        return measure(url, args)
     finally:
         databases.drop(url)
         server.stop()
