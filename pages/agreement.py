@@ -161,7 +161,7 @@ def _calibration_section() -> None:
 def _assign_section() -> None:
     team = progress(store, project_id)
     known = [p.annotator for p in team]
-    with st.form("assign"):
+    with st.form("assign", enter_to_submit=False):
         names = st.multiselect(
             "Annotators",
             known,
@@ -206,7 +206,7 @@ def _assign_section() -> None:
     st.subheader("Policy")
     policy = project_policy(store, project_id)
     settings = store.project(project_id).settings
-    with st.form("policy"):
+    with st.form("policy", enter_to_submit=False):
         left, right = st.columns([1, 2])
         required = left.number_input("Annotators who must accept for gold", 1, 10, policy.required_agreement)
         leads = right.text_input(

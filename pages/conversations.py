@@ -90,7 +90,7 @@ if unfinished is not None:
 with st.expander("Generate", expanded=table.empty or unfinished is not None):
     if not has_specs:
         st.info("This project has no specs yet: generate them on the Spec review page first.")
-    with st.form("doc_qa_generate"):
+    with st.form("doc_qa_generate", enter_to_submit=False):
         cols = st.columns(5)
         cols[0].selectbox("Generator", ["doc_qa"], help="Document-grounded QA (seed 000).")
         which = cols[1].selectbox("Specs", ["selected", "all"], help="The latest selection, or every spec.")

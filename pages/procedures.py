@@ -44,7 +44,7 @@ if project_id is None:
 generations = store.runs(project_id, kind=RUN_KIND)
 procedure_names = sorted(pr.name for pr in store.procedures(project_id))
 with st.expander("Generate tests from the procedures", expanded=not generations):
-    with st.form("generate_procedures"):
+    with st.form("generate_procedures", enter_to_submit=False):
         chosen_names = st.multiselect(
             "Procedures", procedure_names, placeholder="all of the project's procedures"
         )
@@ -164,7 +164,7 @@ else:
 st.subheader("Table 2: the tests against targets")
 show_flash()
 acting = [t.name for t in list_targets(store, project_id) if t.kind in ACTING_KINDS]
-with st.form("play_tests"):
+with st.form("play_tests", enter_to_submit=False):
     st.caption(
         "Play the procedure tests against a target that calls tools (OpenAI tools API, Anthropic tool use, "
         "an HTTP endpoint answering a reply or an action, or a built-in agent: add one on Runs or with "

@@ -41,7 +41,7 @@ with st.expander("Add or replace a target"):
         "python": "Python callable",
     }
     kind = st.selectbox("Kind", list(kinds), key="target_kind", format_func=kinds.get)
-    with st.form("add_target"):
+    with st.form("add_target", enter_to_submit=False):
         name = st.text_input("Name", placeholder="e.g. prod-bot")
         config: dict = {}
         if kind in ("openai", "anthropic"):
@@ -97,7 +97,7 @@ st.subheader("Start a run")
 registry = Registry(store.project(project_id).settings)
 judge_default = registry.choose("judge").model
 judges = ["(judge role)", "offline", *[m for m in registry.configured_models() if m != judge_default]]
-with st.form("start_run"):
+with st.form("start_run", enter_to_submit=False):
     a, b = st.columns(2)
     target_name = a.selectbox("Target", [t.name for t in targets])
     judge = b.selectbox(

@@ -54,7 +54,7 @@ st.dataframe(
     hide_index=True,
     width="stretch",
 )
-with st.form("role_model"):
+with st.form("role_model", enter_to_submit=False):
     c1, c2 = st.columns([1, 2])
     role = c1.selectbox("Role", [*ROLES, "embedding"])
     model = c2.text_input(
@@ -159,7 +159,7 @@ if profiles:
         hide_index=True,
         width="stretch",
     )
-with st.form("model_profile"):
+with st.form("model_profile", enter_to_submit=False):
     c1, c2 = st.columns([3, 1])
     profile_model = c1.text_input("Model (provider/model)", placeholder="compat/qwen2.5-0.5b-instruct")
     limit = c2.number_input("Max tokens (0 = no limit)", min_value=0, step=256)
@@ -184,7 +184,7 @@ st.caption(
     "A run stops before the call that would exceed its budget, and records that it stopped for budget. "
     f"Current default: {'none' if current is None else f'${current.usd} / {current.tokens} tokens'}."
 )
-with st.form("budget"):
+with st.form("budget", enter_to_submit=False):
     c1, c2 = st.columns(2)
     usd = c1.number_input(
         "Dollars per run (0 = no limit)", 0.0, 10_000.0, float(current.usd or 0) if current else 0.0

@@ -82,7 +82,7 @@ show_flash()
 # ------------------------------------------------------------------ generate and select
 with st.expander("Generate and select", expanded=not table["selected"].any()):
     gen, sel = st.columns(2)
-    with gen, st.form("generate"):
+    with gen, st.form("generate", enter_to_submit=False):
         st.markdown("**Generate candidates**")
         m = st.number_input("How many candidates (m)", 5, 2000, DEFAULT_CANDIDATES, step=5)
         seed = st.number_input("Seed", 0, 10_000, 0)
@@ -116,7 +116,7 @@ with st.expander("Generate and select", expanded=not table["selected"].any()):
                 st.rerun()
             except EvalcoreError as exc:
                 show_error(exc)
-    with sel, st.form("select"):
+    with sel, st.form("select", enter_to_submit=False):
         st.markdown("**Select for diversity and coverage**")
         k = st.slider("How many to select (k)", 1, max(2, len(table)), min(DEFAULT_K, max(1, len(table))))
         alpha = st.slider(
@@ -221,7 +221,7 @@ if spec_id and spec_id in set(table["id"]):
         )
 
     documents = [d.id for d in store.documents(project_id)]
-    with st.form(f"edit:{spec_id}"):
+    with st.form(f"edit:{spec_id}", enter_to_submit=False):
         scenario = st.text_input("Scenario", spec.scenario)
         given = st.text_area("Given", spec.given, height=68)
         when = st.text_area("When", spec.when, height=68)
@@ -262,7 +262,7 @@ if spec_id and spec_id in set(table["id"]):
                 _saved("Accepted.", spec_id)
             except StaleVersionError as exc:
                 _refused(exc, spec_id)
-    with r2, st.form(f"reject:{spec_id}", border=False):
+    with r2, st.form(f"reject:{spec_id}", border=False, enter_to_submit=False):
         reason = st.text_input(
             "Reason for rejecting", placeholder="e.g. duplicate of another spec; not testable"
         )
@@ -298,7 +298,11 @@ if spec_id and spec_id in set(table["id"]):
 # ------------------------------------------------------------------ add, import, export
 st.divider()
 add_col, io_col = st.columns(2)
-with add_col, st.expander("Add a spec by hand"), st.form("add_spec", clear_on_submit=True):
+with (
+    add_col,
+    st.expander("Add a spec by hand"),
+    st.form("add_spec", clear_on_submit=True, enter_to_submit=False),
+):
     scenario = st.text_input("Scenario")
     given = st.text_input("Given")
     when = st.text_input("When")

@@ -53,6 +53,20 @@ def test_no_page_uses_the_deprecated_use_container_width():
     assert [p.name for p in sources if "use_container_width" in p.read_text()] == []
 
 
+def test_enter_submits_no_form_that_saves_human_work_or_starts_a_job():
+    """Enter in a text field must not save an edit, a rejection or a policy, nor start a paid job (issue 15,
+    item 1): every form opts out, but Home's import forms, where Enter after a path is expected."""
+    import re
+
+    submitting = []
+    for page in sorted((ROOT / "pages").glob("*.py")):
+        for line in page.read_text().splitlines():
+            if "st.form(" in line and "enter_to_submit=False" not in line and "import_" not in line:
+                submitting.append(f"{page.name}: {line.strip()}")
+    assert submitting == []
+    assert len(re.findall(r"st\.form\(", (ROOT / "pages" / "specs.py").read_text())) >= 4
+
+
 def test_reports_render_without_an_arrow_conversion_fallback(ran):
     logger = logging.getLogger("streamlit.dataframe_util")
     records, level = Records(), logger.level
