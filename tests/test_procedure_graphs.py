@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+import re
 import statistics
 from pathlib import Path
 
@@ -269,7 +271,64 @@ def test_conversations_keep_a6_rules_and_cut_into_tests() -> None:
         cuts = [i for i, t in enumerate(turns[:-1]) if t.role in ("user", "tool_result")]
         assert [len(t.context) for t in tests] == [i + 1 for i in cuts]
         assert all(t.expected.role in ("assistant", "tool_call") for t in tests)
-        assert tests[0].expected.content.startswith("Ask for the order number")
+        assert tests[0].expected.content.startswith("Could you tell me the order number")
+
+
+RETURNS = {t.name: t.returns for t in SAMPLE.tools}
+TABLES = [(d.id, d.rows) for d in SAMPLE.documents if d.rows]
+
+
+def test_offline_conversations_read_as_dialogue_with_values_from_the_project() -> None:
+    procedure, _, conv = _graphs("rent_ebike")
+    column = {c: {r[c] for _, rows in TABLES for r in rows if c in r} for c in ("sku", "store_id")}
+    for k, path in enumerate(weighted_walks(conv, 6, seed=3)):
+        turns = render_path(conv, path, APIS, procedure.intent, random.Random(k), TABLES, RETURNS).turns
+        assert conversation_problems(turns, APIS) == []
+        asked: set[str] = set()
+        for i, turn in enumerate(turns):
+            if turn.role == "assistant":
+                assert not turn.content.startswith(("Ask ", "Explain ", "Collect ", "Give ")), turn.content
+            if turn.role == "user" and i > 1 and turns[i - 1].role == "assistant":
+                said = {
+                    w.strip().replace(" ", "_") for w in re.findall(r"(?:^|, |\. )([a-z ]+):", turn.content)
+                }
+                asked |= said
+                question = turns[i - 1].content.lower()
+                assert all(any(w in question for w in _WORDS[n]) for n in said), (question, said)
+            if turn.role == "tool_call":
+                args = turn.arguments
+                assert args["store_id"] in column["store_id"]
+                assert args["end_date"] >= args["start_date"]
+                if "sku" in args:
+                    assert args["sku"] in column["sku"]
+                if "rider_age" in args:
+                    assert 18 <= args["rider_age"] <= 70
+                if "renter_email" in args:
+                    first, last = args["renter_name"].lower().split()
+                    assert args["renter_email"] == f"{first}.{last}@example.com"
+            if turn.role == "tool_result":
+                output = json.loads(turn.content)
+                if output["result"] == "available":
+                    assert output["available"] and output["available"][0]["sku"] in column["sku"]
+                    assert set(output["available"][0]) >= {
+                        "sku",
+                        "units_free",
+                        "daily_rate_usd",
+                        "deposit_usd",
+                    }
+        assert "renter_name" not in asked or "start_date" in asked, "dates are asked first, names later"
+
+
+_WORDS = {
+    "store_id": ("store",),
+    "start_date": ("date",),
+    "end_date": ("date",),
+    "rider_age": ("ride",),
+    "damage_waiver": ("waiver",),
+    "renter_name": ("name",),
+    "renter_email": ("email",),
+    "renter_phone": ("phone",),
+}
 
 
 def test_a6_problems_are_found() -> None:

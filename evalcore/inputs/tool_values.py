@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 import re
 import string
+from collections.abc import Sequence
 from datetime import date, timedelta
 from typing import Any
 
@@ -120,3 +121,136 @@ def check_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> list[s
     return [
         f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}" for e in validator.iter_errors(arguments)
     ]
+
+
+Table = tuple[str, list[dict[str, str]]]  # a project table: its name and rows
+_ADULT = (18, 70)  # an age in a booking: the procedures' adult rules apply unless the schema says less
+
+
+def from_tables(
+    name: str,
+    schema: dict[str, Any],
+    tables: Sequence[Table],
+    rng: random.Random,
+    given: dict[str, Any],
+    fields: Sequence[str] = (),
+) -> Any | None:
+    """A value of `name` from the project's tables: a column of that name (or its singular, for an array
+    parameter), from a row agreeing with the values already given (the store's own fleet), in the table
+    that has the most of `fields` (the other fields of the call or object) as columns; None when no table
+    has the column or no value fits the schema."""
+    column = name if schema.get("type") != "array" else name.removesuffix("s")
+    item = schema.get("items", {}) if schema.get("type") == "array" else schema
+    best: list[dict[str, str]] = []
+    rank = (-1, -1)
+    for _, rows in tables:
+        if not rows or column not in rows[0]:
+            continue
+        agree = [r for r in rows if all(str(given[c]) == r[c] for c in r if c in given and c != column)]
+        if agree and (len(set(fields) & set(rows[0])), len(agree)) > rank:
+            best, rank = agree, (len(set(fields) & set(rows[0])), len(agree))
+    numeric = item.get("type") in ("number", "integer")
+    raw = [_number(r[column]) if numeric else r[column] for r in best]
+    values = [v for v in raw if not check_arguments({"properties": {"v": item}}, {"v": v})]
+    if not values:
+        return None
+    value = rng.choice(values)
+    return [value] if schema.get("type") == "array" else value
+
+
+def _number(text: str) -> Any:
+    try:
+        return int(text) if text.strip().lstrip("-").isdigit() else float(text)
+    except ValueError:
+        return text
+
+
+def is_failure(outcome: str) -> bool:
+    """Whether an API outcome says the call found or did nothing ("not_found", "none_available",
+    "email_mismatch", "error"): its output then carries only the fields its schema requires."""
+    return bool(
+        re.search(
+            r"\b(not|no|none|error|failed|mismatch|outside|wrong|closed|too|non|un\w+)",
+            outcome.replace("_", " "),
+        )
+    )
+
+
+def consistent(
+    name: str, value: Any, schema: dict[str, Any], given: dict[str, Any], rng: random.Random
+) -> Any:
+    """`value` made coherent with the values `given` so far (module docstring); the schema still holds."""
+    lowered = name.lower()
+    if "email" in lowered and isinstance(value, str):
+        person = next((v for k, v in given.items() if k.endswith("name") and isinstance(v, str)), None)
+        if person and " " in person.strip():
+            first, last = person.lower().split()[:2]
+            value = f"{first}.{last}@example.com"
+    for first, last in (("start_", "end_"), ("from_", "to_")):
+        start = first + lowered.removeprefix(last)
+        if lowered.startswith(last) and isinstance(given.get(start), str) and isinstance(value, str):
+            try:
+                begun = date.fromisoformat(given[start])
+            except ValueError:
+                continue
+            value = (begun + timedelta(days=rng.randrange(0, 4))).isoformat()
+    if lowered.endswith("age") and schema.get("type") == "integer":
+        low = max(int(schema.get("minimum", _ADULT[0])), _ADULT[0])
+        high = min(int(schema.get("maximum", _ADULT[1])), _ADULT[1])
+        value = rng.randint(low, high) if low <= high else value
+    return value
+
+
+def result_values(
+    returns: dict[str, Any] | None,
+    outcome: str,
+    arguments: dict[str, Any],
+    rng: random.Random,
+    tables: Sequence[Table] = (),
+) -> dict[str, Any]:
+    """An API output for `outcome`: `result` set to it, every other field of the `returns` schema filled,
+    fields named like an argument (nested ones too) repeating it, and from the tables where a column has
+    the field's name; a failure (`is_failure`) carries only the required fields, with nothing listed.
+    Without a schema, just the outcome."""
+    out: dict[str, Any] = {"result": outcome}
+    failed = is_failure(outcome)
+    required = set((returns or {}).get("required") or [])
+    for name, spec in ((returns or {}).get("properties") or {}).items():
+        if failed and spec.get("type") == "array" and name in required:
+            out[name] = []
+        elif name != "result" and (name in required or not failed):
+            out[name] = _repeat(value_for(name, spec, rng), spec, arguments, rng, tables, failed)
+            if name in arguments:
+                out[name] = arguments[name]
+    return out
+
+
+def _repeat(
+    value: Any,
+    schema: dict[str, Any],
+    arguments: dict[str, Any],
+    rng: random.Random,
+    tables: Sequence[Table],
+    failed: bool,
+) -> Any:
+    """A generated value with nested fields named like an argument set to it, or taken from the tables
+    (one row for one object); a successful call's counts at least 1 (it found something)."""
+    if isinstance(value, list):
+        return [_repeat(v, schema.get("items", {}), arguments, rng, tables, failed) for v in value]
+    if value == 0 and type(value) is int and not failed:
+        return 1
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            v = _repeat(v, props.get(k, {}), arguments, rng, tables, failed)
+            found = arguments.get(k)
+            if found is None:
+                found = from_tables(k, props.get(k, {}), tables, rng, {**arguments, **out}, list(props))
+            out[k] = (
+                v
+                if found is None or check_arguments({"properties": {k: props.get(k, {})}}, {k: found})
+                else found
+            )
+        return out
+    return value

@@ -9,9 +9,12 @@
   the customer's replies choose an edge out of the step it last carried out, an API output chooses the
   edge of its outcome, a customer message sharing nothing with the procedure and giving nothing asked
   for is out of procedure (it steers back to the procedure). Its next action is the step it reaches: a
-  reply in its own words, or the API call with the values the customer stated (a value never stated is
-  made up from the tool's schema). It makes the mistakes tool-using agents make, at seeded rates: skips
-  a lookup (assumes the first call of a conversation went well and says so), sends a wrong parameter
+  reply in its own words (`in_own_words`: its own phrasings of the step's verbs, words swapped for
+  synonyms, codes in brackets dropped, at most the step's first three sentences: a real agent's
+  paraphrase, not the generator's wording, so its correct-reply figure is not circular), or the API call
+  with the values the customer stated or an earlier API output gave (a value never given is made up
+  from the tool's schema). It makes the mistakes tool-using agents make, at seeded rates: skips a lookup
+  (assumes the first call of a conversation went well and says so), sends a wrong parameter
   value, calls the next API where it should ask the customer, and goes off script; and it misses an
   injected message that shares words with the procedure (answers it as a step of the procedure).
 
@@ -30,6 +33,7 @@ from typing import Any, Protocol
 import networkx as nx
 
 from evalcore.documents.retrieval import tokenize
+from evalcore.generators.procedure.conversations import output_fields
 from evalcore.generators.procedure.flowgraph import build_flowgraph, compile_flowgraph
 from evalcore.generators.procedure.graphs import Graph
 from evalcore.generators.procedure.metrics import Action, expected_action
@@ -42,7 +46,46 @@ SKIP_LOOKUP = 0.3  # of first API calls in a conversation: replies as if it had 
 WRONG_PARAMETER = 0.2  # of API calls: one argument gets another valid value (correct parameters)
 CALL_INSTEAD_OF_ASK = 0.15  # of replies that ask the customer: calls the next API instead (reply recall)
 OFF_SCRIPT_REPLY = 0.15  # of replies: a generic answer instead of the procedure's step (correct reply)
-_OPENERS = ("Sure.", "Of course!", "Thanks for waiting.", "Happy to help.")
+_OPENERS = ("", "Sure. ", "Of course! ", "Thanks for waiting. ", "Happy to help. ")
+# The demo agent's own ways of saying a step's verb: {rest} is what follows it, pronouns already swapped.
+_OWN_FRAMES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        r"ask the customer to|ask them to",
+        ("Would you mind if I asked you to {rest}?", "Can you {rest}, please?"),
+    ),
+    (r"ask for|ask", ("Can you let me know {rest}?", "I'll need to know {rest}.", "May I ask {rest}?")),
+    (r"collect", ("I'll just need {rest}.", "Can I get {rest}?")),
+    (r"explain ([^:]+):", ("Just so you know, {rest}.", "A quick note on {1}: {rest}.")),
+    (r"explain how", ("This is how {rest}.", "Let me walk you through how {rest}.")),
+    (r"explain", ("I should mention {rest}.", "To be clear, {rest}.")),
+    (r"give", ("I have {rest} for you.", "I can share {rest} now.")),
+    (r"offer", ("Would {rest} work for you?", "One option is {rest}.")),
+    (r"suggest", ("My recommendation is {rest}.", "I'd go with {rest}.")),
+    (r"tell the customer|tell them|say", ("{rest}.", "Good to know: {rest}.")),
+    (r"check|verify|find|look up", ("I'll check {rest}.", "Let's look at {rest}.")),
+    (r"confirm", ("Just to confirm, {rest}.", "I can confirm {rest}.")),
+    (r"point out|remind (?:them|the customer)|note", ("Keep in mind {rest}.", "Please be aware {rest}.")),
+    (r"apologise|apologize", ("My apologies{rest}.",)),
+    (r"do not reveal|don't reveal", ("I'm not able to share {rest}.",)),
+)
+_OWN = [(re.compile(rf"^(?:{p})(?![A-Za-z])\s*", re.IGNORECASE), frames) for p, frames in _OWN_FRAMES]
+_SYNONYMS = {
+    "dates": "days",
+    "preferred": "favourite",
+    "store": "shop",
+    "number": "no.",
+    "problem": "issue",
+    "bike": "bicycle",
+    "phone": "phone number",
+    "booking": "reservation",
+    "customer": "you",
+    "item": "product",
+    "within": "inside",
+    "details": "info",
+    "email": "email address",
+    "order": "purchase",
+}
+_YOU = ((r"\bthe customer's\b|\btheir\b", "your"), (r"\bthe customer\b|\bthey\b|\bthem\b", "you"))
 _GENERIC = (
     "Let me know if there's anything else I can do for you today.",
     "Thanks for reaching out, I hope you have a lovely day.",
@@ -105,10 +148,13 @@ def _overlap(text: str, other: str) -> float:
 
 
 def stated_values(context: Sequence[Turn]) -> dict[str, Any]:
-    """The values the conversation has given so far: stated by the customer ("order id: "WEB-1"") and
-    sent in earlier calls; later ones win."""
+    """The values the conversation has given so far: stated by the customer ("order id: "WEB-1""), sent
+    in earlier calls and returned by earlier API outputs; later ones win, an output's never over what was
+    said or sent."""
     values: dict[str, Any] = {}
     for turn in context:
+        if turn.role == TurnRole.tool_result:
+            values = {**output_fields(turn.content), **values}
         if turn.role == TurnRole.user:
             for name, raw in _STATED.findall(turn.content):
                 values[name.strip().lower().replace(" ", "_")] = json.loads(raw)
@@ -176,7 +222,7 @@ class DemoAgent:
             return self._call(g.nodes[later[0]]["description"], values, rng)
         if rng.random() < OFF_SCRIPT_REPLY:
             return Action(kind="reply", text=rng.choice(_GENERIC))
-        return Action(kind="reply", text=f"{rng.choice(_OPENERS)} {text}")
+        return Action(kind="reply", text=in_own_words(text, rng))
 
     def _due(self, procedure: Procedure, flow: Graph, context: Sequence[Turn]) -> str | None:
         """The flowgraph node the context calls for next, `_OFF_PROCEDURE`, or None (nothing is due)."""
@@ -255,6 +301,33 @@ class DemoAgent:
         else:
             value = f"{right.arguments[name]}x"
         return Action(kind="api", tool_name=right.tool_name, arguments={**right.arguments, name: value})
+
+
+def in_own_words(step: str, rng: random.Random) -> str:
+    """A step said the way the demo agent says it (module docstring)."""
+    sentences = [x for x in re.split(r"(?<=[.;])\s+", " ".join(step.split())) if x.strip()][:3]
+    said = []
+    for sentence in sentences:
+        text = re.sub(r"\s*\([^)]*\)", "", sentence).strip().rstrip(".;")
+        for pattern, replacement in _YOU:
+            text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)
+        text = re.sub(r"\b([a-z]+(?:_[a-z]+)+)\b", lambda m: m.group(1).replace("_", " "), text)
+        text = re.sub(r"\b(they|you) (want|need)s\b", r"\1 \2", text)
+        words = [
+            _SYNONYMS.get(w, w) if rng.random() < 0.5 else w for w in re.split(r"(\W+)", text)
+        ]  # half the words a thesaurus would change, changed
+        text = "".join(words)
+        for pattern, frames in _OWN:
+            match = pattern.match(text)
+            if match:
+                rest = text[match.end() :].strip()
+                frame = rng.choice(frames).replace("{rest}", rest)
+                text = frame.replace("{1}", match.group(1).strip()) if match.groups() else frame
+                break
+        else:
+            text += "."
+        said.append(text[:1].upper() + text[1:])
+    return rng.choice(_OPENERS) + " ".join(said)
 
 
 def _answer_edge(message: str, edges: list[tuple[str, str]]) -> str:

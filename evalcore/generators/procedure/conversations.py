@@ -2,11 +2,15 @@
 
 The LLM task `generate_conversation` is one-shot as A.6: a conversation graph, the APIs and a sampled
 path in, the conversation out, under A.6's conditions. Its offline implementation writes the path's
-nodes in order: agent nodes as assistant turns (their description), customer nodes as user turns (the
-opening states the intent; a customer who "gives the details asked for" gives values for the next API
-call's required parameters, filled from the tool's schema and kept for the whole conversation; noise
-messages as they are), api nodes as a `tool_call` turn with its arguments and a `tool_result` turn whose
-`result` is the outcome on the path's next edge.
+nodes in order: agent nodes as assistant turns, the step said as an utterance (utterances.py: "Ask for
+the dates" -> "Could you tell me the dates?"); customer nodes as user turns (the opening states the
+intent; a customer who "gives the details asked for" answers only the parameters of the path's coming API
+calls that the agent's last turn asked for; noise messages as they are); api nodes as a `tool_call` turn
+with its arguments and a `tool_result` turn carrying the outcome on the path's next edge as `result` and
+the other fields of the tool's `returns` schema. Values come from the project's tables where a column has
+the parameter's name, else from the schema, are kept for the whole conversation and kept coherent (a
+range's end after its start, an adult's age, the email made from the name); a call's parameter nobody
+stated takes a field of an earlier API output of that name (the SKU an order lookup returned).
 
 `conversation_problems` checks A.6's conditions on any generated conversation: an API output after every
 call, customer and agent alternating (tool turns belong to the agent), the agent acting on every API
@@ -24,7 +28,15 @@ from pydantic import Field
 
 from evalcore.generators.procedure.graphs import Graph
 from evalcore.generators.procedure.noise import STEER_BACK
-from evalcore.inputs.tool_values import check_arguments, value_for
+from evalcore.generators.procedure.utterances import agent_utterance, asked_parameters
+from evalcore.inputs.tool_values import (
+    Table,
+    check_arguments,
+    consistent,
+    from_tables,
+    result_values,
+    value_for,
+)
 from evalcore.llm.tasks import Task
 from evalcore.models import Conversation, Provenance, Turn
 from evalcore.models.common import Record
@@ -72,41 +84,92 @@ def _customer_text(description: str, intent: str, details: dict[str, Any]) -> st
     return description
 
 
+def output_fields(content: str) -> dict[str, Any]:
+    """An API output's fields, and those of the first item of each list of objects in it."""
+    try:
+        data = json.loads(content)
+    except json.JSONDecodeError:
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    found = {k: v for k, v in data.items() if not isinstance(v, list | dict) and k != "result"}
+    for v in data.values():
+        if isinstance(v, list) and v and isinstance(v[0], dict):
+            found |= {k: x for k, x in v[0].items() if k not in found and not isinstance(x, list | dict)}
+    return found
+
+
 def render_path(
-    graph: Graph, path: list[str], apis: dict[str, dict[str, Any]], intent: str, rng: random.Random
+    graph: Graph,
+    path: list[str],
+    apis: dict[str, dict[str, Any]],
+    intent: str,
+    rng: random.Random,
+    tables: list[Table] | None = None,
+    returns: dict[str, dict[str, Any] | None] | None = None,
 ) -> GeneratedConversation:
-    """The offline conversation of one path (module docstring)."""
+    """The offline conversation of one path (module docstring): `apis` maps a tool's name to its
+    parameters' schema, `returns` to its result's schema, `tables` are the project's."""
     g = graph.digraph()
-    given: dict[str, Any] = {}
+    rows = tables or []
+    given: dict[str, Any] = {}  # what the customer said and the calls sent
+    seen: dict[str, Any] = {}  # fields of the API outputs so far
     turns: list[GeneratedTurn] = []
 
-    def next_api(start: int) -> str | None:
-        return next((g.nodes[n]["description"] for n in path[start:] if g.nodes[n]["type"] == "api"), None)
+    def accepts(name: str, prop: dict[str, Any], value: Any) -> bool:
+        return not check_arguments({"type": "object", "properties": {name: prop}}, {name: value})
 
-    def arguments(tool: str | None) -> dict[str, Any]:
-        schema = apis.get(tool or "", {})
+    def value(name: str, prop: dict[str, Any], fields: list[str]) -> Any:
+        drawn = from_tables(name, prop, rows, rng, given, fields)
+        drawn = value_for(name, prop, rng, intent) if drawn is None else drawn
+        fitted = consistent(name, drawn, prop, given, rng)
+        return fitted if accepts(name, prop, fitted) else drawn
+
+    def coming(start: int) -> list[dict[str, Any]]:
+        names = [g.nodes[n]["description"] for n in path[start:] if g.nodes[n]["type"] == "api"]
+        return [apis.get(n) or {} for n in dict.fromkeys(names)]
+
+    def answer(question: str, start: int) -> dict[str, Any]:
+        schemas = coming(start)
+        props = {k: v for s in schemas for k, v in (s.get("properties") or {}).items()}
+        asked = asked_parameters(agent_utterance(question), schemas)
+        said: dict[str, Any] = {}
+        for name in sorted(asked, key=lambda n: "email" in n):  # the name first: the email is made from it
+            if name not in given or not accepts(name, props[name], given[name]):
+                given[name] = said[name] = value(name, props[name], list(props))
+        return said
+
+    def arguments(tool: str) -> dict[str, Any]:
+        schema = apis.get(tool) or {}
         properties = schema.get("properties") or {}
-        for name in schema.get("required", []):
+        args: dict[str, Any] = {}
+        for name in sorted(schema.get("required", []), key=lambda n: "email" in n):
+            prop = properties.get(name, {})
             # a value said earlier is reused only where this tool's schema accepts it ("reason" differs)
-            prop = {"type": "object", "properties": {name: properties.get(name, {})}}
-            if name not in given or check_arguments(prop, {name: given[name]}):
-                given[name] = value_for(name, properties.get(name, {}), rng, intent)
-        return {name: given[name] for name in schema.get("required", [])}
+            for source in (given, seen):
+                if name in source and accepts(name, prop, source[name]):
+                    args[name] = source[name]
+                    break
+            else:
+                args[name] = given[name] = value(name, prop, list(properties))
+        given.update(args)
+        return args
 
+    last_agent = ""
     for i, node_id in enumerate(path):
         kind, text = g.nodes[node_id]["type"], g.nodes[node_id]["description"]
         if kind == "customer":
-            details: dict[str, Any] = {}
-            if text == GIVES_DETAILS:
-                before = dict(given)
-                wanted = arguments(next_api(i + 1))
-                details = {k: v for k, v in wanted.items() if k not in before or before[k] != v}
+            details = answer(last_agent, i + 1) if text == GIVES_DETAILS else {}
             turns.append(
                 GeneratedTurn(role="user", content=_customer_text(text, intent, details), node=node_id)
             )
         elif kind == "agent":
+            if text != STEER_BACK:  # after a detour the customer answers the procedure's question
+                last_agent = text
             content = (
-                f"Sorry, I can only help you {intent} here. Let's carry on." if text == STEER_BACK else text
+                f"Sorry, I can only help you {intent} here. Let's carry on."
+                if text == STEER_BACK
+                else agent_utterance(text)
             )
             turns.append(GeneratedTurn(role="assistant", content=content, node=node_id))
         else:
@@ -114,7 +177,9 @@ def render_path(
             call = GeneratedTurn(role="tool_call", tool_name=text, arguments=args, node=node_id)
             call.content = json.dumps({"name": text, "arguments": args}, ensure_ascii=False)
             outcome = g.edges[node_id, path[i + 1]]["description"] if i + 1 < len(path) else ""
-            result = json.dumps({"result": outcome}, ensure_ascii=False)
+            output = result_values((returns or {}).get(text), outcome, args, rng, rows)
+            result = json.dumps(output, ensure_ascii=False)
+            seen.update(output_fields(result))
             turns += [call, GeneratedTurn(role="tool_result", tool_name=text, content=result, node=node_id)]
     return GeneratedConversation(turns=turns)
 
@@ -122,7 +187,9 @@ def render_path(
 def _offline(inputs: dict[str, Any], rng: random.Random) -> GeneratedConversation:
     graph = Graph.model_validate(inputs["graph"])
     apis = {t["name"]: t["parameters"] for t in inputs["apis"]}
-    return render_path(graph, inputs["path"], apis, inputs["intent"], rng)
+    returns = {t["name"]: t.get("returns") for t in inputs["apis"]}
+    tables = [(name, rows) for name, rows in inputs.get("tables") or []]
+    return render_path(graph, inputs["path"], apis, inputs["intent"], rng, tables, returns)
 
 
 GENERATE_CONVERSATION = Task(

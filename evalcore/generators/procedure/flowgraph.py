@@ -55,7 +55,7 @@ def condition_of(step: ProcedureStep) -> str:
 
 def _reply(step: ProcedureStep) -> str:
     """The customer's reply to a message step: the details it asked for, or an acknowledgement."""
-    asks = re.search(r"\bask\b|\?", step.text, re.IGNORECASE)
+    asks = re.search(r"\bask\b|\bcollect\b|\?", step.text, re.IGNORECASE)
     return "Customer gives the details asked for" if asks else "Customer acknowledges and goes on"
 
 

@@ -52,7 +52,7 @@ from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.llm.types import TaskResult
-from evalcore.models import Procedure, Provenance, Run, Tool
+from evalcore.models import DocumentKind, Procedure, Provenance, Run, Tool
 from evalcore.models.common import Record
 from evalcore.store import Store
 from evalcore.store.store import new_id
@@ -185,6 +185,8 @@ class _Worker:
         self.procedures = {pr.name: pr for pr in [*store.procedures(self.pid), *generated]}
         self.generated_tools = [Tool.model_validate(t) for t in run.params.get(GENERATED_TOOLS) or []]
         self.tools: list[Tool] = store.tools(self.pid) + self.generated_tools
+        # the project's tables, so offline conversations use stores, SKUs and codes that exist
+        self.tables = [[d.id, d.rows] for d in store.documents(self.pid) if d.kind == DocumentKind.table]
 
     def _task(self, task: Any, inputs: dict[str, Any], seed: int, models: list[str]) -> TaskResult:
         """Run a task; `models` collects the unit's producers (for the graphs' provenance)."""
@@ -254,6 +256,7 @@ class _Worker:
                         "path": path,
                         "apis": inputs["apis"],
                         "intent": procedure.intent,
+                        "tables": self.tables,
                     }
                     result = self._task(GENERATE_CONVERSATION, conversation_inputs, seed * 1000 + k, models)
                     if not result.ok:
