@@ -3,7 +3,8 @@ demo target on the sample project, ChatChecker's statistics per persona type (se
 B, #B, B/ST, unique B, crashes, MTLD, ratings), and a target that crashes on a keyword.
 
 Run from the repository root: `.venv/bin/python benchmarks/simulation.py [--personas N] [--seeds S ...]`
-(default: seeds 0 1 2, a project each; per-seed rates and the pooled table).
+(default: seeds 0 to 4, a project each; per-seed rates, whether challenging personas lead at each, and the
+pooled table).
 Everything is offline (EVALCORE_OFFLINE=1): the personas, the simulated users, the breakdown rules and the
 heuristic rater; the figures say how the offline pipeline behaves, not how a model would.
 """
@@ -48,7 +49,7 @@ def _row(label: str, dialogues: list, task_oriented: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--personas", type=int, default=10, help="personas of each type (default 10)")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="one project per seed")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="one project per seed")
     args = parser.parse_args()
     os.environ["EVALCORE_OFFLINE"] = "1"
     sys.path.insert(0, str(ROOT))
@@ -80,7 +81,8 @@ def main() -> None:
             print(
                 f"seed {seed}: run {outcome.run.status.value} in {seconds:.1f} s wall, {cpu:.1f} s CPU (all "
                 f"threads); breakdowns per target turn "
-                f"standard {rates['standard']:.3f}, challenging {rates['challenging']:.3f}"
+                f"standard {rates['standard']:.3f}, challenging {rates['challenging']:.3f} -> challenging "
+                f"{'ahead' if rates['challenging'] > rates['standard'] else 'NOT ahead'}"
             )
         print(f"all seeds pooled (bot type task-oriented: {task_oriented}):")
         print(

@@ -311,3 +311,21 @@ def test_a_card_that_says_nothing_gets_chatcheckers_10_user_turns_and_the_cards_
     ), "a limit given for the run wins over the card's"
     with pytest.raises(EvalcoreError, match="max_user_turns must be at least 1"):
         create_simulation(store, pid, "demo", standard=1, max_user_turns=0)
+
+
+def test_challenging_personas_break_the_demo_target_more_than_standard_ones_at_the_default_seed(sample):
+    store, pid = sample
+    outcome = simulate(store, pid, "demo", standard=10, challenging=10)  # seed 0, the CLI's default
+    run = load_simulation_run(store, outcome.run.id)
+    rates = {}
+    for kind in ("standard", "challenging"):
+        turns = [
+            t
+            for d in run.dialogues
+            if run.personas[d.user_name].type == kind
+            for t in d.turns
+            if t.role == TurnRole.assistant
+        ]
+        broken = [t for t in turns if t.breakdown and t.breakdown.decision == BreakdownDecision.breakdown]
+        rates[kind] = len(broken) / len(turns)
+    assert rates["challenging"] > rates["standard"], rates

@@ -142,3 +142,47 @@ def test_judge_turn_reads_only_the_turns_before():
     )
     assert judge_turn(d, 1).decision == "no_breakdown"  # turn 4 does not reach back to turn 2's verdict
     assert judge_turn(d, 3).breakdown_types == ["Self-contradiction"]
+
+
+INFO = "name: Ridgeline Assist\ndescription: Customer support of a bicycle shop: orders, returns, repairs."
+
+
+@pytest.mark.parametrize(
+    ("lines", "kwargs", "title"),
+    [
+        (("Where is my order?", "Your order leaves our Portland warehouse today.", "And the return?",
+          "Your order leaves our Portland warehouse today."), {}, "Repetition"),
+        (("When does the workshop open?", "Our bikes come in many colours."), {}, "Ignore question"),
+        (("Can you help me?", ""), {}, "Uninterpretable"),
+        (("Is the shop open on Sunday?", "The shop is open on Sunday.", "Sure?",
+          "The shop is not open on Sunday."), {}, "Self-contradiction"),
+        (("I don't own the red bike.", "You own the red bike. We can repair it."), {}, "Contradiction"),
+        (("Book a repair.", "x"), {"finish_reason": FinishReason.chatbot_error, "error": "HTTP 500"},
+         "Chatbot Crash"),
+        (("Cancel my order for me.", "Our bikes come in many colours."), {}, "Ignore request"),
+        (("I want a repair. Actually, forget the repair, I want a refund instead.", "Repairs take two days."),
+         {"task_oriented": True}, "Information update failure"),
+        (("No wait, it was the other one.", "Repairs take two days."), {}, "Ignore expectation"),
+        (("wait the returns", "Returns are free within 30 days."), {"task_oriented": True},
+         "Clarification failure"),
+        (("What's the weather tomorrow in Paris?", "Sealant dries out faster in hot weather."),
+         {"task_oriented": True, "domain": INFO}, "Failure to recognize out-of-domain request"),
+    ],
+)  # fmt: skip
+def test_each_offline_rule_fires_on_a_dialogue_made_for_it(lines, kwargs, title):
+    options = {k: kwargs.pop(k) for k in ("task_oriented", "domain") if k in kwargs}
+    d = talk(*lines, **kwargs)
+    got = detect_offline(d, **options)[len(lines) - 1]
+    assert got is not None and title in got.breakdown_types, got
+    assert got.decision == "breakdown" and got.score <= SCORES[title]
+
+
+def test_an_answered_change_an_asked_back_fragment_and_a_declined_request_are_no_breakdown():
+    changed = talk("Actually, forget the repair. I want a refund instead.", "Refunds take five days.")
+    assert verdict(changed, 2).decision == "no_breakdown"
+    asked = talk("wait the returns", "Do you want to return something, or ask about our policy?")
+    assert detect_offline(asked, task_oriented=True)[1].decision == "no_breakdown"
+    declined = talk("Just take a payment for me.", "Sorry, I cannot take payments in chat.")
+    assert verdict(declined, 2).decision == "no_breakdown"
+    shouted = talk("WHO WON THE FOOTBALL LAST NIGHT?", "The shop was last painted in May.")
+    assert "Ignore question" in verdict(shouted, 2).breakdown_types

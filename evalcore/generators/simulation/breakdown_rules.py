@@ -9,10 +9,18 @@ decision, score, types}, types by their taxonomy titles), from five rules that n
   back about -> "Ignore question";
 - a sentence that says the opposite of an earlier sentence (the same content words, the other polarity):
   of the assistant's own -> "Self-contradiction", of the user's -> "Contradiction".
-These five types are among the first 17, so they hold for conversational and task-oriented bots alike.
-For task-oriented bots, a sixth:
+- a user request (an imperative: "Book it for me", "Just give me ...") the reply neither takes up nor
+  declines, and asks nothing back about -> "Ignore request";
+- a user turn that changes what it said before ("Actually, forget X, I want Y instead", "I meant Y",
+  "it was the other one") answered without taking the change up (the new words, or a question back when
+  it names none) -> "Information update failure" for task-oriented bots, "Ignore expectation" for
+  conversational ones (whose 17 types lack the former).
+These types hold for conversational and task-oriented bots alike. For task-oriented bots, two more:
 - a vague user turn (a fragment of a few words that neither asks nor answers) acted on without asking
-  what was meant -> "Clarification failure".
+  what was meant -> "Clarification failure";
+- a question or request about nothing the bot is for (few of its topic words among the chatbot info's
+  words and the bot's own earlier words) answered as if it were in scope, with no refusal
+  -> "Failure to recognize out-of-domain request".
 """
 
 from __future__ import annotations
@@ -38,6 +46,10 @@ SCORES = {
     "Self-contradiction": 0.3,
     "Contradiction": 0.3,
     "Ignore question": 0.4,
+    "Ignore request": 0.4,
+    "Information update failure": 0.4,
+    "Ignore expectation": 0.5,
+    "Failure to recognize out-of-domain request": 0.5,
     "Repetition": 0.5,
     "Clarification failure": 0.6,
 }
@@ -60,10 +72,58 @@ _COURTESY = re.compile(
 NEGATIONS = frozenset({"not", "no", "never", "cannot", "nothing", "none", "nobody", "nowhere"})
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# A sentence that asks the bot to do something (not a question): an imperative, or a plea.
+_REQUEST = re.compile(
+    r"^(?:(?:please|just)\W+)+[a-z]|^(?:(?:now|ok(?:ay)?|so|then)\W+)*(?:book|cancel|change|check|find|get|"
+    r"give|pick|send|show|tell|make|list|sort|fix|arrange|reschedule|refund|transfer|connect|help|take)\b"
+    r"|\b(?:i (?:want|need) you to|please)\b",
+    re.IGNORECASE,
+)
+# A question of the bot's own in the first person ("How often should I top up sealant?", a heading of
+# the passage it reads out) asks the user nothing.
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|my|me)\b", re.IGNORECASE)
+# Words any question or request uses, whatever it is about: they say nothing of its domain.
+_GENERIC = frozenset(
+    tokenize("like going tell more know about happen happens next long usually take need ready cost any")
+    + tokenize("conditions should get help good around here question random new again also want")
+)
+# A reply that turns a request down or says what the bot cannot do answers it too.
+_DECLINE = re.compile(
+    r"\b(?:can ?not|can'?t|unable|not able|no longer|sorry|only|outside|not something)\b", re.IGNORECASE
+)
+# A user turn that takes back or changes what it said (Listing 8: "modifying previous input", "frequently
+# changing the intent"), and the words naming what it drops.
+_CORRECTION = re.compile(
+    r"\b(?:actually|instead|i meant|changed? my mind|scratch that|forget|no,? wait|said that wrong"
+    r"|the other one|the opposite)\b",
+    re.IGNORECASE,
+)
+_DROPPED = re.compile(
+    r"\b(?:forget(?: about)?|not|instead of|rather than|said about)\s+([^.,;!?]+)", re.IGNORECASE
+)
+_CORRECTION_WORDS = frozenset(
+    tokenize("actually instead meant mean changed mind scratch forget wait said wrong other one opposite")
+    + tokenize("rather make want know about all sorry")
+)
+# Courtesy and assent carry no request of their own ("Yes, please.").
+_FILLER = frozenset(tokenize("yes please thanks thank okay ok sure great fine hi hello hey just now"))
+
+
+def _stem(word: str) -> str:
+    """A word without its -ed or -ing ending ('returned', 'booking' -> 'return', 'book'), so an answer in
+    another form of the question's words takes them up."""
+    for ending in ("ing", "ed"):
+        if word.endswith(ending) and len(word) - len(ending) >= 4:
+            return word[: -len(ending)]
+    return word
 
 
 def _words(text: str) -> set[str]:
-    return set(tokenize(text))
+    """A text's content words; a shouted text is read as words (tokenize keeps all-caps words whole, as
+    ids, so "WHO WON THE MATCH" would keep its stopwords and match any reply)."""
+    if sum(c.isupper() for c in text) > sum(c.islower() for c in text):
+        text = text.lower()
+    return {_stem(w) for w in tokenize(text)}
 
 
 def _claim(sentence: str) -> tuple[frozenset[str], bool]:
@@ -112,23 +172,73 @@ def _repeats(reply: str, turns: list[DialogueTurn], before: int) -> int | None:
     return None
 
 
+def _asks_back(text: str) -> bool:
+    """Whether a turn asks the user something (a question not in the first person)."""
+    return any(x.endswith("?") and not _FIRST_PERSON.search(x) for x in _sentences_of(text))
+
+
 def _ignored_question(reply: str, words: set[str], previous: DialogueTurn | None) -> bool:
     """The user asked, and the reply takes up less than `TAKEN_UP` of the question's content words and
     asks nothing back."""
-    if previous is None or previous.role != TurnRole.user or "?" in reply:
+    if previous is None or previous.role != TurnRole.user or _asks_back(reply):
         return False
     questions = [s for s in _SENTENCE.split(previous.content.strip()) if s.rstrip().endswith("?")]
-    asked = set().union(*(_words(q) for q in questions)) if questions else set()
+    asked = set().union(*(_words(q) for q in questions)) - _GENERIC if questions else set()
     return bool(asked) and len(asked & words) < TAKEN_UP * len(asked)
+
+
+def _sentences_of(text: str) -> list[str]:
+    return [x.strip() for x in _SENTENCE.split(text.strip()) if x.strip()]
+
+
+def _ignored_request(reply: str, words: set[str], previous: DialogueTurn | None) -> bool:
+    """The user asked the bot to do something (not a question), and the reply takes up less than
+    `TAKEN_UP` of the request's content words, does not decline it and asks nothing back."""
+    if previous is None or previous.role != TurnRole.user or _asks_back(reply) or _DECLINE.search(reply):
+        return False
+    wanted = [x for x in _sentences_of(previous.content) if not x.endswith("?") and _REQUEST.search(x)]
+    asked = set().union(*(_words(x) for x in wanted)) - _FILLER if wanted else set()
+    return bool(asked) and len(asked & words) < TAKEN_UP * len(asked)
+
+
+def _update_ignored(reply: str, words: set[str], previous: DialogueTurn | None) -> bool:
+    """The user changed what it said before, and the reply does not take the change up: with new details,
+    it takes up less than `TAKEN_UP` of them or more of the dropped ones than of the new; with none ('it
+    was the other one'), it goes on without asking what was meant."""
+    if previous is None or previous.role != TurnRole.user or _asks_back(reply):
+        return False
+    changed = " ".join(x for x in _sentences_of(previous.content) if _CORRECTION.search(x))
+    if not changed:
+        return False
+    dropped = set().union(*(_words(m) for m in _DROPPED.findall(changed)))
+    new = _words(changed) - dropped - _CORRECTION_WORDS
+    if not new:
+        return True
+    taken = len(new & words)
+    return taken < TAKEN_UP * len(new) or len(dropped & words) > taken
+
+
+def _out_of_domain_acted_on(reply: str, turns: list[DialogueTurn], index: int, domain: set[str]) -> bool:
+    """The user's question or request is about nothing the bot is for (of its topic words, at least
+    `MIN_CLAIM_WORDS`, less than `TAKEN_UP` are among the chatbot info's words and the bot's earlier words)
+    and the reply goes along with it instead of declining."""
+    if not domain or index < 1 or turns[index - 1].role != TurnRole.user or _DECLINE.search(reply):
+        return False
+    asked_for = [x for x in _sentences_of(turns[index - 1].content) if x.endswith("?") or _REQUEST.search(x)]
+    asked = set().union(*(_words(x) for x in asked_for)) - _FILLER - _GENERIC if asked_for else set()
+    known = domain.union(*(_words(t.content) for t in turns[: index - 1] if t.role == TurnRole.assistant))
+    return len(asked) >= MIN_CLAIM_WORDS and len(asked & known) < TAKEN_UP * len(asked)
 
 
 def _vague_input_acted_on(reply: str, turns: list[DialogueTurn], index: int) -> bool:
     """The user's turn was a fragment (at most VAGUE_WORDS words, no question, no courtesy, not an answer
     to a question of the bot) and the reply goes ahead without asking what was meant."""
-    if index < 1 or turns[index - 1].role != TurnRole.user or "?" in reply:
+    if index < 1 or turns[index - 1].role != TurnRole.user or _asks_back(reply):
         return False
     said = turns[index - 1].content.strip()
-    answering = index >= 2 and turns[index - 2].role == TurnRole.assistant and "?" in turns[index - 2].content
+    answering = (
+        index >= 2 and turns[index - 2].role == TurnRole.assistant and _asks_back(turns[index - 2].content)
+    )
     return (
         not answering
         and "?" not in said
@@ -140,7 +250,8 @@ def _vague_input_acted_on(reply: str, turns: list[DialogueTurn], index: int) -> 
 def _annotation(findings: dict[str, str]) -> BreakdownAnnotation:
     if not findings:
         return BreakdownAnnotation(
-            reasoning="Offline rules: no crash, empty reply, repetition, ignored question or contradiction.",
+            reasoning="Offline rules: no crash, empty reply, repetition, ignored question or request, "
+            "contradiction or ignored change.",
             score=1.0,
             decision=BreakdownDecision.no_breakdown,
         )
@@ -152,9 +263,12 @@ def _annotation(findings: dict[str, str]) -> BreakdownAnnotation:
     )
 
 
-def judge_turn(dialogue: Dialogue, index: int, task_oriented: bool = False) -> BreakdownAnnotation:
+def judge_turn(
+    dialogue: Dialogue, index: int, task_oriented: bool = False, domain: str = ""
+) -> BreakdownAnnotation:
     """The rules' verdict on the assistant turn at `index` (from 0), given the turns before it; the
-    task-oriented rule only for a task-oriented bot."""
+    task-oriented rules only for a task-oriented bot, the out-of-domain one only given the chatbot info's
+    text (`domain`)."""
     turns = dialogue.turns
     reply = turns[index].content
     crashed = dialogue.finish_reason == FinishReason.chatbot_error and index == len(turns) - 1
@@ -168,29 +282,41 @@ def judge_turn(dialogue: Dialogue, index: int, task_oriented: bool = False) -> B
     words = _words(reply)
     if (same := _repeats(reply, turns, index)) is not None:
         findings["Repetition"] = f"It repeats turn {same}."
-    if _ignored_question(reply, words, turns[index - 1] if index else None):
+    previous = turns[index - 1] if index else None
+    if _ignored_question(reply, words, previous):
         findings["Ignore question"] = "It does not take up the user's question."
+    if _ignored_request(reply, words, previous):
+        findings["Ignore request"] = "It neither acts on nor declines the user's request."
+    if _update_ignored(reply, words, previous):
+        update = "Information update failure" if task_oriented else "Ignore expectation"
+        findings[update] = "It does not take up what the user changed."
     if (said := _contradicts(reply, turns[:index], TurnRole.assistant)) is not None:
         findings["Self-contradiction"] = f"It says the opposite of its own turn {said}."
     if (said := _contradicts(reply, turns[:index], TurnRole.user)) is not None:
         findings["Contradiction"] = f"It says the opposite of the user's turn {said}."
     if task_oriented and _vague_input_acted_on(reply, turns, index):
         findings["Clarification failure"] = "It acts on a vague user turn without asking what was meant."
+    if task_oriented and _out_of_domain_acted_on(reply, turns, index, _words(domain)):
+        findings["Failure to recognize out-of-domain request"] = (
+            "It answers a request about something it is not for as if it were."
+        )
     return _annotation(findings)
 
 
-def detect_offline(dialogue: Dialogue, task_oriented: bool = False) -> list[BreakdownAnnotation | None]:
+def detect_offline(
+    dialogue: Dialogue, task_oriented: bool = False, domain: str = ""
+) -> list[BreakdownAnnotation | None]:
     """One annotation per turn: the rules' verdict on each assistant turn, None for user turns."""
     return [
-        judge_turn(dialogue, i, task_oriented) if turn.role == TurnRole.assistant else None
+        judge_turn(dialogue, i, task_oriented, domain) if turn.role == TurnRole.assistant else None
         for i, turn in enumerate(dialogue.turns)
     ]
 
 
-def annotate_offline(dialogue: Dialogue, task_oriented: bool = False) -> Dialogue:
+def annotate_offline(dialogue: Dialogue, task_oriented: bool = False, domain: str = "") -> Dialogue:
     """The dialogue with every unannotated assistant turn annotated by the rules; annotations already
     there (a crash recorded by the simulator, a model's verdict) are kept."""
-    verdicts = detect_offline(dialogue, task_oriented)
+    verdicts = detect_offline(dialogue, task_oriented, domain)
     turns = [
         turn
         if turn.breakdown is not None or verdict is None

@@ -147,7 +147,8 @@ def offline_breakdown(inputs: dict[str, Any], rng: random.Random) -> BreakdownAn
     dialogue = Dialogue(
         dialogue_id="offline", user_name="offline", turns=turns, finish_reason=FinishReason.user_ended_chat
     )
-    return judge_turn(dialogue, len(turns) - 1, bool(inputs.get("task_oriented")))
+    task_oriented = bool(inputs.get("task_oriented"))
+    return judge_turn(dialogue, len(turns) - 1, task_oriented, str(inputs.get("chatbot_info") or ""))
 
 
 DETECT_BREAKDOWN = Task("detect_breakdown", BreakdownAnnotation, offline_breakdown, max_tokens=800)
@@ -187,7 +188,8 @@ def offline_ratings(inputs: dict[str, Any], rng: random.Random) -> DialogueRatin
         finish_reason=reason,
         error=inputs.get("error"),
     )
-    verdicts = [v for v in detect_offline(dialogue, bool(inputs.get("task_oriented"))) if v is not None]
+    task_oriented, domain = bool(inputs.get("task_oriented")), str(inputs.get("chatbot_info") or "")
+    verdicts = [v for v in detect_offline(dialogue, task_oriented, domain) if v is not None]
     bot = [t for t in turns if t.role == TurnRole.assistant]
     broken = sum(1 for v in verdicts if v.decision == BreakdownDecision.breakdown)
     share = broken / len(bot) if bot else 1.0

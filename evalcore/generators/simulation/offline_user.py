@@ -10,8 +10,10 @@ END_CONVERSATION when it is done or when the bot makes no progress; a briefing t
 it call the request off in its second turn (scenarios testing cancellation, seed 003's flow_cancelled).
 Its manner follows the persona's traits and interaction style (polite, terse or chatty, typos, emoji,
 capitals). A challenging persona also acts out the non-cooperative behaviours its style names (seed 002,
-Listing 8): it changes its mind, goes off topic, sends fragments, repeats itself, contradicts itself, is
-sarcastic, or demands what the bot cannot do.
+Listing 8): it changes its mind (dropping what it asked for, or correcting a detail), goes off topic, sends
+fragments and garbled words, ignores the bot's questions to push its own agenda, repeats itself,
+contradicts itself, is sarcastic, or demands what the bot cannot do. One whose persona names none of the
+behaviours that change what it says does the first four.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ class UserTurn(BaseModel):
 CUES = {
     "change_mind": ("change your mind", "changing the intent", "multiple goals", "switch", "mixing it up"),
     "off_topic": ("off topic", "irrelevant", "nothing to do with", "tangent"),
-    "fragments": ("fragment", "half-finished", "incomplete sentence"),
+    "fragments": ("fragment", "half-finished", "incomplete sentence", "struggl", "garbled", "vague"),
+    "ignore_question": ("ignore", "take control", "misinterpret", "own way"),
     "caps": ("capital letters", "caps", "exclamation", "impatient"),
     "sarcasm": ("sarcas",),
     "repeat": ("same question", "repetitive", "repeat"),
@@ -61,9 +64,10 @@ _BY_TRAIT = {
 MISBEHAVE = 0.6
 # Tone behaviours change how the user writes, the others what it says.
 TONE = ("caps", "sarcasm")
-# Listing 8's "testing the chatbot's patience by asking repetitive or irrelevant questions" and vague
-# input: what a challenging user does when its persona names only a tone.
-DEFAULT_MOVES = ("off_topic", "repeat", "fragments")
+# Listing 8's "frequently changing the intent", "asking repetitive or irrelevant questions" and vague
+# input, and taking control of the conversation: what a challenging user does when its persona names
+# only a tone.
+DEFAULT_MOVES = ("change_mind", "off_topic", "fragments", "ignore_question")
 _NO_PROGRESS = re.compile(
     r"couldn'?t find|could not find|can(?:no|')t help|don'?t know|not sure|unable to|sorry|no information",
     re.IGNORECASE,
@@ -171,13 +175,26 @@ def _first_person(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+# A briefing's sentence saying what the user does ("What you do: you ask about X.", "Ask for Y."), and one
+# naming what it is about ("You have a question about X.", "You are looking at X."), for an "it" in it.
+_DOES = re.compile(r"^(?:what you do:\s*)?(?:you\s+)?((?:ask|insist|hint|request)\b.*?)[.!]?$", re.IGNORECASE)
+_ABOUT = re.compile(r"\b(?:a question about|looking at|interested in)\s+(.+?)[.!]?$", re.IGNORECASE)
+
+
 def _ask_for(task: str) -> str:
     """The task as the user's request ('Get help with returns.' -> "I'd like to get help with returns.");
     a briefing's sentence saying what the user wants, in the first person ('You want to find out why the
-    order is delayed.' or 'User wants to ...' -> 'I want to ...')."""
-    wants = [x for x in re.split(r"(?<=[.!?])\s+", task.strip()) if _WANTS.search(x)]
+    order is delayed.' or 'User wants to ...' -> 'I want to ...'), else the one saying what it does
+    ('What you do: you ask for it.' after 'You have a question about X.' -> "I'd like to ask for X.")."""
+    sentences = [x.strip() for x in re.split(r"(?<=[.!?])\s+", task.strip())]
+    wants = [x for x in sentences if _WANTS.search(x)]
     if wants:
-        return _first_person(_THIRD.sub("I ", wants[0].strip()))
+        return _first_person(_THIRD.sub("I ", wants[0]))
+    does = next((m[1] for x in sentences if (m := _DOES.match(x))), None)
+    if does:
+        about = next((m[1] for x in sentences if (m := _ABOUT.search(x))), None)
+        does = re.sub(r"\bit\b", about, does, count=1) if about else does
+        return _first_person(f"I'd like to {does[:1].lower() + does[1:]}.")
     task = task.strip().rstrip(".")
     lowered = task[:1].lower() + task[1:]
     if re.match(r"^(?:i|i'm|my)\b", lowered):
@@ -189,8 +206,8 @@ def _focus(goal: str, said: list[str], topics: list[str]) -> str:
     """What the user is after now: the latest topic it switched to, else the card's topic its goal names,
     else the goal's own content words."""
     for text in reversed(said):
-        if found := re.search(r"I (?:want|need) to know about (.+?) instead", text, re.IGNORECASE):
-            return found.group(1)
+        if found := _SWITCHED.search(text):
+            return next(g for g in found.groups() if g)
     named = [t for t in topics if t in goal.lower()]
     if named:
         return named[0]
@@ -198,6 +215,11 @@ def _focus(goal: str, said: list[str], topics: list[str]) -> str:
     return " ".join(words) or (topics[0] if topics else "this")
 
 
+# The user's own ways of changing its mind (`_misbehave`), read back to know what it is after now.
+_SWITCHED = re.compile(
+    r"I (?:want|need) to know about (.+?) instead|I meant (.+?), not |make it (.+?) instead of ",
+    re.IGNORECASE,
+)
 _OPTIONS = re.compile(r":\s*([^:?]+?)\?\s*$")
 _EXAMPLE = re.compile(r"\((?:for example|e\.g\.,?)\s+([^)]+)\)", re.IGNORECASE)
 _ASKED_FOR = re.compile(r"\bwhat(?: is|'s) your ([a-z][a-z ]*?)\s*(?:\(|\?)", re.IGNORECASE)
@@ -260,16 +282,50 @@ def _answer(
     return rng.choice(options)
 
 
+def _garbled(word: str, rng: random.Random) -> str:
+    """A word as someone struggling with the keyboard types it: a letter dropped, two swapped."""
+    if len(word) < 4:
+        return word
+    i = rng.randrange(1, len(word) - 2)
+    return (
+        word[:i] + word[i + 1] + word[i] + word[i + 2 :] if rng.random() < 0.5 else word[:i] + word[i + 1 :]
+    )
+
+
 def _misbehave(kind: str, ctx: dict[str, Any], rng: random.Random) -> str:
+    """One non-cooperative turn of behaviour `kind` (see the module docstring)."""
     focus, topics, said = ctx["focus"], ctx["topics"], ctx["said"]
     word = rng.choice(focus.split()) if focus.split() else "that"
     if kind == "change_mind":
         other = rng.choice([t for t in topics if t not in focus] or ["something else"])
-        return f"Actually, forget {focus}. I want to know about {other} instead."
+        return rng.choice(
+            [
+                f"Actually, forget {focus}. I want to know about {other} instead.",
+                f"No wait, I meant {other}, not {focus}.",
+                f"Scratch that, make it {other} instead of {focus}.",
+            ]
+        )
     if kind == "off_topic":
         return rng.choice(_OFF_TOPIC)
     if kind == "fragments":
-        return rng.choice([f"wait the {word}", f"{word}??", "and also the", f"{word} but", "hm but"])
+        return rng.choice(
+            [
+                f"wait the {word}",
+                "and also the",
+                f"{word} but",
+                "hm but",
+                f"{_garbled(word, rng)} teh thign",
+                f"so {_garbled(word, rng)} wiht",
+            ]
+        )
+    if kind == "ignore_question":
+        other = rng.choice([t for t in topics if t not in focus] or [focus])
+        return rng.choice(
+            [
+                f"Never mind that. Tell me about {other}.",
+                f"Stop. I asked about {focus}, not this. And {other}.",
+            ]
+        )
     if kind == "repeat":
         earlier = [s.removeprefix("Again: ") for s in said if "?" in s]
         return f"Again: {rng.choice(earlier)}" if earlier else f"So what about {focus}? Answer that."
@@ -282,7 +338,9 @@ def _misbehave(kind: str, ctx: dict[str, Any], rng: random.Random) -> str:
             ]
         )
     if kind == "demand" and ctx["demand"]:
-        return f"Can you just {ctx['demand']} for me? Now."
+        return rng.choice(
+            [f"Can you just {ctx['demand']} for me? Now.", f"Just {ctx['demand']} for me. Now!"]
+        )
     return rng.choice(_OFF_TOPIC)  # a demand with nothing named: something the bot is not for
 
 

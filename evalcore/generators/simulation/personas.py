@@ -157,6 +157,8 @@ _NON_COOPERATIVE = [
     "You are sarcastic about the chatbot's answers.",
     "You ask the same question again in other words to test the chatbot's patience.",
     "You give contradictory details, first one thing and then another.",
+    "You ignore the chatbot's questions and take control of the conversation.",
+    "You struggle with typing and send garbled, vague messages.",
 ]
 _LEAD = re.compile(
     r"^(?:the (?:chatbot|assistant|bot)|it|you)\s+(?:must|should|can|will|also)\s+(?:also\s+)?"
