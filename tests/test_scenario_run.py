@@ -220,6 +220,13 @@ def test_the_offline_user_follows_a_scenarios_briefing():
         {"role": "assistant", "content": "What is your order id?"},
     ]}  # fmt: skip
     assert offline_user_turn(inputs, rng).message == CANCEL_MESSAGE
+    # with no sentence of what the user wants, it opens with what the briefing says it does
+    briefing = (
+        "You are a first-time customer. You have a question about a half day. "
+        "What you do: you ask for it outright. Use your own words."
+    )
+    opening = offline_user_turn({"context": briefing, "history": []}, random.Random(1)).message
+    assert "I'd like to ask for a half day outright." in opening
 
 
 def test_relevance_is_calibrated_for_the_offline_embedding_model(sample):
