@@ -146,6 +146,32 @@ def test_cli_run_tests_resume_and_report(sample) -> None:
     assert chat_only.exit_code != 0 and "only chats" in chat_only.output
 
 
+def test_tests_of_rejected_conversations_are_skipped_and_the_run_says_how_many(sample) -> None:
+    from evalcore.items.current import read_items
+    from evalcore.models import Annotation, AnnotationLabel
+
+    store, pid, generation = sample
+    found = read_items(store, select_tests(store, pid, generation=generation))
+    tests = [item.test() for item in found.values()]
+    conversation = tests[0].conversation_id
+    assert conversation is not None
+    note = Annotation(
+        item_kind="conversation",
+        item_id=conversation,
+        label=AnnotationLabel.reject,
+        author="ann",
+        reason="off",
+    )
+    store.annotate(conversation, [note], "ann", store.current(conversation).version)
+    cut = {t.id for t in tests if t.conversation_id == conversation}
+    rejected: list[str] = []
+    kept = select_tests(store, pid, generation=generation, rejected=rejected)
+    assert set(rejected) == cut and not cut & set(kept) and len(kept) == len(tests) - len(cut)
+    run = create_procedure_run(store, pid, "oracle", generation=generation)
+    assert run.params["units"] == kept
+    assert f"{len(cut)} test(s) of rejected conversations were skipped" in store.run(run.id).warnings
+
+
 def test_a_queue_worker_resumes_a_procedure_run_by_its_recorded_job_function(sample) -> None:
     from evalcore import jobs
 

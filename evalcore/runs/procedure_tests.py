@@ -23,12 +23,12 @@ from evalcore.errors import EvalcoreError
 from evalcore.generators.procedure.apis import known_tools
 from evalcore.generators.procedure.conversations import GENERATOR
 from evalcore.generators.procedure.job import list_graphs
-from evalcore.items.current import item_ids, read_items
+from evalcore.items.current import item_ids, read_items, read_tiers
 from evalcore.items.store_ops import TEST_KIND
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.llm.types import BudgetExceeded
-from evalcore.models import Run, RunStatus, Target, Test
+from evalcore.models import Run, RunStatus, Target, Test, Tier
 from evalcore.runs.control import code_version
 from evalcore.runs.targets import TargetCrash, describe, get_target
 from evalcore.runs.targets.acting import ACTING_KINDS, build_acting_adapter
@@ -58,15 +58,22 @@ def select_tests(
     generation: str | None = None,
     spec_id: str | None = None,
     limit: int | None = None,
+    rejected: list[str] | None = None,
 ) -> list[str]:
     """Ids of the project's procedure tests, oldest first: those cut from the conversations of one
-    generation run when given; at most `limit`."""
+    generation run when given; at most `limit`. A test whose conversation (or itself) a reviewer rejected
+    is left out, its id appended to `rejected` when given."""
     ids = item_ids(store, project_id, TEST_KIND, spec_id=spec_id)
     tests = [item.test() for item in read_items(store, ids).values()]
     tests = [t for t in tests if t.generator == GENERATOR]
     if generation is not None:
         made = {c for g in list_graphs(store, project_id, generation) for c in g.conversations}
         tests = [t for t in tests if t.conversation_id in made]
+    tiers = read_tiers(store, project_id, [t.id for t in tests] + [t.conversation_id or "" for t in tests])
+    out = [t for t in tests if Tier.rejected in (tiers.get(t.id), tiers.get(t.conversation_id or ""))]
+    if rejected is not None:
+        rejected += [t.id for t in out]
+    tests = [t for t in tests if t not in out]
     chosen = [t.id for t in tests]
     return chosen if limit is None else chosen[: max(limit, 0)]
 
@@ -90,11 +97,15 @@ def create_procedure_run(
             f"target '{chosen.name}' ({chosen.kind.value}) only chats: procedure tests need a target that "
             f"can call tools ({', '.join(k.value for k in ACTING_KINDS)})"
         )
-    tests = select_tests(store, project_id, generation=generation, spec_id=spec_id, limit=limit)
+    rejected: list[str] = []
+    tests = select_tests(
+        store, project_id, generation=generation, spec_id=spec_id, limit=limit, rejected=rejected
+    )
     if not tests:
         raise EvalcoreError(
             f"no procedure tests in project '{project_id}'"
             + (f" from generation run '{generation}'" if generation else "")
+            + (f" ({len(rejected)} rejected in review)" if rejected else "")
             + ": run `evalcore procedures generate` first"
         )
     similarity = ModelClient(store, project_id).registry.resolve("embedding", embedding)[2]
@@ -118,6 +129,7 @@ def create_procedure_run(
         judge=f"reply similarity on {similarity}",
         budget=budget or {},
         code_version=code_version(),
+        warnings=[f"{len(rejected)} test(s) of rejected conversations were skipped"] if rejected else [],
     )
     return store.start_run(project_id, run, pending=True)
 
