@@ -63,5 +63,7 @@ class ValidationFailed(EvalcoreError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
+        if len(self.problems) == 1:  # one problem is one line: `file:line [field]: message`
+            return f"{self.problems[0]}; nothing was written"
         head = f"{len(self.problems)} problem(s) in the {self.what}; nothing was written:"
         return "\n".join([head, *(f"  {p}" for p in self.problems)])

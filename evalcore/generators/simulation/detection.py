@@ -92,7 +92,6 @@ _DIMENSIONS = {
             "How little effort, how few turns and how little repetition did the chatbot need?",
         ),
         RatingDimension("appropriateness", "Appropriateness", "How appropriate were the chatbot's replies?"),
-        RatingDimension("engagingness", "Engagingness", "How engaging were the chatbot's replies?"),
         RatingDimension("naturalness", "Naturalness", "How natural did the chatbot's replies feel?"),
         RatingDimension(
             "coherence",
@@ -108,7 +107,11 @@ _DIMENSIONS = {
         ),
     )
 }
-# ChatChecker's default dimensions per bot type (../shared/reference/breakdown_taxonomy.md).
+# ChatChecker's default dimensions per bot type (../shared/reference/breakdown_taxonomy.md; seed 002,
+# Section 2.2: task success and efficiency beside appropriateness and naturalness for task-oriented bots,
+# appropriateness, naturalness, coherence, likability and informativeness for conversational ones). The
+# seed rates nothing else, so engagingness is not a dimension here; an imported run's ratings of any
+# dimension are kept as they are.
 TASK_ORIENTED_DIMENSIONS = (
     "task_success",
     "efficiency",
@@ -229,10 +232,6 @@ def offline_ratings(inputs: dict[str, Any], rng: random.Random) -> DialogueRatin
         "coherence": (5 - 6 * share, f"{facts}."),
         "likability": (4.5 - 3 * share - (1 if gave_up else 0), f"{facts}."),
         "informativeness": (5 - 4 * empty - 2 * share, f"{empty:.0%} of the replies found nothing."),
-        "engagingness": (
-            3 + sum(1 for t in bot if "?" in t.content) / max(1, len(bot)) - 3 * share,
-            "Based on how often the chatbot asked back and how often it broke down.",
-        ),
     }
     wanted = list(inputs["dimensions"])
     out = {k: scores[k] for k in wanted if k in scores}
