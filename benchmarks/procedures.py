@@ -9,9 +9,11 @@ and at as many paths as the graph has leaves, with the node coverage ratio there
 "improve node coverage", with no figure); the same on full trees and on a star (every edge a choice:
 Algorithm 1's most favourable shape), and the star's ceiling if no child were ever drawn twice; which
 walk meets the goal (best mean ratio over the sample's graphs, and how many graphs reach it there); the
-calibration of the correct-reply threshold on the local embedding model; the seven metrics of Table 2
-with 95% Wilson intervals for the demo agent (which follows the procedures with seeded mistakes), the
-oracle (must be 100% everywhere) and the null agent that always replies "OK" (API recall 0).
+calibration of the correct-reply threshold on the embedding model in use, over the hand-written pairs of
+tests/fixtures/procedure_replies.jsonl (expected utterance, a correct paraphrase, a wrong reply; the cut
+with the best accuracy, both sides' ranges) against the threshold configured for it; the seven metrics
+of Table 2 with 95% Wilson intervals for the demo agent (which follows the procedures with seeded
+mistakes), the oracle (must be 100% everywhere) and the null agent that always replies "OK" (API recall 0).
 
 Run from the repository root: `.venv/bin/python benchmarks/procedures.py [--paths N] [--seed S]`.
 Everything is offline (EVALCORE_OFFLINE=1): graphs compiled from the procedures' steps, conversations
@@ -21,14 +23,15 @@ written from the paths; the figures say how the offline pipeline behaves, not ho
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import random
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+REPLY_PAIRS = ROOT / "tests" / "fixtures" / "procedure_replies.jsonl"
 COVERAGE_SEEDS = 200  # walks per graph and n: enough for the mean coverage to settle to +-0.01
 SIZES = (3, 5, 10)  # paths per graph compared; "L" below: as many paths as the graph has leaves
 
@@ -105,10 +108,12 @@ def main() -> None:
     from evalcore.generators.procedure.job import generate, list_graphs
     from evalcore.generators.procedure.metrics import (
         METRICS,
-        REPLY_THRESHOLD,
+        calibrate_threshold,
         embedding_similarity,
+        reply_threshold,
         score_tests,
         table2,
+        threshold_note,
     )
     from evalcore.generators.procedure.paths import has_branches
     from evalcore.inputs import import_project
@@ -185,23 +190,35 @@ def main() -> None:
         model = llm.registry.resolve("embedding", None)[2]
         similarity = embedding_similarity(llm)
 
-        replies = sorted({t.expected.content for t in tests if t.expected.role.value == "assistant"})
-        rng = random.Random(args.seed)
-        paraphrased = [f"{rng.choice(('Sure.', 'Of course!', 'Happy to help.'))} {r}" for r in replies]
-        others = [rng.choice([x for x in replies if x != r]) for r in replies]
-        pos, neg = np.array(similarity(replies, paraphrased)), np.array(similarity(replies, others))
-        # the midpoint of the gap between unrelated replies and paraphrases, when there is a gap
-        gap = (pos.min() + neg.max()) / 2 if pos.min() > neg.max() else float("nan")
-        print(f"\nCorrect-reply threshold on {model}, {len(replies)} expected replies:")
-        print(f"  paraphrase cosine min {pos.min():.2f}, median {np.median(pos):.2f}")
-        print(f"  other reply cosine max {neg.max():.2f}, median {np.median(neg):.2f}")
-        print(f"  midpoint of the gap {gap:.2f}; threshold used {REPLY_THRESHOLD} (the seed: BERTScore 0.55)")
+        pairs = [json.loads(line) for line in REPLY_PAIRS.read_text(encoding="utf-8").splitlines()]
+        expected = [p["expected"] for p in pairs]
+        pos = np.array(similarity(expected, [p["paraphrase"] for p in pairs]))
+        neg = np.array(similarity(expected, [p["wrong"] for p in pairs]))
+        cal = calibrate_threshold(pos.tolist(), neg.tolist())
+        cut, calibrated = reply_threshold(model)
+        print(f"\nCorrect-reply threshold on {model}, {len(pairs)} hand-written pairs ({REPLY_PAIRS.name}):")
+        print(
+            f"  correct paraphrase cosine {cal.positive[0]:.2f}-{cal.positive[1]:.2f}, "
+            f"median {np.median(pos):.2f}"
+        )
+        print(
+            f"  wrong reply cosine {cal.negative[0]:.2f}-{cal.negative[1]:.2f}, median {np.median(neg):.2f}"
+        )
+        print(f"  best cut {cal.threshold:.2f}: accuracy {cal.accuracy:.2f}, F1 {cal.f1:.2f}")
+        hits = ((pos >= cut).sum() + (neg < cut).sum()) / (len(pos) + len(neg))
+        print(
+            f"  threshold used {threshold_note(cut, model)}: accuracy {hits:.2f} (the seed: BERTScore 0.55)"
+        )
+        if not calibrated:
+            print(
+                f"  WARNING: {model} has no calibrated threshold; add {cal.threshold:.2f} to REPLY_THRESHOLDS"
+            )
 
         tools = store.tools(pid)
         print(f"\nTable 2 (percent [95% Wilson]), {len(tests)} tests, {len(kept)} conversations:")
         print(f"  {'agent':<8}" + "".join(f"{m:>22}" for m in METRICS))
         for agent in (DemoAgent(store.procedures(pid), tools, args.seed), OracleAgent(tests), NullAgent()):
-            counts = table2(score_tests(play(tests, agent, tools), similarity))
+            counts = table2(score_tests(play(tests, agent, tools), similarity, cut), cut)
             print(f"  {agent.name:<8}" + "".join(f"{_pct(*counts[m]):>22}" for m in METRICS))
         store.close()
     print(f"\nwall {time.perf_counter() - started:.1f} s, CPU {time.process_time() - cpu:.1f} s")

@@ -20,6 +20,7 @@ reasons in its metadata and not cut into tests.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from typing import Any, Literal
@@ -99,6 +100,21 @@ def output_fields(content: str) -> dict[str, Any]:
     return found
 
 
+def _unstated(name: str, prop: dict[str, Any], turns: list[GeneratedTurn]) -> Any:
+    """The enum member of a parameter nobody stated that the conversation names ("battery safety" ->
+    `battery_safety`), or None."""
+    said = " ".join(t.content for t in turns).lower().replace("_", " ")
+    named = [v for v in prop.get("enum") or [] if isinstance(v, str) and v.replace("_", " ").lower() in said]
+    return named[0] if named else None
+
+
+def _drawn_from(turns: list[GeneratedTurn], name: str) -> random.Random:
+    """A random generator seeded by the conversation so far: a value nobody stated is the same in every
+    conversation with this context, so the test cut there has one expected call."""
+    key = json.dumps([[t.role, t.content] for t in turns] + [name], ensure_ascii=False)
+    return random.Random(hashlib.sha256(key.encode()).hexdigest())
+
+
 def render_path(
     graph: Graph,
     path: list[str],
@@ -119,10 +135,10 @@ def render_path(
     def accepts(name: str, prop: dict[str, Any], value: Any) -> bool:
         return not check_arguments({"type": "object", "properties": {name: prop}}, {name: value})
 
-    def value(name: str, prop: dict[str, Any], fields: list[str]) -> Any:
-        drawn = from_tables(name, prop, rows, rng, given, fields)
-        drawn = value_for(name, prop, rng, intent) if drawn is None else drawn
-        fitted = consistent(name, drawn, prop, given, rng)
+    def value(name: str, prop: dict[str, Any], fields: list[str], draw: random.Random = rng) -> Any:
+        drawn = from_tables(name, prop, rows, draw, given, fields)
+        drawn = value_for(name, prop, draw, intent) if drawn is None else drawn
+        fitted = consistent(name, drawn, prop, given, draw)
         return fitted if accepts(name, prop, fitted) else drawn
 
     def coming(start: int) -> list[dict[str, Any]]:
@@ -151,7 +167,9 @@ def render_path(
                     args[name] = source[name]
                     break
             else:
-                args[name] = given[name] = value(name, prop, list(properties))
+                args[name] = given[name] = _unstated(name, prop, turns) or value(
+                    name, prop, list(properties), _drawn_from(turns, name)
+                )
         given.update(args)
         return args
 
