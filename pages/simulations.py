@@ -6,6 +6,7 @@ its per-turn breakdown verdicts (the detector's and the annotators') and ratings
 import plotly.graph_objects as go
 import streamlit as st
 
+from evalcore.chart_text import chart_label
 from evalcore.errors import EvalcoreError
 from evalcore.generators.simulation import load_simulation_run
 from evalcore.generators.simulation.job import create_simulation, simulation_runs
@@ -14,7 +15,6 @@ from evalcore.generators.simulation.simulator import Limits
 from evalcore.generators.simulation.store_ops import run_dialogues
 from evalcore.generators.simulation.views import (
     breakdown_matrix,
-    chart_label,
     is_offline,
     statistics_frame,
     summaries,

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from evalcore.chart_text import chart_label
 from evalcore.reports.tables import TOTAL_LABEL
 from evalcore.review.calibration import CurvePoint
 
@@ -16,7 +17,8 @@ BLUE = "#2e6da4"
 
 
 def _label(value: object) -> str:
-    return "(none)" if value is None or (not isinstance(value, str) and pd.isna(value)) else str(value)
+    missing = value is None or (not isinstance(value, str) and pd.isna(value))
+    return "(none)" if missing else chart_label(value)
 
 
 def failure_rate_chart(table: pd.DataFrame, key: str, title: str, within: str | None = None) -> go.Figure:

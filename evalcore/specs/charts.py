@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
+from evalcore.chart_text import chart_label
 from evalcore.specs.spec_map import Curve, SpecMap, curve_gaps
 
 # Qualitative palettes, most distinct first: D3's ten (blue, orange, green, red, purple, brown, pink, grey,
@@ -57,18 +58,18 @@ def map_chart(frame: pd.DataFrame, colour: str) -> go.Figure:
     figure = go.Figure()
     groups = sorted(frame[colour].unique(), key=str)
     for i, value in enumerate(groups):
-        part = frame[frame[colour] == value]
+        part, label = frame[frame[colour] == value], chart_label(value)
         for chosen in (False, True):
             rows = part[part["selected"] == chosen]
             if rows.empty:
                 continue
             figure.add_scatter(
-                x=rows["x"], y=rows["y"], mode="markers", name=str(value), legendgroup=str(value),
+                x=rows["x"], y=rows["y"], mode="markers", name=label, legendgroup=label,
                 showlegend=bool(not chosen or part["selected"].all()),
                 marker={"color": PALETTE[i % len(PALETTE)], "size": 14 if chosen else 7,
                         "symbol": "star" if chosen else "circle",
                         "line": {"width": 1, "color": "#111827"} if chosen else {"width": 0}},
-                customdata=rows[["scenario"]].to_numpy(),
+                customdata=[[chart_label(text)] for text in rows["scenario"]],
                 hovertemplate="%{customdata[0]}" + ("<br>selected" if chosen else "") + "<extra></extra>",
             )  # fmt: skip
     figure.update_layout(
@@ -87,12 +88,12 @@ def coverage_chart(
     """Which documents (rows, by title) each selected spec cites (columns, by scenario): `specs` are
     (id, scenario, document ids), `documents` (id, title)."""
     z = [[1 if doc_id in cited else 0 for _, _, cited in specs] for doc_id, _ in documents]
-    labels = [f"{short(scenario)} ({spec_id[-6:]})" for spec_id, scenario, _ in specs]
-    titles = [title for _, title in documents]
+    labels = [chart_label(f"{short(scenario)} ({spec_id[-6:]})") for spec_id, scenario, _ in specs]
+    titles = [chart_label(title) for _, title in documents]
     figure = go.Figure(
         go.Heatmap(
             z=z, x=labels, y=titles, colorscale=[[0, "#f3f4f6"], [1, "#2563eb"]], showscale=False, xgap=1,
-            ygap=1, customdata=[[scenario for _, scenario, _ in specs]] * len(documents),
+            ygap=1, customdata=[[chart_label(scenario) for _, scenario, _ in specs]] * len(documents),
             hovertemplate="%{y}<br>%{customdata}<extra></extra>",
         )
     )  # fmt: skip

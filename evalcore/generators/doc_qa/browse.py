@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalcore.chart_text import chart_label
 from evalcore.documents.retrieval import split_passages
 from evalcore.generators.doc_qa.facts import plain
 from evalcore.generators.doc_qa.generate import GENERATOR, qa_pairs
@@ -139,7 +140,10 @@ def summary(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
     order = [*QUERY_TYPES, "CANNOTANSWER"]
     return {
         "query_types": pd.DataFrame(
-            [{"query type": t, "pairs": types[t]} for t in order + sorted(set(types) - set(order))]
+            [
+                {"query type": chart_label(t), "pairs": types[t]}
+                for t in order + sorted(set(types) - set(order))
+            ]
         ),
         "chain_lengths": pd.DataFrame(
             [{"documents in chain": k, "conversations": n} for k, n in sorted(lengths.items())]

@@ -126,9 +126,3 @@ def turn_badge(turn: DialogueTurn) -> str | None:
     types = [t if t.lower() in known else f"{t} (not in the taxonomy)" for t in verdict.breakdown_types]
     label = "breakdown" if verdict.decision == BreakdownDecision.breakdown else "no breakdown"
     return f"{label} {verdict.score:.2f}" + (f": {', '.join(types)}" if types else "")
-
-
-def chart_label(text: str) -> str:
-    """A label as a chart shows it: chart text understands a few HTML tags, so angle brackets and
-    ampersands from data are replaced by look-alikes that are only text."""
-    return text.replace("&", "＆").replace("<", "‹").replace(">", "›")
