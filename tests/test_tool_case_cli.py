@@ -10,6 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from evalcore.cli.main import app
+from evalcore.jobs.control import failed_units
+from evalcore.store import Store
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 
@@ -49,6 +51,41 @@ def test_situations_groups_and_generation(db, tmp_path):
     lines = out.strip().splitlines()
     assert lines[-1].startswith("run-") and "1/1 conversations, 0 failed" in out
     assert "skipped wrong_tool_silent: no tool group can produce it (needs a second tool" in out
+
+
+def test_a_situation_with_an_unknown_recipe_is_refused_with_file_and_line(db, tmp_path):
+    ours = tmp_path / "ours.yaml"
+    ours.write_text(
+        "situations:\n  - id: our_case\n    name: Ours\n    tool_execution: correct\n"
+        "    agent_appropriate: true\n    user_satisfied: true\n    overall: POS\n    description: d\n"
+        "    recipe: no_such_recipe\n"
+        + "  - {id: our_case, name: Ours, tool_execution: correct, agent_appropriate: true,"
+        " user_satisfied: true, overall: POS, description: d}\n" * 2,
+        encoding="utf-8",
+    )
+    out = CliRunner().invoke(app, ["toolcases", "situations", "--add", str(ours), "--db", db])
+    shown = "".join(out.output.split())  # the terminal wraps long lines
+    assert out.exit_code != 0 and "Traceback" not in out.output
+    assert f"{ours}:9[situations[0].recipe]:unknownrecipe'no_such_recipe'(oneof:bad_input_data," in shown
+    assert f"{ours}:11[situations[2].id]:id'our_case'isgiventwice" in shown
+    assert len(run("toolcases", "situations", "--db", db).splitlines()) == 26  # nothing stored
+
+
+def test_a_situation_that_cannot_be_made_fails_its_unit_with_the_reason(db, monkeypatch):
+    from evalcore.generators.tool_case import offline
+
+    def broken(tools, d):
+        raise KeyError("no_such_field")
+
+    monkeypatch.setitem(offline.TEMPLATES, "correct", broken)
+    out = run(
+        "toolcases", "generate", "--situation", "correct", "--situation", "null_tool_response", "--db", db
+    )
+    assert "finished; 2/2 conversations, 1 failed" in out and "Traceback" not in out
+    store = Store(db)
+    reasons = failed_units(store, out.strip().splitlines()[-1])
+    store.close()
+    assert list(reasons) == ["correct#1"] and "no_such_field" in reasons["correct#1"]
 
 
 def test_rubrics_discover_validate_evaluate_and_compare(db, tmp_path):

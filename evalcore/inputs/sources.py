@@ -318,7 +318,9 @@ def validation_problems(
         loc = prefix + tuple(
             p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-"))
         )
-        message = error["msg"]
+        message = error["msg"].removeprefix(
+            "Value error, "
+        )  # a validator's own message, without pydantic's tag
         if error["type"] == "extra_forbidden":
             message = "unknown field (check its spelling)"
         elif error["type"] == "missing":

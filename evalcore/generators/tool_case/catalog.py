@@ -14,9 +14,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from evalcore.errors import Problem, ValidationFailed
+from evalcore.generators.tool_case.offline import TEMPLATES
 from evalcore.inputs.sources import Located, parse_yaml, read_text, validation_problems
 from evalcore.models.common import Record
 from evalcore.store import Store
@@ -48,6 +49,14 @@ class Situation(Record):
     tool_details: str = Field(default="", description="What the tool does.")
     agent_details: str = Field(default="", description="What the agent does and should have done.")
     builtin: bool = Field(default=False, description="True for the seed's 26, False for a team's own.")
+
+    @field_validator("recipe")
+    @classmethod
+    def _known_recipe(cls, recipe: str | None) -> str | None:
+        # Checked here, not at generation: an unknown template would fail every unit of a run.
+        if recipe is not None and recipe not in TEMPLATES:
+            raise ValueError(f"unknown recipe '{recipe}' (one of: {', '.join(sorted(TEMPLATES))})")
+        return recipe
 
     @model_validator(mode="after")
     def _plausible(self) -> Situation:

@@ -162,15 +162,24 @@ def execute_toolcases(
 
     def work(claim: jobs.Claim) -> None:
         unit = units[claim.key]
-        situation, group = known[unit["situation"]], groups[unit["group"]]
         seed = int(params.get("seed") or 0) * 1000 + params["units"].index(unit)  # one seed per conversation
-        result = llm.run_task(
-            GENERATE_TOOL_CASE,
-            case_inputs(situation, group, tables=tables),
-            role="generator",
-            model=params.get("model"),
-            seed=seed,
-        )
+        try:
+            situation, group = known[unit["situation"]], groups[unit["group"]]
+            result = llm.run_task(
+                GENERATE_TOOL_CASE,
+                case_inputs(situation, group, tables=tables),
+                role="generator",
+                model=params.get("model"),
+                seed=seed,
+            )
+        except jobs.UnitStopped:
+            raise
+        except (EvalcoreError, LookupError, TypeError, ValueError) as exc:
+            # One situation that cannot be made (removed since planning, a broken template) fails its own
+            # unit with the reason; the other units go on.
+            with claim.commit() as writer:
+                writer.fail(f"situation '{unit['situation']}' on group '{unit['group']}': {exc!r}")
+            return
         if result.status == "stopped":
             raise jobs.UnitStopped(result.error or "budget")
         with claim.commit() as writer:
