@@ -17,11 +17,12 @@ By default (browser mode) the dashboard runs as people use it (`dashboard.py`, i
 app.py`, alone on the store: the two workers above are the team's workers) and each annotator is a
 separate headless Chromium (its own cookies and Streamlit session) driven by selenium from a thread of
 this process: its name in the `evalcore_user` cookie, the Annotate page open (its "Only my assigned, not
-yet reviewed" queue), then "Review next", and for each conversation every turn and the whole conversation
-accepted and "Save & next" pressed; the save's latency is the click to the page's answer (the toast
-"Saved <id>", or the notice that the save was refused). A save refused because someone else saved in
-between is reloaded with the page's "Reload" and saved again, as a person would, and counted. The page
-then opens the next conversation of the queue, until it says nothing is left.
+yet reviewed" queue; the browsers open it two at a time, before the workers start), then "Review next",
+and for each conversation every turn and the whole conversation accepted and "Save & next" pressed; the
+save's latency is the click to the page's answer (the toast "Saved <id>", or the notice that the save was
+refused), polled every 0.1 s. A save refused because someone else saved in between is reloaded with the
+page's "Reload" and saved again, as a person would, and counted. The page then opens the next
+conversation of the queue, until it says nothing is left.
 
 With --direct (the library-level baseline) each annotator is a thread of this process calling what the
 page calls: `next_item` of "needs my review", `open_item`, `save_review` of every turn and the
@@ -83,6 +84,7 @@ LATENCY, PAIRS = 0.2, 3
 ENDED = (RunStatus.finished, RunStatus.failed, RunStatus.stopped)
 USER_COOKIE = "evalcore_user"  # pages/_common.py: the name a browser keeps (importing it starts Streamlit)
 WAIT = 60.0  # seconds a browser waits for the page: 20 Chromiums and the server share 2 cores
+SETUP_WAIT = 180.0  # for a browser's first page, while the others start
 
 
 def prepare(store: Store, server: LLMServer, args: argparse.Namespace, annotators: list[str]) -> tuple:
@@ -201,9 +203,11 @@ class BrowserAnnotator(threading.Thread):
     browser's cookie, their queue open, then Review next; each conversation accepted turn by turn and as a
     whole and saved with "Save & next", until the page says nothing is left."""
 
-    def __init__(self, base: str, name: str, go: threading.Event, think: float) -> None:
+    def __init__(
+        self, base: str, name: str, go: threading.Event, starting: threading.Semaphore, think: float
+    ) -> None:
         super().__init__(name=f"browser-{name}")
-        self.base, self.who, self.go, self.think = base, name, go, think
+        self.base, self.who, self.go, self.starting, self.think = base, name, go, starting, think
         self.ready = threading.Event()
         self.latencies: list[float] = []
         self.saved: list[str] = []
@@ -215,7 +219,8 @@ class BrowserAnnotator(threading.Thread):
         try:
             with chromium() as driver:
                 try:
-                    self.open_queue(driver)
+                    with self.starting:  # a few at a time: 20 browsers opening at once on 2 cores time out
+                        self.open_queue(driver)
                     self.ready.set()
                     self.go.wait()
                     self.review_all(driver)
@@ -230,8 +235,9 @@ class BrowserAnnotator(threading.Thread):
         """The name given once (a cookie of the host, as the page keeps it), the Annotate page loaded."""
         driver.get(self.base + "/_stcore/health")  # a page of the host, to set its cookie on
         driver.add_cookie({"name": USER_COOKIE, "value": self.who, "path": "/"})
+        driver.set_page_load_timeout(SETUP_WAIT)
         driver.get(self.base + "/annotate")
-        settle(driver, lambda d: button(d, "Review next").is_enabled(), "the Annotate page's queue")
+        settle(driver, lambda d: button(d, "Review next").is_enabled(), "the Annotate page", SETUP_WAIT)
 
     def review_all(self, driver) -> None:
         while True:
@@ -396,7 +402,8 @@ def measure(url: str, args: argparse.Namespace) -> list[str]:
         try:
             if not args.direct:
                 site, base = dashboard(url, Path(folder) / "dashboard.log")
-                people = [BrowserAnnotator(base, name, go, args.think) for name in names]
+                starting = threading.BoundedSemaphore(2)
+                people = [BrowserAnnotator(base, name, go, starting, args.think) for name in names]
                 for person in people:
                     person.start()
                 for person in people:
@@ -438,9 +445,9 @@ def measure(url: str, args: argparse.Namespace) -> list[str]:
             stop(processes)
             cpu = {"the workers": children_cpu() - before, **cpu}
             server.stop()
-    errors = [p.error for p in people if p.error is not None]
+    errors = [f"{p.who}: {type(p.error).__name__} {p.error}".strip() for p in people if p.error is not None]
     if errors:
-        return [f"{len(errors)} annotator(s) failed: {errors[0]!r}"]
+        return [f"{len(errors)} annotator(s) failed, e.g. {errors[0]}"]
     problems = []
 
     verdicts = {
