@@ -14,7 +14,7 @@ from evalcore.generators.procedure.intents import (
     as_procedure,
     known_intents,
 )
-from evalcore.generators.procedure.job import generate, list_graphs
+from evalcore.generators.procedure.job import create_generation, generate, list_graphs
 from evalcore.inputs import import_project, load_project
 from evalcore.store import Store
 
@@ -51,3 +51,6 @@ def test_a_run_with_generated_intents_works_their_procedures_too(sqlite_store: S
     assert names == ["generated_check_how_many_units", "track_order"]
     result = CliRunner().invoke(app, ["procedures", "intents", "--db", sqlite_store.url])
     assert result.exit_code == 0 and "rent an e-bike  (procedure rent_ebike)" in result.output
+    # the offline task finds one unused tool, so asking for 3 intents makes fewer: the run says so
+    short = create_generation(sqlite_store, pid, procedures=["track_order"], intents=3)
+    assert short.warnings == ["made 1 of the 3 procedures asked for new intents"]

@@ -137,7 +137,10 @@ def test_cli_run_tests_resume_and_report(sample) -> None:
     assert "Table 2" in played.output and played.output.count("| 100.0% [") == 7
     resumed = runner.invoke(app, ["run", "--resume", run_id, *db])
     assert resumed.exit_code == 0 and "(0 now, 0 crashed)" in resumed.output, resumed.output
-    assert runner.invoke(app, ["run", "--tests", "--target", "null", "--limit", "4", *db]).exit_code == 0
+    every = runner.invoke(app, ["run", "--tests", "--target", "null", "--limit", "4", *db])
+    assert (
+        every.exit_code == 0 and f"playing the tests of generation(s) {generation} (4 tests)" in every.output
+    )
     report = runner.invoke(app, ["procedures", "report", "--format", "csv", "--failing", *db])
     assert report.exit_code == 0, report.output
     assert report.output.startswith("#") and "share_api_recall" in report.output

@@ -112,6 +112,8 @@ def generate(
         typer.echo(f"{g.procedure}: {state}; {len(g.conversations)} conversation(s)")
     if outcome.failed:
         typer.echo(f"failed: {', '.join(outcome.failed)} (resume with --resume {run_id} --retry-failed)")
+    for warning in store.run(run_id).warnings:
+        typer.secho(f"warning: {warning}", err=True, fg="yellow")
     typer.echo(f"{outcome.done}/{outcome.total} procedure(s) done, run {outcome.run.status.value}")
     typer.echo(run_id)
 
@@ -316,6 +318,17 @@ def _warn_uncalibrated(scored: list) -> None:
             typer.secho(f"warning: run {s.run.id}: reply threshold {s.threshold_note}", err=True, fg="yellow")
 
 
+def _generations_of(store, run_id: str) -> str:
+    """Which generation runs the procedure test run's tests come from, with their counts."""
+    from collections import Counter
+
+    from evalcore.items.current import read_items
+
+    found = read_items(store, store.run(run_id).params["units"])
+    runs = Counter(item.test().provenance.run_id or "no recorded run" for item in found.values())
+    return "generation(s) " + ", ".join(f"{r} ({n} tests)" for r, n in runs.most_common())
+
+
 def play_tests(
     *,
     target: str,
@@ -352,6 +365,8 @@ def play_tests(
             budget=limits,
             concurrency=concurrency or DEFAULT_CONCURRENCY,
         ).id
+        if generation is None:
+            typer.echo(f"playing the tests of {_generations_of(store, run_id)}")
     if queue:
         _enqueue(store, run_id, limits, concurrency, retry_failed)
         return

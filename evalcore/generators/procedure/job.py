@@ -137,7 +137,19 @@ def create_generation(
         **jobs.entry_point(execute_generation),  # what a queue worker resumes it with
     }
     # the model layer stops a call that would exceed the run's budget; the unit is released, not failed
-    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
+    short = (
+        [f"made {len(generated)} of the {intents} procedures asked for new intents"]
+        if len(generated) < intents
+        else []
+    )
+    run = Run(
+        id=new_id("run"),
+        kind=RUN_KIND,
+        params=params,
+        budget=budget or {},
+        code_version=__version__,
+        warnings=short,
+    )
     return store.start_run(project_id, run, pending=True)
 
 
