@@ -240,3 +240,31 @@ def test_the_detector_is_shown_17_types_for_a_conversational_bot_and_26_for_a_ta
     chat = DETECT_BREAKDOWN.render({**inputs, "breakdown_taxonomy": taxonomy_text(False)})[0].content
     assert "- Clarification failure:" in task and "- Clarification failure:" not in chat
     assert "- Repetition:" in chat and '"breakdown_types"' in chat, "the output's keys are in the prompt"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ("typical_user_turn_length: 12 words", 'typical_user_turn_length: "five"',
+         "system.yaml:38 [user_simulation_config.typical_user_turn_length]: must be a word count"),
+        ("type: RAG and tool-using task-oriented assistant", "type: tasky",
+         "system.yaml:11 [chatbot_info.type]: 'tasky' names neither"),
+    ],
+)  # fmt: skip
+def test_a_card_with_a_turn_length_in_no_words_or_an_unknown_bot_type_is_refused(old, new, where, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from evalcore.errors import ValidationFailed
+    from evalcore.inputs import import_project
+    from evalcore.store import Store
+
+    folder = tmp_path / "sample"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "sample", folder)
+    card = folder / "system.yaml"
+    card.write_text(card.read_text().replace(old, new))
+    store = Store(f"sqlite:///{tmp_path / 'x.db'}")
+    with pytest.raises(ValidationFailed) as refused:
+        import_project(store, folder)
+    assert str(refused.value).startswith(f"sample/{where}") and "\n" not in str(refused.value)
+    assert store.projects() == []

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from evalcore.models.common import Record
+
+CHATBOT_TYPES = ("task-oriented", "conversational")
+TURN_LENGTH = re.compile(r"[1-9]\d*\s+words?", re.IGNORECASE)
 
 
 class ChatbotInfo(Record):
@@ -24,6 +28,16 @@ class ChatbotInfo(Record):
     domain: str | None = Field(default=None, description="Business domain, e.g. 'bicycle repair'.")
     business: str | None = Field(default=None, description="The (fictional) organisation it works for.")
 
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        # ChatChecker's two types decide the taxonomy and the rating dimensions; a longer description
+        # ('RAG and tool-using task-oriented assistant') must still name one, or it would silently count
+        # as whatever the default is.
+        if not any(t in value.lower() for t in CHATBOT_TYPES):
+            raise ValueError(f"{value!r} names neither of ChatChecker's types {' nor '.join(CHATBOT_TYPES)}")
+        return value
+
 
 class UserSimulationConfig(Record):
     """Limits for simulated users (ChatChecker's `user_simulation_config`)."""
@@ -32,6 +46,16 @@ class UserSimulationConfig(Record):
     max_user_turn_length: str = Field(default="40 words", description="Longest allowed user turn.")
     # ChatChecker's runner stops after 10 user turns unless the target's config says otherwise.
     max_user_turns: int = Field(default=10, ge=1, description="Most user turns in one simulated dialogue.")
+
+    @field_validator("typical_user_turn_length", "max_user_turn_length")
+    @classmethod
+    def _word_count(cls, value: str) -> str:
+        # The simulator reads lengths as word counts; any other form would be dropped without a word.
+        if not TURN_LENGTH.fullmatch(value.strip()):
+            raise ValueError(
+                f"must be a word count as ChatChecker writes it, e.g. '10 words' (got {value!r})"
+            )
+        return value
 
 
 class SystemCard(Record):
