@@ -19,10 +19,10 @@ separate headless Chromium (its own cookies and Streamlit session) driven by sel
 this process: its name in the `evalcore_user` cookie, the Annotate page open (its "Only my assigned, not
 yet reviewed" queue; the browsers open it two at a time, before the workers start), then "Review next",
 and for each conversation every turn and the whole conversation accepted and "Save & next" pressed; the
-save's latency is the click to the page's answer (the toast "Saved <id>", or the notice that the save was
-refused), polled every 0.1 s. A save refused because someone else saved in between is reloaded with the
-page's "Reload" and saved again, as a person would, and counted. The page then opens the next
-conversation of the queue, until it says nothing is left.
+save's latency is the click to the page's answer (the toast "Saved <id>" or the next conversation opened,
+or the notice that the save was refused), polled every 0.1 s. A save refused because someone else saved
+in between is reloaded with the page's "Reload" and saved again, as a person would, and counted. The page
+then opens the next conversation of the queue, until it says nothing is left.
 
 With --direct (the library-level baseline) each annotator is a thread of this process calling what the
 page calls: `next_item` of "needs my review", `open_item`, `save_review` of every turn and the
@@ -308,9 +308,13 @@ class BrowserAnnotator(threading.Thread):
         return driver.find_elements(By.XPATH, "//*[contains(text(), 'your save was refused')]")
 
     def answer(self, driver, item: str) -> str | None:
-        """'saved' once the page's toast confirms the save, 'refused' once it says the save was refused."""
+        """'saved' once the page confirms the save (its toast, or the next conversation or the queue
+        opened: the toast lasts 4 s, less than a loaded machine may take to poll), 'refused' once it says
+        the save was refused."""
         from selenium.webdriver.common.by import By
 
+        if (parse_qs(urlparse(driver.current_url).query).get("item") or [None])[0] != item:
+            return "saved"
         for toast in driver.find_elements(By.CSS_SELECTOR, "[data-testid='stToast']"):
             if f"Saved {item}:" in toast.text:
                 return "saved"
