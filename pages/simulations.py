@@ -10,7 +10,14 @@ from evalcore.chart_text import chart_label
 from evalcore.errors import EvalcoreError
 from evalcore.generators.simulation import load_simulation_run
 from evalcore.generators.simulation.job import create_simulation, simulation_runs
-from evalcore.generators.simulation.personas import OCEAN, edit_persona, list_personas, persona_version
+from evalcore.generators.simulation.personas import (
+    OCEAN,
+    edit_persona,
+    list_personas,
+    persona_name,
+    persona_version,
+    profile_text,
+)
 from evalcore.generators.simulation.simulator import Limits
 from evalcore.generators.simulation.store_ops import run_dialogues
 from evalcore.generators.simulation.views import (
@@ -65,7 +72,7 @@ with st.expander(f"Personas ({len(personas)})"):
     else:
         st.dataframe(
             [
-                {"persona": p.persona_id, "type": p.type, "name": p.profile.name, "task": p.task}
+                {"persona": p.persona_id, "type": p.type, "name": persona_name(p), "task": p.task}
                 for p in personas.values()
             ],
             hide_index=True,
@@ -74,48 +81,49 @@ with st.expander(f"Personas ({len(personas)})"):
         item_id = st.selectbox(
             "Edit persona",
             list(personas),
-            format_func=lambda i: f"{personas[i].persona_id}: {personas[i].profile.name}",
+            format_func=lambda i: f"{personas[i].persona_id}: {persona_name(personas[i])}",
         )
         persona = personas[item_id]
         version = persona_version(store, item_id)
+        text = profile_text(persona)
         with st.form(f"edit_{item_id}_{version}", enter_to_submit=False):
-            who, gender_col, age_col = st.columns([3, 2, 1])
-            name = who.text_input("Name", persona.profile.name)
-            gender = gender_col.text_input("Gender", persona.profile.gender or "")
-            age = age_col.number_input("Age", min_value=0, max_value=120, value=persona.profile.age)
-            task = st.text_input("Task", persona.task)
-            background = st.text_area(
-                "Background (one fact per line)", "\n".join(persona.profile.background_info)
-            )
-            style = st.text_area(
-                "Interaction style (one per line)", "\n".join(persona.profile.interaction_style)
-            )
-            traits = {
-                trait: st.selectbox(
-                    trait,
-                    ["low", "medium", "high"],
-                    index=["low", "medium", "high"].index(persona.profile.personality.get(trait, "medium"))
-                    if persona.profile.personality.get(trait, "medium") in ("low", "medium", "high")
-                    else 1,
+            if text is not None:  # ChatChecker allows a free-text profile: edited as text
+                task = st.text_input("Task", persona.task)
+                fields = {"text": st.text_area("Profile (free text)", text)}
+            else:
+                who, gender_col, age_col = st.columns([3, 2, 1])
+                name = who.text_input("Name", persona.profile.name)
+                gender = gender_col.text_input("Gender", persona.profile.gender or "")
+                age = age_col.number_input("Age", min_value=0, max_value=120, value=persona.profile.age)
+                task = st.text_input("Task", persona.task)
+                background = st.text_area(
+                    "Background (one fact per line)", "\n".join(persona.profile.background_info)
                 )
-                for trait in OCEAN
-            }
+                style = st.text_area(
+                    "Interaction style (one per line)", "\n".join(persona.profile.interaction_style)
+                )
+                traits = {
+                    trait: st.selectbox(
+                        trait,
+                        ["low", "medium", "high"],
+                        index=["low", "medium", "high"].index(
+                            persona.profile.personality.get(trait, "medium")
+                        ),
+                    )
+                    for trait in OCEAN
+                }
+                fields = {
+                    "background_info": background.splitlines(),
+                    "interaction_style": style.splitlines(),
+                    "personality": traits,
+                    "name": name,
+                    "gender": gender,
+                    "age": None if age is None else int(age),
+                }
             if st.form_submit_button("Save persona"):
                 author = require_user()
                 try:
-                    edit_persona(
-                        store,
-                        item_id,
-                        author,
-                        version,
-                        task=task,
-                        background_info=background.splitlines(),
-                        interaction_style=style.splitlines(),
-                        personality=traits,
-                        name=name,
-                        gender=gender,
-                        age=None if age is None else int(age),
-                    )
+                    edit_persona(store, item_id, author, version, task=task, **fields)
                 except EvalcoreError as exc:
                     show_error(exc)
                 else:
@@ -130,7 +138,7 @@ with st.expander("Start a simulation", expanded=not simulation_runs(store, proje
             "has fewer)",
             list(personas),
             format_func=lambda i: (
-                f"{personas[i].persona_id} ({personas[i].type}): {personas[i].profile.name}"
+                f"{personas[i].persona_id} ({personas[i].type}): {persona_name(personas[i])}"
             ),
         )
         a, b, c = st.columns(3)
@@ -342,7 +350,7 @@ names = {d.dialogue_id: d for d in sim.dialogues}
 chosen = names[st.selectbox("Dialogue", list(names))]
 persona = sim.personas.get(chosen.user_name)
 if persona is not None:
-    st.caption(md(f"{persona.type} persona {persona.profile.name}: {persona.task}"))
+    st.caption(md(f"{persona.type} persona {persona_name(persona)}: {persona.task}"))
 st.caption(md(f"Ended: {chosen.finish_reason.value}" + (f" ({chosen.error})" if chosen.error else "")))
 if st.button("Label its target turns on Annotate", icon=":material/rate_review:"):
     item = _conversations(run_id, (store.url, stamps[run_id]))[chosen.dialogue_id]

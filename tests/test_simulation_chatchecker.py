@@ -23,6 +23,7 @@ from evalcore.generators.simulation import (
     load_simulation_run,
     simulation_statistics,
 )
+from evalcore.generators.simulation.personas import persona_name
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Run, RunStatus
 from evalcore.store import Store
@@ -189,6 +190,23 @@ def test_other_user_files_and_unknown_types_are_kept(sqlite_store, run_copy, tmp
     assert (out / "breakdown_detection_stats.yaml").is_file() and (out / "evaluation_stats.yaml").is_file()
 
 
+def test_a_persona_with_a_text_profile_imports_and_exports_as_text(sqlite_store, run_copy, tmp_path):
+    # ChatChecker's persona model allows `profile: Union[str, dict]`
+    info = run_copy / "generated_standard_persona_05" / "persona_info.yaml"
+    data = yaml.safe_load(info.read_text())
+    data["persona"]["profile"] = "A night-shift nurse who wants to start running again."
+    info.write_text(yaml.safe_dump(data, sort_keys=False))
+
+    result = import_chatchecker_run(sqlite_store, run_copy)
+    assert result.personas == 10
+    persona = load_simulation_run(sqlite_store, result.run_id).personas[info.parent.name]
+    assert persona.profile == "A night-shift nurse who wants to start running again."
+    assert persona_name(persona) == "generated_standard_persona_05"
+    out = tmp_path / "out"
+    export_chatchecker_run(sqlite_store, result.run_id, out)
+    assert yaml.safe_load((out / info.parent.name / "persona_info.yaml").read_text()) == data
+
+
 # -------------------------------------------------------------------------------------------- bad input
 
 
@@ -240,6 +258,20 @@ BREAKAGES = {
         "    task:",
         "    tasks:",
         "generated_standard_persona_08/persona_info.yaml",
+    ),
+    "misspelt persona type": (
+        "generated_standard_persona_06/persona_info.yaml",
+        "    type: standard",
+        "    type: chalenging",
+        "generated_standard_persona_06/persona_info.yaml:4 [persona.type]: Input should be 'standard', "
+        "'challenging' or 'adversarial'",
+    ),
+    "trait level out of the scale": (
+        "generated_standard_persona_08/persona_info.yaml",
+        "neuroticism: medium",
+        "neuroticism: extreme",
+        "generated_standard_persona_08/persona_info.yaml:17 [persona.profile.personality.neuroticism]: "
+        "Input should be 'low', 'medium' or 'high'",
     ),
     "bad run file": (
         "evaluation_stats.yaml",

@@ -19,7 +19,9 @@ from evalcore.generators.simulation.personas import (
     import_personas,
     list_personas,
     offline_personas,
+    persona_name,
     persona_version,
+    profile_fields,
 )
 from evalcore.inputs import import_project
 
@@ -143,3 +145,24 @@ def test_an_edit_is_validated_field_by_field_and_saved_as_a_new_version(sqlite_s
     assert edited.profile.personality == {"openness": "high"} and edited.persona_id == before.persona_id
     with pytest.raises(StaleVersionError):
         edit_persona(sqlite_store, item, "ann", 1, **fields)
+
+
+def test_a_text_profile_is_read_named_by_its_id_and_edited_as_text(project, tmp_path):
+    persona = (
+        "persona_id: p_text\ntype: adversarial\nprofile: A retired sailor, terse, never polite.\ntask: t\n"
+    )
+    (tmp_path / "p_text.yaml").write_text(persona)
+    [item] = import_personas(project, "p1", tmp_path / "p_text.yaml")
+    stored = list_personas(project, "p1")[item]
+    assert (stored.type, stored.profile, persona_name(stored)) == (
+        "adversarial", "A retired sailor, terse, never polite.", "p_text",
+    )  # fmt: skip
+    assert profile_fields(stored.model_dump()) == {"interaction_style": [stored.profile]}
+    with pytest.raises(ValidationFailed) as bad:
+        edit_persona(project, item, "rosa", 1, task="t", name="Sam", text=" ")
+    assert sorted(p.field for p in bad.value.problems) == ["profile", "profile.name"]
+    edit_persona(project, item, "rosa", 1, task="Find a berth.", text="A retired sailor.")
+    edited = list_personas(project, "p1")[item]
+    assert (edited.task, edited.profile) == ("Find a berth.", "A retired sailor.")
+    export_personas(project, "p1", tmp_path / "out")
+    assert yaml.safe_load((tmp_path / "out" / "p_text.yaml").read_text())["profile"] == "A retired sailor."

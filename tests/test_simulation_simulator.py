@@ -156,6 +156,16 @@ def test_offline_challenging_users_misbehave_and_standard_ones_pursue_their_task
     assert any(len(m.split()) <= 3 and END not in m for m in challenging[1:]), challenging
 
 
+def test_a_text_profile_is_shown_as_text_and_its_words_shape_the_offline_user():
+    text = "A retired sailor who writes in capital letters when impatient."
+    sailor = Persona(persona_id="p_text", type="challenging", profile=text, task="Return a jacket.")
+    inputs = turn_inputs(Briefing("u", sailor), INFO, Limits(), [])
+    assert f"profile: {text}" in SIMULATE_USER_TURN.render(inputs)[0].content
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Sure. Returns are free."}]
+    said = [offline_user_turn({**inputs, "history": history}, random.Random(i)).message for i in range(8)]
+    assert any(m.endswith("!!") for m in said), said
+
+
 def test_the_detector_and_rater_offline_on_a_dialogue(project):
     llm = ModelClient(project, "p1")
     out = run_offline_dialogue(llm)

@@ -159,7 +159,7 @@ def personas_generate(
     db: DbOption = None,
 ) -> None:
     """Generate standard and challenging personas from the project's system card; print their ids."""
-    from evalcore.generators.simulation.personas import generate_personas, list_personas
+    from evalcore.generators.simulation.personas import generate_personas, list_personas, persona_name
 
     store = open_store(db)
     pid = project_id_of(store, project)
@@ -167,7 +167,7 @@ def personas_generate(
     personas = list_personas(store, pid)
     for item_id in ids:
         persona = personas[item_id]
-        typer.echo(f"{item_id}  {persona.persona_id}  {persona.profile.name}: {persona.task}")
+        typer.echo(f"{item_id}  {persona.persona_id}  {persona_name(persona)}: {persona.task}")
 
 
 @personas_app.command("import")

@@ -315,8 +315,8 @@ def validation_problems(
     """One problem per pydantic error, with the field's path and line."""
     problems = []
     for error in exc.errors():
-        loc = prefix + tuple(
-            p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-"))
+        loc = prefix + tuple(  # validator wrappers and tagged-union variants are no fields
+            p for p in error["loc"] if not (isinstance(p, str) and p.startswith(("function-", "variant-")))
         )
         message = error["msg"].removeprefix(
             "Value error, "

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag
 
 from evalcore.models.common import Provenance, Record, Tier, now_utc
 
@@ -85,6 +85,11 @@ class Test(Record):
     provenance: Provenance = Field(description="Model (or offline) that generated it.")
 
 
+# ChatChecker's spellings, as its persona files write them.
+PersonaType = Literal["standard", "challenging", "adversarial"]
+TraitLevel = Literal["low", "medium", "high"]
+
+
 class PersonaProfile(Record):
     """Who a simulated user is (ChatChecker's persona profile)."""
 
@@ -92,16 +97,37 @@ class PersonaProfile(Record):
     gender: str | None = Field(default=None, description="Gender, free text.")
     age: int | None = Field(default=None, ge=0, description="Age in years.")
     background_info: list[str] = Field(default_factory=list, description="Facts about the persona.")
-    personality: dict[str, str] = Field(default_factory=dict, description="OCEAN traits: low/medium/high.")
+    personality: dict[str, TraitLevel] = Field(
+        default_factory=dict, description="OCEAN traits: low/medium/high."
+    )
     interaction_style: list[str] = Field(default_factory=list, description="How the persona writes.")
+
+
+def _profile_variant(value: Any) -> str | None:
+    """Which form a profile takes; None (an error naming both forms) for anything else."""
+    if isinstance(value, str):
+        return "variant-text"
+    return "variant-fields" if isinstance(value, dict | PersonaProfile) else None
+
+
+# ChatChecker allows `profile: Union[str, dict]`. A tagged union, so a bad field of a profile mapping is
+# one error at its own path (the tags are dropped from error paths by evalcore.inputs.sources), not two.
+Profile = Annotated[
+    Annotated[PersonaProfile, Tag("variant-fields")] | Annotated[str, Tag("variant-text")],
+    Discriminator(
+        _profile_variant,
+        custom_error_type="profile_form",
+        custom_error_message="must be a mapping of profile fields or a text",
+    ),
+]
 
 
 class Persona(Record):
     """A simulated user (ChatChecker's persona file format)."""
 
     persona_id: str = Field(description="Stable id.")
-    type: str = Field(default="standard", description="standard or challenging.")
-    profile: PersonaProfile = Field(description="Who the persona is.")
+    type: PersonaType = Field(default="standard", description="standard, challenging or adversarial.")
+    profile: Profile = Field(description="Who the persona is: profile fields, or a free text.")
     task: str = Field(description="What the persona wants to get done.")
     generated: bool = Field(default=True, description="Whether a generator wrote it.")
     provenance: Provenance | None = Field(default=None, description="Who or what produced it.")

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evalcore.documents.retrieval import tokenize
-from evalcore.generators.simulation.personas import card_topics
+from evalcore.generators.simulation.personas import card_topics, profile_fields
 from evalcore.models.common import content_hash
 
 END = "END_CONVERSATION"
@@ -139,7 +139,7 @@ class Style:
     def of(cls, persona: dict[str, Any], kind: str, briefing: str = "") -> Style:
         """Read from the persona's traits and the words of its interaction style and background, and of
         a briefing (a scenario's simulation_context: its user acts out what it names, whatever its type)."""
-        profile = persona.get("profile") or {}
+        profile = profile_fields(persona)
         traits = {k: str(v).lower() for k, v in (profile.get("personality") or {}).items()}
         lines = (profile.get("interaction_style") or []) + (profile.get("background_info") or [])
         words = " ".join([*lines, briefing]).lower()
@@ -377,7 +377,7 @@ def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
     said = [t["content"] for t in history if t["role"] == "user"]
     bot = [t["content"] for t in history if t["role"] == "assistant"]
     style = Style.of(persona, kind, str(inputs.get("context") or ""))
-    background = list((persona.get("profile") or {}).get("background_info") or [])
+    background = list(profile_fields(persona).get("background_info") or [])
     goal = str(persona.get("task") or _ask_for(str(inputs.get("context") or "")) or "")
     topics = card_topics({**(inputs.get("chatbot_info") or {}), "task": inputs.get("chatbot_task") or ""})
     focus = _focus(goal, said, topics)

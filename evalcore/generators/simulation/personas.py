@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
@@ -26,12 +26,12 @@ from evalcore.inputs.sources import parse_yaml, read_text, validation_problems
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.models import Persona, PersonaProfile, SystemCard
+from evalcore.models.items import TraitLevel
 from evalcore.store import Store
 from evalcore.store.store import new_id
 
 PERSONA_KIND = "persona"
 PERSONA_TYPES = ("standard", "challenging")
-Level = Literal["low", "medium", "high"]
 OCEAN = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
 
 # Listings 7 and 8 of the seed: what each persona type is for.
@@ -53,11 +53,11 @@ TYPE_DESCRIPTIONS = {
 class Personality(BaseModel):
     """The Big Five (OCEAN) traits of a persona."""
 
-    openness: Level = Field(description="low, medium or high.")
-    conscientiousness: Level = Field(description="low, medium or high.")
-    extraversion: Level = Field(description="low, medium or high.")
-    agreeableness: Level = Field(description="low, medium or high.")
-    neuroticism: Level = Field(description="low, medium or high.")
+    openness: TraitLevel = Field(description="low, medium or high.")
+    conscientiousness: TraitLevel = Field(description="low, medium or high.")
+    extraversion: TraitLevel = Field(description="low, medium or high.")
+    agreeableness: TraitLevel = Field(description="low, medium or high.")
+    neuroticism: TraitLevel = Field(description="low, medium or high.")
 
 
 class GeneratedPersona(BaseModel):
@@ -281,6 +281,23 @@ GENERATE_PERSONAS = Task(
 # ---------------------------------------------------------------------------------- in the store
 
 
+def persona_name(persona: Persona) -> str:
+    """The persona's name: its profile's, or its id when the profile is a free text."""
+    return persona.persona_id if isinstance(persona.profile, str) else persona.profile.name
+
+
+def profile_text(persona: Persona) -> str | None:
+    """The profile of a persona whose profile is a free text (ChatChecker allows one); None otherwise."""
+    return persona.profile if isinstance(persona.profile, str) else None
+
+
+def profile_fields(persona: dict[str, Any]) -> dict[str, Any]:
+    """The profile fields of a persona given as a mapping (as the offline user gets it). A free-text
+    profile is read as its only interaction-style line, so its words still say how the user writes."""
+    profile = persona.get("profile") or {}
+    return {"interaction_style": [profile]} if isinstance(profile, str) else profile
+
+
 def list_personas(store: Store, project_id: str, kind: str | None = None) -> dict[str, Persona]:
     """The project's personas by item id, oldest first (of one type when `kind` is given)."""
     found = {}
@@ -303,42 +320,63 @@ def edit_persona(
     expected_version: int,
     *,
     task: str,
-    background_info: list[str],
-    interaction_style: list[str],
-    personality: dict[str, str],
+    background_info: list[str] | None = None,
+    interaction_style: list[str] | None = None,
+    personality: dict[str, str] | None = None,
     name: str | None = None,
     gender: str | None = None,
     age: int | None = None,
+    text: str | None = None,
 ) -> int:
-    """Save a person's edit of a persona as a new version (its author recorded); `name`, `gender` and
-    `age` are kept when not given, an empty gender clears it. Blank lines are dropped. A bad field (an
-    empty task or name, an age outside 0-120, a trait other than OCEAN's or a level other than low, medium,
-    high) raises ValidationFailed naming every such field, and nothing is saved; StaleVersionError when
-    someone saved since `expected_version`."""
+    """Save a person's edit of a persona as a new version (its author recorded); a profile field not
+    given is kept, an empty gender clears it. Blank lines are dropped. A free-text profile is edited as
+    `text` only, a profile of fields by its fields only. A bad field (an empty task, name or text, an age
+    outside 0-120, a trait other than OCEAN's or a level other than low, medium, high, a field of the
+    other form of profile) raises ValidationFailed naming every such field, and nothing is saved;
+    StaleVersionError when someone saved since `expected_version`."""
     current = Persona.model_validate(store.current(item_id).body or {})
     where = f"persona {current.persona_id}"
-    problems = [Problem(where, "must not be empty", field=f) for f, v in (("task", task), ("name", name)) if
-                v is not None and not v.strip()]  # fmt: skip
+    filled = (("task", task), ("name", name), ("profile", text))
+    problems = [
+        Problem(where, "must not be empty", field=f) for f, v in filled if v is not None and not v.strip()
+    ]
+    fields = {
+        "background_info": background_info,
+        "interaction_style": interaction_style,
+        "personality": personality,
+        "name": name,
+        "gender": gender,
+        "age": age,
+    }
+    if profile_text(current) is not None:
+        text_only = "the profile is a free text: edit it as text"
+        problems += [
+            Problem(where, text_only, field=f"profile.{f}") for f, v in fields.items() if v is not None
+        ]
+    elif text is not None:
+        problems.append(Problem(where, "the profile has fields: edit them, not a text", field="profile"))
     if age is not None and not 0 <= age <= 120:
         problems.append(Problem(where, f"must be between 0 and 120 (got {age})", field="profile.age"))
-    for trait, level in personality.items():
+    for trait, level in (personality or {}).items():
         if trait not in OCEAN or level not in ("low", "medium", "high"):
             message = f"{trait!r}: {level!r} is not one of OCEAN's traits at low, medium or high"
             problems.append(Problem(where, message, field="profile.personality"))
     if problems:
         raise ValidationFailed(problems)
-    update: dict[str, Any] = {
-        "background_info": [x.strip() for x in background_info if x.strip()],
-        "interaction_style": [x.strip() for x in interaction_style if x.strip()],
-        "personality": dict(personality),
-    }
-    if name is not None:
-        update["name"] = name.strip()
-    if gender is not None:
-        update["gender"] = gender.strip() or None
-    if age is not None:
-        update["age"] = age
-    profile = current.profile.model_copy(update=update)
+    profile: PersonaProfile | str
+    if isinstance(current.profile, str):
+        profile = current.profile if text is None else text.strip()
+    else:
+        update: dict[str, Any] = {
+            f: [x.strip() for x in v if x.strip()] if isinstance(v, list) else v
+            for f, v in fields.items()
+            if v is not None
+        }
+        if name is not None:
+            update["name"] = name.strip()
+        if gender is not None:
+            update["gender"] = gender.strip() or None
+        profile = current.profile.model_copy(update=update)
     edited = current.model_copy(update={"task": task.strip(), "profile": profile})
     return store.save_revision(
         item_id, edited.model_dump(mode="json"), author, expected_version, note="edited"

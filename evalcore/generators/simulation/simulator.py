@@ -124,7 +124,7 @@ def history_text(turns: list[DialogueTurn], user: str = "YOU", bot: str = "CHATB
 def _persona_text(briefing: Briefing) -> str:
     if briefing.persona is None:
         return "(no persona: act as an ordinary user following the briefing below)"
-    body = {"profile": briefing.persona.profile.model_dump(mode="json"), "task": briefing.persona.task}
+    body = briefing.persona.model_dump(mode="json", include={"profile", "task"})  # a profile may be a text
     return yaml.safe_dump(body, indent=4, sort_keys=False, allow_unicode=True).strip()
 
 
