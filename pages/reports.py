@@ -15,7 +15,7 @@ from evalcore.reports import (
 )
 from evalcore.reports.charts import failure_rate_chart
 from evalcore.reports.failures import TABLE_KEYS, history_label, overall, per_run_table, report_stamp, snippet
-from evalcore.reports.tables import TOTAL_LABEL
+from evalcore.reports.tables import TOTAL_LABEL, column_kind, column_label, display_order, points_change
 from evalcore.runs import RUN_KIND
 from evalcore.runs.control import run_label
 from evalcore.runs.records import ERROR_TYPES
@@ -90,18 +90,24 @@ if report.frame.empty:
 def _metrics(o: dict, title: str = "", delta: dict | None = None) -> None:
     cols = st.columns(4)
     rate = f"{o['failure_rate']:.1%}" if o["n"] else "-"
-    change = f"{(o['failure_rate'] - delta['failure_rate']) * 100:+.1f} pp" if delta and o["n"] else None
+    change, flat = (None, True)
+    if delta and o["n"]:
+        change, flat = points_change(o["failure_rate"], delta["failure_rate"])
+    # More failures is worse (red up); a gap that rounds to none gets neither colour nor arrow.
     cols[0].metric(
-        f"Failure rate{title}", rate, change, delta_color="inverse",
+        f"Failure rate{title}", rate, change, delta_color="off" if flat else "inverse",
+        delta_arrow="off" if flat else "auto",
         help=f"95% Wilson interval [{o['ci_low']:.1%}, {o['ci_high']:.1%}]" if o["n"] else None,
     )  # fmt: skip
     cols[1].metric(f"Failed / scored turns{title}", f"{int(o['failures']):,} / {int(o['n']):,}")
     cols[2].metric(
         f"Unscored{title}",
-        int(o["unscored"]),
+        f"{int(o['unscored']):,}",
         help="The judge's output could not be parsed: never counted as 0.",
     )
-    cols[3].metric(f"Crashes{title}", int(o["crashes"]), help="Turns where the target gave no usable reply.")
+    cols[3].metric(
+        f"Crashes{title}", f"{int(o['crashes']):,}", help="Turns where the target gave no usable reply."
+    )
     if o["n"]:
         st.caption(f"Failure rate{title}: 95% interval [{o['ci_low']:.1%}, {o['ci_high']:.1%}]")
 
@@ -158,8 +164,8 @@ PERCENT = {"failure_rate", "share", "diff"}
 
 
 def _shown(df: pd.DataFrame) -> pd.DataFrame:
-    """Rates in %, each Wilson interval as one 'low-high' column, unscored only when some turn is, keys
-    of mixed type as text."""
+    """Rates in %, each Wilson interval as one 'low-high' column `ci`, unscored only when some turn is,
+    keys of mixed type as text. Headers stay code names: `_config` labels them."""
     out = df.copy()
     if "spec_label" in out:  # the label says it; the id stays in the exports
         out["spec_label"] = out["spec_label"].fillna("")
@@ -171,21 +177,40 @@ def _shown(df: pd.DataFrame) -> pd.DataFrame:
                 "" if pd.isna(a) else f"{a * 100:.1f}-{b * 100:.1f}"
                 for a, b in zip(out[low], out[high], strict=True)
             ]
-            out.insert(out.columns.get_loc(low), f"95% CI{suffix} %", interval)
+            out.insert(out.columns.get_loc(low), f"ci{suffix}", interval)
             out = out.drop(columns=[low, high])
         if f"unscored{suffix}" in out and not out[f"unscored{suffix}"].any():
             out = out.drop(columns=[f"unscored{suffix}"])
     for column in list(out.columns):
         if column.removesuffix("_a").removesuffix("_b") in PERCENT:
             out[column] = (out[column].astype(float) * 100).round(1)
-            unit = " pp" if column.startswith("diff") else " %"  # a difference of rates: points
-            out = out.rename(columns={column: column + unit})
     for column in out.columns:
         if out[column].dtype == object and out[column].map(type).nunique() > 1:
             # A key with its total row (n_documents 1, 2, 3, 'All') is text for Arrow, which refuses
             # mixed columns; a missing key shows empty, not 'None'.
             out[column] = ["" if pd.isna(v) else str(v) for v in out[column]]
     return out
+
+
+FORMATS = {"count": "localized", "percent": "%.1f", "points": "%+.1f"}  # localized: 14,000
+
+
+def _config(df: pd.DataFrame) -> dict:
+    """Plain headers and number formats for a shown table; the spec column wide and pinned, so a long
+    scenario stays readable while the statistics scroll beside it."""
+    config = {
+        column: st.column_config.NumberColumn(column_label(column), format=FORMATS[column_kind(column)])
+        if column_kind(column) in FORMATS
+        else st.column_config.Column(column_label(column))
+        for column in df.columns
+    }
+    if "spec_label" in df:
+        # 560 px shows most scenarios whole beside four statistics at 1500 px; a comparison's eleven
+        # statistics leave it the medium width, so diff and the second run stay on screen.
+        config["spec_label"] = st.column_config.TextColumn(
+            column_label("spec_label"), width="medium" if versus else 560, pinned=True
+        )
+    return config
 
 
 def _row_label(table: str, row: pd.Series, key: str) -> str:
@@ -301,9 +326,11 @@ for tab, (name, df) in zip(tabs, tables.items(), strict=True):
             TABLE_TITLES[name]
             + (f": {md(_label(run_id))} (a) vs {md(_label(versus))} (b), diff = b - a" if versus else "")
         )
-        # A spec's scenario is the longest key: it gets the room, under the column name 'spec'.
-        wide = {"spec_label": st.column_config.TextColumn("spec", width="large")}
-        st.dataframe(_shown(df), hide_index=True, width="stretch", column_config=wide)
+        shown = _shown(df)
+        st.dataframe(
+            shown, hide_index=True, width="stretch", column_config=_config(shown),
+            column_order=display_order(list(shown.columns)),
+        )  # fmt: skip
         _downloads(name, df)
         if name in TABLE_KEYS:  # the pair table's turns are in two rows at once: no drill-down
             _drill(name, df)

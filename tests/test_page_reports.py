@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
 from test_runs_support import sample_project
 
@@ -99,6 +100,16 @@ def test_report_tables_charts_exports_and_a_drill_down(db_url):
     assert len(downloads) == 7 * 4, "every table in CSV, JSONL, Markdown and LaTeX"
     by_spec = at.dataframe[0].value
     assert "spec_label" in by_spec and by_spec["spec_label"].iloc[-1] == ""
+    # Plain headers and counts with separators, not the code names (n_documents, failure_rate %).
+    for table in at.dataframe:
+        config = json.loads(table.proto.columns)
+        labels = {name: column.get("label") for name, column in config.items()}
+        assert not [label for label in labels.values() if "_" in str(label)], labels
+        for name in {"n", "failures"} & set(config):
+            assert config[name]["type_config"]["format"] == "localized", config[name]
+    labels = {name: column.get("label") for name, column in json.loads(at.dataframe[0].proto.columns).items()}
+    assert labels["spec_label"] == "spec" and labels["n"] == "scored" and labels["ci"] == "95% CI %"
+    assert json.loads(at.dataframe[0].proto.columns)["spec_label"]["pinned"] is True
     drill = at.selectbox(key="drill:by_spec")
     failing = [o for o in drill.options if o != "(choose a row)"]
     assert failing and all("failing" in o for o in failing)
@@ -131,7 +142,12 @@ def test_two_runs_side_by_side_with_a_drill_down_per_side(db_url):
     assert {"Failure rate (a)", "Failure rate (b)"} <= set(metrics)
     assert metrics["Failure rate (b)"].delta.endswith("pp"), "b against a"
     by_spec = at.dataframe[0].value
-    assert {"n_a", "failures_b", "diff pp"} <= set(by_spec.columns)
+    assert {"n_a", "failures_b", "diff"} <= set(by_spec.columns)
+    labels = {name: column.get("label") for name, column in json.loads(at.dataframe[0].proto.columns).items()}
+    assert labels["n_a"] == "scored (a)" and labels["failure_rate_b"] == "failure rate (b) %"
+    assert labels["diff"] == "diff pp" and labels["ci_overlap"] == "CIs overlap"
+    order = list(at.dataframe[0].proto.column_order)
+    assert order.index("diff") < order.index("n_a"), "the difference is on screen before the two sides"
     assert len(at.get("plotly_chart")) == 2
     at.selectbox(key="drill:by_spec").select_index(1).run()
     at.radio(key="side:by_spec").set_value("b").run()
@@ -150,6 +166,10 @@ def test_two_runs_of_one_target_have_distinct_legend_names(db_url):
     figure = json.loads(at.get("plotly_chart")[0].proto.spec)
     names = {trace.get("name") for trace in figure["data"]}
     assert len({n.split(": ", 1)[1] for n in names}) == 2, names
+    # The same target twice fails alike: no change is grey and has no arrow (not a red "up").
+    change = next(m for m in at.metric if m.label == "Failure rate (b)")
+    assert change.delta == "+0.0 pp"
+    assert (change.proto.color, change.proto.direction) == (Metric.GRAY, Metric.NONE), change.proto
 
 
 def test_a_run_started_on_the_page_can_show_the_expected_answers_and_ask_turns_alone(db_url):

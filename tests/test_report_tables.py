@@ -13,9 +13,13 @@ from evalcore.reports.tables import (
     STATS,
     TOTAL_LABEL,
     all_tables,
+    column_kind,
+    column_label,
     compare,
+    display_order,
     error_type_table,
     failure_table,
+    points_change,
     tier_filter,
     wilson_interval,
 )
@@ -362,3 +366,28 @@ def test_all_tables_on_100k_random_rows() -> None:
     assert tables["by_error_class"]["failures"].sum() == int(np.sum(score == 0))
     split = all_tables(df, within="target", total=True)
     assert split["by_turns"].shape == (6, 8)
+
+
+def test_every_table_column_has_a_plain_header_and_a_number_format():
+    frame = pd.DataFrame(HAND, columns=["run_id", "spec_label", "score", "n_documents", "error_type",
+                                        "multi_turn", "tier", "query_type"])  # fmt: skip
+    frame = frame.assign(target="t", conversation_id="c", turn_index=0, spec_id=frame["spec_label"])
+    tables = {**all_tables(frame, total=True), "compare": compare(frame, "spec_label", "r1", "r2")}
+    for name, table in tables.items():
+        for column in table.columns:
+            assert "_" not in column_label(column) or column == "spec_id", (name, column)
+    assert (
+        column_label("n_documents") == "documents" and column_label("failure_rate_a") == "failure rate (a) %"
+    )
+    assert column_label("diff") == "diff pp" and column_label("ci_b") == "95% CI (b) %"
+    assert [column_kind(c) for c in ("n", "failures_b", "failure_rate", "diff", "tier")] == [
+        "count", "count", "percent", "points", "text",
+    ]  # fmt: skip
+    order = display_order(list(tables["compare"].columns))
+    assert order[:3] == ["spec_label", "diff", "ci_overlap"] and sorted(order) == sorted(tables["compare"])
+
+
+def test_a_change_that_rounds_to_nothing_reads_plus_zero():
+    assert points_change(0.574, 0.57403) == ("+0.0 pp", True)
+    assert points_change(0.57403, 0.574) == ("+0.0 pp", True), "never '-0.0'"
+    assert points_change(0.6, 0.5) == ("+10.0 pp", False) and points_change(0.5, 0.6) == ("-10.0 pp", False)

@@ -69,6 +69,83 @@ KEY_ORDER: dict[str, tuple[str, ...]] = {
 
 SortMode = Literal["auto", "key", "rate"]
 
+# Headers a reader sees for the columns of these tables (exports keep the code names). A compared
+# table's `_a`/`_b` columns read "failure rate (a) %"; `ci` is the page's one-column Wilson interval.
+COLUMN_LABELS: dict[str, tuple[str, str]] = {
+    "spec_label": ("spec", ""),
+    "target": ("target", ""),
+    "run_id": ("run", ""),
+    "error_type": ("error type", ""),
+    "error_class": ("error class", ""),
+    "n_documents": ("documents", ""),
+    "query_type": ("query type", ""),
+    "turns": ("turns", ""),
+    "played": ("asked", ""),
+    "tier": ("tier", ""),
+    "n": ("scored", ""),
+    "failures": ("failed", ""),
+    "failure_rate": ("failure rate", "%"),
+    "ci": ("95% CI", "%"),
+    "unscored": ("unscored", ""),
+    "share": ("share", "%"),
+    "diff": ("diff", "pp"),
+    "ci_overlap": ("CIs overlap", ""),
+    "fails_only_here": ("fail only this way", ""),
+}
+"""Header and unit of each table column, by its code name without the `_a`/`_b` side."""
+
+COUNT_COLUMNS = frozenset({"n", "failures", "unscored", "fails_only_here"})
+"""Columns holding counts: shown with thousands separators."""
+
+RATE_COLUMNS = frozenset({"failure_rate", "share", "diff"})
+"""Columns holding fractions: shown as percentages (a difference of rates as percentage points)."""
+
+ColumnKind = Literal["count", "percent", "points", "text"]
+
+
+def _side(column: str) -> tuple[str, str]:
+    """('failure_rate', 'a') for 'failure_rate_a'; ('n', '') for 'n'."""
+    for side in ("a", "b"):
+        if column.endswith(f"_{side}") and column[:-2] in COLUMN_LABELS:
+            return column[:-2], side
+    return column, ""
+
+
+def column_label(column: str) -> str:
+    """The header shown for a table column: 'failure_rate_a' -> 'failure rate (a) %', 'n' -> 'scored'.
+
+    Columns not in `COLUMN_LABELS` show their name with spaces for underscores."""
+    base, side = _side(column)
+    name, unit = COLUMN_LABELS.get(base, (base.replace("_", " "), ""))
+    return " ".join(part for part in (name, f"({side})" if side else "", unit) if part)
+
+
+def column_kind(column: str) -> ColumnKind:
+    """How a column's values are shown: counts with separators, rates in % or pp, the rest as text."""
+    base, _ = _side(column)
+    if base in COUNT_COLUMNS:
+        return "count"
+    if base in RATE_COLUMNS:
+        return "points" if base == "diff" else "percent"
+    return "text"
+
+
+def display_order(columns: Sequence[str]) -> list[str]:
+    """Columns in the order a page shows them: a comparison's `diff` and `ci_overlap` right after the
+    keys, so the verdict is on screen before the two sides' statistics on a narrow window."""
+    verdict = [c for c in ("diff", "ci_overlap") if c in columns]
+    first = next((i for i, c in enumerate(columns) if _side(c)[1] or c in verdict), len(columns))
+    rest = [c for c in columns[first:] if c not in verdict]
+    return [*columns[:first], *verdict, *rest]
+
+
+def points_change(rate: float, base: float) -> tuple[str, bool]:
+    """A change of rate as text in percentage points ('+1.2 pp') and whether it rounds to none.
+
+    A gap that rounds to 0.0 reads '+0.0 pp' (never '-0.0'), so a page can show it without an arrow."""
+    points = round((rate - base) * 100, 1) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return f"{points:+.1f} pp", points == 0
+
 
 # --------------------------------------------------------------------------------------------- intervals
 
