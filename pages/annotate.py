@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
-from evalcore.generators.tool_case.records import intended_labels
+from evalcore.generators.tool_case.overview import situation_info
 from evalcore.review import (
     TIER_FILTERS,
     QueueFilter,
@@ -478,9 +478,11 @@ def item_view(item_id: str) -> None:
             "reviewer(s)"
         )
     )
-    if intended := intended_labels(conv):  # a tool case: people confirm or reject its intended labels
+    if situation := situation_info(store, project_id, conv):  # a tool case: people confirm or reject it
         st.info(
-            f"Meant to show {md(intended)}. Accept the conversation if it does, reject it (off-spec) if not.",
+            f"Meant to show {md(situation.intended)}. Accept the conversation if it does, reject it "
+            f"(off-spec) if not.\n\n**Situation:** {md(situation.description)}\n\n"
+            f"**World state:** {md(situation.world_state)}",
             icon=":material/label:",
         )
     if view.spec:

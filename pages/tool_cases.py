@@ -326,19 +326,30 @@ def _comparison_section() -> None:
     st.caption(
         "SPUR (user satisfaction) against SCOPE rubrics on held-out labelled conversations, k folds of a "
         "40/60 split: Easy (satisfaction agrees with the label), Hard-Negative (satisfied but NEG), Overall. "
-        "It runs as a job on a worker (`evalcore worker`), or with `evalcore rubrics compare`."
+        "It runs as a job on a worker (`evalcore worker`), or with `evalcore rubrics compare`. It uses the "
+        "gold and silver conversations (accepted by people or by the judge) unless told to use all."
     )
     with st.form("tc_compare", enter_to_submit=False):
         left, middle, right = st.columns(3)
         folds = left.number_input("Folds", 1, 20, DEFAULT_FOLDS)
         seed = middle.number_input("Seed", 0, 1_000_000, 0)
         ablations = right.checkbox("Table 4's ablations too", True)
+        everything = right.checkbox(
+            "Every conversation",
+            False,
+            help="Also the conversations people or the judge rejected and those nobody reviewed yet.",
+        )
         if st.form_submit_button(
             "Start the comparison", disabled=not current_user(), help=None if current_user() else NEEDS_NAME
         ):
             try:
                 run = create_comparison(
-                    store, project_id, folds=int(folds), seed=int(seed), ablations=ablations
+                    store,
+                    project_id,
+                    folds=int(folds),
+                    seed=int(seed),
+                    ablations=ablations,
+                    all_conversations=everything,
                 )
                 enqueue(store, run.id)
             except EvalcoreError as exc:
@@ -363,7 +374,8 @@ def _comparison_section() -> None:
         return
     sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
     st.caption(
-        f"Mean (standard deviation) over {result.folds} fold(s); test conversations summed: {md(sizes)}."
+        f"{md(result.data_line())}. Mean (standard deviation) over {result.folds} fold(s); test "
+        f"conversations summed: {md(sizes)}."
     )
     if provenance([run])["offline"] != "no":
         st.info("Offline output: rubrics learnt and scored by the offline heuristics, not by a model.")

@@ -18,8 +18,12 @@ from evalcore import jobs
 from evalcore.generators.tool_case.catalog import add_project_situations
 from evalcore.generators.tool_case.evaluation import comparison_runs, execute_comparison
 from evalcore.generators.tool_case.filtering import calibrate_toolcases, filter_toolcases
-from evalcore.generators.tool_case.job import generate_toolcases
-from evalcore.generators.tool_case.overview import situation_conversations, tool_case_conversations
+from evalcore.generators.tool_case.job import generate_toolcases, project_catalog
+from evalcore.generators.tool_case.overview import (
+    situation_conversations,
+    situation_info,
+    tool_case_conversations,
+)
 from evalcore.generators.tool_case.records import intended_labels
 from evalcore.generators.tool_case.rubrics import load_rubric_set, rubric_history, save_rubric_set
 from evalcore.generators.tool_case.scope import discover_rubrics
@@ -202,14 +206,23 @@ def test_the_comparison_is_queued_and_read_back_from_its_stored_folds(project):
     assert any("No comparison yet" in str(i.value) for i in at.info)
     next(n for n in at.number_input if n.label == "Folds").set_value(1)
     next(b for b in at.button if b.label == "Start the comparison").click().run()
+    refused = md("no gold or silver tool-case conversation (52 unreviewed)")
+    assert any(refused in str(e.value) for e in at.error)
+    assert comparison_runs(store, pid) == []
+    next(c for c in at.checkbox if c.label == "Every conversation").check()
+    next(b for b in at.button if b.label == "Start the comparison").click().run()
     assert not at.exception, at.exception
     (run,) = comparison_runs(store, pid)
     assert run.status.value == "pending" and run.params["folds"] == 1 and run.params.get("queued_at")
+    assert run.params["all_conversations"] and len(run.params["conversations"]) == 52
     at = open_tab("SPUR vs SCOPE")
     assert any("No fold computed yet" in str(i.value) for i in at.info)
     assert any("0/1 folds · queued" in str(p.proto.text) for p in at.get("progress")), "the job's progress"
     execute_comparison(store, run.id)  # what the worker does
     at = open_tab("SPUR vs SCOPE")
+    used = next(str(c.value) for c in at.caption if "POS share" in str(c.value))
+    pos = run.params["pos"]
+    assert md(f"52 labelled conversations (every tool-case conversation), POS share {pos / 52:.2f}") in used
     table3 = frame(at, "Data Subset")
     assert list(table3["Model"])[:2] == ["SPUR", "SCOPE"] and len(table3) == 6
     assert table3.iloc[2]["Data Subset"] == "Hard Neg." and table3.iloc[2]["F1"] == "N/A"
@@ -259,6 +272,10 @@ def test_annotators_confirm_or_reject_the_intended_labels_and_the_threshold_is_t
         assert not at.exception, at.exception
         meant = next(str(i.value) for i in at.info if str(i.value).startswith("Meant to show"))
         assert md(intended_labels(conversation)) in meant
+        shown = situation_info(store, pid, conversation)
+        described = project_catalog(store, pid)[conversation.metadata["situation"]].description
+        assert shown.description == described and f"**Situation:** {md(described)}" in meant
+        assert f"**World state:** {md(shown.world_state)}" in meant
         at.segmented_control(key=f"cv:{conversation.id}").set_value(verdict)
         if verdict == "reject":
             at.segmented_control(key=f"cr:{conversation.id}").set_value("off-spec")

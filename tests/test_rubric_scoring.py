@@ -1,7 +1,8 @@
 """A target's own conversations scored by a SCOPE rubric set (issue 20, item 7) as a run of the one job
 mechanism, resumed by a worker's entry point, and its tables per rubric and per area with drill-down,
-exported with what produced them; the k-fold comparison as a job whose stored result equals the one
-computed in the caller."""
+exported with what produced them; conversations with tool_call and tool_result turns scored by the
+tool-use rubrics, not only the satisfaction ones; the k-fold comparison as a job on the gold and silver
+conversations whose stored result equals the one computed in the caller."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ from evalcore.generators.tool_case.evaluation import (
     labelled_conversations,
     stored_comparison,
 )
+from evalcore.generators.tool_case.filtering import filter_toolcases
 from evalcore.generators.tool_case.job import generate_toolcases
 from evalcore.generators.tool_case.rubrics import save_rubric_set, validate_rubric_set
 from evalcore.generators.tool_case.scope import discover_rubrics
-from evalcore.generators.tool_case.signals import SIGNALS
+from evalcore.generators.tool_case.signals import SIGNALS, USER_SATISFACTION
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import add_conversation
 from evalcore.llm.client import ModelClient
@@ -33,7 +35,7 @@ from evalcore.reports.rubric_tables import (
     rubric_report,
     rubric_table,
 )
-from evalcore.runs.rubric_scoring import create_rubric_scoring, execute_rubric_scoring
+from evalcore.runs.rubric_scoring import create_rubric_scoring, execute_rubric_scoring, score_with_rubrics
 from evalcore.store import Store
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
@@ -46,7 +48,8 @@ def project(tmp_path_factory) -> tuple:
     store = Store(f"sqlite:///{tmp_path_factory.mktemp('rs') / 'store.db'}")
     pid = import_project(store, SAMPLE).project_id
     generate_toolcases(store, pid, per_situation=2)
-    conversations = labelled_conversations(store, pid)
+    filter_toolcases(store, pid)  # the offline judge makes them silver but one (bad_input_data)
+    conversations = labelled_conversations(store, pid, all_conversations=True)
     scope = discover_rubrics(ModelClient(store, pid), conversations, "scope")
     item, version = save_rubric_set(store, pid, scope, "lead")
     yield store, pid, conversations, scope, item, version
@@ -112,15 +115,58 @@ def test_a_simulation_runs_conversations_are_scored_under_its_target(project):
         create_rubric_scoring(store, pid, item, generator="nope")
 
 
-def test_the_comparison_job_stores_what_compare_computes(project):
+def test_tool_turns_make_the_tool_use_rubrics_fire_not_only_the_satisfaction_ones(project):
+    """Item 7 on conversations with tool_call and tool_result turns: what the tools were given and answered
+    is read, so the rubrics of tool use and task completion apply where the user noticed nothing."""
+    store, pid, conversations, scope, *_ = project
+    item = save_rubric_set(store, pid, scope, "lead")[0]  # the whole set: the first test edits its own
+    assert all({"tool_call", "tool_result"} <= {t.role.value for t in c.turns} for c in conversations)
+    report = rubric_report(store, score_with_rubrics(store, pid, item, generator="tool_case").run.id)
+    rubrics = rubric_table(report).set_index("text")
+    situation = {c.id: c.metadata["situation"] for c in conversations}
+    fired = rubrics[rubrics["applies"] > 0]
+    assert len(set(fired["area"]) - {USER_SATISFACTION}) >= 3, set(fired["area"])
+    for code, where in (
+        ("ungrounded_argument", "bad_params_silent"),  # an argument the user never gave; user satisfied
+        ("unused_tool_result", "superfluous_tool_calls"),
+        ("reply_contradicts_result", "bad_parse_silent"),  # the reply misreads the tool's answer
+    ):
+        rubric = rubrics.loc[SIGNALS[code].statement]
+        assert rubric["area"] != USER_SATISFACTION and rubric["polarity"] == "NEG"
+        drilled = drill_down(report, rubric=rubric["rubric"])
+        hit = {situation[c] for c in drilled["conversation"]}
+        assert where in hit and "correct" not in hit, (code, hit)
+        # The user thanked the agent in these, yet the tool rubric makes the set call them NEG.
+        if where != "superfluous_tool_calls":
+            assert set(drilled[drilled["conversation"].map(situation) == where]["label"]) == {"NEG"}
+
+
+def test_the_comparison_job_stores_what_compare_computes_on_gold_and_silver(project):
     store, pid, conversations, *_ = project
+    used = labelled_conversations(store, pid)
+    (rejected,) = [c.id for c in conversations if c.metadata["judge_passed"] is False]
+    assert len(used) == 51 and rejected not in {c.id for c in used}
     run = create_comparison(store, pid, folds=2, ablations=False)
-    assert run.params["units"] == ["fold-1", "fold-2"]
+    assert run.params["units"] == ["fold-1", "fold-2"] and len(run.params["conversations"]) == 51
+    pos = sum(c.metadata["labels"]["overall"] == "POS" for c in used)
+    assert (run.params["pos"], run.params["all_conversations"]) == (pos, False)
     jobs.resume(store.url, run.id)
     stored = stored_comparison(store, run.id)
-    direct = compare(ModelClient(store, pid), conversations, folds=2, ablations=False)
+    direct = compare(ModelClient(store, pid), used, folds=2, ablations=False)
     assert stored.values == direct.values and stored.sizes == direct.sizes
     assert stored.table(["SPUR", "SCOPE"]) == direct.table(["SPUR", "SCOPE"])
+    assert (
+        stored.data_line()
+        == direct.data_line()
+        == (f"51 labelled conversations (gold + silver conversations), POS share {pos / 51:.2f} ({pos} POS)")
+    )
+    everything = create_comparison(store, pid, folds=1, ablations=False, all_conversations=True)
+    assert rejected in everything.params["conversations"] and len(everything.params["conversations"]) == 52
+    assert (
+        stored_comparison(store, everything.id)
+        .data_line()
+        .startswith("52 labelled conversations (every tool-case conversation)")
+    )
     with pytest.raises(UsageError, match="--folds must be at least 1"):
         create_comparison(store, pid, folds=0)
 
@@ -129,8 +175,10 @@ def test_a_comparison_that_would_train_without_a_pos_conversation_is_refused(sql
     monkeypatch.setenv("EVALCORE_OFFLINE", "1")
     pid = import_project(sqlite_store, SAMPLE).project_id
     generate_toolcases(sqlite_store, pid, per_situation=1)  # one POS conversation: 40% of it rounds to 0
-    with pytest.raises(UsageError, match="fold 1 would train on no POS conversation"):
+    with pytest.raises(UsageError, match=r"no gold or silver tool-case conversation \(26 unreviewed\)"):
         create_comparison(sqlite_store, pid, folds=1)
+    with pytest.raises(UsageError, match="fold 1 would train on no POS conversation"):
+        create_comparison(sqlite_store, pid, folds=1, all_conversations=True)
     assert sqlite_store.runs(pid, kind="rubric_comparison") == []
 
 

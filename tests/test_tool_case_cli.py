@@ -90,11 +90,16 @@ def test_a_situation_that_cannot_be_made_fails_its_unit_with_the_reason(db, monk
 
 def test_rubrics_discover_validate_evaluate_and_compare(db, tmp_path):
     run("toolcases", "generate", "--per-situation", "2", "--db", db)
+    refused = CliRunner().invoke(app, ["rubrics", "discover", "--db", db])
+    assert refused.exit_code != 0 and "no gold or silver tool-case conversation (52 unreviewed)" in " ".join(
+        refused.output.split()
+    )
+    run("toolcases", "filter", "--db", db)  # silver: all but one the offline judge rejects
     out = run("rubrics", "discover", "--db", db)
     assert "make-or-break" in out
     rubric_set = out.strip().splitlines()[-1]
     report = run("rubrics", "evaluate", rubric_set, "--db", db)
-    assert "31 conversation(s) not trained on" in report
+    assert "30 conversation(s) not trained on" in report  # 51 gold + silver, 21 trained on
     assert "Hard Neg.  n=13   accuracy" in report and "f1 N/A  precision N/A" in report
     scoring = (
         run("rubrics", "score", rubric_set, "--generator", "tool_case", "--db", db).strip().splitlines()[-1]
@@ -119,6 +124,10 @@ def test_rubrics_discover_validate_evaluate_and_compare(db, tmp_path):
     out = run("rubrics", "compare", "--folds", "1", "--no-ablations", "--out", str(table), "--db", db)
     assert out.strip().splitlines()[-1].startswith("run-")
     text = table.read_text()
+    assert text.startswith("51 labelled conversations (gold + silver conversations), POS share 0.")
+    every = ("--folds", "1", "--no-ablations", "--all-conversations")
+    everything = run("rubrics", "compare", *every, "--db", db)
+    assert "\n52 labelled conversations (every tool-case conversation), POS share 0." in everything
     assert "| Hard Neg. | SPUR | 0.00 (0.00) | N/A | N/A | N/A |" in text and "| Overall | SCOPE |" in text
 
 
@@ -126,12 +135,13 @@ def test_scoring_comparison_and_filtering_can_be_handed_to_the_workers(db):
     from evalcore.store import Store
 
     run("toolcases", "generate", "--per-situation", "2", "--db", db)
-    rubric_set = run("rubrics", "discover", "--db", db).strip().splitlines()[-1]
+    # Nothing is judged yet (the filter below is queued): every conversation, not gold and silver.
+    rubric_set = run("rubrics", "discover", "--all-conversations", "--db", db).strip().splitlines()[-1]
     ids = [
         run(*command, "--queue", "--db", db).strip().splitlines()[-1]
         for command in (
             ("rubrics", "score", rubric_set, "--generator", "tool_case"),
-            ("rubrics", "compare", "--folds", "2"),
+            ("rubrics", "compare", "--folds", "2", "--all-conversations"),
             ("toolcases", "filter"),
             ("toolcases", "generate", "--situation", "correct"),
         )

@@ -4,9 +4,10 @@ toolcases: `situations` lists the catalog (the seed's 26 and the project's own; 
 team's YAML and keeps it in the project), `groups` shows the tool groups and what each cannot produce,
 `generate` synthesizes labelled conversations as a job and prints the run's id last, `filter` has the
 TRACE judge check them (silver), `calibrate` tunes its threshold on gold for a target precision.
-rubrics: `discover` learns a SCOPE or SPUR rubric set from the project's labelled tool-case conversations
-and stores it (its id printed last), `validate FILE` checks an edited set, `evaluate ID` scores the
-conversations it was not trained on, `compare` prints Table 3 (and Table 4 with the ablations), `score`
+rubrics: `discover` learns a SCOPE or SPUR rubric set from the project's gold and silver tool-case
+conversations (every one with `--all-conversations`) and stores it (its id printed last), `validate FILE`
+checks an edited set, `evaluate ID` scores the conversations it was not trained on, `compare` prints the
+number of conversations used and their POS share, Table 3 (and Table 4 with the ablations), `score`
 scores a target's conversations as a job and `report RUN [--rubric ID]` shows them per rubric and area.
 """
 
@@ -39,6 +40,13 @@ rubrics_app = typer.Typer(
 )
 ModelOption = Annotated[
     str | None, typer.Option("--model", help="Model as provider/name (default: the role's).")
+]
+AllConversationsOption = Annotated[
+    bool,
+    typer.Option(
+        "--all-conversations",
+        help="Use every tool-case conversation, rejected and unreviewed ones too, not only gold and silver.",
+    ),
 ]
 
 
@@ -205,11 +213,13 @@ def discover(
         typer.Option(help="Share of each label to train on (Section 4.1: 0.4); the rest is for evaluate."),
     ] = 0.4,
     seed: Annotated[int, typer.Option(help="Seed of the split and of the area-discovery sample.")] = 0,
+    all_conversations: AllConversationsOption = False,
     model: ModelOption = None,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
-    """Learn a rubric set from the project's labelled tool-case conversations and store it (id last)."""
+    """Learn a rubric set from the project's gold and silver tool-case conversations and store it (id
+    last)."""
     from evalcore.errors import UsageError
     from evalcore.generators.tool_case.evaluation import labelled_conversations, split
     from evalcore.generators.tool_case.rubrics import save_rubric_set
@@ -226,7 +236,8 @@ def discover(
     options = Options(area_discovery="AD" not in off, weights="RW" not in off, make_or_break="MB" not in off)
     store = open_store(db)
     pid = project_id_of(store, project)
-    train, _ = split(labelled_conversations(store, pid), 0, seed, train_share)
+    labelled = labelled_conversations(store, pid, all_conversations=all_conversations)
+    train, _ = split(labelled, 0, seed, train_share)
     llm = ModelClient(store, pid)
     made = discover_rubrics(llm, train, method, options=options, model=model, seed=seed)  # type: ignore[arg-type]
     item, _ = save_rubric_set(store, pid, made, made.producer)
@@ -255,11 +266,13 @@ def evaluate(
     rubric_set: Annotated[
         str, typer.Argument(help="Id of a stored rubric set (printed by `rubrics discover`).")
     ],
+    all_conversations: AllConversationsOption = False,
     model: ModelOption = None,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
-    """Score the labelled conversations the set was not trained on; accuracy, F1, precision, recall."""
+    """Score the gold and silver conversations the set was not trained on; accuracy, F1, precision,
+    recall."""
     from evalcore.generators.tool_case.evaluation import (
         SUBSETS,
         labelled_conversations,
@@ -275,7 +288,8 @@ def evaluate(
     pid = project_id_of(store, project)
     rubrics, version = load_rubric_set(store, rubric_set)
     llm = ModelClient(store, pid)
-    test = [c for c in labelled_conversations(store, pid) if c.id not in set(rubrics.trained_on)]
+    labelled = labelled_conversations(store, pid, all_conversations=all_conversations)
+    test = [c for c in labelled if c.id not in set(rubrics.trained_on)]
     pairs: dict[str, list[tuple[str, str]]] = {s: [] for s in SUBSETS}
     for conversation in test:
         predicted, _ = estimate_label(rubrics, score_conversation(llm, rubrics, conversation, model=model))
@@ -300,6 +314,7 @@ def compare(
     folds: Annotated[int, typer.Option(help="Folds of cross-validation (each a 40/60 split).")] = 5,
     ablations: Annotated[bool, typer.Option(help="Also the SCOPE ablations of Table 4.")] = True,
     seed: Annotated[int, typer.Option(help="Seed of the splits.")] = 0,
+    all_conversations: AllConversationsOption = False,
     model: ModelOption = None,
     resume: Annotated[str | None, typer.Option(help="Resume this comparison run.")] = None,
     queue: QueueOption = False,
@@ -307,8 +322,9 @@ def compare(
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
-    """SPUR against SCOPE as Table 3 (mean and SD over folds), and Table 4's ablations: a job, one unit
-    per fold, stored (the Tool cases page shows it); the run's id is the last line printed."""
+    """SPUR against SCOPE as Table 3 (mean and SD over folds), and Table 4's ablations, on the gold and
+    silver conversations: a job, one unit per fold, stored (the Tool cases page shows it); the number of
+    conversations and their POS share come first, the run's id is the last line printed."""
     from evalcore.generators.tool_case.evaluation import (
         create_comparison,
         execute_comparison,
@@ -320,7 +336,13 @@ def compare(
     run_id = (
         resume
         or create_comparison(
-            store, project_id_of(store, project), folds=folds, seed=seed, ablations=ablations, model=model
+            store,
+            project_id_of(store, project),
+            folds=folds,
+            seed=seed,
+            ablations=ablations,
+            model=model,
+            all_conversations=all_conversations,
         ).id
     )
     if queue:
@@ -330,7 +352,8 @@ def compare(
     result = stored_comparison(store, run_id)
     main, ablated = variant_names(run)
     sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
-    emit([f"Test conversations over {result.folds} fold(s): {sizes}", "", *result.table(main + ablated)], out)
+    head = [result.data_line(), f"Test conversations over {result.folds} fold(s): {sizes}", ""]
+    emit([*head, *result.table(main + ablated)], out)
     typer.echo(f"run {run.id}: {run.status.value}")
     typer.echo(run.id)
 

@@ -7,6 +7,11 @@ the positive class, on three subsets: Easy (the user's satisfaction agrees with 
 (the user is satisfied but the conversation is NEG; only accuracy applies, as the seed notes) and Overall.
 Each figure is the mean over folds with its standard deviation (Table 9).
 
+The conversations are TRACE's: gold (people accepted them) and silver (the judge did) only, as Section 2.3
+combines them; a conversation people or the judge rejected does not show its situation, so its intended
+label would be wrong as truth. `all_conversations` takes every tool-case conversation instead (before any
+review). How many were used and their POS share are reported with the tables.
+
 `compare` computes it in the caller; `create_comparison` / `execute_comparison` make it a job (kind
 `rubric_comparison`, one unit per fold, resumable, run by a queue worker), so a page never computes it on a
 request: it reads `stored_comparison` from the committed folds.
@@ -30,10 +35,11 @@ from evalcore.generators.tool_case.scope import (
     discover_rubrics,
     score_conversation,
 )
+from evalcore.items.current import read_tiers
 from evalcore.items.store_ops import list_conversations
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
-from evalcore.models import Conversation, Run
+from evalcore.models import Conversation, Run, Tier
 from evalcore.store import Store
 from evalcore.store.store import new_id
 
@@ -42,6 +48,7 @@ DEFAULT_FOLDS = 5
 SUBSETS = ("Easy", "Hard Neg.", "Overall")
 METRICS = ("accuracy", "f1", "precision", "recall")
 RUN_KIND = "rubric_comparison"
+USED_TIERS = (Tier.gold, Tier.silver)  # TRACE = gold + silver (Section 2.3, Table 2)
 MAIN = (("SPUR", "spur", Options()), ("SCOPE", "scope", Options()))
 ABLATIONS = tuple(
     (o.label, "scope", o)
@@ -105,9 +112,23 @@ class Comparison:
     """Per method, subset and metric: the value of every fold."""
 
     folds: int
+    conversations: int = 0  # labelled conversations the folds split
+    pos: int | None = None  # of which POS; None for a run recorded before they were counted
+    all_conversations: bool = False  # every tool case, not only gold + silver
     sizes: dict[str, int] = field(default_factory=dict)  # test conversations per subset, summed over folds
     values: dict[str, dict[str, dict[str, list[float]]]] = field(default_factory=dict)
     rubric_counts: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def pos_share(self) -> float | None:
+        """Share of POS among the conversations used; None when unknown or there are none."""
+        return self.pos / self.conversations if self.pos is not None and self.conversations else None
+
+    def data_line(self) -> str:
+        """Which conversations the folds split, how many, and their POS share, as one line."""
+        which = "every tool-case conversation" if self.all_conversations else "gold + silver conversations"
+        share = "not recorded" if self.pos_share is None else f"{self.pos_share:.2f} ({self.pos} POS)"
+        return f"{self.conversations} labelled conversations ({which}), POS share {share}"
 
     def add(self, method: str, subset: str, found: dict[str, float | None]) -> None:
         slot = self.values.setdefault(method, {}).setdefault(subset, {})
@@ -187,9 +208,11 @@ def compare(
     ablations: bool = True,
     model: str | None = None,
     on_fold: Callable[[int, int], None] | None = None,
+    all_conversations: bool = False,
 ) -> Comparison:
-    """Table 3 (SPUR, SCOPE) and, with `ablations`, Table 4's SCOPE variants, over `folds` folds."""
-    result = Comparison(folds)
+    """Table 3 (SPUR, SCOPE) and, with `ablations`, Table 4's SCOPE variants, over `folds` folds of
+    `conversations` (`all_conversations` only says, in the result, that they were not filtered by tier)."""
+    result = Comparison(folds, len(conversations), _pos_count(conversations), all_conversations)
     for fold in range(folds):
         _add_fold(result, _fold(llm, conversations, fold, seed, _variants(ablations), model))
         if on_fold:
@@ -197,14 +220,34 @@ def compare(
     return result
 
 
-def labelled_conversations(store: Store, project_id: str) -> list[Conversation]:
-    """The project's tool-case conversations, which carry their intended labels; none is refused."""
+def _pos_count(conversations: Sequence[Conversation]) -> int:
+    return sum(labels_of(c)[0] == "POS" for c in conversations)
+
+
+def labelled_conversations(
+    store: Store, project_id: str, *, all_conversations: bool = False
+) -> list[Conversation]:
+    """The project's gold and silver tool-case conversations (tiers under the project's policy), which
+    carry their intended labels; with `all_conversations`, every tool-case conversation, rejected ones too."""
     found = [v.conversation for v in list_conversations(store, project_id, generator=GENERATOR)]
     if not found:
         raise UsageError(
             f"project '{project_id}' has no tool-case conversations: run `evalcore toolcases generate` first"
         )
-    return found
+    if all_conversations:
+        return found
+    tiers = read_tiers(store, project_id, [c.id for c in found])
+    kept = [c for c in found if tiers.get(c.id) in USED_TIERS]
+    if not kept:
+        counts = ", ".join(
+            f"{n} {tier.value}" for tier in Tier if (n := sum(tiers.get(c.id) == tier for c in found))
+        )
+        raise UsageError(
+            f"project '{project_id}' has no gold or silver tool-case conversation ({counts}): judge them "
+            "with `evalcore toolcases filter` or review them on the Annotate page, or use every "
+            "conversation with --all-conversations"
+        )
+    return kept
 
 
 def create_comparison(
@@ -215,12 +258,14 @@ def create_comparison(
     seed: int = 0,
     ablations: bool = True,
     model: str | None = None,
+    all_conversations: bool = False,
 ) -> Run:
     """Record a comparison run (kind `rubric_comparison`, status pending): one unit per fold over the
-    project's labelled conversations as they are now (their ids kept, so a resume uses the same data)."""
+    project's gold and silver conversations (every tool case with `all_conversations`) as they are now
+    (their ids kept, so a resume uses the same data)."""
     if folds < 1:
         raise UsageError(f"--folds must be at least 1, not {folds}")
-    conversations = labelled_conversations(store, project_id)
+    conversations = labelled_conversations(store, project_id, all_conversations=all_conversations)
     for fold in range(folds):
         train = split(conversations, fold, seed)[0]
         if missing := [label for label in ("POS", "NEG") if all(labels_of(c)[0] != label for c in train)]:
@@ -238,6 +283,8 @@ def create_comparison(
         "ablations": ablations,
         "model": model,
         "conversations": ids,
+        "pos": _pos_count(conversations),
+        "all_conversations": all_conversations,
         "units": [f"fold-{n + 1}" for n in range(folds)],
         PROGRESS_TOTAL: folds,
         **jobs.entry_point(execute_comparison),
@@ -283,8 +330,12 @@ def stored_comparison(store: Store, run_id: str) -> Comparison:
     if run.kind != RUN_KIND:
         raise EvalcoreError(f"'{run_id}' is not a rubric comparison run (kind {run.kind})")
     done = {k: u["result"] for k, u in store.finished_units(run_id).items() if u["status"] == "done"}
-    result = Comparison(len(done))
-    for key in run.params["units"]:
+    params = run.params
+    # Runs recorded before the tier filter took every conversation and did not count POS.
+    result = Comparison(
+        len(done), len(params["conversations"]), params.get("pos"), params.get("all_conversations", True)
+    )
+    for key in params["units"]:
         if key in done:
             _add_fold(result, done[key])
     return result

@@ -1,19 +1,21 @@
 """What the Tool cases page and the CLI show of a project's tool cases (seed 004; issue 20, items 1-3): the
 catalog with how many conversations each situation has, what each tool group cannot produce and why, the
-conversations of one situation, and the silver sets beside the judge's precision on gold.
+conversations of one situation, the silver sets beside the judge's precision on gold, and what the
+Annotate page shows about the situation of the tool case under review.
 
 Pure reads of the store; nothing here calls a model.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from evalcore.generators.tool_case.groups import requirement
 from evalcore.generators.tool_case.job import project_catalog, project_groups
-from evalcore.generators.tool_case.records import AGENT, GENERATOR, USER
+from evalcore.generators.tool_case.records import AGENT, GENERATOR, USER, intended_labels
 from evalcore.items.current import read_tiers
 from evalcore.items.state import judge_fields, judge_passes, project_policy
 from evalcore.items.store_ops import list_conversations
@@ -107,3 +109,30 @@ def silver_sets(store: Store, project_id: str) -> list[SilverSet]:
             )
         )
     return found
+
+
+@dataclass(frozen=True)
+class SituationInfo:
+    """What a reviewer reads about a tool case's situation, as plain text (the page escapes it)."""
+
+    intended: str  # the situation's name and its four intended labels
+    description: str
+    world_state: str  # what really happened when a tool output hides it, as JSON
+
+
+def situation_info(store: Store, project_id: str, conversation: Conversation) -> SituationInfo | None:
+    """The situation a tool-case conversation is meant to show: name and labels, the catalog's description
+    and the conversation's world state; None for a conversation of another generator."""
+    intended = intended_labels(conversation)
+    if intended is None:
+        return None
+    # A team may have removed its situation since the conversation was made: say so rather than fail.
+    known = project_catalog(store, project_id).get(str(conversation.metadata.get("situation")))
+    world = conversation.metadata.get("world_state")
+    return SituationInfo(
+        intended=intended,
+        description=known.description if known else "(no longer in the project's catalog)",
+        world_state=json.dumps(world, ensure_ascii=False, sort_keys=True)
+        if world
+        else "(none: the tool outputs show what happened)",
+    )
