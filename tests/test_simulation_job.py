@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from llm_server import model_env
 from typer.testing import CliRunner
 
@@ -46,6 +47,13 @@ def keyword_bot(messages: list[dict[str, str]]) -> str:
     if CRASH_WORD in last.lower():
         raise RuntimeError("order service unavailable")
     return f"Happy to help with that: {last}"
+
+
+def shy_bot(messages: list[dict[str, str]]) -> str:
+    """A python target that opens the dialogue but whose greeting always fails."""
+    if not any(m["role"] == "user" for m in messages):
+        raise RuntimeError("greeting service unavailable")
+    return "Fine."
 
 
 @pytest.fixture
@@ -89,6 +97,43 @@ def test_an_offline_run_against_the_demo_target_annotates_rates_and_exports(samp
     # A finished run does nothing more when started again.
     again = execute_simulation(store, outcome.run.id)
     assert (again.simulated, again.done) == (0, 4)
+
+
+def test_a_demo_target_with_a_greeting_opens_every_dialogue_and_its_greeting_is_judged(sample, tmp_path):
+    store, pid = sample
+    greeting = "Hi! I can help with bikes, orders and returns. What do you need?"
+    save_target(store, pid, Target(name="greeter", kind="demo", config={"greeting": greeting}))
+    outcome = simulate(store, pid, "greeter", standard=1, challenging=1)
+    assert outcome.run.status == RunStatus.finished and outcome.simulated == 2
+    sim = load_simulation_run(store, outcome.run.id)
+    for dialogue in sim.dialogues:
+        first, second = dialogue.turns[:2]
+        assert (first.role, first.content, second.role) == (TurnRole.assistant, greeting, TurnRole.user)
+        assert first.breakdown is not None, "the detector judges the greeting like any target turn"
+    stats = simulation_statistics(store, outcome.run.id)
+    assert stats["num_chatbot_turns"] == sum(
+        t.role == TurnRole.assistant for d in sim.dialogues for t in d.turns
+    )
+    from evalcore.generators.simulation import export_chatchecker_run
+
+    export_chatchecker_run(store, outcome.run.id, tmp_path / "out")
+    for exported in (tmp_path / "out").glob("*/dialogue_1.yaml"):
+        first = yaml.safe_load(exported.read_text())["chat_history"][0]
+        assert (first["turn_id"], first["role"], first["content"]) == (1, "dialogue_system", greeting)
+
+
+def test_an_opening_that_crashes_is_a_chatbot_crash_turn_ending_the_dialogue(sample):
+    store, pid = sample
+    config = {"callable": "test_simulation_job:shy_bot", "opening": True}
+    save_target(store, pid, Target(name="shy", kind="python", config=config))
+    outcome = simulate(store, pid, "shy", standard=2)
+    assert outcome.crashed == 2
+    for dialogue in load_simulation_run(store, outcome.run.id).dialogues:
+        [crash] = dialogue.turns
+        assert dialogue.finish_reason == FinishReason.chatbot_error and "greeting service" in dialogue.error
+        assert crash.role == TurnRole.assistant and crash.content == FinishReason.chatbot_error.value
+        assert crash.breakdown.breakdown_types == [CHATBOT_CRASH_TITLE] and crash.breakdown.score == 0
+    assert simulation_statistics(store, outcome.run.id)["num_dialogues_with_chatbot_errors"] == 2
 
 
 def test_a_target_that_crashes_on_a_keyword_is_recorded_as_chatbot_crash(sample):

@@ -248,6 +248,17 @@ def test_http_target_says_the_conversation_is_over_at_its_end_path(project, endp
     assert not adapter(project, http_target(endpoint)).reply(CHAT).ended, "no end_path: never ended"
 
 
+def test_http_target_opens_the_dialogue_when_it_has_an_opening_path(project, endpoint, monkeypatch):
+    monkeypatch.setenv("RIDGE_BOT_TOKEN", "tok")
+    assert adapter(project, http_target(endpoint)).opening() is None, "no opening_path: the user starts"
+    endpoint.script = [("json", {"greeting": "Welcome to Ridge Bikes!"}), ("json", {"reply": {"text": "x"}})]
+    greeting = adapter(project, http_target(endpoint, opening_path="greeting")).opening()
+    assert greeting is not None and greeting.text == "Welcome to Ridge Bikes!"
+    assert endpoint.requests[-1]["body"]["input"] == "" and endpoint.requests[-1]["body"]["history"] == []
+    with pytest.raises(TargetCrash, match="no 'greeting'"):
+        adapter(project, http_target(endpoint, opening_path="greeting")).opening()
+
+
 def test_http_target_needs_its_header_variables_set(project, endpoint, monkeypatch):
     monkeypatch.delenv("RIDGE_BOT_TOKEN", raising=False)
     with pytest.raises(TargetConfigError, match="RIDGE_BOT_TOKEN"):

@@ -3,16 +3,18 @@ Section 3.2 and Listing 9; issue 18, item 2).
 
 `simulate_dialogue(briefing, adapter, llm, ...)` is the reusable core: persona simulation runs call it
 once per dialogue, and so do scenario tests (a `Briefing` with a scenario's `simulation_context` and
-initial slots instead of, or beside, a persona). The user speaks first; each user turn is one call of the
-task `simulate_user_turn` (role `simulator`), each assistant turn one `reply` of the target's adapter.
-The dialogue ends, as ChatChecker's does:
+initial slots instead of, or beside, a persona). A target that opens the dialogue (its adapter's
+`opening()`, ChatChecker's chatbot greeting first) has its greeting recorded as the first assistant turn,
+judged and ended like any other; otherwise the user speaks first. Each user turn is one call of the task
+`simulate_user_turn` (role `simulator`), each assistant turn one `reply` of the target's adapter. The
+dialogue ends, as ChatChecker's does:
 - after `max_user_turns` user turns: `max_turns_reached`;
 - END_CONVERSATION in the user's reply (the text before it kept as the last user turn), or an empty
   reply: `user_ended_chat`;
 - the target signalling the end (`TargetReply.ended`: an HTTP target's `end_path`, a callable's
   {"content", "ended"}, the demo target's goodbye; see evalcore.runs.targets): `chatbot_ended_chat`;
-- the target raising: a `chatbot_error` turn annotated as a "Chatbot Crash" breakdown with score 0,
-  then `chatbot_error` with the error;
+- the target raising (in its opening too): a `chatbot_error` turn annotated as a "Chatbot Crash"
+  breakdown with score 0, then `chatbot_error` with the error;
 - the simulator failing (an exception, or a model reply that never parsed): `user_simulator_error`.
 User turns longer than the maximum turn length are cut to it (lengths are word counts, as ChatChecker
 counts them). A spent budget or a stop request raises `SimulationStopped`: the dialogue is not kept.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import yaml
@@ -40,7 +43,7 @@ from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.llm.types import BudgetExceeded, Message
 from evalcore.models import Persona, SystemCard, TurnRole, UserSimulationConfig
-from evalcore.runs.targets import TargetAdapter
+from evalcore.runs.targets import TargetAdapter, TargetReply
 
 SIMULATE_USER_TURN = Task("simulate_user_turn", UserTurn, offline_user_turn, temperature=1.0, max_tokens=400)
 # ChatChecker's default of 10 user turns: one value, the card model's, whether or not there is a card.
@@ -205,6 +208,26 @@ def simulate_dialogue(
         out.finish_reason, out.error = reason, error
         return out
 
+    def target_turn(ask: Callable[[], TargetReply | None]) -> SimulatedDialogue | None:
+        """Record the target's turn (none when `ask` gives None); the ended dialogue when it crashed or
+        ended the chat."""
+        try:
+            reply = ask()
+        except BudgetExceeded as e:
+            raise SimulationStopped(f"budget: {e}") from None
+        except Exception as e:  # TargetCrash or a bug of the system under test: a crash, not ours
+            error = str(e) or type(e).__name__
+            turns.append(_crash(error))
+            details.append(None)
+            return end(FinishReason.chatbot_error, error)
+        if reply is None:
+            return None
+        turns.append(DialogueTurn(role=TurnRole.assistant, content=reply.text))
+        details.append(reply.details)
+        return end(FinishReason.chatbot_ended_chat) if reply.ended else None
+
+    if (finished := target_turn(adapter.opening)) is not None:
+        return finished
     for _ in range(limits.max_user_turns):
         if should_stop is not None and should_stop():
             raise SimulationStopped("stopped between two turns")
@@ -228,17 +251,7 @@ def simulate_dialogue(
             details.append(None)
         if ended:
             return end(FinishReason.user_ended_chat)
-        try:
-            reply = adapter.reply([Message(t.role.value, t.content) for t in turns])
-        except BudgetExceeded as e:
-            raise SimulationStopped(f"budget: {e}") from None
-        except Exception as e:  # TargetCrash or a bug of the system under test: a crash, not ours
-            error = str(e) or type(e).__name__
-            turns.append(_crash(error))
-            details.append(None)
-            return end(FinishReason.chatbot_error, error)
-        turns.append(DialogueTurn(role=TurnRole.assistant, content=reply.text))
-        details.append(reply.details)
-        if reply.ended:
-            return end(FinishReason.chatbot_ended_chat)
+        history = [Message(t.role.value, t.content) for t in turns]
+        if (finished := target_turn(partial(adapter.reply, history))) is not None:
+            return finished
     return out

@@ -10,6 +10,12 @@ A target may say the conversation is over (ChatChecker's chatbot clients return 
 `TargetReply.ended`. An HTTP target says it at `end_path` of its response (a true value), a Python
 callable by returning {"content": ..., "ended": true}, the demo target when the user takes leave; a
 simulated dialogue then ends with `chatbot_ended_chat`. Chat endpoints (OpenAI, Anthropic) never do.
+
+A target may also open the dialogue (ChatChecker lets it greet first): `opening()` gives its greeting
+before the user speaks, or None when the user speaks first. An HTTP target opens when its config has an
+`opening_path` (the template sent with no messages, the greeting read there), a Python callable when its
+config says `opening: true` (called with no user or assistant message), the demo target when it has a
+`greeting`. Chat endpoints never do. An opening that fails raises `TargetCrash`, as a reply does.
 """
 
 from __future__ import annotations
@@ -72,6 +78,10 @@ class TargetAdapter:
     def reply(self, messages: list[Message]) -> TargetReply:
         """The target's reply to the conversation `messages` (user/assistant turns, oldest first)."""
         raise NotImplementedError
+
+    def opening(self) -> TargetReply | None:
+        """The target's greeting before the user speaks; None (the default) when the user speaks first."""
+        return None
 
 
 def _with_system(system_prompt: str, messages: list[Message]) -> list[Message]:
@@ -208,9 +218,19 @@ class HTTPTarget(TargetAdapter):
         """POST the filled template; the reply text is at `response_path`."""
         as_dicts = [{"role": m.role, "content": m.content} for m in messages]
         last_user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        return self._ask(as_dicts, last_user, self.config.response_path)
+
+    def opening(self) -> TargetReply | None:
+        """With an `opening_path`: POST the template with no messages; the greeting is at that path."""
+        if not self.config.opening_path:
+            return None
+        return self._ask([], "", self.config.opening_path)
+
+    def _ask(self, as_dicts: list[dict[str, str]], message: str, path: str) -> TargetReply:
+        """POST the template filled with the conversation; the text at `path` of the response."""
         values = {
             "messages": as_dicts,
-            "message": last_user,
+            "message": message,
             "history": as_dicts[:-1],
             "system_prompt": self.config.system_prompt,
         }
@@ -222,14 +242,13 @@ class HTTPTarget(TargetAdapter):
             kind = {"timeout": "timeout", "malformed response": "garbage"}.get(e.status, "error")
             raise TargetCrash(kind, str(e)) from None
         try:
-            text = lookup(data, self.config.response_path)
+            text = lookup(data, path)
         except (KeyError, IndexError, TypeError):
             raise TargetCrash(
-                "garbage",
-                f"no '{self.config.response_path}' in the response: {redact(json.dumps(data))[:200]}",
+                "garbage", f"no '{path}' in the response: {redact(json.dumps(data))[:200]}"
             ) from None
         if not isinstance(text, str) or not text.strip():
-            raise TargetCrash("garbage", f"'{self.config.response_path}' is not a non-empty text: {text!r}")
+            raise TargetCrash("garbage", f"'{path}' is not a non-empty text: {text!r}")
         return TargetReply(text, (time.perf_counter() - started) * 1000, ended=self._ended(data))
 
     def _ended(self, data: Any) -> bool:
@@ -244,7 +263,8 @@ class HTTPTarget(TargetAdapter):
 
 class PythonTarget(TargetAdapter):
     """A Python function `fn(messages) -> str` (messages: list of {'role', 'content'} dicts); it may return
-    {'content': str, 'ended': bool} instead, to say the conversation is over."""
+    {'content': str, 'ended': bool} instead, to say the conversation is over. With `opening: true` it is
+    first called with no user or assistant message for the target's greeting."""
 
     def __init__(self, target: Target, config: PythonConfig) -> None:
         module_name, _, name = config.callable.partition(":")
@@ -255,6 +275,14 @@ class PythonTarget(TargetAdapter):
         self.target, self.config = target, config
 
     def reply(self, messages: list[Message]) -> TargetReply:
+        """The function's reply to the conversation."""
+        return self._ask(messages)
+
+    def opening(self) -> TargetReply | None:
+        """With `opening: true`: the function's reply to a conversation with no turns yet."""
+        return self._ask([]) if self.config.opening else None
+
+    def _ask(self, messages: list[Message]) -> TargetReply:
         """Call the function in a helper thread, so a hung function is a timeout rather than a hung run."""
         payload = [
             {"role": m.role, "content": m.content} for m in _with_system(self.config.system_prompt, messages)

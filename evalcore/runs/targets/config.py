@@ -96,6 +96,12 @@ class HTTPConfig(_Config):
         description="Where the response JSON says the conversation is over (true ends it), e.g. "
         "'is_finished'; absent or false: it goes on.",
     )
+    opening_path: str | None = Field(
+        default=None,
+        description="Set: the target opens the dialogue (ChatChecker lets it greet first): before the user "
+        "speaks it is sent the template with no messages, and its greeting is read at this path; absent: "
+        "the user speaks first.",
+    )
     system_prompt: str = Field(default="", description="Value of {{system_prompt}} in the template.")
 
     @field_validator("url")
@@ -122,6 +128,11 @@ class PythonConfig(_Config):
 
     callable: str = Field(description="'package.module:function', importable from the working directory.")
     system_prompt: str = Field(default="", description="Sent as the first (system) message.")
+    opening: bool = Field(
+        default=False,
+        description="The target opens the dialogue (ChatChecker lets it greet first): before the user speaks "
+        "the function is called with no user or assistant message, and its reply is the first turn.",
+    )
 
     @field_validator("callable")
     @classmethod
@@ -142,6 +153,9 @@ class DemoConfig(_Config):
     end_on_farewell: bool = Field(
         default=True,
         description="Answer a user's leave-taking ('thanks, bye') with a goodbye and end the conversation.",
+    )
+    greeting: str = Field(
+        default="", description="What the bot says before the user speaks; empty: the user speaks first."
     )
 
 

@@ -12,7 +12,7 @@ Its weaknesses are the ones such bots really have, so reports on it show real fa
   not hold the answer (CANNOTANSWER).
 Nothing in it knows about the tests it is played against. When the user takes leave ("thanks, bye") and
 asks nothing more, it says goodbye and ends the conversation (`TargetReply.ended`), as a deployed bot
-closes its chat window.
+closes its chat window. With a `greeting` in its config it opens the dialogue with it.
 """
 
 from __future__ import annotations
@@ -75,6 +75,10 @@ class DemoTarget(TargetAdapter):
         overlap = [len(wanted & set(tokenize(s))) for s in sentences]
         ranked = sorted(range(len(sentences)), key=lambda i: (-overlap[i], i))[: self.config.sentences]
         return " ".join(sentences[i] for i in sorted(ranked)), details
+
+    def opening(self) -> TargetReply | None:
+        """Its configured greeting, if any."""
+        return TargetReply(self.config.greeting, 0.0) if self.config.greeting else None
 
     def reply(self, messages: list[Message]) -> TargetReply:
         """Answer the latest user message (and only it: see the module docstring)."""
