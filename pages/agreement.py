@@ -21,6 +21,7 @@ from evalcore.review import (
     project_policy,
     set_leads,
     set_policy,
+    shown_pairs,
     silver_calibration,
     unassign,
 )
@@ -64,19 +65,20 @@ def _agreement_section() -> None:
         result = report[level]
         st.subheader(f"{level.capitalize()} verdicts")
         a, b, c = st.columns(3)
-        a.metric(result.overall_name, _fmt(result.overall))
+        a.metric(result.overall_name, result.headline)
         b.metric("Annotators", len(result.annotators))
         c.metric(f"{level.capitalize()}s labelled by 2+", f"{result.pairable:,} of {result.units:,}")
+        if result.too_few:
+            st.caption(result.too_few)
         if len(result.pairs):
+            right = st.column_config.TextColumn(alignment="right")  # numbers as text, for 'n/a'
             st.dataframe(
-                result.pairs,
+                shown_pairs(result.pairs),
                 hide_index=True,
                 column_config={
-                    "a": "annotator",
-                    "b": "annotator",
-                    "n": st.column_config.NumberColumn("shared", help="labelled by both"),
-                    "observed": st.column_config.NumberColumn("observed agreement", format="%.2f"),
-                    "kappa": st.column_config.NumberColumn("Cohen's kappa", format="%.2f"),
+                    "shared": st.column_config.NumberColumn(help="labelled by both", format="localized"),
+                    "observed agreement": right,
+                    "Cohen's kappa": right,
                 },
             )
         else:

@@ -14,6 +14,7 @@ from evalcore.items.jsonl import export_jsonl
 from evalcore.models import Conversation
 from evalcore.reports.status import tier_counts
 from evalcore.review import (
+    MIN_SHARED,
     ItemVerdict,
     QueueFilter,
     TurnVerdict,
@@ -26,6 +27,7 @@ from evalcore.review import (
     progress,
     queue_page,
     save_review,
+    shown_pairs,
     silver_calibration,
     unassign,
 )
@@ -155,12 +157,39 @@ def test_agreement_per_pair_and_overall_on_conversation_and_turn_labels(store: S
     assert (conv.units, conv.pairable) == (8, 8)
     assert list(conv.pairs[["a", "b", "n"]].itertuples(index=False, name=None)) == [("ann", "bea", 8)]
     assert math.isclose(report["turn"].overall, expected)
+    assert conv.headline == f"{expected:.2f}" and conv.too_few is None, "8 shared items are enough"
+    shown = shown_pairs(conv.pairs)
+    assert list(shown.columns) == [
+        "annotator A",
+        "annotator B",
+        "shared",
+        "observed agreement",
+        "Cohen's kappa",
+    ]
 
     for item in ids[:4]:
         review(store, item, "cy", ACCEPT)
     three = agreement_report(store, PID)["conversation"]
     assert three.overall_name == "Krippendorff's alpha" and three.annotators == ["ann", "bea", "cy"]
     assert len(three.pairs) == 3 and math.isclose(three.overall, three.alpha)
+    # cy shares 4 items with each of the others: below MIN_SHARED, so those pairs' kappa is not shown.
+    assert shown_pairs(three.pairs)["Cohen's kappa"].tolist()[1:] == ["n/a", "n/a"]
+
+
+def test_agreement_on_fewer_than_five_shared_items_reads_n_a_with_the_reason(store: Store):
+    ids = project(store, 3)
+    for item in ids:
+        review(store, item, "ann", ACCEPT)
+    review(store, ids[0], "bea", REJECT)
+    conv = agreement_report(store, PID)["conversation"]
+    assert conv.shared == 1 and conv.overall == 0.0, "computed, but not shown"
+    assert conv.headline == "n/a"
+    assert conv.too_few == (
+        f"Cohen's kappa needs at least {MIN_SHARED} conversations labelled by two annotators; 1 so far. "
+        "Raise the overlap when assigning."
+    )
+    shown = shown_pairs(conv.pairs)
+    assert shown.iloc[0].tolist() == ["ann", "bea", 1, "0.00", "n/a"]
 
 
 def test_silver_calibration_measures_the_judge_on_gold_and_picks_a_threshold(store: Store):

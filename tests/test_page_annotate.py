@@ -187,6 +187,9 @@ def test_agreement_page_tabs_render(seeded):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["gold"] == "5" and metrics["disagreement"] == "1"
     assert "Cohen's kappa" in metrics
+    pairs = at.dataframe[0].value
+    assert list(pairs.columns[:2]) == ["annotator A", "annotator B"], "two columns, told apart"
+    assert pairs["shared"].tolist() == [6] and metrics["Cohen's kappa"] != "n/a", "6 shared items reach 5"
     for tab, check in [
         ("Adjudication", lambda: list(at.dataframe[0].value["conversation"]) == [ids[0]]),
         ("Silver calibration", lambda: len(at.get("plotly_chart")) == 1),
@@ -229,3 +232,20 @@ def test_home_shows_the_tiers_and_what_waits_for_me(seeded):
     assert metrics["gold"] == "1" and sum(int(metrics[t]) for t in ("unreviewed", "silver", "gold")) == 30
     assert any("29 conversation(s) assigned to ann wait for your verdict" in c.value for c in at.caption)
     assert not any("wait for your verdict" in c.value for c in page(None, "pages/home.py").caption)
+
+
+def test_kappa_on_one_shared_conversation_is_not_a_number_and_says_why(seeded):
+    store, ids = seeded
+    for who, label in (("ann", "accept"), ("bea", "reject")):
+        verdict = ItemVerdict(label=label, reason="unsafe" if label == "reject" else None)
+        save_review(store, ids[0], who, open_item(store, ids[0]).version, [], verdict)
+    at = page(None, "pages/agreement.py")
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Cohen's kappa"] == "n/a", "not 0.00 from a single conversation"
+    assert any(
+        "needs at least 5 conversations labelled by two annotators; 1 so far" in c.value for c in at.caption
+    )
+    pairs = at.dataframe[0].value
+    assert pairs[["annotator A", "annotator B", "shared", "Cohen's kappa"]].values.tolist() == [
+        ["ann", "bea", 1, "n/a"]
+    ]

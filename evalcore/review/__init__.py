@@ -59,9 +59,11 @@ __getattr__, __dir__, __all__ = lazy_exports(
             "Calibration",
             "Disagreement",
             "LevelAgreement",
+            "MIN_SHARED",
             "adjudication_queue",
             "agreement_report",
             "annotation_stamp",
+            "shown_pairs",
             "silver_calibration",
         ),
         "evalcore.review.verdicts": (

@@ -66,12 +66,47 @@ def annotation_stamp(store: Store, project_id: str) -> tuple[int, int]:
     return int(n), int(top or 0)
 
 
+MIN_SHARED = 5
+"""Fewest items labelled by two annotators before their agreement is shown as a number: on one or two
+items kappa is 0, 1 or undefined by accident, and reads as a verdict on the annotators."""
+
+PAIR_LABELS = {
+    "a": "annotator A",
+    "b": "annotator B",
+    "n": "shared",
+    "observed": "observed agreement",
+    "kappa": "Cohen's kappa",
+}
+"""Headers of the pair table (`LevelAgreement.pairs`) as pages show it."""
+
+
+def agreement_text(value: float | None, shared: int) -> str:
+    """'0.42', or 'n/a' when the value is undefined or rests on fewer than `MIN_SHARED` shared items."""
+    if value is None or math.isnan(value) or shared < MIN_SHARED:
+        return "n/a"
+    return f"{value:.2f}"
+
+
+def shown_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The pair table as a page shows it: agreement as text, kappa 'n/a' below `MIN_SHARED` shared
+    items (observed agreement only when there is no shared item), headers from `PAIR_LABELS`."""
+    out = pairs.copy()
+    # A share of equal labels means what it says on any number of items: 'n/a' only with none shared.
+    out["observed"] = [
+        "n/a" if not n or math.isnan(v) else f"{v:.2f}"
+        for v, n in zip(pairs["observed"], pairs["n"], strict=True)
+    ]
+    out["kappa"] = [agreement_text(v, n) for v, n in zip(pairs["kappa"], pairs["n"], strict=True)]
+    return out.rename(columns=PAIR_LABELS)
+
+
 @dataclass(frozen=True)
 class LevelAgreement:
     """Agreement at one level (whole conversations or turns).
 
     ``overall`` is Cohen's kappa when exactly two annotators labelled, Krippendorff's alpha (nominal)
-    for more; ``alpha`` is always given. ``pairable`` counts the units labelled by at least two people.
+    for more; ``alpha`` is always given. ``pairable`` counts the units labelled by at least two people;
+    ``shared`` the items ``overall`` rests on (the pair's shared items for kappa, ``pairable`` for alpha).
     """
 
     level: str
@@ -82,6 +117,23 @@ class LevelAgreement:
     overall: float
     alpha: float
     pairs: pd.DataFrame
+    shared: int = 0
+
+    @property
+    def headline(self) -> str:
+        """``overall`` as shown: two decimals, or 'n/a' (see `agreement_text`)."""
+        return agreement_text(self.overall, self.shared)
+
+    @property
+    def too_few(self) -> str | None:
+        """Why ``headline`` is 'n/a' for lack of shared items, or None when it is not."""
+        if self.shared >= MIN_SHARED or not self.annotators:
+            return None
+        unit = "turns" if self.level == "turn" else "conversations"
+        return (
+            f"{self.overall_name} needs at least {MIN_SHARED} {unit} labelled by two annotators; "
+            f"{self.shared:,} so far. Raise the overlap when assigning."
+        )
 
 
 def _level(level: str, matrix: dict) -> LevelAgreement:
@@ -92,13 +144,12 @@ def _level(level: str, matrix: dict) -> LevelAgreement:
     pairs = pairwise_kappa_table(matrix)
     alpha = krippendorff_alpha_nominal(matrix)
     names = sorted(matrix)
+    pairable = sum(n >= 2 for n in units.values())
     if len(names) == 2:
-        name, overall = "Cohen's kappa", float(pairs["kappa"].iloc[0])
+        name, overall, shared = "Cohen's kappa", float(pairs["kappa"].iloc[0]), int(pairs["n"].iloc[0])
     else:
-        name, overall = "Krippendorff's alpha", alpha
-    return LevelAgreement(
-        level, names, len(units), sum(n >= 2 for n in units.values()), name, overall, alpha, pairs
-    )
+        name, overall, shared = "Krippendorff's alpha", alpha, pairable
+    return LevelAgreement(level, names, len(units), pairable, name, overall, alpha, pairs, shared)
 
 
 def agreement_report(store: Store, project_id: str, kind: str = CONVERSATION) -> dict[str, LevelAgreement]:
