@@ -205,3 +205,21 @@ def test_failed_dialogues_are_retried_from_the_page_through_the_queue(db_url):
     assert run.id in open_queue(store.url).pending_runs(), "handed to the workers"
     execute_simulation(store, run.id)
     assert not failed_units(store, run.id) and len(load_simulation_run(store, run.id).dialogues) == 2
+
+
+def test_a_persona_with_a_text_profile_is_listed_by_its_id_and_edited_as_text(db_url, tmp_path):
+    from evalcore.generators.simulation.personas import import_personas, list_personas
+
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    (tmp_path / "p.yaml").write_text("persona_id: p_text\ntype: standard\nprofile: A night nurse.\ntask: t\n")
+    [item_id] = import_personas(store, pid, tmp_path / "p.yaml")
+    at = open_page("Rosa")
+    assert frame(at, "task")["name"].tolist() == ["p_text"]
+    assert not [t for t in at.text_input if t.label == "Name"], "no profile fields to a text profile"
+    next(t for t in at.text_area if t.label == "Profile (free text)").input("A day nurse.")
+    next(b for b in at.button if b.label == "Save persona").click().run()
+    assert not at.exception, at.exception
+    assert (
+        list_personas(store, pid)[item_id].profile == "A day nurse." and store.current(item_id).version == 2
+    )
