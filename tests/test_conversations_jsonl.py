@@ -131,3 +131,32 @@ def test_cli_export_and_import(filled, tmp_path):
     assert result.exit_code == 0 and "wrote 2 line(s)" in result.output
     result = runner.invoke(app, ["conversations", "import", str(out), "--db", store.url])
     assert result.exit_code == 1 and "already in the store" in result.output
+
+
+def test_a_test_that_cannot_be_played_is_refused_with_its_line_and_nothing_is_written(filled, tmp_path):
+    store, project_id = filled
+    first = list_conversations(store, project_id)[0].conversation
+    ask = Turn(index=0, role="user", content="Is the RC-04 store open on Sunday?")
+
+    def test(i: int, **fields) -> str:
+        record = models.Test(id=f"t-{i}", conversation_id=first.id, context=[ask],
+                             expected=Turn(index=1, role="assistant", content="Yes."),
+                             provenance=Provenance(producer="offline"))  # fmt: skip
+        return json.dumps({**record.model_dump(mode="json"), **fields})
+
+    call = {"index": 1, "role": "tool_call", "tool_name": "no_such_tool", "arguments": {}}
+    lines = [test(1), test(2, context=[]), test(3, expected=call), test(4, conversation_id="conv-nowhere")]
+    path = tmp_path / "tests.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    before = len(list_tests(store, project_id))
+    with pytest.raises(ValidationFailed) as failed:
+        import_jsonl(store, project_id, path)
+    assert [(p.line, p.field) for p in failed.value.problems] == [
+        (2, "context"),
+        (3, "expected.tool_name"),
+        (4, "conversation_id"),
+    ]
+    assert "no tool 'no_such_tool'" in str(failed.value) and "no conversation 'conv-nowhere'" in str(
+        failed.value
+    )
+    assert len(list_tests(store, project_id)) == before, "a bad file changes nothing"

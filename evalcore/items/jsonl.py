@@ -25,7 +25,7 @@ from evalcore.inputs.sources import decode_text, load_json, read_bounded, value_
 from evalcore.items.current import CurrentItem, iter_items
 from evalcore.items.store_ops import KIND, TEST_KIND, add_conversation, add_test
 from evalcore.items.tiers import ANNOTATOR, LEAD, turn_verdicts
-from evalcore.models import AnnotationLabel, Conversation, Test
+from evalcore.models import AnnotationLabel, Conversation, Test, TurnRole
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.store import Store
 
@@ -182,6 +182,29 @@ class ImportResult:
     tests: list[str]
 
 
+def _test_problems(
+    store: Store, project_id: str, shown: str, tests: list[tuple[int, Test]], in_file: set[str]
+) -> list[Problem]:
+    """What makes a test unplayable though well formed: no turns before its expected one, an expected
+    call of a tool the project lacks, a conversation that is neither in the file nor in the project."""
+    tools = {tool.name for tool in store.tools(project_id)}
+    known = set(in_file)
+    known.update(rev.item_id for rev in store.list_current(project_id, KIND))
+    problems = []
+    for number, test in tests:
+        if not test.context:
+            why = "no turn before the expected one: a test needs its context"
+            problems.append(Problem(shown, why, number, "context"))
+        expected = test.expected
+        if expected.role == TurnRole.tool_call and expected.tool_name not in tools:
+            problems.append(Problem(shown, f"the project has no tool '{expected.tool_name}'", number,
+                                    "expected.tool_name"))  # fmt: skip
+        if test.conversation_id is not None and test.conversation_id not in known:
+            problems.append(Problem(shown, f"no conversation '{test.conversation_id}' in this file or in "
+                                    f"project {project_id}", number, "conversation_id"))  # fmt: skip
+    return problems
+
+
 def import_jsonl(store: Store, project_id: str, path: Path | str, kind: str | None = None) -> ImportResult:
     """Validate a JSONL file whole, then add every item in one transaction; a bad file changes nothing."""
     store.project(project_id)
@@ -197,6 +220,9 @@ def import_jsonl(store: Store, project_id: str, path: Path | str, kind: str | No
     lines = [n for n, raw in enumerate(text.splitlines(), start=1) if raw.strip()]
     specs = {rev.item_id for rev in store.list_current(project_id, SPEC_KIND)}
     clashes = []
+    tests_seen = [(n, i) for n, i in zip(lines, items, strict=True) if isinstance(i, Test)]
+    if tests_seen:
+        clashes += _test_problems(store, project_id, shown, tests_seen, {i.id for i in items})
     for number, item in zip(lines, items, strict=True):
         if item.spec_id is not None and item.spec_id not in specs:
             clashes.append(
