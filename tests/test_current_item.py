@@ -233,6 +233,16 @@ def test_status_counts_tiers_as_the_read_model_does(store):
     assert row.detail == ", ".join(f"{n} {t}" for t, n in counts.items() if n)
 
 
+def test_status_details_count_with_thousands_separators_as_the_metrics_do(store, monkeypatch):
+    """Home shows '1,666' in the Annotation metrics; the breakdown above them reads the same, not '1666'."""
+    import evalcore.reports.status as status
+
+    project_id, _ = sample_project(store)
+    monkeypatch.setattr(status, "tier_counts", lambda *a, **k: {"silver": 1666, "gold": 141, "rejected": 0})
+    row = next(r for r in status.project_status(store, project_id) if r.stage == "Conversations")
+    assert row.detail == "1,666 silver, 141 gold"
+
+
 def test_a_verified_report_leaves_out_turns_judged_against_an_answer_corrected_since(store):
     """Bug 1: a run played before a correction judged that turn against the answer people marked wrong;
     gold and silver+gold scopes leave it out (and say how many), a run played after counts it."""

@@ -50,7 +50,7 @@ def project_status(store: Store, project_id: str) -> list[StageCount]:
     kinds = Counter(d.kind.value for d in documents)
     rows = [
         StageCount("System card", 1 if store.system_card(project_id) else 0, ""),
-        StageCount("Documents", len(documents), ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))),
+        StageCount("Documents", len(documents), ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items()))),
         StageCount("Tools", len(store.tools(project_id)), ""),
         StageCount("Procedures", len(store.procedures(project_id)), ""),
     ]
@@ -67,11 +67,11 @@ def project_status(store: Store, project_id: str) -> list[StageCount]:
     played = [r for r in jobs if r.kind == RUN_KIND or r.target or r.kind == SIMULATION_KIND]
     kinds = Counter(r.kind for r in played)
     statuses = Counter(r.status.value for r in played)
-    detail = ", ".join(f"{n} {RUN_LABELS.get(kind, (kind, kind))[n > 1]}" for kind, n in kinds.items())
-    detail += (" (" + ", ".join(f"{n} {status}" for status, n in statuses.items()) + ")") if played else ""
+    detail = ", ".join(f"{n:,} {RUN_LABELS.get(kind, (kind, kind))[n > 1]}" for kind, n in kinds.items())
+    detail += (" (" + ", ".join(f"{n:,} {status}" for status, n in statuses.items()) + ")") if played else ""
     others = len(jobs) - len(played)
     if others:
-        detail += ("; " if detail else "") + f"{others} generation or selection job(s)"
+        detail += ("; " if detail else "") + f"{others:,} generation or selection job(s)"
     rows.append(StageCount("Runs", len(played), detail))
     return rows
 
@@ -92,6 +92,7 @@ def tier_counts(store: Store, project_id: str, kind: str = CONVERSATION) -> dict
 
 
 def _tier_detail(store: Store, project_id: str, kind: str) -> str:
-    """'2 gold, 5 silver, ...': the tiers that hold items of `kind`."""
+    """'2 gold, 1,666 silver, ...': the tiers that hold items of `kind`, counts with separators as the
+    metrics beside them show theirs."""
     counts = tier_counts(store, project_id, kind)
-    return ", ".join(f"{n} {tier}" for tier, n in counts.items() if n)
+    return ", ".join(f"{n:,} {tier}" for tier, n in counts.items() if n)
