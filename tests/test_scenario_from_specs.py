@@ -225,7 +225,7 @@ def test_the_model_path_reads_the_spec_and_the_domain(project, llm_env):
     assert "open a return for one item" in prompt and "action_lookup_order" in prompt
     with pytest.raises(EvalcoreError, match="no scenario for 1 spec"):
         generate_scenarios(client, [STOCK], DOMAIN, model="openai/gpt-4o-mini")
-    assert SCENARIO_FROM_SPEC.prompt_version == "2"
+    assert SCENARIO_FROM_SPEC.prompt_version == "3"
 
 
 def test_a_rasa_domain_gives_actions_and_responses(tmp_path):
@@ -236,6 +236,18 @@ def test_a_rasa_domain_gives_actions_and_responses(tmp_path):
     domain, problems = read_domain([tmp_path])
     assert problems == [] and domain.slots is None and domain.flows is None
     assert domain.actions == {"action_check_order", "action_cancel"} and domain.responses == {"utter_greet"}
+    assert domain.collects is None and domain.collected() is None
+    (tmp_path / "flows.yml").write_text(
+        "flows:\n  transfer_money:\n    steps:\n      - collect: recipient\n      - collect: amount\n"
+        "        next:\n          - if: slots.amount > 100\n            then:\n              - collect: pin\n"
+        "      - action: action_transfer\n  greet:\n    steps:\n      - action: utter_greet\n"
+    )
+    domain, problems = read_domain([tmp_path])
+    assert problems == [] and domain.collects == {
+        "transfer_money": {"recipient", "amount", "pin"},
+        "greet": set(),
+    }
+    assert domain.collected(["greet"]) == set() and domain.collected() == {"recipient", "amount", "pin"}
 
 
 def test_the_cli_writes_one_file_per_spec_and_imports_them(tmp_path, monkeypatch):
@@ -297,6 +309,14 @@ def test_against_the_demo_flows_domain_of_the_sample(tmp_path, monkeypatch):
     assert made.assertions[1].action_name == "action_lookup_order", "the domain's name for lookup_order"
     problems: list = []
     assert parse_scenario(to_yaml(made), "x.yml", problems, domain) == made and problems == []
+    # a flow collects at most 3 parameters per action: a slot return_item never asks for is not asserted
+    assert "return_method" in domain.slots and "return_method" not in domain.collected(["return_item"])
+    every = RETURN.model_copy(
+        update={"when": "the customer asks for it and gives the order id, return method"}
+    )
+    (given,) = scenarios_from_specs(ModelClient(store, pid), [every], domain)
+    [slots] = [a for a in given.assertions if a.kind == "slot_was_set"]
+    assert [s.name for s in slots.slots] == ["order_id"]
 
 
 def test_the_cli_takes_the_domain_a_target_publishes(tmp_path, monkeypatch):

@@ -227,6 +227,18 @@ def test_the_offline_user_follows_a_scenarios_briefing():
     )
     opening = offline_user_turn({"context": briefing, "history": []}, random.Random(1)).message
     assert "I'd like to ask for a half day outright." in opening
+    # "ask about X and then about Y": X first, Y in the next turn, and Y is what the user is after then
+    for briefing in (
+        "You are a customer. What you do: you ask about the late fees and then about the rental deposit.",
+        "You are a customer. You want to ask about the late fees and then about the rental deposit.",
+    ):
+        history: list[dict] = []
+        for n in range(3):
+            said = offline_user_turn({"context": briefing, "history": history}, random.Random(n)).message
+            history += [{"role": "user", "content": said}, {"role": "assistant", "content": "Here it is."}]
+        first, second, third = (t["content"] for t in history if t["role"] == "user")
+        assert "the late fees." in first and "rental deposit" not in first, first
+        assert second.endswith("And what about the rental deposit?") and "the rental deposit" in third
 
 
 def test_relevance_is_calibrated_for_the_offline_embedding_model(sample):

@@ -90,6 +90,27 @@ def test_a_flow_collects_its_slots_runs_its_action_and_completes(engine):
     assert bot["metadata"]["search_results"], "a generative answer reports what it was built from"
 
 
+def test_a_search_answer_states_the_row_asked_about_in_words_with_its_currency(engine):
+    # the row is found by the names of its codes, and said with "$" as its columns' "usd" gives it
+    answer, passage = engine.search(
+        "I'd like to ask for the daily rate and the deposit of the Ridgeline Sprout 20 at the Pine Hollow "
+        "store."
+    )
+    assert answer == (
+        "The daily rate for the Ridgeline Sprout 20 (RC-KIDS-20) at the Ridgeline Cycles Pine Hollow (RC-03) "
+        "is $20. The deposit for the Ridgeline Sprout 20 (RC-KIDS-20) at the Ridgeline Cycles Pine Hollow "
+        "(RC-03) is $50."
+    )
+    assert passage.startswith("Rental Fleet — store_id: RC-03; sku: RC-KIDS-20"), (
+        "the row as the table has it"
+    )
+    price, _ = engine.search("What is the price of the Ridgeline Atelier Custom Build?")
+    assert price == "The Ridgeline Atelier Custom Build (RC-CUST-ATL) costs $3800."
+    # words of the request ("I'd like to ask about") find nothing: the passage of the half day answers
+    half, _ = engine.search("Hi. I'd like to ask about a half day.")
+    assert "costs 60% of the daily rate" in half
+
+
 def test_a_question_starts_a_flow_only_when_the_flow_is_about_what_it_asks(engine):
     # "rental" matches rent_ebike's "rent", but no flow is about late fees: search answers it
     late = engine.session("q1").handle("I'd like to ask what the late fee is when a rental comes back late.")
@@ -100,6 +121,19 @@ def test_a_question_starts_a_flow_only_when_the_flow_is_about_what_it_asks(engin
     deposit = engine.session("q2").handle("What is the deposit for an e-bike rental?")
     assert ("flow_started", "rent_ebike") in _types(deposit)
     assert ("flow_started", "rent_ebike") in _types(engine.session("q3").handle("I want to rent an e-bike."))
+
+
+def test_a_request_for_a_person_is_a_handover_in_any_of_its_usual_words(engine):
+    for n, text in enumerate([
+        "I want the assistant to hand the conversation to the Ridgeline support team.",
+        "Can I speak to an agent?",
+        "Please put me through to someone from your staff.",
+        "I'd like to talk to a human.",
+    ]):  # fmt: skip
+        assert ("action", "action_transfer_to_human") in _types(engine.session(f"h{n}").handle(text)), text
+    # a team or staff named in a question is no request for one
+    asked = engine.session("h9").handle("Does the workshop team fix hydraulic brakes?")
+    assert ("action", "action_transfer_to_human") not in _types(asked)
 
 
 def test_cancel_interrupt_clarify_and_a_slot_asked_twice_in_vain(engine):

@@ -5,7 +5,7 @@ checks this before any simulation runs").
 A Domain names the target's slots (with Rasa's slot types: text, bool, float, categorical with its
 values, list, any) and, when known, its flows, actions and responses. A target that publishes one builds
 it directly; a Rasa assistant's `domain.yml` (its `slots:`, `actions:` and `responses:`) and `flows.yml`
-(its `flows:`) are read by `read_domain`.
+(its `flows:`, with the slots each flow's `collect` steps ask for) are read by `read_domain`.
 Flows named `pattern_*` are Rasa's built-in conversation patterns and are never reported as unknown.
 """
 
@@ -60,6 +60,16 @@ class Domain:
     flows: frozenset[str] | None = None
     actions: frozenset[str] | None = None
     responses: frozenset[str] | None = None
+    # flow id -> the slots its collect steps ask the user for (a slot no collect step asks for is never set
+    # from what the user says, so a scenario cannot expect it set)
+    collects: Mapping[str, frozenset[str]] | None = None
+
+    def collected(self, flow_ids: Iterable[str] = ()) -> frozenset[str] | None:
+        """The slots the given flows collect (every flow's, when none is given); None when unknown."""
+        if self.collects is None:
+            return None
+        chosen = list(flow_ids) or list(self.collects)
+        return frozenset(slot for f in chosen for slot in self.collects.get(f, ()))
 
     def problems(self, scenario: Scenario) -> list[tuple[Loc, str]]:
         """(field location, why) of each slot or flow the scenario names that this domain lacks, and of
@@ -130,12 +140,14 @@ def _files(paths: Iterable[Path]) -> list[Path]:
 
 def read_domain(paths: Iterable[Path]) -> tuple[Domain, list[Problem]]:
     """The domain in Rasa domain and flow files, or folders of them (`slots:` with `type:` and `values:`;
-    `flows:` keyed by flow id); slots or flows stay unknown when no file has their section."""
+    `flows:` keyed by flow id, with their `collect` steps); slots or flows stay unknown when no file has
+    their section."""
     problems: list[Problem] = []
     slots: dict[str, SlotType] | None = None
     flows: set[str] | None = None
     actions: set[str] | None = None
     responses: set[str] | None = None
+    collects: dict[str, frozenset[str]] | None = None
     for path in _files(paths):
         shown = str(path)
         text = read_text(path, shown, problems)
@@ -163,6 +175,8 @@ def read_domain(paths: Iterable[Path]) -> tuple[Domain, list[Problem]]:
                 )
             else:
                 flows = (flows or set()) | {str(f) for f in data["flows"]}
+                collects = {**(collects or {}), **{str(f): frozenset(_collect_steps(body))
+                                                   for f, body in data["flows"].items()}}  # fmt: skip
         if isinstance(data.get("actions"), list):
             # an action is its name, or a mapping of its name to options (`- action_x: {send_domain: true}`)
             named = [a if isinstance(a, dict) else {a: None} for a in data["actions"]]
@@ -170,4 +184,16 @@ def read_domain(paths: Iterable[Path]) -> tuple[Domain, list[Problem]]:
         if isinstance(data.get("responses"), dict):
             responses = (responses or set()) | {str(r) for r in data["responses"]}
     frozen = [frozenset(names) if names is not None else None for names in (flows, actions, responses)]
-    return Domain(slots, *frozen), problems
+    return Domain(slots, *frozen, collects=collects), problems
+
+
+def _collect_steps(node: Any) -> Iterable[str]:
+    """The slots of every `collect:` step in a flow, branches (`next:`) included."""
+    if isinstance(node, dict):
+        if isinstance(node.get("collect"), str):
+            yield node["collect"]
+        for value in node.values():
+            yield from _collect_steps(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _collect_steps(item)

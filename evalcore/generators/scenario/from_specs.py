@@ -17,7 +17,8 @@ cannot write an assertion that no event could ever satisfy. Its offline implemen
   when the spec's expectation has no negation;
 - actions: the first action after "call", "calling", "with" or "using" (not an alternative after "or");
   "ask for the X before calling Y" is a sequencing of the slot X being set, then Y;
-- slots: those the user "gives" ("gives the order id, email" -> order_id, email);
+- slots: those the user "gives" ("gives the order id, email" -> order_id, email) that the flows named
+  collect (any flow's, when none is named), where the domain says which flow collects which slot;
 - responses: named verbatim;
 - figures: each amount, percentage, quantity with its unit or code the Then states an answer holds (at
   most three) is a `bot_uttered` with `text_matches`: some message of the assistant states it. (A
@@ -358,13 +359,15 @@ def offline_assertions(spec: SpecInput, domain: Domain) -> dict[str, Any]:
     then = spec.then.lower()
     actions = [a for name in _CALLS.findall(then) if (a := _in_domain(name, domain.actions))]
     sequence: list[dict[str, str]] = []
+    # a flow collects only some of its tools' parameters: a slot it never asks for is never set
+    collected = domain.collected(flows)
     for phrase, name in _BEFORE.findall(then):
         slot, action = _slot_for(phrase, domain), _in_domain(name, domain.actions)
-        if slot and action:
+        if slot and action and (collected is None or slot in collected):
             sequence = [{"key": "slot_was_set", "value": slot}, {"key": "action_executed", "value": action}]
     given = _GIVES.search(spec.when.lower())
     phrases = re.split(r",\s*|\s+and\s+", given[1]) if given and "without" not in spec.when.lower() else []
-    slots = [s for p in phrases if (s := _slot_for(p, domain))]
+    slots = [s for p in phrases if (s := _slot_for(p, domain)) and (collected is None or s in collected)]
     responses = sorted(r for r in domain.responses or () if re.search(rf"\b{re.escape(r)}\b", text))
     return {
         "flows_started": flows,
@@ -392,6 +395,9 @@ def _domain_of(inputs: dict[str, Any]) -> Domain:
         flows=names("flows"),
         actions=names("actions"),
         responses=names("responses"),
+        collects={f: frozenset(names) for f, names in data["collects"].items()}
+        if data.get("collects") is not None
+        else None,
     )
 
 
@@ -429,7 +435,12 @@ def domain_input(domain: Domain | None) -> dict[str, Any]:
             ("responses", domain.responses),
         )
     }
-    return {"slots": slots, **listed}
+    collects = (
+        {f: sorted(names) for f, names in sorted(domain.collects.items())}
+        if domain.collects is not None
+        else None
+    )
+    return {"slots": slots, **listed, "collects": collects}
 
 
 def build_scenario(draft: ScenarioDraft, domain: Domain | None) -> Scenario:

@@ -7,7 +7,8 @@ scenario's briefing): it opens with it, answers the bot's questions (with the br
 the question names one, else with a plausible value of what it asks for: an option it offers, a value
 shaped like its example, an email address), asks follow-ups about the task's words, and ends with
 END_CONVERSATION when it is done or when the bot makes no progress; a briefing that tells it to cancel has
-it call the request off in its second turn (scenarios testing cancellation, seed 003's flow_cancelled).
+it call the request off in its second turn (scenarios testing cancellation, seed 003's flow_cancelled);
+one that has it ask about X and then about Y has it ask about Y in its second turn.
 Its manner follows the persona's traits and interaction style (polite, terse or chatty, typos, emoji,
 capitals). A challenging persona also acts out the non-cooperative behaviours its style names (seed 002,
 Listing 8): it changes its mind (dropping what it asked for, or correcting a detail), goes off topic, sends
@@ -181,19 +182,40 @@ _DOES = re.compile(r"^(?:what you do:\s*)?(?:you\s+)?((?:ask|insist|hint|request
 _ABOUT = re.compile(r"\b(?:a question about|looking at|interested in)\s+(.+?)[.!]?$", re.IGNORECASE)
 
 
+# "ask about X and then about Y": the user asks about X first and about Y in its next turn.
+_THEN = re.compile(r"\s*,?\s+and then (?:(?:you )?asks? )?about (.+?)\s*$", re.IGNORECASE)
+
+
+def _ask_later(task: str) -> str | None:
+    """What the briefing has the user ask about after its first request (Y of "ask about X and then
+    about Y"), or None."""
+    sentences = [x.strip().rstrip(".!") for x in re.split(r"(?<=[.!?])\s+", task.strip())]
+    return next(
+        (m[1] for x in sentences if (_DOES.match(x) or _WANTS.search(x)) and (m := _THEN.search(x))), None
+    )
+
+
+def _then_cut(request: str) -> str:
+    """A request without what it asks about next ("ask about X and then about Y." -> "ask about X.")."""
+    body = request.strip()
+    end = body[-1] if body[-1:] in (".", "!", "?") else ""
+    return _THEN.sub("", body.rstrip(".!?")) + end
+
+
 def _ask_for(task: str) -> str:
     """The task as the user's request ('Get help with returns.' -> "I'd like to get help with returns.");
     a briefing's sentence saying what the user wants, in the first person ('You want to find out why the
     order is delayed.' or 'User wants to ...' -> 'I want to ...'), else the one saying what it does
-    ('What you do: you ask for it.' after 'You have a question about X.' -> "I'd like to ask for X.")."""
+    ('What you do: you ask for it.' after 'You have a question about X.' -> "I'd like to ask for X."; of
+    "ask about X and then about Y", the first request only: `_ask_later` is the next)."""
     sentences = [x.strip() for x in re.split(r"(?<=[.!?])\s+", task.strip())]
     wants = [x for x in sentences if _WANTS.search(x)]
     if wants:
-        return _first_person(_THIRD.sub("I ", wants[0]))
+        return _first_person(_THIRD.sub("I ", _then_cut(wants[0])))
     does = next((m[1] for x in sentences if (m := _DOES.match(x))), None)
     if does:
         about = next((m[1] for x in sentences if (m := _ABOUT.search(x))), None)
-        does = re.sub(r"\bit\b", about, does, count=1) if about else does
+        does = re.sub(r"\bit\b", about, _then_cut(does), count=1) if about else _then_cut(does)
         return _first_person(f"I'd like to {does[:1].lower() + does[1:]}.")
     task = task.strip().rstrip(".")
     lowered = task[:1].lower() + task[1:]
@@ -215,9 +237,11 @@ def _focus(goal: str, said: list[str], topics: list[str]) -> str:
     return " ".join(words) or (topics[0] if topics else "this")
 
 
-# The user's own ways of changing its mind (`_misbehave`), read back to know what it is after now.
+# The user's own ways of changing its mind (`_misbehave`), and its move to the second thing its briefing
+# asks about, read back to know what it is after now.
 _SWITCHED = re.compile(
-    r"I (?:want|need) to know about (.+?) instead|I meant (.+?), not |make it (.+?) instead of ",
+    r"I (?:want|need) to know about (.+?) instead|I meant (.+?), not |make it (.+?) instead of |"
+    r"\bAnd what about (.+?)\?",
     re.IGNORECASE,
 )
 _OPTIONS = re.compile(r":\s*([^:?]+?)\?\s*$")
@@ -393,6 +417,9 @@ def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
         return UserTurn(message=_surface(opener, style, None, rng, opening=True))
     if len(said) == 1 and bot and _CANCELS.search(str(inputs.get("context") or "")):
         return UserTurn(message=CANCEL_MESSAGE)
+    later = _ask_later(str(inputs.get("context") or ""))
+    if len(said) == 1 and bot and later:
+        return UserTurn(message=_surface(f"And what about {later}?", style, None, rng))
     if bot and failures >= (2 if kind != "challenging" else 3):
         return UserTurn(message=f"{rng.choice(_CLOSERS['give_up'])} {END}")
     if len(said) >= patience and not (not persona and _answerable(bot, inputs.get("slots") or {})):

@@ -23,7 +23,8 @@ shapes (`user`, `flow_started`, `slot`, `action`, `bot` with `utter_action` / `u
   (a "rental" in a question about late fees does not start rent_ebike); a message that starts no flow
   is a knowledge question,
   answered from the best passage of the project's documents (source `EnterpriseSearchPolicy`, the
-  passage as `search_results`), or, when nothing matches, with `utter_ask_rephrase`;
+  passage as `search_results`; a table row said in words with its units and currency, its codes named
+  as a customer knows them), or, when nothing matches, with `utter_ask_rephrase`;
 - a flow active: a slot value in the message fills the slot asked (by the parameter's pattern, format,
   enum, type; a free-text slot takes the words after "is", else the message); a slot asked twice in vain
   is left empty and the flow goes on (the tool's second outcome follows); "cancel", "never mind",
@@ -41,10 +42,13 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from evalcore.documents.retrieval import build_index, tokenize
+from evalcore.documents.naming import code_names, key_columns
+from evalcore.documents.retrieval import Passage, PassageIndex, split_passages, tokenize
+from evalcore.generators.doc_qa.facts import column_label
+from evalcore.generators.doc_qa.wording import cells_answer, key_noun, place_columns
 from evalcore.generators.scenario.domain import Domain, SlotType
 from evalcore.models import Document, Procedure, Tool
 from evalcore.models.common import content_hash
@@ -59,11 +63,18 @@ QUESTION_COVER = 0.5  # share of a question's words a flow's words must cover fo
 AMBIGUOUS = 0.85  # a second flow within this share of the best one's score: ask which is meant
 MAX_ASKS = 2
 FREE_TEXT_WORDS = 8  # a whole message fills a free-text slot only when it is this short
+RERANK = 10  # best passages of which the one holding most of the question's words answers
+_UNIT_WORDS = frozenset({"usd", "eur", "gbp"})  # a currency in a column's name is not what is asked
 SMALL_TALK_WORDS = 3  # a remark of at most this many content words and no question is no search query
 
 _CANCEL = re.compile(r"\b(cancel|never\s?mind|forget (?:it|that|about it)|stop this|abort)\b", re.IGNORECASE)
+# A request for a person: the words themselves, or a verb of handing over followed by who to ("hand the
+# conversation to the support team"); "team" or "staff" alone is not one ("does the workshop team ...?").
 _HUMAN = re.compile(
-    r"\b(human|person|real agent|someone from|staff member|speak to an agent)\b", re.IGNORECASE
+    r"\b(?:human|person|real agent|someone from|staff member|"
+    r"(?:talk|speak|chat|hand|pass|transfer|connect|put|escalate)\w*\b[^.?!]{0,40}?\b(?:to|with)\s+"
+    r"(?:[\w-]+\s+){0,3}?(?:team|agent|someone|somebody|staff|representative|people))\b",
+    re.IGNORECASE,
 )
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -72,6 +83,8 @@ _IS_VALUE = re.compile(r"\b(?:is|are|it's|its|:)\s+(.+?)[.!]?$", re.IGNORECASE)
 _YES = re.compile(r"\b(yes|yeah|yep|sure|correct|right|ok|okay|please do|go ahead|true)\b", re.IGNORECASE)
 _NO = re.compile(r"\b(no|nope|not|don't|false)\b", re.IGNORECASE)
 _QUESTION = re.compile(r"\?|\b(?:ask|what|how|why|which|whether|wonder(?:ing)?)\b", re.IGNORECASE)
+# Words of a request, not of what it asks about: they find no passage.
+_REQUEST = frozenset("ask tell give explain want need help like find out know hi hello hey please".split())  # noqa: SIM905
 # Words every procedure, or every request, uses: they start no flow.
 _GENERIC = frozenset(
     "ask tell give explain check customer order item bike want need help like out find".split()  # noqa: SIM905
@@ -253,7 +266,8 @@ def slots_of(tools: Sequence[Tool]) -> dict[str, SlotInfo]:
 
 
 def domain_of(flows: Sequence[Flow], slots: dict[str, SlotInfo]) -> Domain:
-    """The slots, flows, actions and responses as a scenario Domain, so scenarios are checked against them."""
+    """The slots, flows (with the slots each collects), actions and responses as a scenario Domain, so
+    scenarios are checked against them."""
     named: dict[str, Any] = {}
     fields = getattr(Domain, "__dataclass_fields__", {})
     if "actions" in fields:
@@ -261,6 +275,7 @@ def domain_of(flows: Sequence[Flow], slots: dict[str, SlotInfo]) -> Domain:
         named["actions"] = frozenset(f"action_{t}" for t in tools) | {"action_trigger_search"}
     if "responses" in fields:
         named["responses"] = frozenset(responses_of(flows, slots)) | {"utter_search_answer"}
+    named["collects"] = {f.id: frozenset(s.name for s in f.steps if s.kind == "collect") for f in flows}
     typed = {name: info.rasa_type for name, info in slots.items()}
     return Domain(typed, frozenset(f.id for f in flows), **named)
 
@@ -380,7 +395,12 @@ class FlowEngine:
         self.flows = {f.id: f for f in flows_from_procedures(procedures, tools)}
         self.slots = slots_of(tools)
         self.responses = responses_of(list(self.flows.values()), self.slots)
-        self.index = build_index(list(documents)) if documents else None
+        self.documents = {d.id: d for d in documents}
+        self.names = code_names(documents)
+        passages = split_passages(documents)
+        self.passages = {p.id: p for p in passages}
+        # a row is found by what a customer calls its codes ("the Ridgeline Sprout 20"), as well as by them
+        self.index = PassageIndex([_named(p, self.names) for p in passages]) if passages else None
         self.defects = defects or Defects()
 
     @property
@@ -409,20 +429,66 @@ class FlowEngine:
 
     def search(self, question: str, avoid_best: bool = False) -> tuple[str, str] | None:
         """(answer, passage text) for a knowledge question, or None when nothing matches well enough;
-        `avoid_best` takes the least related passage found instead (a defect)."""
+        `avoid_best` takes the least related passage found instead (a defect).
+
+        Of the best passages, the one holding most of the question's words answers (BM25 also rewards a
+        passage repeating one of them); a table row is said in words, with its units and currency
+        (`row_answer`), a text by its sentences holding most of the question's words."""
         if self.index is None:
             return None
-        hits = self.index.retrieve(question, k=30)
+        # "I'd like to ask about ..." says nothing of what is asked: such words find no passage
+        wanted = {w for w in tokenize(question) if w not in _REQUEST}
+        hits = self.index.retrieve(" ".join(sorted(wanted)), k=30)
         if not hits or hits[0].score < MIN_SEARCH_SCORE:
             return None
-        hit = hits[-1] if avoid_best else hits[0]
-        passage = hit.passage
-        body = passage.text.split("\n", 1)[1] if "\n" in passage.text else passage.text
-        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", body) if len(s.split()) >= 3]
-        wanted = set(tokenize(question))
-        ranked = sorted(sentences, key=lambda s: -len(wanted & set(tokenize(s))))[:2]
-        answer = " ".join(re.sub(r"[*_#|]+", "", s).strip() for s in (ranked or [body]))
+        best = max(hits[:RERANK], key=lambda h: len(wanted & set(tokenize(h.passage.indexed_text))))
+        passage = self.passages[(hits[-1] if avoid_best else best).passage.id]
+        document = self.documents.get(passage.document_id)
+        if passage.kind == "table" and document is not None and document.rows:
+            answer = self.row_answer(document, int(passage.id.rsplit("#r", 1)[1]), wanted)
+        else:
+            body = passage.text.split("\n", 1)[1] if "\n" in passage.text else passage.text
+            sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", body) if len(s.split()) >= 3]
+            ranked = sorted(sentences, key=lambda s: -len(wanted & set(tokenize(s))))[:2]
+            answer = " ".join(re.sub(r"[*_#|]+", "", s).strip() for s in (ranked or [body]))
         return " ".join(answer.split()), " ".join(passage.text.split())
+
+    def row_answer(self, document: Document, row: int, wanted: set[str]) -> str:
+        """A table row in words: one sentence per cell asked about (a column whose words the question
+        has; every cell when it names none), about the row as a customer names it, its codes in brackets
+        ("The daily rate for the Ridgeline Sprout 20 (RC-KIDS-20) at the Ridgeline Cycles Pine Hollow
+        (RC-03) is $20.")."""
+        data = {c: str(document.rows[row].get(c, "")).strip() for c in document.columns}
+        key = key_columns(document.columns, document.rows)
+        named = {c: f"{self.names[data[c]]} ({data[c]})" if data[c] in self.names else f"the {key_noun(c)} "
+                 f"{data[c]}" for c in key}  # fmt: skip
+        places = place_columns([(c, data[c]) for c in key])
+        things = [n for c, n in named.items() if c not in places] or list(named.values())
+        place = next((named[c] for c in places if named[c] not in things), None)
+        thing = " and ".join(things)
+        # a cell that only names the row ("model: Ridgeline Sprout 20") is said with the row already
+        cells = [(c, v) for c, v in data.items() if c not in key and v and not _names_row(v, thing, place)]
+        asked = [
+            (c, v)
+            for c, v in cells
+            if any(
+                _same_word(k, w) for k in tokenize(column_label(c)) for w in wanted if k not in _UNIT_WORDS
+            )
+        ]
+        return " ".join(cells_answer(thing, place, c, v) for c, v in asked or cells)
+
+
+def _names_row(value: str, thing: str, place: str | None) -> bool:
+    """Whether a cell's words (not a bare number) are already in how the row is named."""
+    return bool(re.search(r"[A-Za-z]", value)) and any(value in named for named in (thing, place or ""))
+
+
+def _named(passage: Passage, names: dict[str, str]) -> Passage:
+    """A table row's passage with the names of the codes it holds added, as the index reads it."""
+    if passage.kind != "table":
+        return passage
+    said = [names[code] for code in re.findall(r"[A-Z0-9]+(?:-[A-Z0-9]+)+", passage.text) if code in names]
+    return replace(passage, text=f"{passage.text} ({'; '.join(said)})") if said else passage
 
 
 @dataclass
