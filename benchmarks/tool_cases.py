@@ -11,10 +11,12 @@ TRACE/SCOPE; issue 20, "Done means").
    seed's 0.91 (evalcore.review.calibration). No person labelled this set: it stands in for the gold
    subset until annotators have verified tool-case conversations.
 4. Table 3: SPUR against SCOPE with k-fold cross-validation (40/60 splits) on Easy, Hard-Negative and
-   Overall; Table 4: SCOPE without area discovery, rubric weights or make-or-break weights.
+   Overall, on the gold + silver conversations as the product uses them (the offline judge filters them
+   first: no person reviewed any, so all are silver or rejected); the number used and their POS share;
+   Table 4: SCOPE without area discovery, rubric weights or make-or-break weights.
 5. A target's own conversations (issue 20, item 7): a simulation of the demo target (offline personas)
-   scored as a rubric scoring run by the SCOPE set learnt on all the tool cases; time per conversation,
-   the labels the set estimates, and the tables per area and per rubric.
+   scored as a rubric scoring run by the SCOPE set learnt on all the silver tool cases; time per
+   conversation, the labels the set estimates, and the tables per area and per rubric.
 
     .venv/bin/python benchmarks/tool_cases.py                  # 5 per situation, 5 folds (~1 min)
     .venv/bin/python benchmarks/tool_cases.py --per-situation 2 --folds 2
@@ -37,7 +39,13 @@ os.environ["EVALCORE_OFFLINE"] = "1"  # every model call goes to the offline pro
 
 from evalcore.generators.simulation.job import simulate  # noqa: E402
 from evalcore.generators.tool_case.catalog import builtin_situations  # noqa: E402
-from evalcore.generators.tool_case.evaluation import ABLATIONS, MAIN, compare  # noqa: E402
+from evalcore.generators.tool_case.evaluation import (  # noqa: E402
+    ABLATIONS,
+    MAIN,
+    compare,
+    labelled_conversations,
+)
+from evalcore.generators.tool_case.filtering import filter_toolcases  # noqa: E402
 from evalcore.generators.tool_case.job import generate_toolcases  # noqa: E402
 from evalcore.generators.tool_case.judge import Labels, judge_conversation  # noqa: E402
 from evalcore.generators.tool_case.records import GENERATOR  # noqa: E402
@@ -132,13 +140,16 @@ def silver(llm: ModelClient, conversations: list, seed: int) -> None:
     print(f"  curve {curve}")
 
 
-def tables(llm: ModelClient, conversations: list, folds: int, seed: int) -> None:
+def tables(store: Store, pid: str, llm: ModelClient, folds: int, seed: int) -> list:
+    filtered = filter_toolcases(store, pid)
+    conversations = labelled_conversations(store, pid)
     start, cpu = time.perf_counter(), time.process_time()
     result = compare(llm, conversations, folds=folds, seed=seed, ablations=True)
     took, cpu = time.perf_counter() - start, time.process_time() - cpu
     sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
     print(f"\n== 4. Table 3: SPUR vs SCOPE, {folds}-fold 40/60 ({took:.1f} s wall, {cpu:.1f} s CPU; "
           f"test conversations: {sizes}) ==")  # fmt: skip
+    print(f"  {result.data_line()}; the offline judge kept {len(conversations)} of {filtered.total}")
     print("\n".join(result.table([name for name, _, _ in MAIN])))
     print("\n== Table 4: SCOPE ablations ==")
     print(
@@ -151,6 +162,7 @@ def tables(llm: ModelClient, conversations: list, folds: int, seed: int) -> None
     spur, scope = result.cell("SPUR", "Hard Neg.", "accuracy"), result.cell("SCOPE", "Hard Neg.", "accuracy")
     verdict = "beats" if scope[0] > spur[0] else "does NOT beat"
     print(f"  SCOPE {verdict} SPUR on Hard-Negative: {scope[0]:.2f} vs {spur[0]:.2f}")
+    return conversations
 
 
 def target_scores(store: Store, pid: str, conversations: list, dialogues: int) -> None:
@@ -182,8 +194,8 @@ def main() -> None:
         llm = ModelClient(store, pid)
         judging(llm, conversations)
         silver(llm, conversations, args.seed)
-        tables(llm, conversations, args.folds, args.seed)
-        target_scores(store, pid, conversations, args.dialogues)
+        used = tables(store, pid, llm, args.folds, args.seed)
+        target_scores(store, pid, used, args.dialogues)
         store.close()
 
 
