@@ -188,9 +188,20 @@ def queue_view() -> None:
             width="stretch",
             column_order=[c for c in frame.columns if c not in hidden],
             column_config={
-                "first question": st.column_config.TextColumn(width="medium"),
-                "spec": st.column_config.TextColumn(width="medium"),
-                "judge": st.column_config.ProgressColumn(min_value=0.0, max_value=1.0, format="%.2f"),
+                # Widths (px) that fit all ten columns in the ~1,030 px of a 1500 px window: the question
+                # and the spec get the room, the short codes and counts no more than their header.
+                "conversation": st.column_config.TextColumn(width=125),
+                "tier": st.column_config.TextColumn(width=90),
+                "first question": st.column_config.TextColumn(width=205),
+                "turns": st.column_config.NumberColumn(width=50),
+                "judge": st.column_config.ProgressColumn(
+                    min_value=0.0, max_value=1.0, format="%.2f", width=80
+                ),
+                "generator": st.column_config.TextColumn(width=65),
+                "spec": st.column_config.TextColumn(width=170),
+                "assigned to": st.column_config.TextColumn(width=85),
+                "reviews": st.column_config.NumberColumn(width=55),
+                "you": st.column_config.TextColumn(width=50),
             },
         )
         if event.selection.rows:
@@ -273,8 +284,12 @@ def _adjudication(view, version: int) -> None:
             st.caption(md(f"Only the project's leads ({', '.join(view.leads)}) can decide."))
             return
         with st.form(f"lead:{view.conversation.id}", enter_to_submit=False):
+            # Capitalised as the annotators' verdict and turn buttons are.
             decision = st.segmented_control(
-                "Decision", ["accept", "reject"], key=f"lead_d:{view.conversation.id}"
+                "Decision",
+                ["accept", "reject"],
+                key=f"lead_d:{view.conversation.id}",
+                format_func=str.capitalize,
             )
             reason = st.segmented_control(
                 "Reason (to reject)",

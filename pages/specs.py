@@ -171,11 +171,19 @@ if not table.empty:
         width="stretch",
         on_select="rerun",
         selection_mode="single-row",
+        # Widths (px) that fit all nine columns in the ~1,030 px of a 1500 px window: the scenario gets
+        # the room; documents, author and version show whole or cut at the end, no column is off-screen.
         column_config={
             "id": None,
-            "selected": st.column_config.CheckboxColumn("selected", width="small"),
-            "locked": st.column_config.CheckboxColumn("locked", width="small"),
-            "scenario": st.column_config.TextColumn("scenario", width="large"),
+            "selected": st.column_config.CheckboxColumn("selected", width=60),
+            "status": st.column_config.TextColumn("status", width=80),
+            "locked": st.column_config.CheckboxColumn("locked", width=52),
+            "category": st.column_config.TextColumn("category", width=140),
+            "scenario": st.column_config.TextColumn("scenario", width=330),
+            "documents": st.column_config.TextColumn("documents", width=130),
+            "written by": st.column_config.TextColumn("written by", width=70),
+            "version": st.column_config.NumberColumn("version", width=55),
+            "saved by": st.column_config.TextColumn("saved by", width=80),
         },
         key="spec_table",
     )

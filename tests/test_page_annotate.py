@@ -168,6 +168,11 @@ def test_a_lead_decides_a_disagreement_and_it_is_recorded_as_such(seeded):
     v = save_review(store, item, "ann", 1, [], ItemVerdict(label="accept")).version
     save_review(store, item, "bea", v, [], ItemVerdict(label="reject", reason="off-spec"))
     at = page("lee", item=item)
+    # The lead's buttons read as the annotators' do ("Accept", not "accept"); the value stays the label.
+    assert (
+        at.segmented_control(key=f"lead_d:{item}").options == at.segmented_control(key=f"cv:{item}").options
+    )
+    assert at.segmented_control(key=f"lead_d:{item}").options == ["Accept", "Reject"]
     at.segmented_control(key=f"lead_d:{item}").set_value("accept")
     next(b for b in at.button if b.label == "Record lead decision").click().run()
     assert not at.exception
