@@ -107,8 +107,11 @@ def test_a_search_answer_states_the_row_asked_about_in_words_with_its_currency(e
     price, _ = engine.search("What is the price of the Ridgeline Atelier Custom Build?")
     assert price == "The Ridgeline Atelier Custom Build (RC-CUST-ATL) costs $3800."
     # words of the request ("I'd like to ask about") find nothing: the passage of the half day answers
-    half, _ = engine.search("Hi. I'd like to ask about a half day.")
+    half, _ = engine.search("Hey, quick one: I'd like to ask about a half day.")
     assert "costs 60% of the daily rate" in half
+    # a markdown table in a text: each row under its columns' headers
+    cargo, _ = engine.search("I'd like to ask a follow-up question about the Voltra Haul Cargo.")
+    assert cargo.startswith("Voltra Haul Cargo: daily rate $85; deposit $400.")
 
 
 def test_a_question_starts_a_flow_only_when_the_flow_is_about_what_it_asks(engine):

@@ -196,10 +196,13 @@ def _ask_later(task: str) -> str | None:
 
 
 def _then_cut(request: str) -> str:
-    """A request without what it asks about next ("ask about X and then about Y." -> "ask about X.")."""
+    """A request without what it asks about next ("ask about X and then about Y." -> "ask about X."), nor
+    the briefing's "in your own words" (how to say it, not what to ask)."""
     body = request.strip()
     end = body[-1] if body[-1:] in (".", "!", "?") else ""
-    return _THEN.sub("", body.rstrip(".!?")) + end
+    return (
+        _THEN.sub("", re.sub(r",?\s+in your own words\b", "", body.rstrip(".!?"), flags=re.IGNORECASE)) + end
+    )
 
 
 def _ask_for(task: str) -> str:

@@ -83,8 +83,12 @@ _IS_VALUE = re.compile(r"\b(?:is|are|it's|its|:)\s+(.+?)[.!]?$", re.IGNORECASE)
 _YES = re.compile(r"\b(yes|yeah|yep|sure|correct|right|ok|okay|please do|go ahead|true)\b", re.IGNORECASE)
 _NO = re.compile(r"\b(no|nope|not|don't|false)\b", re.IGNORECASE)
 _QUESTION = re.compile(r"\?|\b(?:ask|what|how|why|which|whether|wonder(?:ing)?)\b", re.IGNORECASE)
-# Words of a request, not of what it asks about: they find no passage.
-_REQUEST = frozenset("ask tell give explain want need help like find out know hi hello hey please".split())  # noqa: SIM905
+# Words of a request, not of what it asks about ("hey, quick one: I'd like to ask a follow-up question
+# about X"): they find no passage.
+_REQUEST = frozenset(
+    "ask tell give explain want need help like find out know hi hello hey please quick one follow "  # noqa: SIM905
+    "question".split()
+)
 # Words every procedure, or every request, uses: they start no flow.
 _GENERIC = frozenset(
     "ask tell give explain check customer order item bike want need help like out find".split()  # noqa: SIM905
@@ -447,7 +451,7 @@ class FlowEngine:
         if passage.kind == "table" and document is not None and document.rows:
             answer = self.row_answer(document, int(passage.id.rsplit("#r", 1)[1]), wanted)
         else:
-            body = passage.text.split("\n", 1)[1] if "\n" in passage.text else passage.text
+            body = _worded_rows(passage.text.split("\n", 1)[1] if "\n" in passage.text else passage.text)
             sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", body) if len(s.split()) >= 3]
             ranked = sorted(sentences, key=lambda s: -len(wanted & set(tokenize(s))))[:2]
             answer = " ".join(re.sub(r"[*_#|]+", "", s).strip() for s in (ranked or [body]))
@@ -476,6 +480,30 @@ class FlowEngine:
             )
         ]
         return " ".join(cells_answer(thing, place, c, v) for c, v in asked or cells)
+
+
+def _worded_rows(text: str) -> str:
+    """A text with its markdown tables' rows as sentences, each cell under its column's header ("| Voltra
+    Haul Cargo | $85 | $400 |" under "| Bike | Daily rate | Deposit |": "Voltra Haul Cargo: daily rate $85;
+    deposit $400.")."""
+    out: list[str] = []
+    header: list[str] | None = None
+    for line in text.splitlines():
+        if not line.strip().startswith("|"):
+            header = None
+            out.append(line)
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if all(re.fullmatch(r":?-{3,}:?", c) for c in cells):
+            continue
+        if header is None:
+            header = cells
+            continue
+        said = "; ".join(
+            f"{h[:1].lower() + h[1:]} {c}" for h, c in zip(header[1:], cells[1:], strict=False) if c
+        )
+        out.append(f"{cells[0]}: {said}." if said else cells[0])
+    return "\n".join(out)
 
 
 def _names_row(value: str, thing: str, place: str | None) -> bool:
