@@ -95,3 +95,32 @@ def test_a_corpus_too_small_for_the_conversations_asked_is_said_per_spec(sqlite_
     assert not any("repeat facts" in m for m in few.messages)
     many = generate_conversations(sqlite_store, project_id, specs="all", per_spec=12, d=1, dense=False)
     assert any("repeat facts" in m for m in many.messages)
+
+
+def test_a_spec_citing_no_document_is_skipped_with_a_message(sqlite_store):
+    from evalcore.specs.drafts import SpecDraft
+    from evalcore.specs.store_ops import add_human_spec
+
+    project_id = import_project(sqlite_store, "data/sample").project_id
+    draft = SpecDraft(scenario="Reply in the customer's language", given="A customer who wrote in French",
+                      when="they ask anything", then="the assistant should reply in French",
+                      category="card behaviour")  # fmt: skip
+    spec_id = add_human_spec(sqlite_store, project_id, draft, "analyst")
+    outcome = generate_conversations(sqlite_store, project_id, specs=[spec_id], per_spec=2, dense=False)
+    assert outcome.total == 0 and not list_conversations(sqlite_store, project_id)
+    assert any(spec_id in m and "cites no document" in m and "skipped" in m for m in outcome.messages)
+
+
+def test_specs_over_one_document_are_given_different_facts(sqlite_store):
+    project_id = import_project(sqlite_store, "data/sample").project_id
+    generate_specs(sqlite_store, project_id, m=3, batch=3, from_card=False)  # three rental-policy specs
+    specs = list_specs(sqlite_store, project_id)
+    assert {tuple(v.spec.documents) for v in specs} == {("rental-policy",)}
+    outcome = generate_conversations(sqlite_store, project_id, specs="all", per_spec=3, dense=False)
+    units = outcome.run.params["plan"]["units"]
+    fresh = [set(u["fresh"]) for u in units]
+    # 31 facts, 6 a conversation: the first five conversations, over three specs, share none.
+    assert all(not fresh[i] & fresh[j] for i in range(5) for j in range(i + 1, 5))
+    # ...and a spec's later conversation with no fact left to give is not planned, and said so.
+    assert len(units) < 9
+    assert any("conversations planned" in m for m in outcome.messages)

@@ -36,8 +36,13 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
         browser.get(base + "/conversations")
         _wait_for(browser, "No document-grounded conversation yet")
         browser.find_element(By.XPATH, "//button[.//p[text()='Generate']]").click()
-        _wait_for(browser, "/100 conversations")
+        deadline = time.monotonic() + 120
+        while not any("plan" in r.params for r in store.runs(project_id, kind=RUN_KIND)):
+            assert time.monotonic() < deadline, "no plan was made"
+            time.sleep(0.3)
         run = store.runs(project_id, kind=RUN_KIND)[0]
+        total = len(run.params["plan"]["units"])  # 10 a spec unless its documents' facts run out first
+        _wait_for(browser, f"/{total} conversations")
         deadline = time.monotonic() + 60
         while not store.finished_units(run.id):  # stop mid-way: the plan is made, a conversation is saved
             assert time.monotonic() < deadline, "no conversation was generated"
@@ -49,19 +54,19 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
             assert time.monotonic() < deadline, "the job did not stop"
             time.sleep(0.3)
         stopped_at = len(store.finished_units(run.id))
-        assert store.run(run.id).status.value == "stopped" and 0 < stopped_at < 100
+        assert store.run(run.id).status.value == "stopped" and 0 < stopped_at < total
         assert len(list_conversations(store, project_id)) == stopped_at
 
         browser.get(base + "/conversations")  # as a person coming back later
         _wait_for(browser, f"Resume {run.id}")
-        assert f"({stopped_at}/100 conversations)" in browser.find_element(By.TAG_NAME, "body").text
+        assert f"({stopped_at}/{total} conversations)" in browser.find_element(By.TAG_NAME, "body").text
         browser.find_element(By.XPATH, f"//button[.//p[text()='Resume {run.id}']]").click()
         deadline = time.monotonic() + 180
         while store.run(run.id).status.value != "finished":
             assert time.monotonic() < deadline, "the resumed job did not finish"
             time.sleep(0.3)
-        assert len(list_conversations(store, project_id)) == 100
-        _wait_for(browser, "finished: 100/100 conversations")  # the page that resumed it says so
+        assert len(list_conversations(store, project_id)) == total
+        _wait_for(browser, f"finished: {total}/{total} conversations")  # the page that resumed it says so
         _wait_for(browser, "Open conversation")
 
         summaries = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stExpander'] summary")

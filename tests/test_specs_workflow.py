@@ -35,7 +35,9 @@ def test_offline_generation_is_grounded_varied_and_marked(project):
     assert outcome.added == len(views) >= 30
     assert outcome.run.status.value == "finished"
     documents = {d.id for d in project.documents(PROJECT)}
-    assert all(set(v.spec.documents) <= documents and v.spec.documents for v in views)
+    assert all(set(v.spec.documents) <= documents for v in views)
+    # a spec from the documents cites them; one citing none keeps only documents relevant to it, maybe none
+    assert all(v.spec.documents for v in views if v.spec.category in ("policy", "product information"))
     assert len({v.spec.category for v in views}) >= 5
     assert len({v.spec.scenario for v in views}) == len(views)
     tasks = {"generate_specs", "specs_from_card"}

@@ -65,6 +65,8 @@ def generate(
         typer.echo(
             f"{len(outcome.failed)} unit(s) failed (kept with their raw output): {', '.join(outcome.failed)}"
         )
+    if outcome.short:
+        typer.echo(outcome.short)
     if outcome.exhausted:
         typer.echo(f"stopped: {run.stopped_reason}")
     elif run.status.value == "stopped":

@@ -8,26 +8,36 @@ generate the same batch.
 
 Each spec's documents D_s are the ones it is about: those the generator cited. Only a spec that cites
 none (a tool, a limitation, a card behaviour) gets documents from retrieval, and then only those that
-match its text nearly as well as the best one, so the number varies with the spec. (The seed does not say
-how D_s is filled; padding every spec to a fixed number made Coverage count documents no spec was about.)
+match its text nearly as well as the best one and clear an absolute bar (`ABSOLUTE_SHARE` of its words,
+weighted by rarity, found in the document), so the number varies with the spec and may be none; the
+job's warnings say how many got none. (The seed does not say how D_s is filled; padding every spec to a
+fixed number made Coverage count documents no spec was about.)
 
 Our extension of Section 3.1: before the batches, one unit turns every expected behaviour of the system
 card (`behaviors`) and every procedure into a spec (task `specs_from_card`, categories "card behaviour"
-and "procedure"); they count towards m. A batch that adds no new spec (every draft repeats an earlier
-one) is recorded with its duplicates; after `EXHAUSTED_AFTER` such batches in a row the job stops and
-says the corpus gave no more new specs, instead of working on through empty batches.
+and "procedure"); they count towards m. A draft that repeats an earlier spec's title, or its words in
+another order (a near-duplicate), is not added; so is a lookup on one table that asks the same columns
+as an earlier one of another row (`row_lookup_key`: "Daily rate and deposit of the Voltra Metro E8 at the
+Harbor Point store" after the same of the Ridgeline Sprout 20), which a QA analyst tests once and whose
+conversations would ask the same few facts of the table. A batch that adds fewer than half the specs it
+asked for is dry; after `EXHAUSTED_AFTER` dry batches in a row the job stops and says the corpus gave no
+more new specs, instead of working on through batches of near-duplicates. Whenever the job ends short of
+m, its warnings say "N of m requested" and why.
 """
 
 from __future__ import annotations
 
+import math
 import random
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from evalcore import __version__, jobs
-from evalcore.documents.retrieval import build_index
+from evalcore.documents.naming import code_names
+from evalcore.documents.retrieval import PassageIndex, build_index, tokenize
 from evalcore.errors import EvalcoreError
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
@@ -54,6 +64,13 @@ EXHAUSTED_AFTER = 2 * len(CATEGORIES)
 # A spec that cites no document gets those whose best passage scores at least this share of the best
 # document's (BM25): documents about the same thing, not the next-best filler.
 RELATIVE_SCORE = 0.7
+# ... and only those holding at least this share of the spec's words, each weighted by its rarity (idf):
+# a document that shares only common words ("customer", "language") with the spec is not about it.
+ABSOLUTE_SHARE = 0.35
+# Words every spec uses, whatever it is about: they say nothing of the documents.
+_SPEC_WORDS = {"assistant", "customer", "should", "ask", "asks", "they", "who", "wanted", "request", "say",
+               "tell", "them", "question", "push", "declines", "directly", "first-time", "returning", "hurry",
+               "frustrated", "comparing", "options", "family", "member", "shopping"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -66,6 +83,7 @@ class GenerationOutcome:
     skipped: int
     duplicates: int = 0  # drafts dropped because an earlier spec has the same scenario
     exhausted: bool = False  # stopped because the batches gave no new spec
+    short: str = ""  # "N of M requested ..." when the job ended short of m
 
 
 def _document_input(doc: Document) -> dict[str, Any]:
@@ -175,6 +193,7 @@ def generate_specs(
     documents = store.documents(project_id)
     by_id = {d.id: d for d in documents}
     description, card = _system_description(store, project_id)
+    card_info = card.get("chatbot_info", {})
     behaviors = list(card.get("behaviors") or [])
     procedures = [p.model_dump(mode="json") for p in store.procedures(project_id)]
     if "from_card" not in params:  # fixed at the first start, so a resume plans the same units
@@ -191,6 +210,10 @@ def generate_specs(
         "documents_summary": [{"id": d.id, "kind": d.kind.value, "title": d.title} for d in documents],
         "tools": [t.model_dump(mode="json") for t in store.tools(project_id)],
         "history": params["history"],
+        # what a customer calls each code, so offline titles name a product rather than its SKU
+        "names": code_names(
+            documents, [card_info.get(k, "") for k in ("business", "name") if card_info.get(k)]
+        ),
     }
     card_inputs = {
         "system_description": description,
@@ -202,10 +225,15 @@ def generate_specs(
     llm = ModelClient(store, project_id, run_id=run.id)
     llm.registry.resolve("generator", params.get("model"))  # a configuration error fails before any call
     index = build_index(documents)
+    relevance = _Relevance(index)
     added: list[str] = []
-    seen = {v.spec.scenario.strip().lower() for v in list_specs(store, project_id)}
+    existing = [v.spec for v in list_specs(store, project_id)]
+    seen = {s.scenario.strip().lower() for s in existing}
+    seen_words = {near_key(s.scenario) for s in existing}
+    tables = {d.id for d in documents if d.kind.value == "table"}
+    seen_rows = {row_lookup_key(s.scenario, s.documents, tables) for s in existing} - {None}
     dedupe = threading.Lock()  # units commit from several threads; one scenario is kept once
-    tally = {"duplicates": 0, "empty_in_a_row": 0}
+    tally = {"duplicates": 0, "empty_in_a_row": 0, "no_documents": 0}
 
     def work(claim: jobs.Claim) -> None:
         unit = units[claim.key]
@@ -228,9 +256,15 @@ def generate_specs(
                 return
             fresh = []
             for draft in result.output.specs:
-                if draft.scenario.strip().lower() not in seen:
-                    seen.add(draft.scenario.strip().lower())
-                    fresh.append(_with_documents(draft, index, by_id, params["docs_per_spec"]))
+                title, words = draft.scenario.strip().lower(), near_key(draft.scenario)
+                row = row_lookup_key(draft.scenario, [d for d in draft.documents if d in by_id], tables)
+                if title not in seen and words not in seen_words and row not in seen_rows:
+                    seen.add(title)
+                    seen_words.add(words)
+                    if row is not None:
+                        seen_rows.add(row)
+                    fresh.append(_with_documents(draft, relevance, by_id, params["docs_per_spec"]))
+                    tally["no_documents"] += not fresh[-1].documents
             provenance = Provenance(
                 producer=result.model or "offline",
                 provider=result.provider or "offline",
@@ -245,7 +279,8 @@ def generate_specs(
             writer.result = {"specs": ids, "duplicates": duplicates, "cache_hit": result.cache_hit}
             short = claim.key == CARD_UNIT and len(result.output.specs) < unit["count"]
             tally["duplicates"] += duplicates
-            tally["empty_in_a_row"] = 0 if fresh or claim.key == CARD_UNIT else tally["empty_in_a_row"] + 1
+            dry = claim.key != CARD_UNIT and 2 * len(fresh) < unit["count"]  # mostly (near-)duplicates
+            tally["empty_in_a_row"] = tally["empty_in_a_row"] + 1 if dry else 0
             exhausted = tally["empty_in_a_row"] >= EXHAUSTED_AFTER
         added.extend(ids)
         if short:  # a model may merge or skip some; say so rather than let a behaviour go untested
@@ -254,16 +289,32 @@ def generate_specs(
             )
         if exhausted:  # after the commit: this unit is done, the job stops before the next
             raise jobs.UnitStopped(
-                f"ran out of new specs: {EXHAUSTED_AFTER} batches in a row repeated earlier specs only "
-                f"({len(seen)} distinct specs in the project; add documents, tools or behaviours for more)"
+                f"ran out of new specs: the last {EXHAUSTED_AFTER} batches added mostly near-duplicates of "
+                f"earlier specs ({len(seen)} distinct specs in the project; add documents, tools or "
+                "behaviours for more)"
             )
 
     report = jobs.run_units(
         store, run.id, list(units), work, concurrency=llm.concurrency, on_progress=on_progress
     )
     exhausted = bool(report.stopped and report.stopped.startswith("ran out of new specs"))
+    total = _run_specs(store, run.id)  # a resumed run counts the specs of its earlier starts too
+    short = ""
+    if total < params["m"] and (exhausted or report.run.status.value == "finished"):
+        why = report.stopped if exhausted else (
+            f"the batches gave no more new specs ({tally['duplicates']} drafts repeated or nearly repeated "
+            "earlier specs)"
+        )  # fmt: skip
+        short = f"{total} of {params['m']} requested specs generated: {why}"
+        store.add_run_warning(run.id, short)
+    if tally["no_documents"]:
+        store.add_run_warning(
+            run.id,
+            f"{tally['no_documents']} spec(s) cite no document and no document is relevant enough to them "
+            "(they keep none rather than unrelated ones)",
+        )
     return GenerationOutcome(
-        report.run, len(added), report.failed, report.skipped, tally["duplicates"], exhausted
+        store.run(run.id), len(added), report.failed, report.skipped, tally["duplicates"], exhausted, short
     )
 
 
@@ -272,15 +323,70 @@ def resume_generation(store: Store, run_id: str) -> GenerationOutcome:
     return generate_specs(store, store.run_project(run_id), run_id=run_id)
 
 
-def _with_documents(draft: SpecDraft, index, by_id: dict[str, Document], k: int) -> SpecDraft:
+def near_key(scenario: str) -> frozenset[str]:
+    """A title's words, order and case aside: two titles with the same key are near-duplicates
+    ("Price and brand of X" and "Brand and price of X")."""
+    return frozenset(
+        w for w in re.findall(r"[\w$%.-]+", scenario.lower()) if w not in ("and", "of", "the", "a")
+    )
+
+
+def row_lookup_key(
+    scenario: str, documents: list[str], tables: set[str]
+) -> tuple[str, frozenset[str]] | None:
+    """For a spec about one table only: the table and its title's words without names, codes and numbers
+    (after the first word), else None. Two specs with one key ask the same columns of different rows."""
+    if len(documents) != 1 or documents[0] not in tables:
+        return None
+    first, *rest = scenario.split()
+    words = [first] + [w for w in rest if not re.match(r"[A-Z0-9$]", w)]
+    return documents[0], near_key(" ".join(words))
+
+
+def _run_specs(store: Store, run_id: str) -> int:
+    """How many specs the run's finished units added."""
+    units = store.finished_units(run_id).values()
+    return sum(len((u.get("result") or {}).get("specs", [])) for u in units)
+
+
+class _Relevance:
+    """Which documents a spec's text is about: BM25 to rank them, then the share of the spec's words
+    (weighted by idf over the passages) that the document holds, an absolute bar BM25 alone lacks."""
+
+    def __init__(self, index: PassageIndex) -> None:
+        self.index = index
+        self.words: dict[str, set[str]] = {}
+        for passage in index.passages:
+            self.words.setdefault(passage.document_id, set()).update(tokenize(passage.indexed_text))
+        n = max(1, len(index.passages))
+        counts: dict[str, int] = {}
+        for passage in index.passages:
+            for word in set(tokenize(passage.indexed_text)):
+                counts[word] = counts.get(word, 0) + 1
+        self.idf = {w: math.log(1 + (n - c + 0.5) / (c + 0.5)) for w, c in counts.items()}
+
+    def share(self, document_id: str, query: str) -> float:
+        """The idf-weighted share of the query's known words that the document holds."""
+        terms = {t for t in tokenize(query) if t in self.idf and t not in _SPEC_WORDS}
+        total = sum(self.idf[t] for t in terms)
+        held = sum(self.idf[t] for t in terms if t in self.words.get(document_id, set()))
+        return held / total if total else 0.0
+
+
+def _with_documents(draft: SpecDraft, relevance: _Relevance, by_id: dict[str, Document], k: int) -> SpecDraft:
     """D_s: the documents the generator cited; for a spec citing none, at most k that retrieval finds
-    about as relevant as the best one (see RELATIVE_SCORE)."""
+    about as relevant as the best one (RELATIVE_SCORE) and relevant in themselves (ABSOLUTE_SHARE), maybe
+    none."""
     cited = [d for d in dict.fromkeys(draft.documents) if d in by_id]
     if cited:
         return draft.model_copy(update={"documents": cited})
     query = " ".join([draft.scenario, draft.given, draft.when, draft.then])
-    scores = index.document_scores(query)[:k]
-    found = [doc for doc, score in scores if score >= RELATIVE_SCORE * scores[0][1]] if scores else []
+    scores = relevance.index.document_scores(query)[:k]
+    found = [
+        doc
+        for doc, score in scores
+        if score >= RELATIVE_SCORE * scores[0][1] and relevance.share(doc, query) >= ABSOLUTE_SHARE
+    ]
     return draft.model_copy(update={"documents": found})
 
 

@@ -61,11 +61,14 @@ def conversation_inputs(
     variant: int,
     ignore: list[str],
     names: Mapping[str, str] | None = None,
+    fresh: list[str] | None = None,
 ) -> dict[str, Any]:
     """The task inputs of one conversation: every prompt placeholder, and what the offline generator uses.
 
     `names` maps codes to what a customer calls them (`wording.code_names` over the project's tables);
-    only the codes the chain's and policies' documents use are passed on.
+    only the codes the chain's and policies' documents use are passed on. `fresh` are the facts (their
+    texts) the job gives this conversation, so conversations of one run ask different facts; the offline
+    generator picks them first.
     """
     links = [
         {"from": a.id, "to": b.id, "bridging_entities": list(ents)}
@@ -87,6 +90,7 @@ def conversation_inputs(
         "num_turns": num_turns,
         "variant": variant,
         "ignore": ignore,
+        "fresh": list(fresh or []),
     }
 
 

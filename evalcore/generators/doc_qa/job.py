@@ -11,9 +11,18 @@ conversation; its progress and stop request are that package's (`jobs.progress`,
 Chains run through the spec's own documents D_s (seed 000 draws them from the documents retrieved for
 the spec; ours are the ones the spec is about, so a conversation tests its spec). A spec about fewer
 than d documents gets shorter chains and a message; one whose documents are policies only gets chains
-with policies as graph nodes (our extension; the run says so); one citing no document takes its chains
-from retrieval and a message says they left it. A spec with no chain at all gets a message and no units. The
-messages are the run's warnings. Stop requests (`request_stop`) are honoured between units.
+with policies as graph nodes (our extension; the run says so). A spec citing no document (a card
+behaviour or tool spec no document is relevant enough to, see evalcore.specs.generation) is skipped with a
+message: its conversations could only be grounded in documents it is not about, so they would not test it;
+with `leave_spec` (the seed's behaviour) it takes its chains from retrieval and a message says they left
+it. A spec with no chain at all gets a message and no units. The messages are the run's warnings. Stop
+requests (`request_stop`) are honoured between units.
+
+Specs are about one or two documents, and several may share one (a table, a guide): the plan gives each
+conversation the facts of its documents that fewest earlier conversations of the run were given (`fresh`,
+which the offline generator asks first), and plans a spec's second and later conversations only while
+their chain holds a fact no earlier conversation was given (a message says how many it planned), so
+conversations across specs do not re-ask the same facts.
 """
 
 from __future__ import annotations
@@ -26,9 +35,9 @@ from evalcore import __version__, jobs
 from evalcore.documents.chains import chains_for_spec
 from evalcore.documents.graph import graph_stats
 from evalcore.documents.naming import code_names
-from evalcore.documents.retrieval import PassageIndex, build_index
+from evalcore.documents.retrieval import PassageIndex, build_index, tokenize
 from evalcore.errors import EvalcoreError
-from evalcore.generators.doc_qa.facts import document_facts
+from evalcore.generators.doc_qa.facts import Fact, document_facts, relevance
 from evalcore.generators.doc_qa.generate import (
     GENERATE_CONVERSATION,
     GENERATOR,
@@ -43,6 +52,7 @@ from evalcore.generators.doc_qa.verify import verify_conversation
 from evalcore.items.store_ops import add_conversation
 from evalcore.llm import ModelClient, choose_judge
 from evalcore.models import Document, Run, Spec
+from evalcore.models.common import content_hash
 from evalcore.store import Store
 from evalcore.store.store import new_id
 
@@ -83,6 +93,8 @@ def _plan(
     units: list[dict[str, Any]] = []
     messages: list[str] = []
     retrieved: dict[str, Any] = {}
+    facts_of = {d.id: document_facts(document_input(d)) for d in docs}
+    asked: dict[tuple[str, str], int] = {}  # (document, fact) -> conversations of this run it is fresh for
     lengths, n = chain_lengths(params["d"]), params["per_spec"]
     for spec in specs:
         found = retrieve_for_spec(index, spec, docs, params["k"])
@@ -90,6 +102,10 @@ def _plan(
         label = f"spec '{spec.scenario}' ({spec.id})"
         own = [i for i in spec.documents if kinds.get(i) in ("text", "table")]
         own_policies = [i for i in spec.documents if kinds.get(i) == "policy"]
+        if not own and not own_policies and not params.get("leave_spec"):
+            messages.append(f"{label}: it cites no document (a card behaviour or tool spec), so no "
+                            "conversation grounded in documents tests it; skipped")  # fmt: skip
+            continue
         ranked, left, as_nodes = _chain_nodes(
             own, own_policies, found, max(lengths), params.get("leave_spec")
         )
@@ -138,12 +154,22 @@ def _plan(
                 f"{label}: its documents hold {facts} facts for {n} conversations of {params['turns']} "
                 "turns: the conversations repeat facts (fewer conversations per spec avoid it)"
             )
+        query = set(tokenize(" ".join([spec.scenario, spec.given, spec.when, spec.then])))
+        turns = params["turns"]
         seen: dict[int, int] = {}
+        repeating = 0
         for m in range(n):
             d = lengths[m % len(lengths)]
             picked = picks[d] if picks[d].chains else next(p for p in picks.values() if p.chains)
             chain = picked.chains[seen.get(d, 0) % len(picked.chains)]
             seen[d] = seen.get(d, 0) + 1
+            # After its first, a spec's conversation is planned only while its chain holds a fact no earlier
+            # conversation of the run was given: else it would only re-ask theirs.
+            unasked = sum(1 for i in chain.doc_ids for f in facts_of.get(i, []) if not asked.get((i, f.text)))
+            if m and not unasked:
+                repeating += 1
+                continue
+            policies = [i for i in context_policies if i not in chain.doc_ids]
             units.append(
                 {
                     "key": f"{spec.id}/{m:03d}",
@@ -155,8 +181,14 @@ def _plan(
                     "requested": d,
                     "note": picked.reason,
                     "left_spec_documents": not set(chain.doc_ids) <= set(own or own_policies),
-                    "policies": [i for i in context_policies if i not in chain.doc_ids],
+                    "policies": policies,
+                    "fresh": _fresh_facts(facts_of, asked, query, list(chain.doc_ids), policies, turns),
                 }
+            )
+        if repeating:
+            messages.append(
+                f"{label}: {n - repeating} of {n} conversations planned: earlier conversations of the run "
+                "were given the facts of its documents the others would ask"
             )
     if policy_specs:
         messages.append(
@@ -174,6 +206,27 @@ def _plan(
     return {"units": units, "messages": messages, "retrieved": retrieved, "graph": graph}
 
 
+def _fresh_facts(
+    facts_of: dict[str, list[Fact]], asked: dict[tuple[str, str], int], query: set[str], chain: list[str],
+    policies: list[str], turns: int,
+) -> list[str]:  # fmt: skip
+    """The facts a conversation should ask: its share of the answered pairs from each chain document and
+    one from each policy; of each document those fewest earlier conversations of the run were given, then
+    the most on the spec's theme. Counted over the run, not the spec, so specs over the same table (or
+    prose) ask different facts of it while it has any left; `asked` is updated."""
+    fresh: list[str] = []
+    share = -(-(turns - 1) // max(1, len(chain)))
+    for i, count in [*((i, share) for i in chain), *((i, 1) for i in policies)]:
+        ranked = sorted(
+            facts_of.get(i, []),
+            key=lambda f: (asked.get((i, f.text), 0), -relevance(f.text, query), content_hash([f.text])),
+        )
+        for fact in ranked[:count]:
+            asked[(i, fact.text)] = asked.get((i, fact.text), 0) + 1
+            fresh.append(fact.text)
+    return fresh
+
+
 def _chain_nodes(
     own: list[str], own_policies: list[str], found: Any, d: int, leave: bool | None
 ) -> tuple[list[str], bool, bool]:
@@ -183,7 +236,7 @@ def _chain_nodes(
     Chains run through the documents the spec is about (its D_s), so its conversations test it. With
     `leave`, a spec about fewer than d documents goes on to retrieval's (the seed's behaviour). A spec
     whose documents are policies only takes them as graph nodes (our extension), unless it may leave;
-    a spec citing no document at all takes its chains from retrieval.
+    a spec citing no document at all (reaching here only with `leave`) takes its chains from retrieval.
     """
     if own:
         return (found.graph_ranked() if leave and len(own) < d else own), False, False
@@ -271,7 +324,7 @@ def generate_conversations(
         chain = [by_id[i] for i in unit["chain"] if i in by_id]
         policies = [by_id[i] for i in unit["policies"] if i in by_id]
         inputs = conversation_inputs(card_text, spec, chain, unit["bridges"], policies, p["turns"],
-                                     unit["variant"], ignore, names)  # fmt: skip
+                                     unit["variant"], ignore, names, unit.get("fresh"))  # fmt: skip
         result = llm.run_task(
             GENERATE_CONVERSATION, inputs, role="generator", model=p["model"], seed=p["seed"]
         )

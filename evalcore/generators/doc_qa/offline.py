@@ -153,6 +153,7 @@ class _Writer:
         self.query = set(tokenize(spec_text))
         self.probe = str(inputs.get("probe", ""))
         self.variant = int(inputs.get("variant") or 0)
+        self.fresh = set(inputs.get("fresh") or [])  # facts no earlier conversation of the run was given
         self.ignore = {canonical_name(x) for x in inputs.get("ignore") or []}
         # Codes the system card itself shows (store ids a customer is told, say); others are internal.
         self.exposed = set(_ID_IN_TEXT.findall(str(inputs.get("system_description", ""))))
@@ -191,6 +192,8 @@ class _Writer:
             pool = in_value or [f for f in pool if self.unique_value(f)] or pool
         if not pool:
             return None
+        # The job's fresh facts first, while some fit: conversations of one run then ask different facts.
+        pool = [f for f in pool if f.text in self.fresh and (f.document_id, f.text) not in self.used] or pool
         # Ties on relevance go by a hash of spec and fact, not document order: specs on one document
         # then ask about different facts of it rather than the same first few.
         ranked = sorted(
