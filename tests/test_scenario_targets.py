@@ -110,8 +110,15 @@ def test_a_search_answer_states_the_row_asked_about_in_words_with_its_currency(e
     half, _ = engine.search("Hey, quick one: I'd like to ask about a half day.")
     assert "costs 60% of the daily rate" in half
     # a markdown table in a text: each row under its columns' headers
-    cargo, _ = engine.search("I'd like to ask a follow-up question about the Voltra Haul Cargo.")
+    cargo, _ = engine.search(
+        "What is the daily rate and deposit in the rental policy for the Voltra Haul Cargo?"
+    )
     assert cargo.startswith("Voltra Haul Cargo: daily rate $85; deposit $400.")
+    # asked for more in the same conversation, it answers from another passage, not the same again
+    question = "How long does voltra haul cargo usually take?"
+    first, quoted = engine.search(question)
+    more, other = engine.search(question, quoted={quoted})
+    assert "fits riders from 160 to 195 cm" in first and other != quoted and "costs $5299" in more
 
 
 def test_a_question_starts_a_flow_only_when_the_flow_is_about_what_it_asks(engine):

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -86,8 +86,8 @@ _QUESTION = re.compile(r"\?|\b(?:ask|what|how|why|which|whether|wonder(?:ing)?)\
 # Words of a request, not of what it asks about ("hey, quick one: I'd like to ask a follow-up question
 # about X"): they find no passage.
 _REQUEST = frozenset(
-    "ask tell give explain want need help like find out know hi hello hey please quick one follow "  # noqa: SIM905
-    "question".split()
+    "ask tell give explain want need help like find out know hi hello hey please quick one follow up "  # noqa: SIM905
+    "follow-up question about".split()
 )
 # Words every procedure, or every request, uses: they start no flow.
 _GENERIC = frozenset(
@@ -431,13 +431,17 @@ class FlowEngine:
         keywords = self.flows[flow_id].keywords
         return sum(any(_same_word(k, w) for k in keywords) for w in words) / len(words) if words else 0.0
 
-    def search(self, question: str, avoid_best: bool = False) -> tuple[str, str] | None:
+    def search(
+        self, question: str, avoid_best: bool = False, quoted: Collection[str] = ()
+    ) -> tuple[str, str] | None:
         """(answer, passage text) for a knowledge question, or None when nothing matches well enough;
         `avoid_best` takes the least related passage found instead (a defect).
 
         Of the best passages, the one holding most of the question's words answers (BM25 also rewards a
-        passage repeating one of them); a table row is said in words, with its units and currency
-        (`row_answer`), a text by its sentences holding most of the question's words."""
+        passage repeating one of them), one whose text is not `quoted` yet in the conversation first
+        (asked again, or for more, the assistant says more, not the same again); a table row is said in
+        words, with its units and currency (`row_answer`), a text by its sentences holding most of the
+        question's words."""
         if self.index is None:
             return None
         # "I'd like to ask about ..." says nothing of what is asked: such words find no passage
@@ -445,7 +449,8 @@ class FlowEngine:
         hits = self.index.retrieve(" ".join(sorted(wanted)), k=30)
         if not hits or hits[0].score < MIN_SEARCH_SCORE:
             return None
-        best = max(hits[:RERANK], key=lambda h: len(wanted & set(tokenize(h.passage.indexed_text))))
+        fresh = [h for h in hits[:RERANK] if _flat(self.passages[h.passage.id].text) not in quoted]
+        best = max(fresh or hits[:RERANK], key=lambda h: len(wanted & set(tokenize(h.passage.indexed_text))))
         passage = self.passages[(hits[-1] if avoid_best else best).passage.id]
         document = self.documents.get(passage.document_id)
         if passage.kind == "table" and document is not None and document.rows:
@@ -455,7 +460,7 @@ class FlowEngine:
             sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", body) if len(s.split()) >= 3]
             ranked = sorted(sentences, key=lambda s: -len(wanted & set(tokenize(s))))[:2]
             answer = " ".join(re.sub(r"[*_#|]+", "", s).strip() for s in (ranked or [body]))
-        return " ".join(answer.split()), " ".join(passage.text.split())
+        return _flat(answer), _flat(passage.text)
 
     def row_answer(self, document: Document, row: int, wanted: set[str]) -> str:
         """A table row in words: one sentence per cell asked about (a column whose words the question
@@ -480,6 +485,11 @@ class FlowEngine:
             )
         ]
         return " ".join(cells_answer(thing, place, c, v) for c, v in asked or cells)
+
+
+def _flat(text: str) -> str:
+    """Text on one line, single-spaced (as a search answer and its passage are reported)."""
+    return " ".join(text.split())
 
 
 def _worded_rows(text: str) -> str:
@@ -537,6 +547,7 @@ class FlowSession:
         self.stack: list[_Active] = []
         self.pending_choice: list[str] = []
         self.done: set[str] = set()  # flows completed or cancelled in this conversation
+        self.quoted: set[str] = set()  # passages search answered from in this conversation
         self.turn = 0
         self._ids = random.Random(content_hash([conversation_id, engine.defects.seed]))
 
@@ -644,11 +655,13 @@ class FlowSession:
         if "?" not in text and len(tokenize(text)) <= SMALL_TALK_WORDS:
             self._say(out, "utter_anything_else")
             return
-        found = self.engine.search(text, avoid_best=self._fires("generative_response_is_relevant"))
+        relevant = not self._fires("generative_response_is_relevant")
+        found = self.engine.search(text, avoid_best=not relevant, quoted=self.quoted)
         if found is None:
             self._say(out, "utter_ask_rephrase")
             return
         answer, passage = found
+        self.quoted.add(passage)
         if self._fires("generative_response_is_grounded"):
             answer = _INVENTED
         out.append({"event": "action", "name": "action_trigger_search"})
