@@ -223,3 +223,14 @@ def test_answers_read_as_one_and_a_synthesis_is_about_one_entity(sample):
                 assert all(canonical_name(entity) in canonical_name(t) for t in said), (entity, said)
                 synthesis_checked += 1
     assert synthesis_checked >= 10
+
+
+def test_a_row_known_by_a_hidden_code_is_named_by_a_describing_cell_not_a_list(sample):
+    store, project_id = sample
+    docs = {d.id: d for d in store.documents(project_id)}
+    spec = list_specs(store, project_id)[0].spec
+    inputs = conversation_inputs("desc", spec, [docs["warranty-terms"]], [], [], 4, 0, [])
+    writer = _Writer(inputs, random.Random(0))
+    for fact in document_facts(document_input(docs["warranty-terms"])):
+        thing, _ = writer.row_ref(fact)
+        assert ";" not in thing and ": " not in thing, thing  # never "frame: lifetime; components: 2 years"

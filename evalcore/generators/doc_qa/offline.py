@@ -294,7 +294,12 @@ class _Writer:
         if any(_ID.match(v) and v not in self.exposed for _, v in key):  # a code the customer never sees
             asked = {c for c, _ in fact.cells[fact.key_size :]}
             rows = self.docs[self.position[fact.document_id]].get("rows", [])
-            described = [t for c, t in cells.items() if c not in asked and len(re.findall(r"[a-z]+", t)) >= 2]
+            # A cell that describes the row in words, not a list ("frame: lifetime; components: 2 years")
+            described = [
+                t
+                for c, t in cells.items()
+                if c not in asked and len(re.findall(r"[a-z]+", t)) >= 2 and not re.search(r";|: ", t)
+            ]
             # a described cell only this row has names it without ambiguity
             unique = [
                 t for t in described if sum(str(r.get(c, "")).strip() == t for r in rows for c in cells) == 1
