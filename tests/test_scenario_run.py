@@ -239,6 +239,17 @@ def test_the_offline_user_follows_a_scenarios_briefing():
         first, second, third = (t["content"] for t in history if t["role"] == "user")
         assert "the late fees." in first and "rental deposit" not in first, first
         assert second.endswith("And what about the rental deposit?") and "the rental deposit" in third
+    # asked for what its briefing says it gives, even an annoyed user (who may misbehave) gives it
+    annoyed = (
+        "You are a frustrated customer. You want the assistant to register a warranty claim. You are already "
+        "annoyed; let it show when an answer is vague or evasive. What you do: you ask for it and give the "
+        "order id, part, issue description."
+    )
+    asked = [{"role": "user", "content": "I want to register a warranty claim."},
+             {"role": "assistant", "content": "What is your order id (for example WEB-204518)?"}]  # fmt: skip
+    for seed in range(8):
+        reply = offline_user_turn({"context": annoyed, "history": asked}, random.Random(seed)).message
+        assert reply.startswith("My order id is WEB-"), reply
 
 
 def test_relevance_is_calibrated_for_the_offline_embedding_model(sample):

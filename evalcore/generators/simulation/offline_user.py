@@ -182,6 +182,8 @@ _DOES = re.compile(r"^(?:what you do:\s*)?(?:you\s+)?((?:ask|insist|hint|request
 _ABOUT = re.compile(r"\b(?:a question about|looking at|interested in)\s+(.+?)[.!]?$", re.IGNORECASE)
 
 
+# What a briefing says the user gives ("... and give the order id, sku, part."): asked for, it answers.
+_GIVES = re.compile(r"\bgives? (?:the |your )?([^.]+)", re.IGNORECASE)
 # "ask about X and then about Y": the user asks about X first and about Y in its next turn.
 _THEN = re.compile(r"\s*,?\s+and then (?:(?:you )?asks? )?about (.+?)\s*$", re.IGNORECASE)
 
@@ -434,10 +436,13 @@ def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
     )
     question = [x for x in re.split(r"(?<=[.!?])\s+", bot[-1]) if x.endswith("?")] if bot else []
     slots = inputs.get("slots") or {}
+    given = _GIVES.search(str(inputs.get("context") or ""))
     named = bool(question) and any(
-        set(tokenize(str(n).replace("_", " "))) & set(tokenize(question[-1])) for n in slots
+        set(tokenize(str(n).replace("_", " "))) & set(tokenize(question[-1]))
+        for n in [*slots, *(re.split(r",\s*|\s+and\s+", given[1]) if given else [])]
     )
-    if moves and not named and rng.random() < MISBEHAVE:  # a fact the briefing holds is always given
+    # a fact the briefing holds, or says the user gives, is always given
+    if moves and not named and rng.random() < MISBEHAVE:
         behaviour = rng.choice(moves)
         limits = [m.group(1) for b in background if (m := re.search(r"expect the chatbot to (.+?),", b))]
         ctx = {"focus": focus, "topics": topics, "said": said, "demand": limits[0] if limits else ""}
