@@ -167,6 +167,9 @@ def test_a_table_cell_is_answered_by_what_its_column_means():
          {"How are taxes and airport charges refunded?"}),
         ("Weather delays do not entitle passengers to hotel rooms or compensation.", {None}),
         ("We hold orders for 7 days, then cancel and refund them.", {"How long do you hold orders?"}),
+        # a yes/no verb keeps what it is about: not "Does a battery count?"
+        ("A battery counts as faulty only if it holds less than 60% of its rated capacity.",
+         {"Does a battery count as faulty?"}),
     ],
 )  # fmt: skip
 def test_a_sentence_is_asked_by_its_subject_and_verb(sentence, expected):

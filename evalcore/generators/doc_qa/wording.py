@@ -166,8 +166,9 @@ def sentence_question(sentence: str, rng: random.Random) -> str | None:
         return f"What {do} {subject} {base} with?"
     if base in _INTRANSITIVE:
         return f"{'When' if _TIME.search(rest) or ':' in rest else 'How'} {do} {subject} {base}?"
-    if base in _YES_NO_VERBS:
-        return f"{do.capitalize()} {subject} {base}?"
+    if base in _YES_NO_VERBS:  # "A battery counts as faulty only if ...": "Does a battery count as faulty?"
+        head = re.sub(r"\s+only$", "", _head(rest))
+        return f"{do.capitalize()} {subject} {base}{' ' + head if head else ''}?"
     if words and words[0].lower() in _STOP:  # "E-bikes ship in ..." : the verb needs its object to ask
         return None
     return rng.choice((f"What {do} {subject} {base}?", f"What exactly {do} {subject} {base}?"))
