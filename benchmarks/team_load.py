@@ -165,7 +165,7 @@ def tree_cpu(pid: int) -> float:
     return sum(times.get(p, 0) for p in tree) / os.sysconf("SC_CLK_TCK")
 
 
-def settle(driver, condition: Callable, what: str, seconds: float = WAIT, poll: float = 0.1):
+def settle(driver, condition: Callable, what: str, seconds: float | None = None, poll: float = 0.1):
     """Wait for `condition(driver)` to be truthy and return it; a rerun redraws the page under the
     condition, so an element gone stale means "not yet"."""
     from selenium.common.exceptions import (
@@ -176,6 +176,7 @@ def settle(driver, condition: Callable, what: str, seconds: float = WAIT, poll: 
     from selenium.webdriver.support.ui import WebDriverWait
 
     ignored = (NoSuchElementException, StaleElementReferenceException)
+    seconds = WAIT if seconds is None else seconds  # read when called: --wait sets it
     try:
         return WebDriverWait(driver, seconds, poll_frequency=poll, ignored_exceptions=ignored).until(
             condition
@@ -505,6 +506,7 @@ def measure(url: str, args: argparse.Namespace) -> list[str]:
 
 
 def main() -> None:
+    global WAIT
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--direct", action="store_true", help="threads calling the page's functions")
     parser.add_argument("--annotators", type=int, default=20)
@@ -513,10 +515,12 @@ def main() -> None:
     parser.add_argument("--overlap", type=int, default=2, help="annotators per conversation")
     parser.add_argument("--per-spec", type=int, default=30, help="doc-QA conversations per spec (10 specs)")
     parser.add_argument("--think", type=float, default=0.1, help="seconds between two saves of one person")
+    parser.add_argument("--wait", type=float, default=WAIT, help="seconds a browser waits for the page")
     backend = parser.add_mutually_exclusive_group()
     backend.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL (tests/pg.py)")
     backend.add_argument("--db", help="the URL of an empty store to use")
     args = parser.parse_args()
+    WAIT = args.wait
     # A browser's save costs the server a page run: ~4 saves per person in the browser; the run has 200
     # conversations in both modes.
     if args.conversations is None:
