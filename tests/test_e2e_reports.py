@@ -12,6 +12,15 @@ from tests.browser import streamlit_server
 pytestmark = pytest.mark.e2e
 
 
+def _eventually(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.3)
+    return False
+
+
 def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, monkeypatch):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -24,10 +33,18 @@ def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, mo
     body = (By.TAG_NAME, "body")
     with streamlit_server(url) as base:
         browser.get(base + "/runs")
-        wait = WebDriverWait(browser, 90)
-        start = wait.until(ec.element_to_be_clickable((By.XPATH, "//button[.//p[text()='Start run']]")))
-        start.click()
-        wait.until(ec.text_to_be_present_in_element(body, "14 / 14 turns · finished"))
+        wait = WebDriverWait(browser, 120)
+        for _ in range(3):
+            # A click that lands while the page is still rerunning is lost: click again until a run exists.
+            start = wait.until(ec.element_to_be_clickable((By.XPATH, "//button[.//p[text()='Start run']]")))
+            start.click()
+            if _eventually(lambda: store.runs(pid, kind=RUN_KIND), seconds=20):
+                break
+        try:
+            wait.until(ec.text_to_be_present_in_element(body, "14 / 14 turns · finished"))
+        except Exception:
+            browser.save_screenshot(str(tmp_path / "run.png"))
+            raise AssertionError(f"runs: {[(r.id, r.status.value) for r in store.runs(pid)]}") from None
         [run] = store.runs(pid, kind=RUN_KIND)
         assert run.status.value == "finished" and run.target == "demo"
 
