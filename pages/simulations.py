@@ -6,7 +6,6 @@ its per-turn breakdown verdicts (the detector's and the annotators') and ratings
 import plotly.graph_objects as go
 import streamlit as st
 
-from evalcore.chart_text import chart_label
 from evalcore.errors import EvalcoreError
 from evalcore.generators.simulation import load_simulation_run
 from evalcore.generators.simulation.job import create_simulation, simulation_runs
@@ -30,6 +29,7 @@ from evalcore.generators.simulation.views import (
 from evalcore.jobs import failed_units, progress, request_stop, retry_failed
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus, TurnRole
+from evalcore.models.common import chart_label
 from evalcore.review.detector_quality import (
     human_badge,
     labelled_turns,

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pandas as pd
 
-from evalcore.chart_text import chart_label
 from evalcore.generators.doc_qa.browse import summary
+from evalcore.models.common import chart_label
 from evalcore.reports.charts import failure_rate_chart
 from evalcore.specs.charts import coverage_chart, map_chart, map_frame
 from evalcore.specs.spec_map import MapPoint, SpecMap

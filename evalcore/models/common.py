@@ -18,6 +18,14 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
+def chart_label(text: object) -> str:
+    """`text` from a file or a model as plain chart text. Plotly's chart text renders a few HTML tags
+    (<b>, <br>, <span style>, <a href>), so angle brackets and ampersands become look-alikes that are only
+    text (an entity such as &lt; would still be parsed). Every chart built from data passes its labels
+    through here."""
+    return str(text).replace("&", "＆").replace("<", "‹").replace(">", "›")
+
+
 def content_hash(value: Any) -> str:
     """A stable hash of a JSON-serialisable value (canonical JSON, sorted keys)."""
     blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
-from evalcore.chart_text import chart_label
+from evalcore.models.common import chart_label
 from evalcore.reports.tables import TOTAL_LABEL
 from evalcore.review.calibration import CurvePoint
 

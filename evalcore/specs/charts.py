@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from evalcore.chart_text import chart_label
+from evalcore.models.common import chart_label
 from evalcore.specs.spec_map import Curve, SpecMap, curve_gaps
 
 # Qualitative palettes, most distinct first: D3's ten (blue, orange, green, red, purple, brown, pink, grey,

@@ -8,7 +8,6 @@ from typing import Any
 
 import pandas as pd
 
-from evalcore.chart_text import chart_label
 from evalcore.documents.retrieval import split_passages
 from evalcore.generators.doc_qa.facts import plain
 from evalcore.generators.doc_qa.generate import GENERATOR, qa_pairs
@@ -17,6 +16,7 @@ from evalcore.items.current import CurrentItem, content_field, head_versions, re
 from evalcore.items.state import project_policy
 from evalcore.items.store_ops import KIND
 from evalcore.models import Conversation, Document, Tier
+from evalcore.models.common import chart_label
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.specs.store_ops import spec_stamp
 from evalcore.store import Store
