@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalcore.errors import StaleVersionError, ValidationFailed
+from evalcore.errors import StaleVersionError, UsageError, ValidationFailed
 from evalcore.generators.simulation.personas import (
     GENERATE_PERSONAS,
     card_topics,
@@ -24,6 +24,7 @@ from evalcore.generators.simulation.personas import (
     profile_fields,
 )
 from evalcore.inputs import import_project
+from evalcore.inputs.paths import path_inside
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,6 +117,26 @@ def test_a_bad_persona_file_is_reported_with_its_field_and_nothing_is_imported(p
         import_personas(project, "p1", tmp_path)
     assert "a.yaml" in str(error.value) and "profile" in str(error.value)
     assert list_personas(project, "p1") == {}
+
+
+@pytest.mark.parametrize("bad_id", ["../../x", "/tmp/evil", "..", ".hidden", "a/b", "C:\\x", ""])
+def test_a_persona_id_with_path_parts_is_refused_on_import_and_nothing_is_written(project, tmp_path, bad_id):
+    body = yaml.safe_load((REFERENCE / "generated_standard_persona_01.yaml").read_text())
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "p.yaml").write_text(yaml.safe_dump({**body, "persona_id": bad_id}, sort_keys=False))
+    with pytest.raises(ValidationFailed) as error:
+        import_personas(project, "p1", tmp_path / "in")
+    assert str(error.value).startswith(f"{tmp_path / 'in' / 'p.yaml'}:1 [persona_id]")
+    assert list_personas(project, "p1") == {}
+    export_personas(project, "p1", tmp_path / "out" / "deep")
+    assert [p.name for p in tmp_path.rglob("*.yaml")] == ["p.yaml"]
+
+
+def test_an_export_path_is_refused_when_it_would_leave_its_folder(tmp_path):
+    assert path_inside(tmp_path, "a.yaml", "persona_id") == (tmp_path / "a.yaml").resolve()
+    for name in ("../x.yaml", "/etc/x.yaml", "sub/x.yaml", "..", ".x.yaml"):
+        with pytest.raises(UsageError, match=r"^persona_id .*nothing was written$"):
+            path_inside(tmp_path, name, "persona_id")
 
 
 def test_an_edit_is_validated_field_by_field_and_saved_as_a_new_version(sqlite_store, monkeypatch):

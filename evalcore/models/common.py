@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -24,6 +25,27 @@ def chart_label(text: object) -> str:
     text (an entity such as &lt; would still be parsed). Every chart built from data passes its labels
     through here."""
     return str(text).replace("&", "＆").replace("<", "‹").replace(">", "›")
+
+
+# Letters and digits of any script, '_', '-', '.', ' ', '(' and ')': enough for every id we read
+# (ChatChecker's `generated_standard_persona_01`, scenario file names) and nothing a file system treats
+# as a path part or a device. A leading dot would hide the file or make `.` and `..`.
+_FILE_NAME = re.compile(r"[\w][\w.\- ()]*")
+MAX_FILE_NAME = 200
+
+
+def file_name_problem(name: object) -> str | None:
+    """Why `name` cannot be a file name in an export folder, or None when it can."""
+    if not isinstance(name, str) or not name:
+        return "is empty; it becomes a file name"
+    if len(name) > MAX_FILE_NAME:
+        return f"is {len(name)} characters long; it becomes a file name (at most {MAX_FILE_NAME})"
+    if not _FILE_NAME.fullmatch(name) or name.endswith((".", " ")):
+        return (
+            f"{name!r} cannot be a file name: use letters, digits, '_', '-', '.' and spaces, "
+            "with no path separator, no leading dot and no '..'"
+        )
+    return None
 
 
 def content_hash(value: Any) -> str:

@@ -6,9 +6,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag, field_validator
 
-from evalcore.models.common import Provenance, Record, Tier, now_utc
+from evalcore.models.common import Provenance, Record, Tier, file_name_problem, now_utc
 
 
 class SpecStatus(StrEnum):
@@ -131,6 +131,15 @@ class Persona(Record):
     task: str = Field(description="What the persona wants to get done.")
     generated: bool = Field(default=True, description="Whether a generator wrote it.")
     provenance: Provenance | None = Field(default=None, description="Who or what produced it.")
+
+    @field_validator("persona_id")
+    @classmethod
+    def _a_file_name(cls, value: str) -> str:
+        # The id names the persona's file on export (`<persona_id>.yaml`): a path part would write elsewhere.
+        problem = file_name_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 class AnnotationLabel(StrEnum):

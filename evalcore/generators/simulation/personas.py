@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from evalcore.errors import Problem, UsageError, ValidationFailed
 from evalcore.generators.simulation.records import GENERATOR
+from evalcore.inputs.paths import path_inside
 from evalcore.inputs.sources import parse_yaml, read_text, validation_problems
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
@@ -475,10 +476,12 @@ def import_personas(store: Store, project_id: str, path: Path, author: str = "im
 
 def export_personas(store: Store, project_id: str, out: Path) -> list[Path]:
     """Write the project's personas as ChatChecker persona files `<persona_id>.yaml` in folder `out`."""
+    personas = list(list_personas(store, project_id).values())
+    # Checked again here: a persona stored before ids were validated must not write outside `out`.
+    paths = [path_inside(out, f"{p.persona_id}.yaml", "persona_id") for p in personas]
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for persona in list_personas(store, project_id).values():
-        path = out / f"{persona.persona_id}.yaml"
+    for persona, path in zip(personas, paths, strict=True):
         body = persona.model_dump(mode="json", exclude={"provenance"})
         with path.open("w", encoding="utf-8") as handle:  # ChatChecker's own dump settings
             yaml.safe_dump(body, handle, indent=4, sort_keys=False, allow_unicode=True)
