@@ -32,8 +32,8 @@ from evalcore.jobs import progress  # noqa: E402
 from evalcore.jobs.queue import enqueue  # noqa: E402
 from evalcore.models import RunStatus, Target  # noqa: E402
 from evalcore.runs import create_run  # noqa: E402
-from evalcore.runs.targets import save_target  # noqa: E402
 from evalcore.store import Store  # noqa: E402
+from evalcore.targets import save_target  # noqa: E402
 
 LATENCY, TURNS_PER_CONVERSATION = 0.2, 5
 

@@ -35,11 +35,11 @@ from evalcore.models.common import now_utc  # noqa: E402
 from evalcore.reports import build_report, judged_turns  # noqa: E402
 from evalcore.reports.tables import all_tables  # noqa: E402
 from evalcore.runs import create_run, execute_run  # noqa: E402
-from evalcore.runs.targets import save_target  # noqa: E402
 from evalcore.specs.drafts import SpecDraft  # noqa: E402
 from evalcore.specs.store_ops import add_specs  # noqa: E402
 from evalcore.store import Store  # noqa: E402
 from evalcore.store import schema as t  # noqa: E402
+from evalcore.targets import save_target  # noqa: E402
 
 QUERY_TYPES = ["SINGLE-DOC", "MULTI-DOC", "PRE-FILLER", "FILLER", "SYNTHESIS", "SINGLE-DOC", "SYNTHESIS"]
 ERRORS = [

@@ -33,7 +33,7 @@ AMBIGUOUS = "You want to book something for your e-bike."
 SEQUENCE = [{"flow_started": "track_order"}, {"action_executed": "action_lookup_order"},
             {"flow_completed": "track_order"}]  # fmt: skip
 # One probe per assertion kind: (briefing, initial slots, assertion). The clean assistant passes it, the
-# assistant with the defect of that kind (evalcore.runs.targets.flow_engine.DEFECTS) fails it, there.
+# assistant with the defect of that kind (evalcore.targets.flow_engine.DEFECTS) fails it, there.
 PROBES: dict[str, tuple[str, dict, dict]] = {
     "flow_started": (TRACK, SLOTS, {"flow_started": "track_order"}),
     "flow_completed": (TRACK, SLOTS, {"flow_completed": {"flow_id": "track_order"}}),
@@ -129,10 +129,10 @@ def main() -> int:
     from evalcore.inputs import import_project
     from evalcore.llm.client import ModelClient
     from evalcore.models import Target
-    from evalcore.runs.targets import save_target
     from evalcore.specs.generation import generate_specs
     from evalcore.specs.store_ops import list_specs
     from evalcore.store import Store
+    from evalcore.targets import save_target
 
     try:
         from evalcore.generators.scenario.from_specs import scenarios_from_specs
@@ -166,7 +166,7 @@ def main() -> int:
         print("scenarios_from_specs is not available: only the probes run")
     print(f"\n== one injected defect per assertion kind (probes of {PROBE_TURNS} user turns)")
     print(f"{'assertion kind':<34}{'clean':>7}{'caught':>8}  defect")
-    from evalcore.runs.targets.flow_engine import DEFECTS
+    from evalcore.targets.flow_engine import DEFECTS
 
     caught_all = True
     for kind in DEFECTS:
@@ -189,7 +189,7 @@ def main() -> int:
 
 def _domain(store, pid: str, name: str):
     from evalcore.llm.client import ModelClient
-    from evalcore.runs.targets import build_adapter, get_target
+    from evalcore.targets import build_adapter, get_target
 
     return build_adapter(store, pid, get_target(store, pid, name), ModelClient(store, pid)).domain()
 

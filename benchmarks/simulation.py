@@ -57,8 +57,8 @@ def main() -> None:
     from evalcore.generators.simulation.job import simulate
     from evalcore.inputs import import_project
     from evalcore.models import Target
-    from evalcore.runs.targets import save_target
     from evalcore.store import Store
+    from evalcore.targets import save_target
 
     n = args.personas
     with tempfile.TemporaryDirectory() as folder:

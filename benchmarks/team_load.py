@@ -76,9 +76,9 @@ from evalcore.review.verdicts import ItemVerdict, TurnVerdict, save_review  # no
 from evalcore.review.workitem import open_item  # noqa: E402
 from evalcore.runs import create_run  # noqa: E402
 from evalcore.runs.store_ops import judgment_rows  # noqa: E402
-from evalcore.runs.targets import save_target  # noqa: E402
 from evalcore.specs.generation import generate_specs  # noqa: E402
 from evalcore.store import Store  # noqa: E402
+from evalcore.targets import save_target  # noqa: E402
 
 LATENCY, PAIRS = 0.2, 3
 ENDED = (RunStatus.finished, RunStatus.failed, RunStatus.stopped)

@@ -8,7 +8,7 @@ TRACE/SCOPE; issue 20, "Done means").
 3. The judge as a silver filter on a constructed gold set: every conversation paired with its own case
    (valid) and with another situation's case (invalid, the way a human rejects a conversation that does
    not match its description); the judge's precision at accepting, and the threshold that reaches the
-   seed's 0.91 (evalcore.review.calibration). No person labelled this set: it stands in for the gold
+   seed's 0.91 (evalcore.stats.calibration). No person labelled this set: it stands in for the gold
    subset until annotators have verified tool-case conversations.
 4. Table 3: SPUR against SCOPE with k-fold cross-validation (40/60 splits) on Easy, Hard-Negative and
    Overall, on the gold + silver conversations as the product uses them (the offline judge filters them
@@ -55,8 +55,8 @@ from evalcore.inputs import import_project  # noqa: E402
 from evalcore.items.store_ops import list_conversations  # noqa: E402
 from evalcore.llm.client import ModelClient  # noqa: E402
 from evalcore.reports.rubric_tables import export_rubric_tables, rubric_report  # noqa: E402
-from evalcore.review.calibration import precision_recall_curve, threshold_for_precision  # noqa: E402
 from evalcore.runs.rubric_scoring import score_with_rubrics  # noqa: E402
+from evalcore.stats.calibration import precision_recall_curve, threshold_for_precision  # noqa: E402
 from evalcore.store import Store  # noqa: E402
 
 TARGET_PRECISION = 0.91  # seed 004, Section 2.3: the LLM judge's precision on the gold set

@@ -24,8 +24,8 @@ from evalcore.reports.procedure_tables import (
 )
 from evalcore.reports.procedure_views import graph_figure, graphs_summary, path_coverage, tests_frame
 from evalcore.runs.procedure_tests import create_procedure_run, procedure_runs
-from evalcore.runs.targets import list_targets
-from evalcore.runs.targets.acting import ACTING_KINDS
+from evalcore.targets import list_targets
+from evalcore.targets.acting import ACTING_KINDS
 from pages._common import current_project, flash, job_panel, md, show_error, show_flash, store_or_stop
 
 store = store_or_stop()

@@ -9,8 +9,8 @@ from evalcore.llm import Registry
 from evalcore.models import RunStatus, Target
 from evalcore.runs import RUN_KIND, create_run, request_stop, run_progress
 from evalcore.runs.control import run_label
-from evalcore.runs.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
-from evalcore.runs.targets.config import DEMO_FLOWS_NAME
+from evalcore.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
+from evalcore.targets.config import DEMO_FLOWS_NAME
 from pages._common import current_project, current_user, md, show_error, show_holders, store_or_stop
 
 store = store_or_stop()

@@ -37,7 +37,7 @@ from evalcore.review.detector_quality import (
     score_detector,
 )
 from evalcore.review.reports import annotation_stamp
-from evalcore.runs.targets import list_targets
+from evalcore.targets import list_targets
 from pages._common import (
     current_project,
     current_user,

@@ -1,5 +1,5 @@
 """A fake Rasa server on 127.0.0.1 for tests: the parts of Rasa's HTTP API a scenario run uses, in front of
-a small flow engine (evalcore.runs.targets.flow_engine, over a project's procedures).
+a small flow engine (evalcore.targets.flow_engine, over a project's procedures).
 
 - `POST /webhooks/rest/webhook` {"sender", "message"}: the REST channel; `/session_start` runs session
   start, anything else is a user message; the answer is the list of messages sent back
@@ -20,7 +20,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from evalcore.runs.targets.flow_engine import Defects, FlowEngine, FlowSession
+from evalcore.targets.flow_engine import Defects, FlowEngine, FlowSession
 
 
 class RasaServer:

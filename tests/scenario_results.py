@@ -9,7 +9,10 @@ criterion fails in repetition 2. Scenario "Transfer" x1: a sequencing assertion 
 from __future__ import annotations
 
 from evalcore.generators.scenario import CriterionResult, Outcome, Scenario, ScenarioVerdict, parse_scenario
-from evalcore.generators.scenario.events import (
+from evalcore.generators.scenario.run import RUN_KIND, ScenarioResult, unit_key
+from evalcore.models import Conversation, Provenance, Run, RunStatus, Turn
+from evalcore.store import Store
+from evalcore.targets.events import (
     ActionExecuted,
     BotUttered,
     FlowStarted,
@@ -17,9 +20,6 @@ from evalcore.generators.scenario.events import (
     UserUttered,
     with_events,
 )
-from evalcore.generators.scenario.run import RUN_KIND, ScenarioResult, unit_key
-from evalcore.models import Conversation, Provenance, Run, RunStatus, Turn
-from evalcore.store import Store
 
 DELAY, TRANSFER = "Order delay", "Transfer <b>money</b>"
 CRITERION = "Agent explains the delay"

@@ -15,8 +15,8 @@ from evalcore.llm import ModelClient
 from evalcore.llm.records import calls
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Target, Tool, Turn
-from evalcore.runs.targets import TargetConfigError, TargetCrash, save_target
-from evalcore.runs.targets.acting import build_acting_adapter
+from evalcore.targets import TargetConfigError, TargetCrash, save_target
+from evalcore.targets.acting import build_acting_adapter
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 PROJECT = "p1"

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from evalcore.review.calibration import (
+from evalcore.stats.calibration import (
     ThresholdChoice,
     paired,
     precision_recall_curve,

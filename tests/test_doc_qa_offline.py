@@ -9,8 +9,8 @@ import pytest
 
 from evalcore.cli.main import SAMPLE_PROJECT
 from evalcore.documents.entities import canonical_name
+from evalcore.documents.facts import key_columns, plain, source_grounded
 from evalcore.documents.retrieval import build_index
-from evalcore.generators.doc_qa.facts import key_columns, plain, source_grounded
 from evalcore.generators.doc_qa.generate import (
     GENERATE_CONVERSATION,
     conversation_inputs,

@@ -9,18 +9,18 @@ import re
 import pytest
 
 from evalcore.documents.entities import canonical_name
+from evalcore.documents.facts import document_facts, source_grounded
 from evalcore.documents.naming import code_names
-from evalcore.generators.doc_qa.facts import document_facts, source_grounded
-from evalcore.generators.doc_qa.generate import conversation_inputs, document_input, qa_pairs
-from evalcore.generators.doc_qa.job import generate_conversations
-from evalcore.generators.doc_qa.offline import _Writer
-from evalcore.generators.doc_qa.schema import is_cannot_answer
-from evalcore.generators.doc_qa.wording import (
+from evalcore.documents.wording import (
     cells_answer,
     cells_question,
     measure,
     sentence_question,
 )
+from evalcore.generators.doc_qa.generate import conversation_inputs, document_input, qa_pairs
+from evalcore.generators.doc_qa.job import generate_conversations
+from evalcore.generators.doc_qa.offline import _Writer
+from evalcore.generators.doc_qa.schema import is_cannot_answer
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
 from evalcore.specs.generation import generate_specs

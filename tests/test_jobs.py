@@ -29,11 +29,11 @@ from evalcore.models import Run, RunStatus, Target
 from evalcore.models.common import now_utc
 from evalcore.runs import create_run
 from evalcore.runs.store_ops import judgment_rows
-from evalcore.runs.targets import save_target
 from evalcore.specs.generation import generate_specs
 from evalcore.store import Store
 from evalcore.store import schema as t
 from evalcore.store.workers import worker_id
+from evalcore.targets import save_target
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 PROJECT = "p1"

@@ -23,10 +23,10 @@ from evalcore.llm.records import calls
 from evalcore.models import Run, Target
 from evalcore.runs import create_run, execute_run
 from evalcore.runs.store_ops import judgment_bodies, judgment_rows
-from evalcore.runs.targets import save_target
-from evalcore.runs.targets.adapters import TargetCrash
 from evalcore.store import schema as t
 from evalcore.store import secrets
+from evalcore.targets import save_target
+from evalcore.targets.adapters import TargetCrash
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 

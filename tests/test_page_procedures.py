@@ -18,8 +18,8 @@ from evalcore.jobs.queue import open_queue
 from evalcore.models import Provenance, RunStatus, Target
 from evalcore.reports.procedure_views import PATH_COLOUR
 from evalcore.runs.procedure_tests import create_procedure_run, execute_procedure_run
-from evalcore.runs.targets import save_target
 from evalcore.store import DATABASE_URL_ENV, Store
+from evalcore.targets import save_target
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,8 +13,8 @@ from test_runs_support import sample_project
 from evalcore.jobs.queue import open_queue
 from evalcore.models import Target
 from evalcore.runs import run_target
-from evalcore.runs.targets import list_targets, save_target
 from evalcore.store import DATABASE_URL_ENV, Store
+from evalcore.targets import list_targets, save_target
 
 ROOT = Path(__file__).resolve().parents[1]
 

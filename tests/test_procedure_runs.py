@@ -21,9 +21,9 @@ from evalcore.reports.procedure_tables import (
     table2_frame,
 )
 from evalcore.runs.procedure_tests import create_procedure_run, execute_procedure_run, select_tests
-from evalcore.runs.targets import save_target
-from evalcore.runs.targets.config import TargetConfigError
 from evalcore.store import Store
+from evalcore.targets import save_target
+from evalcore.targets.config import TargetConfigError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample"
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server

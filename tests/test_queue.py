@@ -33,9 +33,9 @@ from evalcore.models import RunStatus, Target
 from evalcore.models.common import now_utc
 from evalcore.runs import create_run
 from evalcore.runs.store_ops import judgment_rows
-from evalcore.runs.targets import save_target
 from evalcore.store import DATABASE_URL_ENV, Store
 from evalcore.store import schema as t
+from evalcore.targets import save_target
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server
 PROJECT = "p1"

@@ -30,9 +30,9 @@ from evalcore.runs import (
     run_target,
 )
 from evalcore.runs.store_ops import judgment_bodies, judgment_rows
-from evalcore.runs.targets import TargetConfigError, save_target
 from evalcore.store import Store
 from evalcore.store import schema as t
+from evalcore.targets import TargetConfigError, save_target
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 PROJECT = "p1"

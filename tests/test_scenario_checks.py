@@ -9,18 +9,6 @@ from scenario_examples import SEED_EXAMPLE
 
 from evalcore.errors import Problem
 from evalcore.generators.scenario.checks import Outcome, Score, ScoreRequest, check, check_all, same_value
-from evalcore.generators.scenario.events import (
-    ActionExecuted,
-    BotUttered,
-    Button,
-    ClarificationRequested,
-    FlowCancelled,
-    FlowCompleted,
-    FlowInterrupted,
-    FlowStarted,
-    SlotSet,
-    UserUttered,
-)
 from evalcore.generators.scenario.format import parse_scenario
 from evalcore.generators.scenario.records import (
     ActionExecutedAssertion,
@@ -40,6 +28,18 @@ from evalcore.generators.scenario.scoring import client_scorer, embedding_scorer
 from evalcore.llm import ModelClient
 from evalcore.llm.registry import OFFLINE_EMBEDDING
 from evalcore.store import Store
+from evalcore.targets.events import (
+    ActionExecuted,
+    BotUttered,
+    Button,
+    ClarificationRequested,
+    FlowCancelled,
+    FlowCompleted,
+    FlowInterrupted,
+    FlowStarted,
+    SlotSet,
+    UserUttered,
+)
 
 
 def sequencing(*steps: tuple[str, str]) -> SequencingAssertion:

@@ -8,7 +8,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from evalcore.generators.scenario.events import (
+from evalcore.models import Turn
+from evalcore.targets.events import (
     ActionExecuted,
     BotUttered,
     Button,
@@ -25,7 +26,6 @@ from evalcore.generators.scenario.events import (
     history,
     with_events,
 )
-from evalcore.models import Turn
 
 ALL_KINDS = [
     UserUttered(text="where is my order?"),

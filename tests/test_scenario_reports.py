@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from evalcore.cli.main import app
 from evalcore.errors import EvalcoreError
-from evalcore.generators.scenario.events import BotUttered, FlowCompleted, SlotSet
 from evalcore.models import Run
 from evalcore.reports.scenarios import (
     assertion_accuracy,
@@ -31,6 +30,7 @@ from evalcore.reports.scenarios import (
     transcripts,
 )
 from evalcore.store import Store
+from evalcore.targets.events import BotUttered, FlowCompleted, SlotSet
 
 
 def rows(df: pd.DataFrame) -> list[list]:

@@ -18,7 +18,6 @@ from evalcore.cli.main import app
 from evalcore.errors import EvalcoreError
 from evalcore.generators.scenario import parse_scenario, read_scenarios
 from evalcore.generators.scenario.checks import ScoreRequest
-from evalcore.generators.scenario.events import EVENTS_KEY, FlowStarted, SlotSet, history
 from evalcore.generators.scenario.records import Scenario
 from evalcore.generators.scenario.run import (
     RUN_KIND,
@@ -34,7 +33,8 @@ from evalcore.items.store_ops import list_conversations
 from evalcore.llm.client import ModelClient
 from evalcore.models import Run, RunStatus, Target, TurnRole
 from evalcore.reports.scenarios import pass_rates
-from evalcore.runs.targets import save_target
+from evalcore.targets import save_target
+from evalcore.targets.events import EVENTS_KEY, FlowStarted, SlotSet, history
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"
@@ -335,8 +335,8 @@ def test_the_cli_runs_files_or_the_projects_scenarios_and_ends_with_the_run_id(t
 
 
 def store_target(db: str, name: str) -> Target:
-    from evalcore.runs.targets import get_target
     from evalcore.store import Store
+    from evalcore.targets import get_target
 
     store = Store(db)
     return get_target(store, store.projects()[0].id, name)

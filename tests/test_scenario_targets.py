@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 from rasa_server import RasaServer, sample_engine
 
-from evalcore.generators.scenario.events import (
+from evalcore.inputs import import_project
+from evalcore.llm.client import ModelClient
+from evalcore.llm.types import Message
+from evalcore.models import Target
+from evalcore.targets import TargetConfigError, TargetCrash, build_adapter, get_target, save_target
+from evalcore.targets.events import (
     ActionExecuted,
     BotUttered,
     ClarificationRequested,
@@ -23,13 +28,8 @@ from evalcore.generators.scenario.events import (
     SlotSet,
     UserUttered,
 )
-from evalcore.inputs import import_project
-from evalcore.llm.client import ModelClient
-from evalcore.llm.types import Message
-from evalcore.models import Target
-from evalcore.runs.targets import TargetConfigError, TargetCrash, build_adapter, get_target, save_target
-from evalcore.runs.targets.flow_engine import DEFECTS, Defects, flows_from_procedures
-from evalcore.runs.targets.sessions import EventTarget, reply_events
+from evalcore.targets.flow_engine import DEFECTS, Defects, flows_from_procedures
+from evalcore.targets.sessions import EventTarget, reply_events
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"

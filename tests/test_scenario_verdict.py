@@ -7,7 +7,11 @@ from scenario_examples import SEED_EXAMPLE
 
 from evalcore.errors import Problem
 from evalcore.generators.scenario.checks import Score
-from evalcore.generators.scenario.events import (
+from evalcore.generators.scenario.format import parse_scenario
+from evalcore.generators.scenario.verdict import combine, judge_conversation
+from evalcore.llm import ModelClient
+from evalcore.models import Turn
+from evalcore.targets.events import (
     ActionExecuted,
     BotUttered,
     ClarificationRequested,
@@ -18,10 +22,6 @@ from evalcore.generators.scenario.events import (
     UserUttered,
     with_events,
 )
-from evalcore.generators.scenario.format import parse_scenario
-from evalcore.generators.scenario.verdict import combine, judge_conversation
-from evalcore.llm import ModelClient
-from evalcore.models import Turn
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 PROJECT = "p1"

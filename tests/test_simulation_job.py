@@ -31,8 +31,8 @@ from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
 from evalcore.jobs import progress
 from evalcore.models import RunStatus, Target, TurnRole
-from evalcore.runs.targets import save_target
 from evalcore.store import Store
+from evalcore.targets import save_target
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 ROOT = Path(__file__).resolve().parents[1]

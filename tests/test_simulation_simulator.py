@@ -23,7 +23,7 @@ from evalcore.generators.simulation.simulator import (
 from evalcore.generators.simulation.taxonomy import CHATBOT_CRASH_TITLE
 from evalcore.llm.client import ModelClient
 from evalcore.models import Persona, PersonaProfile, TurnRole
-from evalcore.runs.targets import TargetAdapter, TargetCrash, TargetReply
+from evalcore.targets import TargetAdapter, TargetCrash, TargetReply
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 MODEL = "openai/gpt-4o-mini"

@@ -15,7 +15,8 @@ from evalcore.llm import Message, ModelClient
 from evalcore.llm.records import calls
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Target
-from evalcore.runs.targets import (
+from evalcore.store import Store
+from evalcore.targets import (
     TargetConfigError,
     TargetCrash,
     build_adapter,
@@ -26,8 +27,7 @@ from evalcore.runs.targets import (
     remove_target,
     save_target,
 )
-from evalcore.runs.targets.demo import GOODBYE, NOT_FOUND
-from evalcore.store import Store
+from evalcore.targets.demo import GOODBYE, NOT_FOUND
 
 pytest_plugins = ["llm_fixtures"]  # fixtures: llm_server, llm_env, project
 PROJECT = "p1"

@@ -226,57 +226,33 @@ def score(
     db: DbOption = None,
 ) -> None:
     """Table 2 (seed 001): the seven metrics per agent on the run's tests, with 95% Wilson intervals."""
-    from evalcore.generators.procedure.agents import DemoAgent, NullAgent, OracleAgent, play
-    from evalcore.generators.procedure.apis import known_tools
-    from evalcore.generators.procedure.job import known_procedures
-    from evalcore.generators.procedure.metrics import (
-        METRICS,
-        embedding_similarity,
-        reply_threshold,
-        score_tests,
-        table2,
-        threshold_note,
-    )
-    from evalcore.llm.client import ModelClient
-    from evalcore.reports.tables import wilson_interval
+    from evalcore.generators.procedure.metrics import METRICS
+    from evalcore.reports.procedure_tables import score_offline_agents
 
     store = open_store(db, existing=True)
     project_id = project_id_of(store, project)
     found = _run_tests(store, project_id, run)
     if not found:
         raise EvalcoreError("the run has no tests to score")
-    tools = known_tools(store, project_id)
-    procedures = known_procedures(store, project_id)
-    makers = {
-        "demo": lambda: DemoAgent(procedures, tools, seed),
-        "oracle": lambda: OracleAgent(found),
-        "null": NullAgent,
-    }
     names = [a.strip() for a in agents.split(",") if a.strip()]
-    unknown = [a for a in names + ([failing] if failing else []) if a not in makers]
-    if unknown:
-        raise EvalcoreError(f"unknown agent(s) {', '.join(unknown)} (available: {', '.join(makers)})")
-    llm = ModelClient(store, project_id)
-    model = llm.registry.resolve("embedding", embedding)[2]
-    calibrated = reply_threshold(model)
-    cut = calibrated[0] if threshold is None else threshold
-    if threshold is None and not calibrated[1]:
+    result = score_offline_agents(
+        store, project_id, found, names + ([failing] if failing else []), threshold=threshold,
+        embedding=embedding, seed=seed,
+    )  # fmt: skip
+    if not result.calibrated:
         typer.secho(
-            f"warning: {model} has no calibrated reply threshold; using {cut:g}", err=True, fg="yellow"
+            f"warning: {result.model} has no calibrated reply threshold; using {result.threshold:g}",
+            err=True,
+            fg="yellow",
         )
-    similarity = embedding_similarity(llm, embedding)
-    note = threshold_note(cut, model, given=threshold is not None)
-    typer.echo(f"{len(found)} tests; correct reply at similarity >= {note}")
+    typer.echo(f"{len(found)} tests; correct reply at similarity >= {result.note}")
     typer.echo(f"{'agent':<8}" + "".join(f"{m:>22}" for m in METRICS))
-    scored = {}
-    for name in dict.fromkeys(names + ([failing] if failing else [])):
-        scored[name] = score_tests(play(found, makers[name](), tools), similarity, cut)
-        if name not in names:
-            continue
-        cells = []
-        for hits, n in table2(scored[name], cut).values():
-            low, high = wilson_interval(hits, n) if n else (float("nan"), float("nan"))
-            cells.append(f"{100 * hits / n:.1f} [{100 * low:.0f},{100 * high:.0f}]" if n else "n/a")
+    scored = result.scores
+    for name in dict.fromkeys(names):
+        cells = [
+            f"{100 * hits / n:.1f} [{100 * low:.0f},{100 * high:.0f}]" if n else "n/a"
+            for hits, n, low, high in result.cells(name)
+        ]
         typer.echo(f"{name:<8}" + "".join(f"{c:>22}" for c in cells))
     if failing:
         wrong = [s for s in scored[failing] if not s.correct]

@@ -251,7 +251,7 @@ def report(
 @friendly
 def targets_list(project: ProjectOption = None, db: DbOption = None) -> None:
     """The project's targets (the offline demo target is always there)."""
-    from evalcore.runs.targets import describe, list_targets
+    from evalcore.targets import describe, list_targets
 
     store = open_store(db)
     for target in list_targets(store, project_id_of(store, project)):
@@ -306,7 +306,7 @@ def targets_add(
     from pydantic import ValidationError
 
     from evalcore.models import Target
-    from evalcore.runs.targets import describe, save_target
+    from evalcore.targets import describe, save_target
 
     headers = {}
     for line in header or []:
@@ -343,7 +343,7 @@ def targets_add(
 @friendly
 def targets_remove(name: str, project: ProjectOption = None, db: DbOption = None) -> None:
     """Remove a saved target."""
-    from evalcore.runs.targets import remove_target
+    from evalcore.targets import remove_target
 
     store = open_store(db)
     remove_target(store, project_id_of(store, project), name)

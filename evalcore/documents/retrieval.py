@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalcore.documents.sentences import split_sentences
 from evalcore.models import Document, DocumentKind
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -38,7 +39,6 @@ too us was we were what when where which while who whom why will with would you 
 STOPWORDS = frozenset(_STOPWORDS.split())
 _TOKEN = re.compile(r"[^\W_]+(?:[-./:'’][^\W_]+)*")
 _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(*]*[A-Z0-9])")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
@@ -124,7 +124,7 @@ def _units(block: str, max_words: int) -> list[str]:
     lines = [line for line in block.splitlines() if line.strip()]
     if len(lines) > 1:
         return [unit for line in lines for unit in _units(line, max_words)]
-    return [s for s in _SENTENCE.split(block) if s.strip()]
+    return split_sentences(block)
 
 
 def _group(units: list[str], min_words: int, max_words: int) -> list[str]:

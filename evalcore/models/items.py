@@ -163,3 +163,20 @@ class Annotation(Record):
     author: str = Field(description="Who made the annotation.")
     role: str = Field(default="annotator", description="annotator or lead (an adjudication).")
     created_at: datetime = Field(default_factory=now_utc, description="When it was made.")
+
+
+class Action(Record):
+    """What an agent does next: reply with text, or call an API with arguments."""
+
+    kind: Literal["reply", "api"] = Field(description="reply or api.")
+    text: str = Field(default="", description="The reply's text.")
+    tool_name: str | None = Field(default=None, description="The API called.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="The call's arguments.")
+
+
+def expected_action(test: Test) -> Action:
+    """The test's expected action."""
+    turn = test.expected
+    if turn.role == TurnRole.tool_call:
+        return Action(kind="api", tool_name=turn.tool_name, arguments=turn.arguments or {})
+    return Action(kind="reply", text=turn.content)

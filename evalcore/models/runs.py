@@ -19,7 +19,7 @@ class TargetKind(StrEnum):
     http = "http"
     python = "python"
     demo = "demo"
-    agent = "agent"  # the built-in offline procedure agents (evalcore.runs.targets.acting)
+    agent = "agent"  # the built-in offline procedure agents (evalcore.targets.acting)
     rasa = "rasa"  # a Rasa (or Rasa-compatible) assistant: REST webhook and tracker (reports events)
     http_events = "http_events"  # a JSON endpoint whose response also carries events
     demo_flows = "demo_flows"  # the built-in flow assistant over the project's procedures (reports events)

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from evalcore.models.common import chart_label
 from evalcore.reports.tables import TOTAL_LABEL
-from evalcore.review.calibration import CurvePoint
+from evalcore.stats.calibration import CurvePoint
 
 RED = "#c0392b"
 BLUE = "#2e6da4"

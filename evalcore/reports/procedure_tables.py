@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from evalcore.errors import EvalcoreError
+from evalcore.generators.procedure.agents import play
+from evalcore.generators.procedure.apis import known_tools
 from evalcore.generators.procedure.metrics import (
     METRICS,
     REPLY_THRESHOLD,
-    Action,
     TestScore,
     embedding_similarity,
     reply_threshold,
@@ -33,11 +34,13 @@ from evalcore.items.current import read_items
 from evalcore.llm.client import ModelClient
 from evalcore.models import Run, TargetKind, Test, TurnRole
 from evalcore.models.common import OFFLINE
+from evalcore.models.items import Action
 from evalcore.reports.failures import provenance
 from evalcore.reports.table_export import export_table
 from evalcore.reports.tables import wilson_interval
 from evalcore.runs.procedure_tests import RUN_KIND
 from evalcore.store import Store
+from evalcore.targets.agents import AgentSetting, agent_names, build_agent
 
 TITLES = {
     "table2": "Table 2: procedure tests per target (share, 95% Wilson interval)",
@@ -150,6 +153,55 @@ def counts_frame(scored: Sequence[RunScores]) -> pd.DataFrame:
         row |= {"crashes": len(s.crashes), "not played": s.pending}
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class AgentScores:
+    """Tests played by the built-in offline agents and scored: Table 2 per agent, before any target."""
+
+    threshold: float  # correct-reply similarity threshold used
+    note: str  # the threshold as the header states it (calibrated for which model, or given)
+    calibrated: bool  # whether the embedding model has a calibrated threshold (or one was given)
+    model: str  # embedding model of reply similarity
+    scores: dict[str, list[TestScore]]  # agent name -> one score per test
+
+    def cells(self, agent: str) -> list[tuple[int, int, float, float]]:
+        """(hits, counted, low, high) per metric of Table 2 for `agent`, with 95% Wilson intervals."""
+        out = []
+        for hits, n in table2(self.scores[agent], self.threshold).values():
+            low, high = wilson_interval(hits, n) if n else (float("nan"), float("nan"))
+            out.append((hits, n, low, high))
+        return out
+
+
+def score_offline_agents(
+    store: Store,
+    project_id: str,
+    tests: Sequence[Test],
+    agents: Sequence[str],
+    *,
+    threshold: float | None = None,
+    embedding: str | None = None,
+    seed: int = 0,
+) -> AgentScores:
+    """Play `tests` against each built-in agent (demo, oracle, null) and score them (seed 001, Table 2);
+    the oracle answers these tests. EvalcoreError naming the agents there are for an unknown one."""
+    unknown = [a for a in agents if a not in agent_names()]
+    if unknown:
+        raise EvalcoreError(f"unknown agent(s) {', '.join(unknown)} (available: {', '.join(agent_names())})")
+    llm = ModelClient(store, project_id)
+    model = llm.registry.resolve("embedding", embedding)[2]
+    calibrated_cut, calibrated = reply_threshold(model)
+    cut = calibrated_cut if threshold is None else threshold
+    similarity = embedding_similarity(llm, embedding)
+    tools = known_tools(store, project_id)
+    setting = AgentSetting(store, project_id, seed, tests)
+    scores = {
+        name: score_tests(play(tests, build_agent(name, setting), tools), similarity, cut)
+        for name in dict.fromkeys(agents)
+    }
+    note = threshold_note(cut, model, given=threshold is not None)
+    return AgentScores(cut, note, calibrated or threshold is not None, model, scores)
 
 
 def describe_action(action: Action | None, generated: Collection[str] = ()) -> str:

@@ -22,8 +22,8 @@ import plotly.graph_objects as go
 from evalcore.generators.procedure.graphs import Graph
 from evalcore.generators.procedure.intents import GENERATED_PREFIX
 from evalcore.generators.procedure.job import ProcedureGraphs
-from evalcore.generators.procedure.metrics import expected_action
 from evalcore.models import Test, TurnRole
+from evalcore.models.items import expected_action
 from evalcore.reports.procedure_tables import describe_action
 
 COLOURS = {

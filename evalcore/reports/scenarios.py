@@ -28,7 +28,6 @@ import pandas as pd
 from evalcore.errors import EvalcoreError
 from evalcore.generators.scenario.checks import Outcome
 from evalcore.generators.scenario.criteria import CriterionResult
-from evalcore.generators.scenario.events import EVENTS_KEY, Event, events_from_json
 from evalcore.generators.scenario.format import to_data
 from evalcore.generators.scenario.records import ASSERTION_MODELS, Scenario
 from evalcore.generators.scenario.run import RUN_KIND, ScenarioResult, load_scenario_results
@@ -40,6 +39,7 @@ from evalcore.reports.failures import provenance
 from evalcore.reports.table_export import export_table
 from evalcore.reports.tables import TOTAL_LABEL
 from evalcore.store import Store
+from evalcore.targets.events import EVENTS_KEY, Event, events_from_json
 
 TITLES = {
     "pass_rates": "Scenarios: pass share over their repetitions",

@@ -4,7 +4,7 @@ Seeds 000 (human verification of generated conversations) and 004 (gold = human-
 LLM-judge-filtered and tuned for precision on gold). What a verdict makes of an item (its tier under the
 project's policy, its corrected content) is the read model's, `evalcore.items` (`tiers`, `state`,
 `current`); the pure agreement and calibration rules are `evalcore.review.agreement` and
-`evalcore.review.calibration`. This package is the workflow on top:
+`evalcore.stats.calibration`. This package is the workflow on top:
 
 - `queue`: filter (generator, spec, tier, assignee, "needs my review") and page the items in SQL;
   progress per annotator (counts per tier are status counts: `evalcore.reports.status.tier_counts`);

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from evalcore.documents.retrieval import BM25, tokenize
+from evalcore.documents.sentences import split_sentences
 from evalcore.models import Document, DocumentKind
 
 
@@ -21,7 +22,6 @@ class Passage:
     shared: list[str]
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(*])")
 MAX_CHARS = 360
 
 
@@ -38,7 +38,7 @@ def _units(text: str) -> list[tuple[str, str]]:
         elif re.match(r"^([-*+]|\d+[.)])\s", line):
             units.append((heading, line))
         else:
-            units += [(heading, sentence) for sentence in _SENTENCE.split(line) if sentence.strip()]
+            units += [(heading, sentence) for sentence in split_sentences(line)]
     return units
 
 

@@ -19,13 +19,13 @@ from evalcore.review.agreement import (
     pairwise_kappa_table,
     turn_label_matrix,
 )
-from evalcore.review.calibration import (
+from evalcore.review.queue import CONVERSATION
+from evalcore.stats.calibration import (
     CurvePoint,
     ThresholdChoice,
     precision_recall_curve,
     threshold_for_precision,
 )
-from evalcore.review.queue import CONVERSATION
 from evalcore.store import Store
 from evalcore.store import schema as t
 from evalcore.store.store import annotation_from_row

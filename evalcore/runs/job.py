@@ -34,9 +34,9 @@ from evalcore.runs.items import load_items, select_keys
 from evalcore.runs.judges import make_judge
 from evalcore.runs.player import HISTORY_MODES, Player
 from evalcore.runs.records import RUN_KIND
-from evalcore.runs.targets import build_adapter, describe, get_target
 from evalcore.store import Store
 from evalcore.store.store import new_id
+from evalcore.targets import build_adapter, describe, get_target
 
 DEFAULT_CONCURRENCY = 4
 

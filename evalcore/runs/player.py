@@ -25,9 +25,9 @@ from evalcore.runs.items import Exchange, PlayItem
 from evalcore.runs.judges import JudgeInputs, JudgeStopped, TurnJudge, Verdict
 from evalcore.runs.records import JudgedTurn
 from evalcore.runs.store_ops import insert_judgments
-from evalcore.runs.targets import TargetAdapter, TargetCrash
 from evalcore.specs.store_ops import list_specs
 from evalcore.store import Store
+from evalcore.targets import TargetAdapter, TargetCrash
 
 HISTORY_MODES = ("own", "expected")
 # An expected CANNOTANSWER as the assistant's earlier turn: what a correct assistant would have said.

@@ -20,6 +20,7 @@ from typing import Any
 
 from evalcore import jobs
 from evalcore.errors import EvalcoreError
+from evalcore.generators.procedure import agents as _registers_the_built_in_agents  # noqa: F401
 from evalcore.generators.procedure.apis import known_tools
 from evalcore.generators.procedure.conversations import GENERATOR
 from evalcore.generators.procedure.job import list_graphs
@@ -30,11 +31,11 @@ from evalcore.llm.client import ModelClient
 from evalcore.llm.types import BudgetExceeded
 from evalcore.models import Run, RunStatus, Target, Test, Tier
 from evalcore.runs.control import code_version
-from evalcore.runs.targets import TargetCrash, describe, get_target
-from evalcore.runs.targets.acting import ACTING_KINDS, build_acting_adapter
-from evalcore.runs.targets.config import TargetConfigError
 from evalcore.store import Store
 from evalcore.store.store import new_id
+from evalcore.targets import TargetCrash, describe, get_target
+from evalcore.targets.acting import ACTING_KINDS, build_acting_adapter
+from evalcore.targets.config import TargetConfigError
 
 RUN_KIND = "procedure_tests"
 DEFAULT_CONCURRENCY = 4

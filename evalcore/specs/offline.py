@@ -21,9 +21,11 @@ from typing import Any
 
 from evalcore.documents.entities import extract_entities
 from evalcore.documents.naming import CODE, NAME_COLUMNS, key_columns
+from evalcore.documents.sentences import PRONOUNS as _PRONOUNS
+from evalcore.documents.sentences import lower_first as _lower_first
+from evalcore.documents.sentences import sentence_subject, split_sentences
 from evalcore.specs.drafts import SpecDraft, SpecDrafts
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])")
 _FACTUAL = re.compile(r"\d|\b(?:only|except|unless|not|never|must|within|before|after|free|fee)\b", re.I)
 _EXCEPTION = re.compile(r"\b(?:except|unless|not|never|cannot|excluded?|only)\b", re.I)
 _CODE_IN_TEXT = re.compile(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\b")
@@ -48,7 +50,7 @@ def _sentences(text: str) -> list[str]:
     ]
     out = []
     for line in lines:
-        for sentence in _SENTENCE.split(line):
+        for sentence in split_sentences(line):
             words = sentence.split()
             if 6 <= len(words) <= 60 and _FACTUAL.search(sentence) and not sentence.rstrip().endswith("?"):
                 out.append(sentence.strip())
@@ -97,57 +99,6 @@ _E_STEMS = {"shar", "us", "mak", "tak", "giv", "arrang", "provid", "plac", "issu
 TITLE_WORDS = 12
 _PREPOSITIONS = {"for", "on", "in", "at", "by", "over", "under", "outside", "beyond", "from", "without",
                  "with", "within", "during", "to", "of"}  # fmt: skip
-# Verbs and auxiliaries that end the grammatical subject of a fact sentence ("Opened spare batteries |
-# carry a 15% restocking fee"): the subject is what a customer asks about.
-# fmt: off
-SUBJECT_VERBS = {
-    "is", "are", "was", "were", "be", "can", "cannot", "can't", "must", "will", "may", "might",
-    "should", "need", "needs", "has", "have", "had", "do", "does", "get", "gets", "carry", "carries",
-    "cost", "costs", "take", "takes", "cover", "covers", "include", "includes", "apply", "applies",
-    "require", "requires", "come", "comes", "pay", "pays", "receive", "receives", "run", "runs",
-    "open", "opens", "start", "starts", "offer", "offers", "qualify", "qualifies", "last", "lasts",
-    "ship", "ships", "arrive", "arrives"
-}
-# fmt: on
-_PRONOUNS = {"it", "this", "that", "they", "we", "you", "these", "those", "there", "our", "if", "when"}
-
-
-def subject_split(
-    sentence: str, verbs: frozenset[str] | set[str] = SUBJECT_VERBS
-) -> tuple[str, str, str] | None:
-    """(subject, verb, rest): the sentence cut at its first verb of `verbs`, when the words before it
-    make a short noun phrase ("Opened spare batteries", "carry", "a 15% restocking fee.")."""
-    # "(SKU VT-EB-CITY-XR)" after a name is a code for staff, not part of what a customer calls it
-    words = re.sub(r"\s*\([^)]*\)", "", re.sub(r"[*_`]", "", sentence)).split()
-    for i, word in enumerate(words):
-        if word.lower().strip(",") in verbs:
-            subject = " ".join(words[:i]).strip(" ,")
-            if 1 <= i <= 8 and words[0].lower() not in _PRONOUNS and "," not in subject:
-                proper = any(w[:1].isupper() for w in words[1:i])  # "Westbrook Station" keeps its capital
-                subject = subject if proper else _lower_first(subject)
-                return subject, word.lower().strip(","), " ".join(words[i + 1 :])
-            return None
-    return None
-
-
-def sentence_subject(sentence: str) -> str | None:
-    """The words before the sentence's first verb, when they make a short noun phrase."""
-    split = subject_split(sentence)
-    return split[0] if split else None
-
-
-def _lower_first(text: str) -> str:
-    """'The Metro E8 ...' -> 'the Metro E8 ...', 'E-bikes' -> 'e-bikes'; a name or an acronym stays."""
-    first = text.split(" ", 1)[0]
-    if first in ("A", "An", "The") or re.match(r"[A-Z]-[a-z]", first):
-        return text[:1].lower() + text[1:]
-    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() and not _proper(text) else text
-
-
-def _proper(text: str) -> bool:
-    """Whether the text opens on a name ("Westbrook Station does ..."): two capitalised words."""
-    words = text.split()
-    return len(words) > 1 and words[0][:1].isupper() and words[1][:1].isupper()
 
 
 def _capital(text: str) -> str:
@@ -465,7 +416,7 @@ def _tool_spec(tool: dict[str, Any], rng: random.Random) -> SpecDraft:
     required = params.get("required") or list(params.get("properties", {}))[:2]
     needs = ", ".join(r.replace("_", " ") for r in required) or "the details it needs"
     missing = rng.choice(required) if required and rng.random() < 0.6 else None
-    purpose = _lower_first(_SENTENCE.split(tool["description"])[0].rstrip("."))
+    purpose = _lower_first(split_sentences(tool["description"])[0].rstrip("."))
     if missing:
         scenario = (
             f"{_capital(tool['name'].replace('_', ' '))} request without the {missing.replace('_', ' ')}"

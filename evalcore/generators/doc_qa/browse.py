@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from evalcore.documents.facts import plain
 from evalcore.documents.retrieval import split_passages
-from evalcore.generators.doc_qa.facts import plain
 from evalcore.generators.doc_qa.generate import GENERATOR, qa_pairs
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
 from evalcore.items.current import CurrentItem, content_field, head_versions, read_items

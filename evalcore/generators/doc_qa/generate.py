@@ -18,9 +18,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from evalcore.documents.wording import names_in
 from evalcore.generators.doc_qa.offline import offline_conversation
 from evalcore.generators.doc_qa.schema import QAConversation, QATurn, is_cannot_answer
-from evalcore.generators.doc_qa.wording import names_in
 from evalcore.llm.tasks import Task
 from evalcore.models import Conversation, Document, DocumentKind, Provenance, Spec, Turn
 

@@ -33,11 +33,11 @@ from typing import Any
 
 from evalcore import __version__, jobs
 from evalcore.documents.chains import chains_for_spec
+from evalcore.documents.facts import Fact, document_facts, relevance
 from evalcore.documents.graph import graph_stats
 from evalcore.documents.naming import code_names
 from evalcore.documents.retrieval import PassageIndex, build_index, tokenize
 from evalcore.errors import EvalcoreError
-from evalcore.generators.doc_qa.facts import Fact, document_facts, relevance
 from evalcore.generators.doc_qa.generate import (
     GENERATE_CONVERSATION,
     GENERATOR,

@@ -1,6 +1,6 @@
 """The offline conversation generator: the seed's structure, with answers copied from the documents.
 
-No model: every expected answer is one or more facts (evalcore.generators.doc_qa.facts) of the chain's
+No model: every expected answer is one or more facts (evalcore.documents.facts) of the chain's
 documents, i.e. actual sentences and table cells (said as sentences about the row as a customer names it,
 each cited value verbatim: `wording.cells_answer`), so it is correct by construction and a retrieval bot
 over the same documents can answer the single-document questions. Questions are what a customer would type
@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcore.documents.entities import canonical_name, extract_entities
+from evalcore.documents.facts import Fact, column_label, document_facts, mentions, relevance
 from evalcore.documents.retrieval import tokenize
-from evalcore.generators.doc_qa.facts import Fact, column_label, document_facts, mentions, relevance
-from evalcore.generators.doc_qa.schema import CANNOTANSWER, QAConversation, QATurn, Source
-from evalcore.generators.doc_qa.wording import (
+from evalcore.documents.sentences import sentence_subject
+from evalcore.documents.wording import (
     ADDRESS,
     a_thing,
     cells_answer,
@@ -47,8 +47,8 @@ from evalcore.generators.doc_qa.wording import (
     sentence_question,
     topic_question,
 )
+from evalcore.generators.doc_qa.schema import CANNOTANSWER, QAConversation, QATurn, Source
 from evalcore.models.common import content_hash
-from evalcore.specs.offline import sentence_subject
 
 _ID = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
 _ID_IN_TEXT = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalcore.generators.doc_qa.facts import mentions, source_grounded
+from evalcore.documents.facts import mentions, source_grounded
 from evalcore.generators.doc_qa.generate import qa_pairs
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
 from evalcore.models import Conversation

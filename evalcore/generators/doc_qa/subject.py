@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from evalcore.documents.entities import canonical_name, extract_entities
-from evalcore.generators.doc_qa.facts import mentions
+from evalcore.documents.facts import mentions
 
 _CODE = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]+")

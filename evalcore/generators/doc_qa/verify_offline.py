@@ -13,8 +13,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from evalcore.documents.retrieval import _SENTENCE, tokenize
-from evalcore.generators.doc_qa.facts import plain
+from evalcore.documents.facts import plain
+from evalcore.documents.retrieval import tokenize
+from evalcore.documents.sentences import split_sentences
 from evalcore.generators.doc_qa.schema import AdherenceCheck, Corrections, TurnCorrection, is_cannot_answer
 
 COVERAGE = 0.8  # share of an answer sentence's words a passage must hold for it to count as supported
@@ -39,7 +40,7 @@ def sourced_claims(turn: dict[str, Any]) -> list[tuple[str, str | None]]:
             parts.append((source["sentence"], source.get("document_id")))
         elif source.get("cells"):
             parts.append((" ".join(f"{c} {v}" for c, v in source["cells"]), source.get("document_id")))
-    return parts or [(s, None) for s in _SENTENCE.split(plain(turn["answer"])) if s.strip()]
+    return parts or [(s, None) for s in split_sentences(plain(turn["answer"]))]
 
 
 def answer_claims(turn: dict[str, Any]) -> list[str]:
@@ -53,7 +54,7 @@ def _best_sentence(question: str, claim: str, passages: list[dict[str, Any]]) ->
     best = ("", "", 0.0, 0.0)
     for passage in passages:
         for line in passage["text"].splitlines():
-            for sentence in _SENTENCE.split(plain(line)):
+            for sentence in split_sentences(plain(line)):
                 rank = _coverage(f"{question} {claim}", sentence)
                 if rank > best[3]:
                     best = (sentence, passage["id"], _coverage(claim, sentence), rank)

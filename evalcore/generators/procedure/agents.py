@@ -28,18 +28,21 @@ import json
 import random
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import networkx as nx
 
 from evalcore.documents.retrieval import tokenize
-from evalcore.generators.procedure.conversations import output_fields
+from evalcore.generators.procedure.apis import known_tools
+from evalcore.generators.procedure.conversations import GENERATOR, output_fields
 from evalcore.generators.procedure.flowgraph import build_flowgraph, compile_flowgraph
 from evalcore.generators.procedure.graphs import Graph
-from evalcore.generators.procedure.metrics import Action, expected_action
 from evalcore.inputs.tool_values import check_arguments, value_for
+from evalcore.items.store_ops import list_tests
 from evalcore.models import Procedure, Test, Tool, Turn, TurnRole
 from evalcore.models.common import content_hash
+from evalcore.models.items import Action, expected_action
+from evalcore.targets.agents import Agent, AgentSetting, register_agent
 
 # Seeded mistake rates of the demo agent, chosen so each mistake shows in its own metric on the sample.
 SKIP_LOOKUP = 0.3  # of first API calls in a conversation: replies as if it had succeeded (API recall)
@@ -97,16 +100,6 @@ _VALUE = r"\"(?:[^\"\\]|\\.)*\"|\[[^\]]*\]|-?\d+(?:\.\d+)?|true|false|null"  # J
 _STATED = re.compile(rf"([A-Za-z][A-Za-z _]*?):\s*({_VALUE})")
 _OFF_PROCEDURE = "off-procedure"
 CASE = "Customer's case"  # how a compiled flowgraph labels a conditional branch (flowgraph.condition_of)
-
-
-class Agent(Protocol):
-    """Something that takes a test's context and the tools and returns its next action."""
-
-    name: str
-
-    def act(self, context: Sequence[Turn], tools: Sequence[Tool]) -> Action:
-        """The agent's next action."""
-        ...
 
 
 def context_key(context: Sequence[Turn]) -> str:
@@ -359,3 +352,23 @@ def _descendants_by_distance(g: nx.DiGraph, node: str) -> list[str]:
 def play(tests: Sequence[Test], agent: Agent, tools: Sequence[Tool]) -> list[tuple[Test, Action]]:
     """Each test with the action the agent takes given its context and the tool schemas."""
     return [(t, agent.act(t.context, tools)) for t in tests]
+
+
+def _oracle(setting: AgentSetting) -> OracleAgent:
+    tests = setting.tests
+    if tests is None:
+        tests = [t for t in list_tests(setting.store, setting.project_id) if t.generator == GENERATOR]
+    return OracleAgent(tests)
+
+
+def _demo(setting: AgentSetting) -> DemoAgent:
+    # imported here: the job module imports this package's generation steps, which need no agent
+    from evalcore.generators.procedure.job import known_procedures
+
+    procedures = known_procedures(setting.store, setting.project_id)
+    return DemoAgent(procedures, known_tools(setting.store, setting.project_id), setting.seed)
+
+
+register_agent("demo", _demo)
+register_agent("oracle", _oracle)
+register_agent("null", lambda _setting: NullAgent())

@@ -25,13 +25,11 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from evalcore.llm.client import ModelClient
-from evalcore.models import Test, TurnRole
-from evalcore.models.common import Record
+from evalcore.models import Test
+from evalcore.models.items import Action, expected_action
 
 # The correct-reply cut per embedding model, calibrated by `calibrate_threshold` on
 # tests/fixtures/procedure_replies.jsonl: 40 hand-written pairs from the sample's procedures (the agent
@@ -52,15 +50,6 @@ METRICS = (
     "conversation_correct",
 )
 Similarity = Callable[[Sequence[str], Sequence[str]], Sequence[float]]
-
-
-class Action(Record):
-    """What an agent does next: reply with text, or call an API with arguments."""
-
-    kind: Literal["reply", "api"] = Field(description="reply or api.")
-    text: str = Field(default="", description="The reply's text.")
-    tool_name: str | None = Field(default=None, description="The API called.")
-    arguments: dict[str, Any] = Field(default_factory=dict, description="The call's arguments.")
 
 
 def reply_threshold(model: str | None) -> tuple[float, bool]:
@@ -123,14 +112,6 @@ def embedding_similarity(llm: ModelClient, model: str | None = None) -> Similari
         return (llm.embed(list(a), model) * llm.embed(list(b), model)).sum(axis=1).tolist()
 
     return similarity
-
-
-def expected_action(test: Test) -> Action:
-    """The test's expected action."""
-    turn = test.expected
-    if turn.role == TurnRole.tool_call:
-        return Action(kind="api", tool_name=turn.tool_name, arguments=turn.arguments or {})
-    return Action(kind="reply", text=turn.content)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ re-exported here, since it imports the simulator, which imports the targets, whi
 
 from evalcore.generators.scenario.checks import Outcome, Score, Scorer, ScoreRequest, check, check_all
 from evalcore.generators.scenario.criteria import CriterionResult, judge_criteria
-from evalcore.generators.scenario.domain import Domain, SlotType, read_domain
 from evalcore.generators.scenario.format import ScenarioFile, parse_scenario, read_scenarios, to_yaml
 from evalcore.generators.scenario.from_specs import (
     GeneratedScenario,
@@ -30,6 +29,7 @@ from evalcore.generators.scenario.store_ops import (
     list_scenarios,
 )
 from evalcore.generators.scenario.verdict import ScenarioVerdict, judge_conversation
+from evalcore.targets.domain import Domain, SlotType, read_domain
 
 __all__ = [
     "ASSERTION_MODELS",

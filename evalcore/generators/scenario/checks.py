@@ -36,18 +36,6 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue
 
-from evalcore.generators.scenario.events import (
-    ActionExecuted,
-    BotUttered,
-    ClarificationRequested,
-    Event,
-    FlowCancelled,
-    FlowCompleted,
-    FlowInterrupted,
-    FlowStarted,
-    SlotSet,
-    UserUttered,
-)
 from evalcore.generators.scenario.records import (
     ActionExecutedAssertion,
     Assertion,
@@ -66,6 +54,18 @@ from evalcore.generators.scenario.records import (
     SlotWasSetAssertion,
 )
 from evalcore.models.common import Record
+from evalcore.targets.events import (
+    ActionExecuted,
+    BotUttered,
+    ClarificationRequested,
+    Event,
+    FlowCancelled,
+    FlowCompleted,
+    FlowInterrupted,
+    FlowStarted,
+    SlotSet,
+    UserUttered,
+)
 
 # Rasa's generative sources (rasa/e2e_test: ELIGIBLE_UTTER_SOURCE_METADATA): the responses the generative
 # assertions score when no utter_source is given; templated responses are not generative.

@@ -36,7 +36,6 @@ import yaml
 from pydantic import ValidationError
 
 from evalcore.errors import Problem
-from evalcore.generators.scenario.domain import Domain
 from evalcore.generators.scenario.records import (
     ASSERTION_MODELS,
     STEP_KEYS,
@@ -47,6 +46,7 @@ from evalcore.generators.scenario.records import (
 )
 from evalcore.inputs.limits import current_limits
 from evalcore.inputs.sources import Located, dotted, parse_yaml, read_text
+from evalcore.targets.domain import Domain
 
 SUFFIXES = (".yml", ".yaml")
 OPERATORS = ("any", "all")

@@ -35,8 +35,8 @@ from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
+from evalcore.documents.sentences import split_sentences
 from evalcore.errors import EvalcoreError, Problem, ValidationFailed
-from evalcore.generators.scenario.domain import BUILTIN_FLOW_PREFIX, Domain, SlotType
 from evalcore.generators.scenario.format import parse_scenario, to_yaml
 from evalcore.generators.scenario.records import (
     STEP_KEYS,
@@ -58,6 +58,7 @@ from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.models import Spec
 from evalcore.models.common import Record
+from evalcore.targets.domain import BUILTIN_FLOW_PREFIX, Domain, SlotType
 
 STEM = 5  # letters two words must share to be one word: "rent" / "rentals", "return" / "returns"
 OFFLINE_MARK = "offline (no model)"  # who wrote a scenario, when the offline implementation did
@@ -234,14 +235,13 @@ def briefing(spec: SpecInput) -> str:
 
 _SHOULD = re.compile(r"^(?:the\s+)?(?:assistant|agent|bot|system)\s+(?:should|must)\s+", re.IGNORECASE)
 _CLAUSE = re.compile(r",?\s+and\s+(?=(?:should|must)\s)|,?\s+and\s+(?=not\s)", re.IGNORECASE)
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
 def criteria_of(then: str) -> list[str]:
     """One criterion per clause of a spec's Then: 'the assistant should A and should not B. Never C.'
     gives 'The assistant should A', 'The assistant should not B', 'The assistant should never C'; a Then
     not written as what the assistant should do is one criterion as it stands."""
-    sentences = _SENTENCE_SPLIT.split(then.strip())
+    sentences = split_sentences(then) or [then.strip()]
     if not _SHOULD.match(sentences[0]):
         return [_sentence(then)]
     out: list[str] = []

@@ -18,8 +18,6 @@ from pydantic import Field
 
 from evalcore import __version__, jobs
 from evalcore.errors import EvalcoreError
-from evalcore.generators.scenario.domain import Domain
-from evalcore.generators.scenario.events import Event, events_from_json, with_events
 from evalcore.generators.scenario.format import ScenarioFile
 from evalcore.generators.scenario.records import Scenario
 from evalcore.generators.scenario.store_ops import StoredScenario
@@ -40,10 +38,12 @@ from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.models import Conversation, Provenance, Run, RunStatus, Target, Turn, TurnRole
 from evalcore.models.common import Record
-from evalcore.runs.targets import TargetCrash, build_adapter, describe, get_target
-from evalcore.runs.targets.sessions import EVENTS_DETAIL, EventTarget
 from evalcore.store import Store
 from evalcore.store.store import new_id
+from evalcore.targets import TargetCrash, build_adapter, describe, get_target
+from evalcore.targets.domain import Domain
+from evalcore.targets.events import Event, events_from_json, with_events
+from evalcore.targets.sessions import EVENTS_DETAIL, EventTarget
 
 RUN_KIND = "scenario"
 GENERATOR = "scenario"
@@ -124,7 +124,7 @@ def domain_warnings(
     out = []
     for item in scenarios:
         scenario = item if isinstance(item, Scenario) else item.scenario
-        for loc, why in domain.problems(scenario):
+        for loc, why in domain.check(scenario.initial_slots, enumerate(scenario.assertions)):
             if isinstance(item, ScenarioFile):
                 out.append(str(item.problem(loc, why)))
             else:

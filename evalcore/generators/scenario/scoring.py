@@ -23,12 +23,12 @@ A scenario's own `threshold` applies to the calibrated score.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from evalcore.documents.sentences import split_sentences
 from evalcore.generators.scenario.checks import Score, Scorer, ScoreRequest
 from evalcore.llm.types import ConfigError
 
@@ -38,12 +38,11 @@ if TYPE_CHECKING:
 Embed = Callable[[Sequence[str]], np.ndarray]
 # The relevance cosine that reads as a score of 0.5, per embedding model (see the module docstring).
 RELEVANCE_CUTS = {"wordllama/l2_supercat_256": 0.25, "offline/hash-256": 0.20}
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a text (split after . ! ? and at line breaks), without empty ones."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    """The sentences of a reply (split after . ! ? and at line breaks), without empty ones."""
+    return [s for line in text.splitlines() for s in split_sentences(line, chat=True)]
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:

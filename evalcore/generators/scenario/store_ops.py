@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalcore.errors import Problem, ValidationFailed
-from evalcore.generators.scenario.domain import Domain
 from evalcore.generators.scenario.format import file_name, parse_scenario, read_scenarios, to_yaml
 from evalcore.generators.scenario.records import Scenario
 from evalcore.store import Revision, Store
 from evalcore.store.store import new_id
+from evalcore.targets.domain import Domain
 
 KIND = "scenario"
 FILE_KEY = "file"  # the body's record of the file a scenario came from, so an export can keep its name

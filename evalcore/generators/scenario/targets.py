@@ -4,14 +4,14 @@ runs (slots and flows it does not define are problems)."""
 
 from __future__ import annotations
 
-from evalcore.generators.scenario.domain import Domain
 from evalcore.llm.client import ModelClient
 from evalcore.models import Target, TargetKind
-from evalcore.runs.targets import build_adapter, get_target, list_targets
-from evalcore.runs.targets.sessions import EventTarget
 from evalcore.store import Store
+from evalcore.targets import build_adapter, get_target, list_targets
+from evalcore.targets.domain import Domain
+from evalcore.targets.sessions import EventTarget
 
-EVENT_KINDS = (TargetKind.rasa, TargetKind.http_events, TargetKind.demo_flows)  # see runs/targets/sessions
+EVENT_KINDS = (TargetKind.rasa, TargetKind.http_events, TargetKind.demo_flows)  # see targets/sessions
 
 
 def event_targets(store: Store, project_id: str) -> list[Target]:

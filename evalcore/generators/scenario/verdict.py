@@ -13,12 +13,12 @@ from pydantic import Field
 
 from evalcore.generators.scenario.checks import Outcome, Scorer, check_all
 from evalcore.generators.scenario.criteria import CriterionResult, judge_criteria
-from evalcore.generators.scenario.events import history
 from evalcore.generators.scenario.records import Scenario
 from evalcore.generators.scenario.scoring import client_scorer
 from evalcore.llm.client import ModelClient
 from evalcore.models import Turn
 from evalcore.models.common import Record
+from evalcore.targets.events import history
 
 
 class ScenarioVerdict(Record):

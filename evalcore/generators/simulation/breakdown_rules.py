@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 
 from evalcore.documents.retrieval import tokenize
+from evalcore.documents.sentences import split_sentences
 from evalcore.generators.simulation.records import (
     BreakdownAnnotation,
     BreakdownDecision,
@@ -71,7 +72,6 @@ _COURTESY = re.compile(
 )
 NEGATIONS = frozenset({"not", "no", "never", "cannot", "nothing", "none", "nobody", "nowhere"})
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # A sentence that asks the bot to do something (not a question): an imperative, or a plea.
 _REQUEST = re.compile(
     r"^(?:(?:please|just)\W+)+[a-z]|^(?:(?:now|ok(?:ay)?|so|then)\W+)*(?:book|cancel|change|check|find|get|"
@@ -138,7 +138,7 @@ def _claims(text: str) -> list[tuple[frozenset[str], bool]]:
     """The statements of a text (questions claim nothing), each as `_claim` reads it."""
     return [
         c
-        for s in _SENTENCE.split(text.strip())
+        for s in split_sentences(text, chat=True)
         if not s.rstrip().endswith("?") and len((c := _claim(s))[0]) >= MIN_CLAIM_WORDS
     ]
 
@@ -156,7 +156,7 @@ def _contradicts(text: str, earlier: list[DialogueTurn], role: TurnRole) -> int 
 
 
 def _sentences(text: str) -> list[set[str]]:
-    return [w for s in _SENTENCE.split(text.strip()) if len(w := _words(s)) >= MIN_REPEATED_WORDS]
+    return [w for s in split_sentences(text, chat=True) if len(w := _words(s)) >= MIN_REPEATED_WORDS]
 
 
 def _repeats(reply: str, turns: list[DialogueTurn], before: int) -> int | None:
@@ -182,13 +182,13 @@ def _ignored_question(reply: str, words: set[str], previous: DialogueTurn | None
     asks nothing back."""
     if previous is None or previous.role != TurnRole.user or _asks_back(reply):
         return False
-    questions = [s for s in _SENTENCE.split(previous.content.strip()) if s.rstrip().endswith("?")]
+    questions = [s for s in split_sentences(previous.content, chat=True) if s.endswith("?")]
     asked = set().union(*(_words(q) for q in questions)) - _GENERIC if questions else set()
     return bool(asked) and len(asked & words) < TAKEN_UP * len(asked)
 
 
 def _sentences_of(text: str) -> list[str]:
-    return [x.strip() for x in _SENTENCE.split(text.strip()) if x.strip()]
+    return split_sentences(text, chat=True)
 
 
 def _ignored_request(reply: str, words: set[str], previous: DialogueTurn | None) -> bool:

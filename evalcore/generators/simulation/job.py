@@ -37,9 +37,9 @@ from evalcore.items.store_ops import add_conversation
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.models import Persona, Provenance, Run, RunStatus, Target
-from evalcore.runs.targets import TargetAdapter, build_adapter, describe, get_target
 from evalcore.store import Store
 from evalcore.store.store import new_id
+from evalcore.targets import TargetAdapter, build_adapter, describe, get_target
 
 DEFAULT_CONCURRENCY = 2
 

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evalcore.documents.retrieval import tokenize
+from evalcore.documents.sentences import split_sentences
 from evalcore.generators.simulation.personas import card_topics, profile_fields
 from evalcore.models.common import content_hash
 
@@ -191,7 +192,7 @@ _THEN = re.compile(r"\s*,?\s+and then (?:(?:you )?asks? )?about (.+?)\s*$", re.I
 def _ask_later(task: str) -> str | None:
     """What the briefing has the user ask about after its first request (Y of "ask about X and then
     about Y"), or None."""
-    sentences = [x.strip().rstrip(".!") for x in re.split(r"(?<=[.!?])\s+", task.strip())]
+    sentences = [x.rstrip(".!") for x in split_sentences(task, chat=True)]
     return next(
         (m[1] for x in sentences if (_DOES.match(x) or _WANTS.search(x)) and (m := _THEN.search(x))), None
     )
@@ -213,7 +214,7 @@ def _ask_for(task: str) -> str:
     order is delayed.' or 'User wants to ...' -> 'I want to ...'), else the one saying what it does
     ('What you do: you ask for it.' after 'You have a question about X.' -> "I'd like to ask for X."; of
     "ask about X and then about Y", the first request only: `_ask_later` is the next)."""
-    sentences = [x.strip() for x in re.split(r"(?<=[.!?])\s+", task.strip())]
+    sentences = split_sentences(task, chat=True)
     wants = [x for x in sentences if _WANTS.search(x)]
     if wants:
         return _first_person(_THIRD.sub("I ", _then_cut(wants[0])))
@@ -284,7 +285,7 @@ def _made_up(question: str, rng: random.Random, topic: str = "") -> str | None:
 def _answerable(bot: list[str], slots: dict[str, Any]) -> bool:
     """Whether the bot's last message asks for something the user can give (a briefing's slot, or a
     value `_made_up` would give)."""
-    asked = [x for x in re.split(r"(?<=[.!?])\s+", bot[-1]) if x.strip().endswith("?")] if bot else []
+    asked = [x for x in split_sentences(bot[-1], chat=True) if x.endswith("?")] if bot else []
     if not asked:
         return False
     words = set(tokenize(asked[-1]))
@@ -434,7 +435,7 @@ def offline_user_turn(inputs: dict[str, Any], rng: random.Random) -> UserTurn:
     moves = [b for b in style.behaviours if b not in TONE] or (
         list(DEFAULT_MOVES) if kind == "challenging" else []
     )
-    question = [x for x in re.split(r"(?<=[.!?])\s+", bot[-1]) if x.endswith("?")] if bot else []
+    question = [x for x in split_sentences(bot[-1], chat=True) if x.endswith("?")] if bot else []
     slots = inputs.get("slots") or {}
     given = _GIVES.search(str(inputs.get("context") or ""))
     named = bool(question) and any(

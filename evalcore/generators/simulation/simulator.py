@@ -12,7 +12,7 @@ dialogue ends, as ChatChecker's does:
 - END_CONVERSATION in the user's reply (the text before it kept as the last user turn), or an empty
   reply: `user_ended_chat`;
 - the target signalling the end (`TargetReply.ended`: an HTTP target's `end_path`, a callable's
-  {"content", "ended"}, the demo target's goodbye; see evalcore.runs.targets): `chatbot_ended_chat`;
+  {"content", "ended"}, the demo target's goodbye; see evalcore.targets): `chatbot_ended_chat`;
 - the target raising (in its opening too): a `chatbot_error` turn annotated as a "Chatbot Crash"
   breakdown with score 0, then `chatbot_error` with the error;
 - the simulator failing (an exception, or a model reply that never parsed): `user_simulator_error`.
@@ -43,7 +43,7 @@ from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.llm.types import BudgetExceeded, Message
 from evalcore.models import Persona, SystemCard, TurnRole, UserSimulationConfig
-from evalcore.runs.targets import TargetAdapter, TargetReply
+from evalcore.targets import TargetAdapter, TargetReply
 
 SIMULATE_USER_TURN = Task("simulate_user_turn", UserTurn, offline_user_turn, temperature=1.0, max_tokens=400)
 # ChatChecker's default of 10 user turns: one value, the card model's, whether or not there is a card.

@@ -8,7 +8,7 @@ project's tier policy reads a judge verdict (evalcore.items.state): accepted by 
 by people = silver. Annotators confirm or reject conversations in the annotation workbench: gold.
 `calibrate_toolcases` compares the judge's scores with those human decisions on the tool-case
 conversations that have both and finds the threshold reaching the target precision (the seed's 0.91),
-with the curve of evalcore.review.calibration; `apply` makes it the project's judge threshold.
+with the curve of evalcore.stats.calibration; `apply` makes it the project's judge threshold.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from evalcore.items.store_ops import list_conversations
 from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.models import Conversation, Run, Tier
-from evalcore.review.calibration import (
+from evalcore.stats.calibration import (
     CurvePoint,
     ThresholdChoice,
     precision_recall_curve,

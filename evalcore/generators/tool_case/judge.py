@@ -1,7 +1,7 @@
 """Task `judge_tool_case`: TRACE's LLM judge (seed 004, Section 2.3, Appendix B.4). Given a synthesized
 conversation and its case, the judge says which four labels the conversation shows, whether it matches
 the case exactly, and how confident it is; silver filtering keeps what it accepts above a threshold tuned
-on gold (evalcore.review.calibration).
+on gold (evalcore.stats.calibration).
 
 Offline, the labels are read from the observable signals (tool_case/signals.py) and the world state the
 conversation records: the user is satisfied when they thank and never complain; the tool failed when a

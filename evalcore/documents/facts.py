@@ -23,7 +23,8 @@ from typing import Any
 
 from evalcore.documents.entities import canonical_name, extract_entities
 from evalcore.documents.naming import key_columns
-from evalcore.documents.retrieval import _SENTENCE, split_passages, tokenize
+from evalcore.documents.retrieval import split_passages, tokenize
+from evalcore.documents.sentences import split_sentences
 from evalcore.models.common import content_hash
 
 _EMPHASIS = re.compile(r"\*\*|__|`")
@@ -92,8 +93,7 @@ def _sentences(passage_text: str, heading: str, title: str) -> Iterable[str]:
         line = plain(_ITEM.sub("", line))
         if not line or line.startswith("#"):
             continue
-        for sentence in _SENTENCE.split(line):
-            sentence = sentence.strip()
+        for sentence in split_sentences(line):
             # Questions (FAQ headings), fragments and pointers elsewhere ("See the ...") make poor answers.
             if (
                 len(sentence.split()) >= MIN_WORDS

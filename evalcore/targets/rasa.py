@@ -28,16 +28,16 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from evalcore.generators.scenario.domain import Domain, read_domain
-from evalcore.generators.scenario.events import Event, from_rasa_event
 from evalcore.llm.client import ModelClient
 from evalcore.llm.retry import with_retries
 from evalcore.llm.types import ModelCallError, ProviderError
 from evalcore.models import Target
-from evalcore.runs.targets.adapters import TargetCrash
-from evalcore.runs.targets.config import ENV_REF, RasaConfig, TargetConfigError
-from evalcore.runs.targets.sessions import USER_COMMANDS, EventSession, EventTarget
 from evalcore.store.secrets import redact, register
+from evalcore.targets.adapters import TargetCrash
+from evalcore.targets.config import ENV_REF, RasaConfig, TargetConfigError
+from evalcore.targets.domain import Domain, read_domain
+from evalcore.targets.events import Event, from_rasa_event
+from evalcore.targets.sessions import USER_COMMANDS, EventSession, EventTarget
 
 SESSION_START = "/session_start"
 

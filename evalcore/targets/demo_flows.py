@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.generators.scenario.domain import Domain
-from evalcore.generators.scenario.events import Event, from_rasa_event
 from evalcore.models import Document, Procedure, Target, Tool
-from evalcore.runs.targets.config import DemoFlowsConfig
-from evalcore.runs.targets.flow_engine import Defects, FlowEngine, FlowSession
-from evalcore.runs.targets.sessions import USER_COMMANDS, EventSession, EventTarget
+from evalcore.targets.config import DemoFlowsConfig
+from evalcore.targets.domain import Domain
+from evalcore.targets.events import Event, from_rasa_event
+from evalcore.targets.flow_engine import Defects, FlowEngine, FlowSession
+from evalcore.targets.sessions import USER_COMMANDS, EventSession, EventTarget
 
 
 def converted(raw: list[dict[str, Any]]) -> list[Event]:

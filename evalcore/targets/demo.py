@@ -23,8 +23,8 @@ import time
 from evalcore.documents.retrieval import build_index, tokenize
 from evalcore.llm.types import Message
 from evalcore.models import Document, Target
-from evalcore.runs.targets.adapters import TargetAdapter, TargetReply
-from evalcore.runs.targets.config import DemoConfig
+from evalcore.targets.adapters import TargetAdapter, TargetReply
+from evalcore.targets.config import DemoConfig
 
 NOT_FOUND = "I'm sorry, I couldn't find anything about that in our documentation."
 GOODBYE = "You're welcome. Goodbye!"

@@ -38,7 +38,9 @@ from evalcore.llm.retry import with_retries
 from evalcore.llm.types import ConfigError, Message, ModelCallError, ProviderError
 from evalcore.models import Target, TargetKind
 from evalcore.models.common import content_hash
-from evalcore.runs.targets.config import (
+from evalcore.store import Store
+from evalcore.store.secrets import redact, register
+from evalcore.targets.config import (
     ENV_REF,
     ChatConfig,
     HTTPConfig,
@@ -46,8 +48,6 @@ from evalcore.runs.targets.config import (
     TargetConfigError,
     parse_config,
 )
-from evalcore.store import Store
-from evalcore.store.secrets import redact, register
 
 
 class TargetCrash(EvalcoreError):
@@ -329,7 +329,7 @@ def build_adapter(store: Store, project_id: str, target: Target, client: ModelCl
         return PythonTarget(target, config)  # type: ignore[arg-type]
     if target.kind in (TargetKind.rasa, TargetKind.http_events, TargetKind.demo_flows):
         return _event_target(store, project_id, target, config, client)
-    from evalcore.runs.targets.demo import DemoTarget
+    from evalcore.targets.demo import DemoTarget
 
     return DemoTarget(target, config, store.documents(project_id))  # type: ignore[arg-type]
 
@@ -339,14 +339,14 @@ def _event_target(
 ) -> TargetAdapter:
     """The targets that report events (each in its own module, imported when used)."""
     if target.kind == TargetKind.rasa:
-        from evalcore.runs.targets.rasa import RasaTarget
+        from evalcore.targets.rasa import RasaTarget
 
         return RasaTarget(target, config, client)
     if target.kind == TargetKind.http_events:
-        from evalcore.runs.targets.http_events import HTTPEventsTarget
+        from evalcore.targets.http_events import HTTPEventsTarget
 
         return HTTPEventsTarget(target, config, client)
-    from evalcore.runs.targets.demo_flows import DemoFlowsTarget
+    from evalcore.targets.demo_flows import DemoFlowsTarget
 
     inputs = (store.procedures(project_id), store.tools(project_id), store.documents(project_id))
     return DemoFlowsTarget(target, config, *inputs)

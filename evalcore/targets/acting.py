@@ -11,7 +11,8 @@ Section 4.3; issue 17, item 8). The action is a reply, or a call of one tool wit
   not place them). The response is JSON holding either an action at `action_path` (default `action`),
   `{"name": "lookup_order", "arguments": {"order_id": "WEB-1"}}`, or a reply text at `response_path`
   (default `reply`). Anything else is a crash of that test.
-- `agent` targets are the built-in offline agents (generators/procedure/agents.py): `demo` follows the
+- `agent` targets are the built-in offline agents (registered in targets/agents.py by
+  generators/procedure/agents.py): `demo` follows the
   project's procedures with seeded mistakes, `oracle` answers with the project's procedure tests' expected
   actions, `null` always replies "OK".
 
@@ -27,26 +28,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore.generators.procedure.agents import Agent, DemoAgent, NullAgent, OracleAgent
-from evalcore.generators.procedure.apis import known_tools
-from evalcore.generators.procedure.conversations import GENERATOR
-from evalcore.generators.procedure.job import known_procedures
-from evalcore.generators.procedure.metrics import Action
-from evalcore.items.store_ops import list_tests
 from evalcore.llm.client import ModelClient
 from evalcore.llm.retry import with_retries
 from evalcore.llm.types import Message, ModelCallError
 from evalcore.models import Target, TargetKind, Tool, Turn, TurnRole
-from evalcore.runs.targets.adapters import (
+from evalcore.models.items import Action
+from evalcore.store import Store
+from evalcore.store.secrets import redact
+from evalcore.targets.adapters import (
     ChatTarget,
     HTTPTarget,
     TargetCrash,
     fill_template,
     lookup,
 )
-from evalcore.runs.targets.config import AgentConfig, TargetConfigError, parse_config
-from evalcore.store import Store
-from evalcore.store.secrets import redact
+from evalcore.targets.agents import Agent, AgentSetting, build_agent
+from evalcore.targets.config import TargetConfigError, parse_config
 
 ACTING_KINDS = (TargetKind.openai, TargetKind.anthropic, TargetKind.http, TargetKind.agent)
 
@@ -199,14 +196,6 @@ class AgentActor(ActingAdapter):
         return TargetAction(action, (time.perf_counter() - started) * 1000)
 
 
-def _agent(store: Store, project_id: str, config: AgentConfig) -> Agent:
-    if config.agent == "null":
-        return NullAgent()
-    if config.agent == "oracle":
-        return OracleAgent([t for t in list_tests(store, project_id) if t.generator == GENERATOR])
-    return DemoAgent(known_procedures(store, project_id), known_tools(store, project_id), config.seed)
-
-
 def build_acting_adapter(store: Store, project_id: str, target: Target, client: ModelClient) -> ActingAdapter:
     """The acting adapter for `target`; TargetConfigError when the kind cannot act or cannot be reached."""
     config = parse_config(target)
@@ -215,7 +204,7 @@ def build_acting_adapter(store: Store, project_id: str, target: Target, client: 
     if target.kind == TargetKind.http:
         return HTTPActor(target, config, client)  # type: ignore[arg-type]
     if target.kind == TargetKind.agent:
-        return AgentActor(target, _agent(store, project_id, config))  # type: ignore[arg-type]
+        return AgentActor(target, build_agent(config.agent, AgentSetting(store, project_id, config.seed)))  # type: ignore[union-attr]
     raise TargetConfigError(
         f"target '{target.name}' ({target.kind.value}) only chats: procedure tests need a target that can "
         f"call tools ({', '.join(k.value for k in ACTING_KINDS)})"

@@ -45,13 +45,14 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evalcore.documents.facts import column_label
 from evalcore.documents.naming import code_names, key_columns
 from evalcore.documents.retrieval import Passage, PassageIndex, split_passages, tokenize
-from evalcore.generators.doc_qa.facts import column_label
-from evalcore.generators.doc_qa.wording import cells_answer, key_noun, place_columns
-from evalcore.generators.scenario.domain import Domain, SlotType
+from evalcore.documents.sentences import split_sentences
+from evalcore.documents.wording import cells_answer, key_noun, place_columns
 from evalcore.models import Document, Procedure, Tool
 from evalcore.models.common import content_hash
+from evalcore.targets.domain import Domain, SlotType
 
 MAX_COLLECT = 3  # slots a flow collects before one action; other parameters are the action's defaults
 HANDOVER = "transfer_to_human"
@@ -457,7 +458,12 @@ class FlowEngine:
             answer = self.row_answer(document, int(passage.id.rsplit("#r", 1)[1]), wanted)
         else:
             body = _worded_rows(passage.text.split("\n", 1)[1] if "\n" in passage.text else passage.text)
-            sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", body) if len(s.split()) >= 3]
+            sentences = [
+                s
+                for line in body.splitlines()
+                for s in split_sentences(line, chat=True)
+                if len(s.split()) >= 3
+            ]
             ranked = sorted(sentences, key=lambda s: -len(wanted & set(tokenize(s))))[:2]
             answer = " ".join(re.sub(r"[*_#|]+", "", s).strip() for s in (ranked or [body]))
         return _flat(answer), _flat(passage.text)

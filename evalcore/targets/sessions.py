@@ -18,11 +18,11 @@ import threading
 import time
 from typing import Any
 
-from evalcore.generators.scenario.domain import Domain
-from evalcore.generators.scenario.events import Event, events_from_json, events_to_json
 from evalcore.llm.types import Message
 from evalcore.models.common import content_hash
-from evalcore.runs.targets.adapters import TargetAdapter, TargetCrash, TargetReply
+from evalcore.targets.adapters import TargetAdapter, TargetCrash, TargetReply
+from evalcore.targets.domain import Domain
+from evalcore.targets.events import Event, events_from_json, events_to_json
 
 EVENTS_DETAIL = "events"  # where a reply's details carry the events it caused (their JSON form)
 USER_COMMANDS = ("/session_start",)  # messages the evaluator sends, not the user: never a UserUttered

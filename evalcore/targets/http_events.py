@@ -23,14 +23,14 @@ from typing import Any, get_args
 
 from pydantic import ValidationError
 
-from evalcore.generators.scenario.events import Event, events_from_json, from_rasa_event
 from evalcore.llm.retry import with_retries
 from evalcore.llm.types import ModelCallError
 from evalcore.models import Target
-from evalcore.runs.targets.adapters import HTTPTarget, TargetCrash, fill_template, lookup
-from evalcore.runs.targets.config import HTTPEventsConfig
-from evalcore.runs.targets.sessions import EventSession, EventTarget
 from evalcore.store.secrets import redact
+from evalcore.targets.adapters import HTTPTarget, TargetCrash, fill_template, lookup
+from evalcore.targets.config import HTTPEventsConfig
+from evalcore.targets.events import Event, events_from_json, from_rasa_event
+from evalcore.targets.sessions import EventSession, EventTarget
 
 OUR_KINDS: dict[str, set[str]] = {
     cls.model_fields["type"].default: set(cls.model_fields) - {"type", "turn"}

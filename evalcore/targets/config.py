@@ -6,18 +6,18 @@ Each kind has its own validated configuration:
   (empty = OpenAI, or $OPENAI_BASE_URL), `model`, `system_prompt`, `api_key_env`;
 - `anthropic`: Anthropic's messages API: `model`, `system_prompt`, optional `base_url`, `api_key_env`;
 - `http`: a generic JSON endpoint: `url`, `headers` (values may use `${ENV_NAME}`), a `request_template`
-  (any JSON with placeholders, see `evalcore.runs.targets.http`) and a `response_path` ("reply.text",
+  (any JSON with placeholders, see `evalcore.targets.http`) and a `response_path` ("reply.text",
   "choices.0.message.content");
 - `python`: a callable `module:function` taking the chat messages (list of {role, content}) and returning
   the reply text;
 - `agent`: a built-in offline agent for procedure tests, `agent` demo, oracle or null (the openai,
-  anthropic and http kinds act with tools too: `evalcore.runs.targets.acting`);
-- `demo`: the built-in offline retrieval bot over the project's documents (`evalcore.runs.targets.demo`);
+  anthropic and http kinds act with tools too: `evalcore.targets.acting`);
+- `demo`: the built-in offline retrieval bot over the project's documents (`evalcore.targets.demo`);
 - targets that report events, for scenario tests: `rasa` (a Rasa assistant's REST channel and tracker,
-  `evalcore.runs.targets.rasa`), `http_events` (an `http` target whose response also lists events,
-  mapped by `event_types` / `event_fields`, `evalcore.runs.targets.http_events`) and `demo_flows` (the
+  `evalcore.targets.rasa`), `http_events` (an `http` target whose response also lists events,
+  mapped by `event_types` / `event_fields`, `evalcore.targets.http_events`) and `demo_flows` (the
   built-in flow assistant over the project's procedures, with seeded defects,
-  `evalcore.runs.targets.demo_flows`; built in as `demo-flows`).
+  `evalcore.targets.demo_flows`; built in as `demo-flows`).
 
 Secrets are never stored: keys are named by environment variable (`api_key_env`, `${NAME}` in header
 values), and a header that carries credentials without a `${NAME}` reference is refused.
@@ -160,7 +160,7 @@ class DemoConfig(_Config):
 
 
 class RasaConfig(_Config):
-    """A Rasa (or Rasa-compatible) assistant: REST channel and tracker (evalcore.runs.targets.rasa)."""
+    """A Rasa (or Rasa-compatible) assistant: REST channel and tracker (evalcore.targets.rasa)."""
 
     url: str = Field(description="Base URL of the assistant's server, e.g. http://localhost:5005.")
     headers: dict[str, str] = Field(default_factory=dict, description="Headers; use ${ENV} for secrets.")
@@ -183,7 +183,7 @@ class RasaConfig(_Config):
 
 
 class HTTPEventsConfig(HTTPConfig):
-    """A JSON endpoint whose response also lists events (evalcore.runs.targets.http_events)."""
+    """A JSON endpoint whose response also lists events (evalcore.targets.http_events)."""
 
     events_path: str = Field(default="events", description="Where the events list is in the response JSON.")
     events_cumulative: bool = Field(
@@ -199,7 +199,7 @@ class HTTPEventsConfig(HTTPConfig):
 
 
 class DemoFlowsConfig(_Config):
-    """The built-in flow assistant over the project's procedures (evalcore.runs.targets.demo_flows)."""
+    """The built-in flow assistant over the project's procedures (evalcore.targets.demo_flows)."""
 
     defect_rate: float = Field(
         default=0.03, ge=0, le=1, description="Chance that a defect fires at each opportunity for it."
@@ -211,7 +211,7 @@ class DemoFlowsConfig(_Config):
 
 
 class AgentConfig(_Config):
-    """A built-in offline agent for procedure tests (evalcore.runs.targets.acting)."""
+    """A built-in offline agent for procedure tests (evalcore.targets.acting)."""
 
     agent: Literal["demo", "oracle", "null"] = Field(
         default="demo",

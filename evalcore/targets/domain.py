@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.errors import Problem
-from evalcore.generators.scenario.records import Scenario
 from evalcore.inputs.sources import parse_yaml, read_text
 
 Loc = tuple[str | int, ...]
@@ -71,16 +70,12 @@ class Domain:
         chosen = list(flow_ids) or list(self.collects)
         return frozenset(slot for f in chosen for slot in self.collects.get(f, ()))
 
-    def problems(self, scenario: Scenario) -> list[tuple[Loc, str]]:
-        """(field location, why) of each slot or flow the scenario names that this domain lacks, and of
-        each initial slot value of a type the slot cannot hold."""
-        return self.check(scenario.initial_slots, enumerate(scenario.assertions))
-
     def check(
         self, initial_slots: Mapping[str, Any], assertions: Iterable[tuple[int, Any]]
     ) -> list[tuple[Loc, str]]:
-        """`problems` on a scenario's parts: its initial slots and its assertions with their index in the
-        file (those that parsed, when others did not)."""
+        """(field location, why) of each slot or flow a scenario names that this domain lacks, and of each
+        initial slot value of a type the slot cannot hold, from the scenario's parts: its initial slots and
+        its assertions with their index in the file (those that parsed, when others did not)."""
         out: list[tuple[Loc, str]] = []
         for name, value in initial_slots.items():
             loc: Loc = ("scenario", "setup", "initial_slots", name)

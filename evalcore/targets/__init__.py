@@ -5,7 +5,7 @@ adapter = build_adapter(store, pid, get_target(store, pid, "bot"), ModelClient(s
 adapter.reply([Message("user", "Hi")]).text
 """
 
-from evalcore.runs.targets.adapters import (
+from evalcore.targets.adapters import (
     TargetAdapter,
     TargetCrash,
     TargetReply,
@@ -13,7 +13,7 @@ from evalcore.runs.targets.adapters import (
     fill_template,
     lookup,
 )
-from evalcore.runs.targets.config import (
+from evalcore.targets.config import (
     CONFIGS,
     DEMO_NAME,
     TargetConfigError,

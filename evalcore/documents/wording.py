@@ -22,8 +22,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evalcore.generators.doc_qa.facts import column_label, mentions
-from evalcore.specs.offline import SUBJECT_VERBS, subject_split
+from evalcore.documents.facts import column_label, mentions
+from evalcore.documents.sentences import SUBJECT_VERBS, subject_split
 
 # Key columns that say where (a store, a branch): "the X at the Y store".
 PLACE_COLUMNS = ("store", "branch", "shop", "location", "site")
