@@ -3,8 +3,9 @@
 run = run_target(store, pid, "demo", judge="offline")          # create + play (resumable job)
 execute_run(store, run.run.id)                                 # resume after a stop or a crash
 
-`targets/` reaches the systems under test; `judges` and `offline_judge` score replies; `assertions` are
-the deterministic checks. Reports over runs live in `evalcore.reports` (a higher package).
+`evalcore.targets` (a lower package) reaches the systems under test; `judges` and `offline_judge` score
+replies; `assertions` are the deterministic checks. Reports over runs live in `evalcore.reports` (a
+higher package).
 """
 
 from evalcore import lazy_exports
@@ -13,11 +14,8 @@ from evalcore import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
-        "evalcore.jobs": ("request_stop",),
-        "evalcore.runs.control": (
-            "code_version",
-            "run_progress",
-        ),
+        "evalcore.jobs": ("code_version", "request_stop"),
+        "evalcore.runs.control": ("run_progress",),
         "evalcore.runs.job": (
             "RunOutcome",
             "create_run",

@@ -8,31 +8,9 @@ page shows it whoever plays the run, and a reopened tab picks it up.
 
 from __future__ import annotations
 
-import functools
-import subprocess
-from pathlib import Path
-
-from evalcore import __version__
 from evalcore.jobs import progress
 from evalcore.models import Run, RunStatus
 from evalcore.store import Store
-
-
-@functools.cache
-def code_version() -> str:
-    """evalcore's version, plus the git commit when running from a checkout ('0.1.0+g54e86e9')."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        sha = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return __version__
-    return f"{__version__}+g{sha}" if sha else __version__
 
 
 def run_progress(store: Store, run_id: str) -> tuple[int, int]:

@@ -25,17 +25,14 @@ from typing import Any
 from evalcore import jobs
 from evalcore.errors import EvalcoreError, NotFoundError
 from evalcore.items.store_ops import KIND
-from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Run, RunStatus, Target
-from evalcore.runs.control import code_version
 from evalcore.runs.items import load_items, select_keys
 from evalcore.runs.judges import make_judge
 from evalcore.runs.player import HISTORY_MODES, Player
 from evalcore.runs.records import RUN_KIND
 from evalcore.store import Store
-from evalcore.store.store import new_id
 from evalcore.targets import build_adapter, describe, get_target
 
 DEFAULT_CONCURRENCY = 4
@@ -101,24 +98,16 @@ def create_run(
         "judge_requested": judge,
         "items": keys,
         "total_turns": total,
-        PROGRESS_TOTAL: total,
         "concurrency": max(1, int(concurrency)),
         "source": source,
         "filters": {"spec_id": spec_id, "generator": generator, "limit": limit},
         "history": history,
         "single_turn_pairs": bool(single_turn_pairs),
-        **jobs.entry_point(execute_run),
     }
-    run = Run(
-        id=new_id("run"),
-        kind=RUN_KIND,
-        params=params,
-        target=chosen.name,
-        judge=judge,
-        budget=budget or {},
-        code_version=code_version(),
-    )
-    return store.start_run(project_id, run, pending=True)
+    return jobs.create(
+        store, project_id, RUN_KIND, params, entry=execute_run, total=total, target=chosen.name, judge=judge,
+        budget=budget,
+    )  # fmt: skip
 
 
 def execute_run(

@@ -26,13 +26,10 @@ from evalcore.generators.procedure.conversations import GENERATOR
 from evalcore.generators.procedure.job import list_graphs
 from evalcore.items.current import item_ids, read_items, read_tiers
 from evalcore.items.store_ops import TEST_KIND
-from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.llm.types import BudgetExceeded
 from evalcore.models import Run, RunStatus, Target, Test, Tier
-from evalcore.runs.control import code_version
 from evalcore.store import Store
-from evalcore.store.store import new_id
 from evalcore.targets import TargetCrash, describe, get_target
 from evalcore.targets.acting import ACTING_KINDS, build_acting_adapter
 from evalcore.targets.config import TargetConfigError
@@ -119,20 +116,12 @@ def create_procedure_run(
         "embedding": similarity,
         "units": tests,
         "concurrency": max(1, int(concurrency)),
-        PROGRESS_TOTAL: len(tests),
-        **jobs.entry_point(execute_procedure_run),
     }
-    run = Run(
-        id=new_id("run"),
-        kind=RUN_KIND,
-        params=params,
-        target=chosen.name,
-        judge=f"reply similarity on {similarity}",
-        budget=budget or {},
-        code_version=code_version(),
-        warnings=[f"{len(rejected)} test(s) of rejected conversations were skipped"] if rejected else [],
-    )
-    return store.start_run(project_id, run, pending=True)
+    skipped = [f"{len(rejected)} test(s) of rejected conversations were skipped"] if rejected else []
+    return jobs.create(
+        store, project_id, RUN_KIND, params, entry=execute_procedure_run, total=len(tests),
+        target=chosen.name, judge=f"reply similarity on {similarity}", budget=budget, warnings=skipped,
+    )  # fmt: skip
 
 
 def execute_procedure_run(

@@ -23,13 +23,10 @@ from evalcore.errors import EvalcoreError, UsageError
 from evalcore.generators.tool_case.rubrics import estimate_label, load_rubric_set
 from evalcore.generators.tool_case.scope import RubricStepFailed, score_conversation
 from evalcore.items.store_ops import list_conversations
-from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.llm.guard import choose_judge, guard_judge
 from evalcore.models import Conversation, Run
-from evalcore.runs.control import code_version
 from evalcore.store import Store
-from evalcore.store.store import new_id
 
 RUN_KIND = "rubric_scoring"
 
@@ -86,18 +83,11 @@ def create_rubric_scoring(
         "model": model,
         "target_model": target_model,
         "units": ids,
-        PROGRESS_TOTAL: len(ids),
-        **jobs.entry_point(execute_rubric_scoring),
     }
-    run = Run(
-        id=new_id("run"),
-        kind=RUN_KIND,
-        params=params,
-        target=target,
+    return jobs.create(
+        store, project_id, RUN_KIND, params, entry=execute_rubric_scoring, total=len(ids), target=target,
         judge=judge,
-        code_version=code_version(),
-    )
-    return store.start_run(project_id, run, pending=True)
+    )  # fmt: skip
 
 
 def execute_rubric_scoring(

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore import __version__, jobs
+from evalcore import jobs
 from evalcore.documents.naming import code_names
 from evalcore.documents.retrieval import PassageIndex, build_index, tokenize
 from evalcore.errors import EvalcoreError
@@ -46,7 +46,6 @@ from evalcore.specs.drafts import CATEGORIES, SpecDraft, SpecDrafts
 from evalcore.specs.offline import offline_card_specs, offline_specs
 from evalcore.specs.store_ops import add_specs, list_specs
 from evalcore.store import Store
-from evalcore.store.store import new_id
 
 GENERATE_SPECS = Task(
     "generate_specs", SpecDrafts, offline_specs, prompt="generate_specs.md", temperature=0.7, max_tokens=3000
@@ -154,9 +153,8 @@ def create_generation(
         if value < 1:
             raise EvalcoreError(f"spec generation: {name} must be at least 1 (got {value})")
     params = {"m": m, "batch": batch, "seed": seed, "docs_per_spec": docs_per_spec, "model": model,
-              "with_card": from_card, **jobs.entry_point(resume_generation)}  # fmt: skip
-    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
-    return store.start_run(project_id, run, pending=True)
+              "with_card": from_card}  # fmt: skip
+    return jobs.create(store, project_id, RUN_KIND, params, entry=resume_generation, budget=budget)
 
 
 def generate_specs(

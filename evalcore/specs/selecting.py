@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-from evalcore import __version__
+from evalcore import jobs
 from evalcore.errors import EvalcoreError
 from evalcore.llm.client import ModelClient
 from evalcore.models import Run, RunStatus, SpecStatus
@@ -28,7 +28,6 @@ from evalcore.specs.selection import (
 )
 from evalcore.specs.store_ops import SELECT_KIND, SpecView, list_specs, spec_text
 from evalcore.store import Store
-from evalcore.store.store import new_id
 
 Method = Literal["greedy", "random", "maxmin"]
 METHODS: tuple[Method, ...] = ("greedy", "random", "maxmin")
@@ -129,9 +128,7 @@ def select_specs(
     metrics = measure(candidates, indices)
     params = {"k": k, "alpha": alpha, "gamma": gamma, "method": method, "seed": seed, "author": author,
               "embedding_model": candidates.embedding_model, "candidates": len(candidates.views)}  # fmt: skip
-    run = store.start_run(
-        project_id, Run(id=new_id("run"), kind=SELECT_KIND, params=params, code_version=__version__)
-    )
+    run = jobs.create(store, project_id, SELECT_KIND, params, pending=False)
     with store.unit(run.id, "selection") as writer:
         writer.result = {"selected": ids, "metrics": metrics.__dict__}
     run = run.model_copy(update={"status": RunStatus.finished, "finished_at": now_utc()})

@@ -21,7 +21,7 @@ from datetime import datetime
 import numpy as np
 from pydantic import Field
 
-from evalcore import __version__, jobs
+from evalcore import jobs
 from evalcore.errors import EvalcoreError
 from evalcore.models import Run, RunStatus
 from evalcore.models.common import Record, content_hash, now_utc
@@ -29,7 +29,6 @@ from evalcore.specs.projection import NEIGHBOURS, map_2d, place_by_neighbours
 from evalcore.specs.selecting import load_candidates, metrics_by_k, spec_embedding_text
 from evalcore.specs.store_ops import spec_versions
 from evalcore.store import Store
-from evalcore.store.store import new_id
 
 MAP_KIND = "specs.map"
 UNIT = "map"
@@ -92,9 +91,8 @@ class MapChanges(Record):
 def start_map(store: Store, project_id: str, *, refit: bool = False) -> Run:
     """Record a map job (pending) for a worker: an update of the latest map, or a refit of every point
     when `refit` or when there is no map yet. Hand it to a worker with `jobs.queue.enqueue`."""
-    params = {"project_id": project_id, "refit": refit, **jobs.entry_point(compute_map)}
-    run = Run(id=new_id("run"), kind=MAP_KIND, params=params, code_version=__version__)
-    return store.start_run(project_id, run, pending=True)
+    params = {"project_id": project_id, "refit": refit}
+    return jobs.create(store, project_id, MAP_KIND, params, entry=compute_map)
 
 
 class MapStatus(Record):

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcore import __version__, jobs
+from evalcore import jobs
 from evalcore.documents.chains import chains_for_spec
 from evalcore.documents.facts import Fact, document_facts, relevance
 from evalcore.documents.graph import graph_stats
@@ -271,10 +271,8 @@ def start_run(
         "d": lengths[0] if len(lengths) == 1 else lengths, "turns": turns, "per_spec": per_spec,
         "seed": seed, "model": model, "judge": judge, "k": {**DEFAULT_K, **(k or {})}, "dense": dense,
         "leave_spec": leave_spec,
-        **jobs.entry_point(resume),
     }  # fmt: skip
-    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, budget=budget or {}, code_version=__version__)
-    return store.start_run(project_id, run, pending=True)
+    return jobs.create(store, project_id, RUN_KIND, params, entry=resume, budget=budget)
 
 
 def generate_conversations(

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import Field
 
-from evalcore import __version__, jobs
+from evalcore import jobs
 from evalcore.errors import EvalcoreError, NotFoundError, UsageError
 from evalcore.generators.procedure.apis import (
     GENERATE_API,
@@ -49,7 +49,6 @@ from evalcore.generators.procedure.intents import GENERATE_INTENTS, GENERATE_PRO
 from evalcore.generators.procedure.noise import DEFAULT_P, GENERATE_NOISE, NOISE_MESSAGES, add_noise
 from evalcore.generators.procedure.paths import WALKS, edge_coverage
 from evalcore.items.store_ops import add_conversation, add_test
-from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.llm.types import TaskResult
 from evalcore.models import DocumentKind, Procedure, Provenance, Run, Tool
@@ -133,8 +132,6 @@ def create_generation(
         "model": model,
         "generated_procedures": [g.model_dump(mode="json") for g in generated],
         GENERATED_TOOLS: [t.model_dump(mode="json") for t in apis],
-        PROGRESS_TOTAL: len(chosen),
-        **jobs.entry_point(execute_generation),  # what a queue worker resumes it with
     }
     # the model layer stops a call that would exceed the run's budget; the unit is released, not failed
     short = (
@@ -142,15 +139,10 @@ def create_generation(
         if len(generated) < intents
         else []
     )
-    run = Run(
-        id=new_id("run"),
-        kind=RUN_KIND,
-        params=params,
-        budget=budget or {},
-        code_version=__version__,
+    return jobs.create(
+        store, project_id, RUN_KIND, params, entry=execute_generation, total=len(chosen), budget=budget,
         warnings=short,
-    )
-    return store.start_run(project_id, run, pending=True)
+    )  # fmt: skip
 
 
 def _generated_procedures(

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
-from evalcore import __version__, jobs
+from evalcore import jobs
 from evalcore.errors import EvalcoreError
 from evalcore.generators.scenario.format import ScenarioFile
 from evalcore.generators.scenario.records import Scenario
@@ -34,7 +34,6 @@ from evalcore.generators.simulation.simulator import (
 )
 from evalcore.inputs.sources import dotted
 from evalcore.items.store_ops import add_conversation
-from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.models import Conversation, Provenance, Run, RunStatus, Target, Turn, TurnRole
 from evalcore.models.common import Record
@@ -191,19 +190,11 @@ def create_scenario_run(
         "chatbot_info": info,
         "limits": limits.__dict__,
         "concurrency": max(1, int(concurrency)),
-        PROGRESS_TOTAL: len(units),
-        **jobs.entry_point(resume),
     }
-    run = Run(
-        id=new_id("run"),
-        kind=RUN_KIND,
-        params=params,
-        target=chosen.name,
-        judge=judge_model,
-        budget=budget or {},
-        code_version=__version__,
-    )
-    run = store.start_run(project_id, run, pending=True)
+    run = jobs.create(
+        store, project_id, RUN_KIND, params, entry=resume, total=len(units), target=chosen.name,
+        judge=judge_model, budget=budget,
+    )  # fmt: skip
     for warning in warnings:
         store.add_run_warning(run.id, warning)
     return store.run(run.id)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evalcore import __version__, jobs
+from evalcore import jobs
 from evalcore.errors import EvalcoreError, NotFoundError
 from evalcore.generators.simulation.detection import judge_dialogue, rating_dimensions
 from evalcore.generators.simulation.personas import generate_personas, list_personas
@@ -34,7 +34,6 @@ from evalcore.generators.simulation.simulator import (
 )
 from evalcore.generators.simulation.taxonomy import is_task_oriented
 from evalcore.items.store_ops import add_conversation
-from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.models import Persona, Provenance, Run, RunStatus, Target
 from evalcore.store import Store
@@ -147,19 +146,11 @@ def create_simulation(
         "simulator_model": simulator_model,
         "judge_model": judge_model,
         "concurrency": max(1, int(concurrency)),
-        PROGRESS_TOTAL: len(units),
-        **jobs.entry_point(execute_simulation),  # what a queue worker resumes it with
     }
-    run = Run(
-        id=new_id("run"),
-        kind=RUN_KIND,
-        params=params,
-        target=chosen.name,
-        judge=judge_model,
-        budget=budget or {},
-        code_version=__version__,
-    )
-    return store.start_run(project_id, run, pending=True)
+    return jobs.create(
+        store, project_id, RUN_KIND, params, entry=execute_simulation, total=len(units), target=chosen.name,
+        judge=judge_model, budget=budget,
+    )  # fmt: skip
 
 
 class _Worker:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalcore import __version__
+from evalcore import jobs
 from evalcore.errors import NotFoundError, Problem, ValidationFailed
 from evalcore.generators.simulation import stats
 from evalcore.generators.simulation.chatchecker import RUN_INFO, ChatCheckerRun, read_run, write_run
@@ -99,7 +99,7 @@ def import_chatchecker_run(store: Store, folder: Path, project_id: str | None = 
         "rating_dimensions": source.rating_dimensions,
         "files": source.files,  # the run's own files, so an export keeps their timings and costs
     }
-    run = store.start_run(pid, Run(id=new_id("run"), kind=RUN_KIND, params=params, code_version=__version__))
+    run = jobs.create(store, pid, RUN_KIND, params, pending=False)
     producer = str(source.files.get(RUN_INFO, {}).get("user_simulator_llm") or "chatchecker")
     try:
         with store.write() as conn:

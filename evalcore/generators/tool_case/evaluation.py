@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcore import __version__, jobs
+from evalcore import jobs
 from evalcore.errors import EvalcoreError, UsageError
 from evalcore.generators.tool_case.records import GENERATOR
 from evalcore.generators.tool_case.rubrics import estimate_label
@@ -37,11 +37,9 @@ from evalcore.generators.tool_case.scope import (
 )
 from evalcore.items.current import read_tiers
 from evalcore.items.store_ops import list_conversations
-from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.models import Conversation, Run, Tier
 from evalcore.store import Store
-from evalcore.store.store import new_id
 
 TRAIN_SHARE = 0.4  # Section 4.1: "split 40/60"
 DEFAULT_FOLDS = 5
@@ -286,11 +284,10 @@ def create_comparison(
         "pos": _pos_count(conversations),
         "all_conversations": all_conversations,
         "units": [f"fold-{n + 1}" for n in range(folds)],
-        PROGRESS_TOTAL: folds,
-        **jobs.entry_point(execute_comparison),
     }
-    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, judge=judge, code_version=__version__)
-    return store.start_run(project_id, run, pending=True)
+    return jobs.create(
+        store, project_id, RUN_KIND, params, entry=execute_comparison, total=folds, judge=judge
+    )
 
 
 def execute_comparison(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from evalcore import __version__, jobs
+from evalcore import jobs
 from evalcore.errors import EvalcoreError
 from evalcore.generators.tool_case.job import project_catalog
 from evalcore.generators.tool_case.judge import JUDGE_TOOL_CASE, judge_inputs
@@ -24,7 +24,6 @@ from evalcore.generators.tool_case.records import GENERATOR
 from evalcore.items.current import read_tiers
 from evalcore.items.state import judge_fields, set_policy
 from evalcore.items.store_ops import list_conversations
-from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.models import Conversation, Run, Tier
 from evalcore.stats.calibration import (
@@ -34,7 +33,6 @@ from evalcore.stats.calibration import (
     threshold_for_precision,
 )
 from evalcore.store import Store
-from evalcore.store.store import new_id
 
 RUN_KIND = "tool_case_filter"
 TARGET_PRECISION = 0.91  # Section 2.3: the judge's precision on the gold set
@@ -73,11 +71,10 @@ def create_filter(store: Store, project_id: str, *, model: str | None = None) ->
         "project_id": project_id,
         "model": model,
         "units": todo,
-        PROGRESS_TOTAL: len(todo),
-        **jobs.entry_point(execute_filter),
     }
-    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, code_version=__version__, judge=judge)
-    return store.start_run(project_id, run, pending=True)
+    return jobs.create(
+        store, project_id, RUN_KIND, params, entry=execute_filter, total=len(todo), judge=judge
+    )
 
 
 def execute_filter(

@@ -16,14 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore import __version__, jobs
+from evalcore import jobs
 from evalcore.errors import EvalcoreError, UsageError
 from evalcore.generators.tool_case.catalog import Situation, catalog, project_situations
 from evalcore.generators.tool_case.groups import ToolGroup, prerequisite_names, requirement, tool_groups
 from evalcore.generators.tool_case.records import GENERATOR, to_conversation
 from evalcore.generators.tool_case.synthesis import GENERATE_TOOL_CASE, case_inputs, check_case
 from evalcore.items.store_ops import add_conversation
-from evalcore.jobs.control import PROGRESS_TOTAL
 from evalcore.llm.client import ModelClient
 from evalcore.models import DocumentKind, Provenance, Run
 from evalcore.store import Store
@@ -127,11 +126,8 @@ def create_toolcases(
         "skipped": plan.skipped,
         "unproduced": plan.unproduced,
         "concurrency": max(1, int(concurrency)),
-        PROGRESS_TOTAL: len(plan.units),
-        **jobs.entry_point(execute_toolcases),  # what a queue worker resumes it with
     }
-    run = Run(id=new_id("run"), kind=RUN_KIND, params=params, code_version=__version__, judge=None)
-    return store.start_run(project_id, run, pending=True)
+    return jobs.create(store, project_id, RUN_KIND, params, entry=execute_toolcases, total=len(plan.units))
 
 
 def execute_toolcases(
