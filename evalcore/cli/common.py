@@ -136,15 +136,19 @@ def require_resume(retry_failed: bool, resume: str | None) -> None:
         raise UsageError("--retry-failed retries the failed units of a run: give --resume RUN_ID too")
 
 
-def queue_run(store: Store, run_id: str, *, retry_failed: bool = False) -> None:
-    """`--queue`: give the run's failed units back if asked, hand the run to the workers and say where;
-    the run's id is the last line printed."""
-    from evalcore import jobs
+def queue_run(
+    store: Store,
+    run_id: str,
+    *,
+    retry_failed: bool = False,
+    budget: dict[str, float] | None = None,
+    concurrency: int | None = None,
+) -> None:
+    """`--queue`: hand the run to the workers (with what the foreground run would have been given) and
+    say where; the run's id is the last line printed."""
     from evalcore.jobs.queue import display_url, enqueue, queue_url_for
 
-    if retry_failed:
-        jobs.retry_failed(store, run_id)
-    enqueue(store, run_id)
+    enqueue(store, run_id, budget=budget, concurrency=concurrency, retry_failed=retry_failed)
     typer.echo(f"run {run_id} queued on {display_url(queue_url_for(store.url))}")
     typer.echo(run_id)
 

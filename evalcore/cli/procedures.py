@@ -320,7 +320,6 @@ def play_tests(
     db: str | None,
 ) -> None:
     """`evalcore run --tests`: play the procedure tests against an acting target, then print Table 2."""
-    from evalcore.cli.runs import _enqueue
     from evalcore.reports.procedure_tables import export_procedure_tables, score_run
     from evalcore.runs.procedure_tests import DEFAULT_CONCURRENCY, create_procedure_run, execute_procedure_run
 
@@ -344,7 +343,7 @@ def play_tests(
         if generation is None:
             typer.echo(f"playing the tests of {_generations_of(store, run_id)}")
     if queue:
-        _enqueue(store, run_id, limits, concurrency, retry_failed)
+        queue_run(store, run_id, retry_failed=retry_failed, budget=limits, concurrency=concurrency)
         return
     outcome = execute_procedure_run(
         store, run_id, on_progress=progress_printer("tests"), retry_failed=retry_failed

@@ -31,7 +31,7 @@ from evalcore.cli.common import (
 from evalcore.errors import EvalcoreError, UsageError
 
 if TYPE_CHECKING:
-    from evalcore.store import Store
+    pass
 
 app = typer.Typer(help="Runs against targets and their reports.")
 targets_app = typer.Typer(help="The targets (systems under test) of a project.", no_args_is_help=True)
@@ -118,7 +118,7 @@ def run_(
                    "history": history, "single_turn_pairs": pairs}  # fmt: skip
         run_id = create_run(store, pid, target, concurrency=concurrency or DEFAULT_CONCURRENCY, **options).id
     if queue:
-        _enqueue(store, run_id, limits, concurrency, retry_failed)
+        queue_run(store, run_id, retry_failed=retry_failed, budget=limits, concurrency=concurrency)
         return
     outcome = execute_run(
         store, run_id, on_progress=progress_printer("turns"), budget=limits or None, concurrency=concurrency,
@@ -143,17 +143,6 @@ def run_(
         typer.echo(f"other processes still play {run.id}; this one played what they had not claimed")
     elif run.status.value != "finished":
         typer.echo(f"{run.status.value} ({run.stopped_reason}); resume with: evalcore run --resume {run.id}")
-
-
-def _enqueue(
-    store: Store, run_id: str, limits: dict[str, float], concurrency: int | None, retry_failed: bool
-) -> None:
-    """`run --queue`: record what the foreground run would have been given, then queue the run."""
-    if limits:
-        store.update_run(store.run(run_id).model_copy(update={"budget": limits}))
-    if concurrency:
-        store.update_run_params(run_id, {"concurrency": int(concurrency)})
-    queue_run(store, run_id, retry_failed=retry_failed)
 
 
 def _json(text: str) -> object:

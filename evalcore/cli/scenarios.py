@@ -18,7 +18,7 @@ import typer
 
 from evalcore.cli.common import DbOption, ProjectOption, emit, friendly, open_store, project_id_of
 from evalcore.cli.scenario_run import run as run_command
-from evalcore.errors import EvalcoreError, UsageError, ValidationFailed
+from evalcore.errors import UsageError, ValidationFailed
 
 app = typer.Typer(
     help="Scenario tests: validate, import and export scenario YAML files, write them from specs.",
@@ -158,12 +158,8 @@ def from_specs(
     Given/When become the user's briefing, its Then criteria, and assertions name only what the
     --domain (or the --target's domain) defines: none without one. Each file says which model wrote it,
     or that it is offline."""
-    from evalcore.generators.scenario import generate_scenarios, import_scenarios
-    from evalcore.generators.scenario.format import file_name, to_yaml
-    from evalcore.generators.scenario.from_specs import OFFLINE_MARK
-    from evalcore.generators.scenario.store_ops import write_files
+    from evalcore.generators.scenario import write_from_specs
     from evalcore.llm import ModelClient
-    from evalcore.specs.store_ops import list_specs
 
     if domain and target:
         raise UsageError("give --domain files or --target, not both")
@@ -172,25 +168,16 @@ def from_specs(
     pid = project_id_of(store, project)
     if target:
         checked = _target_domain(store, pid, target)
-    views = [v for v in list_specs(store, pid) if v.spec.status.value != "rejected"]
-    specs = [v.spec for v in sorted(views, key=lambda v: not v.spec.selected)][:limit]
-    if not specs:
-        raise EvalcoreError(
-            f"project {pid} has no spec to write scenarios from: `evalcore specs generate` first"
-        )
-    made = generate_scenarios(ModelClient(store, pid), specs, checked, model=model)
-    files, by = [], []
-    for g in made:
-        by.append(OFFLINE_MARK if g.offline else g.model)
-        header = f"# Written from spec {g.spec_id} by {by[-1]}: review it before relying on it.\n"
-        files.append((file_name(g.scenario), header + to_yaml(g.scenario), g.spec_id))
-    written = write_files(out, files)
-    offline = " (offline: no model)" if any(g.offline for g in made) else ""
-    checkable = sum(1 for g in made if g.scenario.assertions)
-    typer.echo(f"wrote {len(written)} scenario file(s) to {out}, {checkable} with assertions{offline}")
-    if import_:
-        origins = {str(path): model for path, model in zip(written, by, strict=True)}
-        result = import_scenarios(store, pid, written, author or getpass.getuser(), checked, origins)
+    who = (author or getpass.getuser()) if import_ else None
+    done = write_from_specs(
+        store, pid, out, ModelClient(store, pid), limit=limit, domain=checked, model=model, import_as=who
+    )
+    offline = " (offline: no model)" if done.offline else ""
+    typer.echo(
+        f"wrote {len(done.files)} scenario file(s) to {out}, {done.with_assertions} with assertions{offline}"
+    )
+    if done.imported is not None:
+        result = done.imported
         typer.echo(
             f"project {pid}: {len(result.added)} added, {len(result.updated)} updated, "
             f"{len(result.unchanged)} unchanged"

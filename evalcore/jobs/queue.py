@@ -143,12 +143,29 @@ def open_queue(store_url: str, queue_url: str | None = None) -> JobQueue:
     return JobQueue(store_url, queue_url)
 
 
-def enqueue(store: Store, run_id: str, workers: int = 1) -> list[str]:
+def enqueue(
+    store: Store,
+    run_id: str,
+    workers: int = 1,
+    *,
+    budget: dict[str, float] | None = None,
+    concurrency: int | None = None,
+    retry_failed: bool = False,
+) -> list[str]:
     """Hand a run's job to `workers` workers: mark it pending (which clears an earlier stop), record when
-    it was queued, and queue its tasks. A stop asked before a worker takes it is kept: the task skips it."""
+    it was queued, and queue its tasks. A stop asked before a worker takes it is kept: the task skips it.
+
+    `budget`, `concurrency` and `retry_failed` are what a job started in the foreground would have been
+    given: they are recorded with the run (failed units given back), so the worker applies them."""
     run = store.run(run_id)
     if not run.params.get(ENTRY):
         raise EvalcoreError(f"run {run_id} records no job function: a worker could not resume it")
+    if budget:
+        store.update_run(run.model_copy(update={"budget": budget}))
+    if concurrency:
+        store.update_run_params(run_id, {"concurrency": int(concurrency)})
+    if retry_failed:
+        claims.retry_failed(store, run_id)
     _mark_pending(store, run_id)
     store.update_run_params(run_id, {QUEUED_AT: now_utc().isoformat()})
     return open_queue(store.url).enqueue(run_id, workers)

@@ -47,12 +47,13 @@ from evalcore.generators.doc_qa.generate import (
 )
 from evalcore.generators.doc_qa.graph_build import build_document_graph
 from evalcore.generators.doc_qa.retrieval_per_spec import DEFAULT_K, retrieve_for_spec
-from evalcore.generators.doc_qa.specs import choose_specs, system_description
+from evalcore.generators.doc_qa.specs import system_description
 from evalcore.generators.doc_qa.verify import verify_conversation
 from evalcore.items.store_ops import add_conversation
 from evalcore.llm import ModelClient, choose_judge
 from evalcore.models import Document, Run, Spec
 from evalcore.models.common import content_hash
+from evalcore.specs.choice import choose_specs
 from evalcore.store import Store
 from evalcore.store.store import new_id
 

@@ -2,13 +2,13 @@
 `scenario` arrow. One YAML file per scenario: a simulated user's briefing, initial slots, and goals as
 LLM-judged criteria plus deterministic assertions over the conversation's events.
 
-Today: the records of a scenario (records), its YAML both ways with every problem located (format), the
-target's domain it is checked against (domain), the events a target reports (events), the assertion
-engine over an event history (checks) with an offline embedding scorer for the generative assertions
-(scoring), the criteria judge over a transcript (criteria), a scenario's verdict on one conversation
-(verdict), scenarios in the store (store_ops), scenarios written from specs (from_specs), and scenario
-runs against a target that reports events (run: a job; `load_scenario_results` reads its results; not
-re-exported here, since it imports the simulator, which imports the targets, which import this package).
+The records of a scenario (records), its YAML both ways with every problem located (format), the
+assertion engine over an event history (checks) with an offline embedding scorer for the generative
+assertions (scoring), the criteria judge over a transcript (criteria), a scenario's verdict on one
+conversation (verdict), scenarios in the store (store_ops), scenarios written from specs (from_specs),
+and scenario runs against a target that reports events (run: a job; `load_scenario_results` reads its
+results). The target's domain a scenario is checked against and the events a target reports are the
+targets' records (`evalcore.targets.domain`, `evalcore.targets.events`), below this package.
 """
 
 from evalcore.generators.scenario.checks import Outcome, Score, Scorer, ScoreRequest, check, check_all
@@ -24,9 +24,11 @@ from evalcore.generators.scenario.store_ops import (
     KIND,
     ImportedScenarios,
     StoredScenario,
+    WrittenScenarios,
     export_scenarios,
     import_scenarios,
     list_scenarios,
+    write_from_specs,
 )
 from evalcore.generators.scenario.verdict import ScenarioVerdict, judge_conversation
 from evalcore.targets.domain import Domain, SlotType, read_domain
@@ -48,6 +50,7 @@ __all__ = [
     "Scorer",
     "SlotType",
     "StoredScenario",
+    "WrittenScenarios",
     "check",
     "check_all",
     "export_scenarios",
@@ -61,4 +64,5 @@ __all__ = [
     "read_scenarios",
     "scenarios_from_specs",
     "to_yaml",
+    "write_from_specs",
 ]

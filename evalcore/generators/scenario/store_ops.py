@@ -15,7 +15,10 @@ from pathlib import Path
 
 from evalcore.errors import Problem, ValidationFailed
 from evalcore.generators.scenario.format import file_name, parse_scenario, read_scenarios, to_yaml
+from evalcore.generators.scenario.from_specs import OFFLINE_MARK, generate_scenarios
 from evalcore.generators.scenario.records import Scenario
+from evalcore.llm.client import ModelClient
+from evalcore.specs.choice import selected_first
 from evalcore.store import Revision, Store
 from evalcore.store.store import new_id
 from evalcore.targets.domain import Domain
@@ -188,3 +191,46 @@ def write_files(out: Path, files: Sequence[tuple[str, str, str]]) -> list[Path]:
         partial.replace(path)  # never half a file, even after a crash
         written.append(path)
     return written
+
+
+@dataclass(frozen=True)
+class WrittenScenarios:
+    """Scenario files written from specs, and what became of them."""
+
+    files: list[Path]  # one per spec, in the specs' order
+    written_by: list[str]  # the model that wrote each, or the offline mark
+    with_assertions: int  # how many carry deterministic assertions (none without a domain)
+    imported: ImportedScenarios | None  # the import into the project, when asked for
+
+    @property
+    def offline(self) -> bool:
+        """Whether any was written offline (no model)."""
+        return OFFLINE_MARK in self.written_by
+
+
+def write_from_specs(
+    store: Store,
+    project_id: str,
+    out: Path,
+    llm: ModelClient,
+    *,
+    limit: int | None = None,
+    domain: Domain | None = None,
+    model: str | None = None,
+    import_as: str | None = None,
+) -> WrittenScenarios:
+    """Write a scenario file for each spec not rejected (selected ones first, at most `limit`) into `out`,
+    each headed by the spec and the model that wrote it; with `import_as`, import them as that author."""
+    made = generate_scenarios(llm, selected_first(store, project_id, limit), domain, model=model)
+    files, by = [], []
+    for g in made:
+        by.append(OFFLINE_MARK if g.offline else g.model)
+        header = f"# Written from spec {g.spec_id} by {by[-1]}: review it before relying on it.\n"
+        files.append((file_name(g.scenario), header + to_yaml(g.scenario), g.spec_id))
+    written = write_files(out, files)
+    imported = None
+    if import_as is not None:
+        origins = {str(path): who for path, who in zip(written, by, strict=True)}
+        imported = import_scenarios(store, project_id, written, import_as, domain, origins)
+    checkable = sum(1 for g in made if g.scenario.assertions)
+    return WrittenScenarios(written, by, checkable, imported)
