@@ -124,6 +124,11 @@ class ProcedureStep(Record):
     outcomes: dict[str, str] = Field(
         default_factory=dict, description="For 'api' steps: outcome name -> what the agent does next."
     )
+    replies: dict[str, str] = Field(
+        default_factory=dict,
+        description="For 'api' steps: outcome name -> what the assistant tells the customer, in its own "
+        "words ('{slot}' fills from what was collected); the built-in flow assistant says it.",
+    )
 
     @model_validator(mode="after")
     def _api_named(self) -> ProcedureStep:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -90,51 +91,16 @@ _REQUEST = frozenset(
     "ask tell give explain want need help like find out know hi hello hey please quick one follow up "  # noqa: SIM905
     "follow-up question about".split()
 )
-# Words every procedure, or every request, uses: they start no flow.
+# Words every request uses: they start no flow (nor do words most of the project's procedures share, see
+# `flows_from_procedures`).
 _GENERIC = frozenset(
-    "ask tell give explain check customer order item bike want need help like out find".split()  # noqa: SIM905
+    "ask tell give explain check customer order item want need help like out find".split()  # noqa: SIM905
 )
 
-# How an outcome is put to the customer ({slot} fills from the slots; unknown outcomes get a generic line).
+# What the assistant says when the conversation is handed over or a call fails; every other outcome is
+# worded by the procedure's own `replies` (the project's words), else by a generic line.
 OUTCOME_TEXT = {
-    "found": "I found order {order_id}. It is on record with the details you gave.",
-    "not_found": (
-        "I couldn't find an order with that number. Store receipts start with POS-; could you re-check it?"
-    ),
-    "email_mismatch": (
-        "That email does not match the order, so I can't share its details. Which email "
-        "did you use at checkout?"
-    ),
     "transferred": "A member of our team is joining this chat now.",
-    "ticket_created": "I've created ticket {ticket_id}; the team replies on the next business day.",
-    "created": "Your return {return_id} is open. The refund is paid 5-10 business days after inspection.",
-    "outside_window": (
-        "This item is outside its return window, so I can't open a return; a warranty "
-        "assessment is possible if it is faulty."
-    ),
-    "non_returnable": (
-        "This item is one of the exceptions that cannot be returned; for a defect we can "
-        "go the warranty route."
-    ),
-    "needs_inspection": "Please bring the item to a store: the refund is decided after inspection.",
-    "booked": "You're booked: your booking id is {booking_id}.",
-    "slot_unavailable": "That slot is taken; I can offer another slot or another workshop.",
-    "service_not_offered": "That store does not offer this service; I can book it at a store that does.",
-    "store_closed": "The store is closed that day; could you choose another date?",
-    "available": "There are e-bikes free for your dates; the deposit and daily rate are shown at booking.",
-    "none_available": "No e-bike is free then; I can check the other e-bike store or other dates.",
-    "no_longer_available": "That bike was just taken; let me see what is left.",
-    "age_not_allowed": (
-        "The rider's age does not meet the rental rules: 18+ with photo ID, 16-17 with a guardian."
-    ),
-    "too_far_ahead": "Bookings open 60 days ahead; please choose dates within that window.",
-    "opened": (
-        "Your warranty claim {claim_id} is open, with a free assessment; most claims are "
-        "decided within 5 business days."
-    ),
-    "outside_term": "The warranty term for this part has ended; I can offer a paid repair.",
-    "not_original_owner": "Frames are covered for the original owner only; I can offer a paid repair.",
-    "wrong_store": "Motor and battery claims are assessed at Alder Creek (RC-01) or Harbor Point (RC-02).",
     "error": "Sorry, something went wrong on our side.",
 }
 RESPONSES = {
@@ -195,6 +161,7 @@ class FlowStep:
     name: str  # the slot, the tool, or the response
     text: str = ""
     outcomes: tuple[str, ...] = ()
+    replies: tuple[tuple[str, str], ...] = ()  # (outcome, what the assistant says), from the procedure
 
 
 @dataclass(frozen=True)
@@ -208,7 +175,7 @@ class Flow:
 
 
 def _words(text: str) -> list[str]:
-    words = [w.replace("e-bike", "ebike") for w in tokenize(text)]  # "rent_ebike" is about e-bikes
+    words = [w.replace("-", "") for w in tokenize(text)]  # "rent_ebike" is about e-bikes
     return [w for w in words if w not in _GENERIC and not w.isdigit()]
 
 
@@ -245,14 +212,29 @@ def flows_from_procedures(procedures: Sequence[Procedure], tools: Sequence[Tool]
             for name in [p for p in required if p not in collected][:MAX_COLLECT]:
                 collected.add(name)
                 steps.append(FlowStep(f"collect_{name}", "collect", name))
-            steps.append(FlowStep(str(step.api), "action", str(step.api), outcomes=tuple(step.outcomes)))
+            action = FlowStep(str(step.api), "action", str(step.api), outcomes=tuple(step.outcomes),
+                              replies=tuple(step.replies.items()))  # fmt: skip
+            steps.append(action)
         keywords: dict[str, float] = {}
         for text, weight in ((procedure.name.replace("_", " "), 2.0), (procedure.intent, 2.0),
                              (procedure.description, 0.5)):  # fmt: skip
             for word in _words(text):
                 keywords[word] = max(keywords.get(word, 0.0), weight)
         flows.append(Flow(procedure.name, procedure.intent, keywords, tuple(steps)))
-    return flows
+    return _without_shared_words(flows)
+
+
+def _without_shared_words(flows: list[Flow]) -> list[Flow]:
+    """The flows without the keywords at least half of them share (3 or more): a word every procedure of
+    a bike shop uses ("bike") tells no flow from another."""
+    if len(flows) < 3:
+        return flows
+    counts = Counter(word for flow in flows for word in flow.keywords)
+    shared = {word for word, n in counts.items() if n >= max(3, (len(flows) + 1) // 2)}
+    return [
+        Flow(f.id, f.description, {w: v for w, v in f.keywords.items() if w not in shared}, f.steps)
+        for f in flows
+    ]
 
 
 def slots_of(tools: Sequence[Tool]) -> dict[str, SlotInfo]:
@@ -296,9 +278,8 @@ def responses_of(flows: Sequence[Flow], slots: dict[str, SlotInfo]) -> dict[str,
                 out[f"utter_ask_{step.name}"] = ask_text(slots.get(step.name) or SlotInfo(step.name, {}))
             elif step.kind == "action":
                 for outcome in step.outcomes:
-                    out[f"utter_{step.name}_{outcome}"] = OUTCOME_TEXT.get(
-                        outcome, _generic_outcome(step.name, outcome)
-                    )
+                    said = dict(step.replies).get(outcome) or OUTCOME_TEXT.get(outcome)
+                    out[f"utter_{step.name}_{outcome}"] = said or _generic_outcome(step.name, outcome)
     return out  # fmt: skip
 
 
