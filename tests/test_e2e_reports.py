@@ -3,7 +3,7 @@
 import time
 
 import pytest
-from test_runs_support import sample_project
+from runs_support import sample_project
 
 from evalcore.runs import RUN_KIND
 from evalcore.store import Store

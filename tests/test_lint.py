@@ -45,3 +45,85 @@ def test_the_model_layer_imports_no_pipeline_stage():
         if stage.match(line)
     ]
     assert offenders == []
+
+
+# The floors of the library, lowest first (../shared/DESIGN.md, "Layout"): a package imports only packages
+# on lower floors. Packages on one floor import neither each other. The package face (`evalcore`:
+# `__version__`, `lazy_exports`) and `errors` are below everything.
+FLOORS = [
+    ("errors", "models"),
+    ("stats",),
+    ("store",),
+    ("llm", "jobs"),
+    ("inputs",),
+    ("documents",),
+    ("specs",),
+    ("items",),
+    ("targets",),
+    ("generators",),
+    ("review",),
+    ("runs",),
+    ("reports",),
+    ("cli",),
+]
+FLOOR = {package: n for n, packages in enumerate(FLOORS) for package in packages}
+_IMPORT = re.compile(r"^\s*(?:from|import) (evalcore(?:\.\w+)*)")
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line number, dotted module) of every evalcore import in a file, deferred ones included."""
+    return [
+        (n, m.group(1))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if (m := _IMPORT.match(line))
+    ]
+
+
+def test_every_library_package_sits_on_a_floor_and_the_root_holds_only_the_face():
+    packages = {p.name for p in (ROOT / "evalcore").iterdir() if (p / "__init__.py").exists()}
+    assert packages == set(FLOOR) - {"errors"}, "a new package needs its floor in FLOORS"
+    root_modules = {p.name for p in (ROOT / "evalcore").glob("*.py")}
+    assert root_modules == {"__init__.py", "__main__.py", "errors.py"}
+
+
+def test_imports_run_downwards_only():
+    """No upward import and no circle between packages: generators never import runs, review or
+    reports; targets never import generators; nothing below the CLI imports it."""
+    offenders = []
+    for path in (ROOT / "evalcore").rglob("*.py"):
+        parts = path.relative_to(ROOT / "evalcore").parts
+        if len(parts) == 1:
+            continue  # the face and errors
+        own = FLOOR[parts[0]]
+        for n, module in _imports(path):
+            target = module.split(".")[1] if "." in module else None
+            if target is None or target in ("errors",) or target == parts[0] or target.startswith("__"):
+                continue
+            if target not in FLOOR:
+                continue  # a name of the face itself (`from evalcore import jobs` is caught below)
+            if FLOOR[target] >= own:
+                offenders.append(f"{path.relative_to(ROOT)}:{n}: {parts[0]} imports {module}")
+    for path in (ROOT / "evalcore").rglob("*.py"):
+        parts = path.relative_to(ROOT / "evalcore").parts
+        text = path.read_text(encoding="utf-8")
+        for n, line in enumerate(text.splitlines(), start=1):
+            m = re.match(r"^\s*from evalcore import ([\w, ]+)", line)
+            if not m or len(parts) == 1:
+                continue
+            for name in (x.strip().split(" as ")[0] for x in m.group(1).split(",")):
+                if name in FLOOR and name != parts[0] and FLOOR[name] >= FLOOR[parts[0]]:
+                    offenders.append(f"{path.relative_to(ROOT)}:{n}: {parts[0]} imports evalcore.{name}")
+    assert offenders == []
+
+
+def test_nothing_imports_a_page():
+    """Pages share only `pages/_common.py` (the sidebar, the store, identity); no page imports another."""
+    faces = [ROOT / "app.py", ROOT / "dashboard.py", *(ROOT / "pages").glob("*.py")]
+    offenders = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in [*(ROOT / "evalcore").rglob("*.py"), *faces]
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if re.match(r"^\s*(from|import) (pages|app|dashboard)\b", line)
+        and not re.match(r"^\s*from pages\._common import", line)
+    ]
+    assert offenders == []

@@ -1,0 +1,85 @@
+"""Runs and Reports say things as they are (issue 15, items 5 and 9): a run's judge and status as the store
+has them now, no raw 'None' in a table, a renamed spec under its current name, one query for the runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from runs_support import sample_project
+from streamlit.testing.v1 import AppTest
+
+from evalcore.jobs.control import committed_counts, committed_records
+from evalcore.runs import create_run, execute_run, run_target
+from evalcore.runs.control import run_label
+from evalcore.specs.store_ops import edit_spec, list_specs
+from evalcore.store import DATABASE_URL_ENV, Store
+from pages._common import md
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> Store:
+    url = f"sqlite:///{tmp_path / 'labels.db'}"
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)
+    return Store(url)
+
+
+def _open(page: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_run_is_named_by_its_judge_and_status_as_they_are_now(store):
+    pid, _ = sample_project(store)
+    run = create_run(store, pid, "demo")  # no judge asked for: the judge role decides when it plays
+    queued = run_label(store.run(run.id))
+    assert "judged by the judge role" in queued and "· queued (" in queued and "None" not in queued
+    execute_run(store, run.id)
+    done = run_label(store.run(run.id))
+    assert f"demo · judged by {store.run(run.id).judge} · " in done and "· finished (" in done
+    assert "None" not in done
+    at = _open("pages/runs.py")
+    assert at.selectbox(key="watch_run").format_func(run.id) == done
+    at = _open("pages/reports.py")
+    assert at.selectbox(key="report_run").format_func(run.id) == done
+
+
+def test_runs_are_counted_in_one_query_as_progress_counts_them(store):
+    pid, _ = sample_project(store)
+    played = run_target(store, pid, "demo", judge="offline").run
+    waiting = create_run(store, pid, "demo", judge="offline")
+    counts = committed_counts(store, [played.id, waiting.id])
+    assert counts == {played.id: committed_records(store, played.id)} and counts[played.id] > 0
+
+
+def test_report_tables_show_no_raw_none(store):
+    pid, _ = sample_project(store)
+    run_target(store, pid, "demo", judge="offline")
+    at = _open("pages/reports.py")
+    for frame in (d.value for d in at.dataframe):
+        cells = frame.astype(object)
+        assert not cells.map(lambda v: v is None or (not isinstance(v, str) and pd.isna(v))).any().any()
+        assert not cells.map(lambda v: str(v) in ("None", "nan", "<NA>")).any().any(), frame
+
+
+def test_a_renamed_spec_shows_its_current_name_in_the_drill_down(store):
+    pid, _ = sample_project(store)
+    run_target(store, pid, "demo", judge="offline")
+    at = _open("pages/reports.py")
+    at.selectbox(key="drill:by_spec").select_index(1).run()
+    shown = next(c.value for c in at.caption if c.value.startswith("Spec: ")).removeprefix("Spec: ")
+    spec = next(v for v in list_specs(store, pid) if md(v.spec.scenario) == shown)
+    edit_spec(store, spec.spec.id, "ana", spec.version, scenario="Renamed while reading")
+    at.run()
+    assert not at.exception, at.exception
+    assert "Renamed while reading" in set(at.dataframe[0].value["spec_label"])
+    drill = at.selectbox(key="drill:by_spec")
+    drill.select_index(next(i for i, o in enumerate(drill.options) if "Renamed while reading" in o)).run()
+    assert f"Spec: {md('Renamed while reading')}" in [c.value for c in at.caption]

@@ -1,0 +1,225 @@
+"""Page test (AppTest): Simulations shows runs side by side, the type x persona heatmap, a dialogue with its
+per-turn breakdown badges and ratings, marks offline output, and shows data as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from evalcore.generators.simulation import import_chatchecker_run, load_simulation_run
+from evalcore.generators.simulation.job import simulate
+from evalcore.inputs import import_project
+from evalcore.models import RunStatus
+from evalcore.store import DATABASE_URL_ENV, Store
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE_RUN = Path(
+    "/work/shared/reference/chatchecker/runs/study_goal_assistant/paper_standard_2025-05-19_11-01-55_seed_1"
+)
+
+
+@pytest.fixture
+def db_url(tmp_path, monkeypatch) -> str:
+    url = f"sqlite:///{tmp_path / 'pages.db'}"
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    return url
+
+
+def open_page(user: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if user:
+        at.session_state["user_name"] = user
+    at.run()
+    at.switch_page("pages/simulations.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def frame(at: AppTest, column: str):
+    """The first table of the page with this column."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def box(at: AppTest, label: str):
+    """The page's selectbox with this label."""
+    return next(b for b in at.selectbox if b.label == label)
+
+
+def test_without_a_run_the_page_says_how_to_start_one(db_url):
+    import_project(Store(db_url), ROOT / "data" / "sample")
+    at = open_page()
+    assert any("No simulation run" in str(i.value) for i in at.info)
+
+
+def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_url):
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    simulated = simulate(store, pid, "demo", standard=2, challenging=2).run.id
+    imported = import_chatchecker_run(store, REFERENCE_RUN, pid).run_id
+    at = open_page()
+    listed = frame(at, "source")
+    assert set(listed["run"]) == {simulated, imported}
+    made_by = dict(zip(listed["run"], listed["made by"], strict=True))
+    assert made_by == {simulated: "offline (no model)", imported: "models"}
+    assert set(listed["F1"]) == {"—"}, "nothing to score before a human label: a dash, never 'None'"
+    side_by_side = frame(at, imported)
+    assert set(side_by_side.columns) == {simulated, imported}
+    assert side_by_side.loc["Dialogues", imported] == 10
+    assert side_by_side.loc["Breakdowns per target turn", imported] == pytest.approx(5 / 155)  # as published
+    box(at, "Run").select(simulated).run()
+    assert any("Offline output" in str(i.value) for i in at.info)
+    box(at, "Run").select(imported).run()
+    assert not any("Offline output" in str(i.value) for i in at.info)
+    assert len(at.get("plotly_chart")) == 1, "the breakdown type x persona heatmap"
+    box(at, "Dialogue").select("generated_standard_persona_02_dialogue_1").run()
+    assert not at.exception, at.exception
+    shown = [str(m.value) for m in at.markdown]
+    assert any(m.startswith(":red-badge[breakdown 0\\.") for m in shown), "a breakdown with its score"
+    assert any(m.startswith(":green-badge[no breakdown 1\\.00") for m in shown)
+    assert "\\*\\*If you have any questions\\*\\*" in "\n".join(shown), "turn text is shown as text"
+    ratings = at.dataframe[-1].value
+    assert (
+        ratings["dimension"].tolist()[-1] == "overall_performance" and ratings["rating"].between(1, 5).all()
+    )
+
+
+def test_a_persona_is_edited_on_the_page_as_a_new_version_with_its_author(db_url):
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    simulate(store, pid, "demo", standard=1)
+    at = open_page("Rosa")
+    [task] = [t for t in at.text_input if t.label == "Task"]
+    task.input("Ask about **returns** <b>now</b>")
+    [save] = [b for b in at.button if b.label == "Save persona"]
+    save.click().run()
+    assert not at.exception, at.exception
+    from evalcore.generators.simulation.personas import list_personas
+
+    [(item_id, persona)] = list_personas(store, pid).items()
+    assert persona.task == "Ask about **returns** <b>now</b>" and store.current(item_id).author == "Rosa"
+    assert store.current(item_id).version == 2
+    assert frame(at, "task")["task"].tolist() == ["Ask about **returns** <b>now</b>"], "shown as text"
+
+
+def test_a_simulation_started_on_the_page_is_queued_shows_its_progress_stops_and_resumes(db_url):
+    from evalcore.generators.simulation.job import execute_simulation, simulation_runs
+    from evalcore.jobs.queue import open_queue
+
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    at = open_page("Rosa")
+    assert next(n for n in at.number_input if n.label.startswith("Max user turns")).value == 12, "the card's"
+    next(n for n in at.number_input if n.label == "Standard personas").set_value(2)
+    next(n for n in at.number_input if n.label == "Challenging personas").set_value(1)
+    next(n for n in at.number_input if n.label.startswith("Max user turns")).set_value(4)
+    next(b for b in at.button if b.label == "Start simulation").click().run()
+    assert not at.exception, at.exception
+    [run] = simulation_runs(store, pid)
+    assert run.params["limits"]["max_user_turns"] == 4 and len(run.params["units"]) == 3
+    assert run.id in open_queue(store.url).pending_runs(), "handed to the workers"
+    assert any("0 / 3 dialogues · queued" in str(p.proto.text) for p in at.get("progress"))
+    assert any("Waiting for a worker" in str(c.value) for c in at.caption), "nobody holds it yet"
+    next(b for b in at.button if b.label == "Stop").click().run()
+    assert store.stop_requested(run.id) and store.run(run.id).status == RunStatus.stopped
+    assert any("0 / 3 dialogues · stopped" in str(p.proto.text) for p in at.get("progress"))
+    next(b for b in at.button if b.label == "Resume").click().run()
+    assert store.run(run.id).status == RunStatus.pending and not store.stop_requested(run.id)
+    assert run.id in open_queue(store.url).pending_runs(), "handed to the workers again"
+    execute_simulation(store, run.id)  # what the worker taking the task does
+    at = open_page("Rosa")
+    assert any("3 / 3 dialogues · finished" in str(p.proto.text) for p in at.get("progress"))
+    dialogues = load_simulation_run(store, run.id).dialogues
+    assert len(dialogues) == 3 and max(sum(t.role == "user" for t in d.turns) for d in dialogues) <= 4
+
+
+def test_the_detectors_quality_against_human_labels_beside_each_run_and_on_the_turns(db_url):
+    from evalcore.generators.simulation.store_ops import run_dialogues
+    from evalcore.review import save_review
+    from evalcore.review.breakdown_labels import BreakdownLabel
+    from evalcore.review.workitem import head_version
+
+    store = Store(db_url)
+    imported = import_chatchecker_run(store, REFERENCE_RUN).run_id
+    at = open_page()
+    assert frame(at, "source")["human-labelled turns"].tolist() == [0]
+    assert any("No target turn of this run has a human breakdown label" in str(c.value) for c in at.caption)
+    _, pairs = run_dialogues(store, imported)
+    item = next(cid for cid, d in pairs if d.user_name.endswith("_04"))
+    labels = [
+        BreakdownLabel(turn_index=12, breakdown=True, types=["Contradiction"]),
+        BreakdownLabel(turn_index=10, breakdown=True, types=["Repetition"]),
+    ]
+    save_review(store, item, "ann", head_version(store, item)[0], breakdowns=labels)
+    at = open_page()
+    row = frame(at, "source").iloc[0]
+    assert row["human-labelled turns"] == 2 and row["precision"] == "1.00" and row["recall"] == "0.50"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {"accuracy": "0.500", "precision": "1.000", "recall": "0.500", "F1": "0.667"}
+    per_type = frame(at, "detector")
+    assert per_type["type"].tolist() == ["Contradiction", "Repetition", "Lack of clarity"], "taxonomy order"
+    box(at, "Dialogue").select("generated_standard_persona_04_dialogue_1").run()
+    shown = [str(m.value) for m in at.markdown]
+    assert ":red-badge[human\\: breakdown\\: Contradiction \\(1 of 1 say breakdown\\)]" in shown
+    next(b for b in at.button if b.label == "Label its target turns on Annotate").click().run()
+    assert not at.exception, at.exception
+    assert at.query_params["item"] in (item, [item]), "the dialogue opens in the workbench"
+    assert [t.value for t in at.title] == ["Annotate"]
+
+
+def test_a_persona_edit_with_an_empty_name_is_refused_naming_the_field_and_saves_nothing(db_url):
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    simulate(store, pid, "demo", standard=1)
+    at = open_page("Rosa")
+    next(t for t in at.text_input if t.label == "Name").input(" ")
+    next(n for n in at.number_input if n.label == "Age").set_value(44)
+    next(b for b in at.button if b.label == "Save persona").click().run()
+    assert not at.exception, at.exception
+    shown = " ".join(str(e.value) for e in at.error) + " ".join(map(str, frame(at, "problem")["field"]))
+    assert "name" in shown
+    from evalcore.generators.simulation.personas import list_personas
+
+    [(item_id, _)] = list_personas(store, pid).items()
+    assert store.current(item_id).version == 1, "nothing saved"
+
+
+def test_failed_dialogues_are_retried_from_the_page_through_the_queue(db_url):
+    from evalcore.generators.simulation.job import create_simulation, execute_simulation
+    from evalcore.jobs import failed_units
+    from evalcore.jobs.queue import open_queue
+
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    run = create_simulation(store, pid, "demo", standard=2)
+    first = run.params["units"][0]["key"]
+    with store.unit(run.id, first) as writer:  # as a simulated user that never answered usably leaves it
+        writer.fail("user simulator: no output")
+    execute_simulation(store, run.id)
+    assert set(failed_units(store, run.id)) == {first}
+    at = open_page("Rosa")
+    assert any("1 dialogue(s) failed" in str(w.value) for w in at.warning)
+    next(b for b in at.button if b.label == "Retry failed dialogues").click().run()
+    assert run.id in open_queue(store.url).pending_runs(), "handed to the workers"
+    execute_simulation(store, run.id)
+    assert not failed_units(store, run.id) and len(load_simulation_run(store, run.id).dialogues) == 2
+
+
+def test_a_persona_with_a_text_profile_is_listed_by_its_id_and_edited_as_text(db_url, tmp_path):
+    from evalcore.generators.simulation.personas import import_personas, list_personas
+
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    (tmp_path / "p.yaml").write_text("persona_id: p_text\ntype: standard\nprofile: A night nurse.\ntask: t\n")
+    [item_id] = import_personas(store, pid, tmp_path / "p.yaml")
+    at = open_page("Rosa")
+    assert frame(at, "task")["name"].tolist() == ["p_text"]
+    assert not [t for t in at.text_input if t.label == "Name"], "no profile fields to a text profile"
+    next(t for t in at.text_area if t.label == "Profile (free text)").input("A day nurse.")
+    next(b for b in at.button if b.label == "Save persona").click().run()
+    assert not at.exception, at.exception
+    assert (
+        list_personas(store, pid)[item_id].profile == "A day nurse." and store.current(item_id).version == 2
+    )
