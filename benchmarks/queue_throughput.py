@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from llm_server import LLMServer  # noqa: E402
-from test_runs_support import conversation  # noqa: E402
+from runs_support import conversation  # noqa: E402
 
 from evalcore.items.store_ops import add_conversation  # noqa: E402
 from evalcore.jobs import progress  # noqa: E402

@@ -60,7 +60,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from browser import chromium, chromium_path, free_port  # noqa: E402
 from llm_server import LLMServer  # noqa: E402
-from test_runs_support import conversation  # noqa: E402
+from runs_support import conversation  # noqa: E402
 
 from evalcore.errors import StaleVersionError  # noqa: E402
 from evalcore.generators.doc_qa.job import RUN_KIND as DOC_QA  # noqa: E402

@@ -125,7 +125,7 @@ def test_a_killed_run_resumes_without_replaying_finished_turns(sqlite_store, tmp
     save_target(
         sqlite_store,
         pid,
-        Target(name="py", kind="python", config={"callable": "test_runs_support:logging_bot"}),
+        Target(name="py", kind="python", config={"callable": "runs_support:logging_bot"}),
     )
     run = create_run(sqlite_store, pid, "py", judge="offline", concurrency=2)
     log = tmp_path / "bot.log"
@@ -181,7 +181,7 @@ def test_a_stop_request_halts_a_queued_run_which_resumes_later(sqlite_store, mon
     save_target(
         sqlite_store,
         pid,
-        Target(name="slow", kind="python", config={"callable": "test_runs_support:slow_bot"}),
+        Target(name="slow", kind="python", config={"callable": "runs_support:slow_bot"}),
     )
     run = create_run(sqlite_store, pid, "slow", judge="offline", concurrency=1)
     queue = open_queue(sqlite_store.url)

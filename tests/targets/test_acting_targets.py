@@ -11,6 +11,7 @@ import pytest
 from llm_server import ToolCallReply
 from target_endpoints import Endpoint
 
+from evalcore.generators.procedure import agents as _registers_the_built_in_agents  # noqa: F401
 from evalcore.llm import ModelClient
 from evalcore.llm.records import calls
 from evalcore.llm.retry import RetryPolicy
