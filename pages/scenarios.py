@@ -6,7 +6,6 @@ transcript."""
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, StaleVersionError
-from evalcore.generators.scenario.format import to_yaml
 from evalcore.generators.scenario.from_specs import OFFLINE_MARK
 from evalcore.generators.scenario.run import MAX_RUN_COUNT, RUN_KIND, create_scenario_run
 from evalcore.generators.scenario.store_ops import (
@@ -14,6 +13,7 @@ from evalcore.generators.scenario.store_ops import (
     check_scenario_text,
     list_scenarios,
     save_scenario,
+    scenario_text,
 )
 from evalcore.generators.scenario.targets import event_targets, target_domain
 from evalcore.items.current import read_item
@@ -129,7 +129,7 @@ else:
     st.caption(f"Version {stored.version}" + (f" · from {md(stored.file)}" if stored.file else ""))
     text = st.text_area(
         "Scenario YAML",
-        to_yaml(stored.scenario),
+        scenario_text(stored),
         height=420,
         key=f"yaml:{item_id}:{stored.version}",
         help="Checked as you edit (Ctrl+Enter or click outside applies it): every problem with its line "

@@ -112,6 +112,8 @@ def import_(
     store = open_store(db)
     pid = project_id_of(store, project)
     result = import_scenarios(store, pid, paths, author or getpass.getuser(), checked)
+    for line in result.skipped:
+        typer.echo(line, err=True)
     typer.echo(
         f"project {pid}: {len(result.added)} added, {len(result.updated)} updated, "
         f"{len(result.unchanged)} unchanged"

@@ -63,6 +63,10 @@ _FIELDS: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required, optional
     "generative_response_is_grounded": (set(), {"threshold", "utter_name", "utter_source", "ground_truth"}),
 }
 
+# Top-level sections of Rasa's own files (domain, flows, NLU, stories, rules, config, endpoints).
+RASA_SECTIONS = ("flows", "slots", "responses", "intents", "entities", "actions", "forms", "nlu", "stories",
+                 "rules", "pipeline", "policies", "recipe", "action_endpoint")  # fmt: skip
+
 
 def _kind_of(value: Any) -> str:
     """How a YAML value is named in messages."""
@@ -185,6 +189,10 @@ class _Reader:
 
     def scenario(self) -> Scenario | None:
         """The Scenario of the file, or None after recording its problems."""
+        other = other_format(self.located.data)
+        if other is not None:  # one line saying what the file is, not a line per field it has
+            self.problems.append(Problem(self.shown, other, 1))
+            return None
         root = self.mapping(self.located.data, (), {"scenario"}, set())
         if root is None or "scenario" not in root:
             return None
@@ -355,6 +363,25 @@ _READERS: dict[str, Callable[[_Reader, str, Any, Loc], Assertion | None]] = {
 }
 
 
+def other_format(data: Any) -> str | None:
+    """Why a parsed file is not a scenario file, when it is plainly something else (a Rasa E2E test file,
+    a domain or flows file, another tool's scenario), else None."""
+    if not isinstance(data, dict) or "scenario" in data:
+        return None
+    keys = [str(k) for k in data]
+    if "test_cases" in data:
+        return (
+            "this file is a Rasa E2E test file (test_cases:): import it with `evalcore scenarios import-e2e`"
+        )
+    rasa = [k for k in keys if k in RASA_SECTIONS]
+    if rasa:
+        return f"this file is a Rasa {', '.join(rasa)} file, not a scenario (a scenario file has 'scenario:')"
+    shown = ", ".join(keys[:6]) + (", ..." if len(keys) > 6 else "")
+    return (
+        f"this file is not in the scenario format (it has {shown}; a scenario file has one key, 'scenario')"
+    )
+
+
 def _suggest(word: Any, choices: Iterable[str]) -> str:
     """' (did you mean 'x'?)' when a choice is close to `word`, else ''."""
     close = difflib.get_close_matches(str(word), list(choices), n=1)
@@ -371,6 +398,7 @@ class ScenarioFile:
     path: str
     scenario: Scenario
     located: Located | None = field(default=None, compare=False, repr=False)  # the lines of its fields
+    text: str | None = field(default=None, compare=False, repr=False)  # the file as written (comments)
 
     def line_of(self, loc: Loc) -> int | None:
         """The line of the field at `loc` in the file (None when the file's lines are not known)."""
@@ -404,6 +432,13 @@ def parse_scenario(
     return _parse(text, shown, problems, domain)[0]
 
 
+def _quiet_yaml(text: str, shown: str) -> Any:
+    """The file's data, None when it does not parse (its problems are reported when it is read as a
+    scenario); read by the same strict loader, so no alias bomb expands here either."""
+    located = parse_yaml(text, shown, [], yaml12_bools=True)
+    return located.data if located is not None else None
+
+
 def scenario_paths(paths: Iterable[Path], problems: list[Problem]) -> list[Path]:
     """The scenario files named, folders expanded to their .yml/.yaml files (recursively, sorted)."""
     out: list[Path] = []
@@ -427,18 +462,29 @@ def scenario_paths(paths: Iterable[Path], problems: list[Problem]) -> list[Path]
 
 
 def read_scenarios(
-    paths: Iterable[Path], domain: Domain | None = None
+    paths: Iterable[Path], domain: Domain | None = None, skipped: list[str] | None = None
 ) -> tuple[list[ScenarioFile], list[Problem]]:
     """Every scenario in the files and folders named, and every problem found in any of them (a
-    scenario name given twice is one too: it is the scenario's identity in the store)."""
+    scenario name given twice is one too: it is the scenario's identity in the store).
+
+    A YAML file found in a folder that is plainly not a scenario (a domain, flows or E2E test file) is
+    left out with a line in `skipped` (when given) instead of failing the import; a file named on its own
+    is always read as a scenario."""
+    paths = list(paths)
+    named = {p.resolve() for p in paths if p.is_file()}
     problems: list[Problem] = []
     found: list[ScenarioFile] = []
     for path in scenario_paths(paths, problems):
         shown = str(path)
         text = read_text(path, shown, problems)
+        if skipped is not None and text is not None and path.resolve() not in named:
+            why = other_format(_quiet_yaml(text, shown))
+            if why is not None:
+                skipped.append(f"skipped {shown}: {why}")
+                continue
         scenario, located = _parse(text, shown, problems, domain) if text is not None else (None, None)
         if scenario is not None and located is not None:
-            found.append(ScenarioFile(shown, scenario, located))
+            found.append(ScenarioFile(shown, scenario, located, text))
     first: dict[str, ScenarioFile] = {}
     for item in found:
         if item.scenario.name in first:

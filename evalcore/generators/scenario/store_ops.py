@@ -26,6 +26,7 @@ from evalcore.targets.domain import Domain
 KIND = "scenario"
 FILE_KEY = "file"  # the body's record of the file a scenario came from, so an export can keep its name
 WRITTEN_BY_KEY = "written_by"  # the model that wrote a scenario (e.g. from a spec), or the offline mark
+SOURCE_KEY = "source"  # the file's own text, so an export of an unedited scenario keeps its comments
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class StoredScenario:
     scenario: Scenario
     file: str | None
     written_by: str | None = None
+    source: str | None = None  # the text it was imported from (its comments), None once edited
 
 
 @dataclass
@@ -47,16 +49,22 @@ class ImportedScenarios:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # a line per file of a folder that is no scenario
 
 
-def _body(scenario: Scenario, file: str | None, written_by: str | None = None) -> dict:
-    return {**scenario.model_dump(mode="json"), FILE_KEY: file, WRITTEN_BY_KEY: written_by}
+def _body(
+    scenario: Scenario, file: str | None, written_by: str | None = None, source: str | None = None
+) -> dict:
+    body = {**scenario.model_dump(mode="json"), FILE_KEY: file, WRITTEN_BY_KEY: written_by}
+    return body | ({SOURCE_KEY: source} if source is not None else {})
 
 
 def _stored(revision: Revision) -> StoredScenario:
     body = dict(revision.body or {})
     file, written_by = body.pop(FILE_KEY, None), body.pop(WRITTEN_BY_KEY, None)
-    return StoredScenario(revision.item_id, revision.version, Scenario.model_validate(body), file, written_by)
+    source = body.pop(SOURCE_KEY, None)
+    scenario = Scenario.model_validate(body)
+    return StoredScenario(revision.item_id, revision.version, scenario, file, written_by, source)
 
 
 def list_scenarios(store: Store, project_id: str) -> list[StoredScenario]:
@@ -121,10 +129,18 @@ def save_scenario(
     old = get_scenario(store, item_id)
     if scenario is None:
         raise ValidationFailed(problems, f"scenario {old.file or file_name(old.scenario)}")
-    if scenario == old.scenario and old.version == expected_version:
-        return old.version
-    body = _body(scenario, old.file, old.written_by)
+    if scenario == old.scenario and scenario_text(old) == text and old.version == expected_version:
+        return old.version  # a change of comments alone is a change
+    body = _body(scenario, old.file, old.written_by, text)  # the editor's text: its comments stay
     return store.save_revision(item_id, body, author, expected_version, note="edited")
+
+
+def scenario_text(stored: StoredScenario) -> str:
+    """The scenario as a file's text: the text it was imported or saved as (its comments and layout),
+    unless that no longer reads as the scenario; else written out afresh."""
+    if stored.source is not None and parse_scenario(stored.source, "stored", []) == stored.scenario:
+        return stored.source
+    return to_yaml(stored.scenario)
 
 
 def import_scenarios(
@@ -139,27 +155,29 @@ def import_scenarios(
     ValidationFailed with every problem, storing nothing, when any file has one. `written_by` names the
     model that wrote a file (by its path as given), for scenarios a model wrote."""
     store.project(project_id)
-    found, problems = read_scenarios(paths, domain)
+    skipped: list[str] = []
+    found, problems = read_scenarios(paths, domain, skipped)
     if problems:
         raise ValidationFailed(problems, "scenario files")
     if not found:
         raise ValidationFailed([Problem("(arguments)", "no scenario file given")], "scenario files")
     stored = {s.scenario.name: s for s in list_scenarios(store, project_id)}
-    result = ImportedScenarios()
+    result = ImportedScenarios(skipped=skipped)
     with store.write() as conn:
         for item in found:
             name, file = item.scenario.name, Path(item.path).name
             by = (written_by or {}).get(item.path)
             old = stored.get(name)
             note = f"imported from {item.path}" + (f", written by {by}" if by else "")
+            source = item.text
             if old is None:
-                body = _body(item.scenario, file, by)
+                body = _body(item.scenario, file, by, source)
                 store.add_item(project_id, KIND, body, author, item_id=new_id(KIND), note=note, conn=conn)
                 result.added.append(name)
-            elif (old.scenario, old.file, old.written_by) == (item.scenario, file, by):
+            elif (old.scenario, old.file, old.written_by, old.source) == (item.scenario, file, by, source):
                 result.unchanged.append(name)
             else:
-                body = _body(item.scenario, file, by)
+                body = _body(item.scenario, file, by, source)
                 store.save_revision(old.item_id, body, author, old.version, note=note, conn=conn)
                 result.updated.append(name)
     return result
@@ -169,7 +187,7 @@ def export_scenarios(store: Store, project_id: str, out: Path) -> list[Path]:
     """Write each of the project's scenarios to its own YAML file in `out` (created if missing), named as
     the file it was imported from, else after its name; return the files written."""
     files = [
-        (stored.file or file_name(stored.scenario), to_yaml(stored.scenario), stored.item_id)
+        (stored.file or file_name(stored.scenario), scenario_text(stored), stored.item_id)
         for stored in list_scenarios(store, project_id)
     ]
     return write_files(out, files)
