@@ -6,14 +6,15 @@ transcript."""
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, StaleVersionError
-from evalcore.generators.scenario.format import to_yaml
 from evalcore.generators.scenario.from_specs import OFFLINE_MARK
 from evalcore.generators.scenario.run import MAX_RUN_COUNT, RUN_KIND, create_scenario_run
 from evalcore.generators.scenario.store_ops import (
     add_scenario,
     check_scenario_text,
+    import_uploads,
     list_scenarios,
     save_scenario,
+    scenario_text,
 )
 from evalcore.generators.scenario.targets import event_targets, target_domain
 from evalcore.items.current import read_item
@@ -45,8 +46,8 @@ st.title("Scenarios")
 st.caption(
     "Scenario tests as Rasa writes them (`eval/scenarios/*.yml`): a briefing of the simulated user, "
     "initial slots, criteria judged on the transcript and assertions on the events the target reports. "
-    "Bring them in with `evalcore scenarios import PATH`, or write them from the specs with "
-    "`evalcore scenarios from-specs -o DIR --import`."
+    "Bring them in below (or with `evalcore scenarios import PATH`); Rasa E2E test files become scripted "
+    "tests, played as written."
 )
 if project_id is None:
     st.info("Import a project on Home first.")
@@ -85,6 +86,29 @@ def _problems(problems: list) -> None:
         width="stretch",
     )
 
+
+with st.expander("Import scenario files or Rasa E2E test files"):
+    kind = st.radio(
+        "The files are",
+        ["scenarios", "e2e"],
+        format_func=lambda k: {
+            "scenarios": "Scenario files (scenario:)",
+            "e2e": "Rasa E2E tests (test_cases:)",
+        }[k],
+        horizontal=True,
+        help="Rasa E2E test cases are played as written against an event-reporting target and checked as "
+        "Rasa's test runner checks them (seed 003's assertions on each user turn's events).",
+    )
+    uploaded = st.file_uploader("YAML files", type=["yml", "yaml"], accept_multiple_files=True)
+    if st.button("Import", disabled=not uploaded):
+        try:
+            author = require_user()
+            files = [(f.name, f.getvalue()) for f in uploaded or []]
+            done = import_uploads(store, project_id, files, author, e2e=kind == "e2e")
+            summary = f"{len(done.added)} added, {len(done.updated)} updated, {len(done.unchanged)} unchanged"
+            flash("success", md("; ".join([summary, *done.skipped])))
+        except EvalcoreError as exc:
+            show_error(exc)
 
 scenarios = list_scenarios(store, project_id)
 targets = {t.name: t for t in event_targets(store, project_id)}
@@ -129,7 +153,7 @@ else:
     st.caption(f"Version {stored.version}" + (f" · from {md(stored.file)}" if stored.file else ""))
     text = st.text_area(
         "Scenario YAML",
-        to_yaml(stored.scenario),
+        scenario_text(stored),
         height=420,
         key=f"yaml:{item_id}:{stored.version}",
         help="Checked as you edit (Ctrl+Enter or click outside applies it): every problem with its line "

@@ -4,8 +4,9 @@
 message` line per problem on standard error (slots and flows checked against --domain files or the
 domain a --target publishes); `scenarios import` validates everything first and stores
 nothing on a problem; `scenarios export` writes one YAML file per scenario; `scenarios from-specs`
-writes a scenario per spec of the project (and imports them with --import); `scenarios report` prints
-a run's tables.
+writes a scenario per spec of the project (and imports them with --import); `scenarios import-e2e`
+stores Rasa E2E test cases as scripted tests (and writes scenarios from them with --as-scenarios);
+`scenarios report` prints a run's tables.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from evalcore.cli.scenario_run import run as run_command
 from evalcore.errors import UsageError, ValidationFailed
 
 app = typer.Typer(
-    help="Scenario tests: validate, import and export scenario YAML files, write them from specs.",
+    help="Scenario tests: validate, import and export scenario YAML files, write them from specs, import "
+    "Rasa E2E tests.",
     no_args_is_help=True,
 )
 
@@ -112,10 +114,42 @@ def import_(
     store = open_store(db)
     pid = project_id_of(store, project)
     result = import_scenarios(store, pid, paths, author or getpass.getuser(), checked)
+    for line in result.skipped:
+        typer.echo(line, err=True)
     typer.echo(
         f"project {pid}: {len(result.added)} added, {len(result.updated)} updated, "
         f"{len(result.unchanged)} unchanged"
     )
+
+
+@app.command("import-e2e")
+@friendly
+def import_e2e(
+    paths: PathsArgument,
+    project: ProjectOption = None,
+    as_scenarios: Annotated[
+        Path | None,
+        typer.Option("--as-scenarios", help="Also write a seed-003 scenario file per test case here."),
+    ] = None,
+    author: Annotated[str | None, typer.Option(help="Who is importing (default: your user name).")] = None,
+    db: DbOption = None,
+) -> None:
+    """Import Rasa E2E test files (test_cases:) as scripted tests: their user turns are played as written
+    against an event-reporting target and checked as Rasa checks them; run them like scenarios."""
+    from evalcore.generators.scenario.store_ops import import_e2e as import_cases
+
+    store = open_store(db)
+    pid = project_id_of(store, project)
+    result = import_cases(store, pid, paths, author or getpass.getuser(), as_scenarios)
+    for line in result.skipped:
+        typer.echo(line, err=True)
+    typer.echo(
+        f"project {pid}: {len(result.added)} added, {len(result.updated)} updated, "
+        f"{len(result.unchanged)} unchanged scripted test(s)"
+    )
+    if as_scenarios is not None:
+        count = len(result.added + result.updated + result.unchanged)
+        typer.echo(f"wrote {count} scenario file(s) to {as_scenarios}")
 
 
 @app.command()

@@ -9,8 +9,10 @@ checks a chat target can be held to):
     {"kind": "contains_all", "texts": ["$10", "$15"]}
     {"kind": "regex", "pattern": "\\b14 days\\b"}         re.search, case-insensitive
     {"kind": "not_regex", "pattern": "..."}
-    {"kind": "bot_uttered", "text" | "pattern": ...}      alias of contains / regex
-    {"kind": "bot_did_not_utter", "text" | "pattern": ...}
+    {"kind": "bot_uttered", "text": ...}                  alias of contains
+    {"kind": "bot_uttered", "text_matches" | "pattern": ...}   re.search, case-sensitive, as Rasa and
+                                                          the scenario assertions match `text_matches`
+    {"kind": "bot_did_not_utter", "text" | "text_matches" | "pattern": ...}
     {"kind": "max_words", "value": 80}
     {"kind": "cannot_answer"} / {"kind": "answers"}       the reply does / does not say it cannot answer
 
@@ -50,7 +52,10 @@ def _regex(reply: str, pattern: str) -> bool:
 
 
 def _utter(spec: dict[str, Any], reply: str) -> bool:
-    return _regex(reply, spec["pattern"]) if "pattern" in spec else _contains(reply, spec["text"])
+    pattern = spec.get("text_matches", spec.get("pattern"))
+    if pattern is not None:  # Rasa's `text_matches`: re.search, case-sensitive (scenario checks alike)
+        return re.search(pattern, reply) is not None
+    return _contains(reply, spec["text"])
 
 
 CHECKS: dict[str, Callable[[dict[str, Any], str], bool]] = {

@@ -11,6 +11,7 @@ Flows named `pattern_*` are Rasa's built-in conversation patterns and are never 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,8 @@ class Domain:
     # flow id -> the slots its collect steps ask the user for (a slot no collect step asks for is never set
     # from what the user says, so a scenario cannot expect it set)
     collects: Mapping[str, frozenset[str]] | None = None
+    # flow id -> the flow's name (`name:` in flows.yml), so a name written where an id belongs is recognised
+    flow_names: Mapping[str, str] | None = None
 
     def collected(self, flow_ids: Iterable[str] = ()) -> frozenset[str] | None:
         """The slots the given flows collect (every flow's, when none is given); None when unknown."""
@@ -80,17 +83,27 @@ class Domain:
         for name, value in initial_slots.items():
             loc: Loc = ("scenario", "setup", "initial_slots", name)
             if not self.has_slot(name):
-                out.append((loc, f"slot '{name}' is not in the domain"))
+                out.append((loc, f"slot '{name}' is not in the domain{self._near(name, 'slot')}"))
             elif self.slots is not None and (reason := self.slots[name].refuses(value)):
                 out.append((loc, f"slot '{name}' cannot hold {value!r}: {reason}"))
         for i, assertion in assertions:
             at: Loc = ("scenario", "goals", "assertions", i, assertion.kind)
             for sub, what, name in _names(assertion):
                 if what == "slot" and not self.has_slot(name):
-                    out.append(((*at, *sub), f"slot '{name}' is not in the domain"))
+                    out.append(((*at, *sub), f"slot '{name}' is not in the domain{self._near(name, 'slot')}"))
                 if what == "flow" and not self.has_flow(name):
-                    out.append(((*at, *sub), f"flow '{name}' is not in the domain"))
+                    out.append(((*at, *sub), f"flow '{name}' is not in the domain{self._near(name, 'flow')}"))
         return out
+
+    def _near(self, name: str, what: str) -> str:
+        """' (did you mean ...?)': the flow whose name this is, else the closest slot or flow id."""
+        if what == "flow":
+            named = [f for f, n in (self.flow_names or {}).items() if n.casefold() == name.casefold()]
+            if named:
+                return f" ('{name}' is the name of flow '{named[0]}': assertions name flows by id)"
+        choices = list(self.slots or {}) if what == "slot" else list(self.flows or ())
+        close = difflib.get_close_matches(name, choices, n=1)
+        return f" (did you mean '{close[0]}'?)" if close else ""
 
     def has_slot(self, name: str) -> bool:
         """Whether the slot exists (always, when the slots are not known)."""
@@ -143,6 +156,7 @@ def read_domain(paths: Iterable[Path]) -> tuple[Domain, list[Problem]]:
     actions: set[str] | None = None
     responses: set[str] | None = None
     collects: dict[str, frozenset[str]] | None = None
+    flow_names: dict[str, str] = {}
     for path in _files(paths):
         shown = str(path)
         text = read_text(path, shown, problems)
@@ -172,6 +186,8 @@ def read_domain(paths: Iterable[Path]) -> tuple[Domain, list[Problem]]:
                 flows = (flows or set()) | {str(f) for f in data["flows"]}
                 collects = {**(collects or {}), **{str(f): frozenset(_collect_steps(body))
                                                    for f, body in data["flows"].items()}}  # fmt: skip
+                flow_names |= {str(f): str(body["name"]) for f, body in data["flows"].items()
+                               if isinstance(body, dict) and body.get("name")}  # fmt: skip
         if isinstance(data.get("actions"), list):
             # an action is its name, or a mapping of its name to options (`- action_x: {send_domain: true}`)
             named = [a if isinstance(a, dict) else {a: None} for a in data["actions"]]
@@ -179,7 +195,7 @@ def read_domain(paths: Iterable[Path]) -> tuple[Domain, list[Problem]]:
         if isinstance(data.get("responses"), dict):
             responses = (responses or set()) | {str(r) for r in data["responses"]}
     frozen = [frozenset(names) if names is not None else None for names in (flows, actions, responses)]
-    return Domain(slots, *frozen, collects=collects), problems
+    return Domain(slots, *frozen, collects=collects, flow_names=flow_names or None), problems
 
 
 def _collect_steps(node: Any) -> Iterable[str]:

@@ -123,7 +123,8 @@ def test_validate_checks_slots_and_flows_against_a_targets_domain(tmp_path, monk
     assert refused.exit_code == 1
     assert refused.stderr.splitlines() == [
         f"{path}:6 [scenario.setup.initial_slots.loyalty_tier]: slot 'loyalty_tier' is not in the domain",
-        f"{path}:9 [scenario.goals.assertions[0].flow_started]: flow 'track_it' is not in the domain",
+        f"{path}:9 [scenario.goals.assertions[0].flow_started]: flow 'track_it' is not in the domain "
+        "(did you mean 'track_order'?)",
         "2 problem(s) in 1 file(s)",
     ]
     both = runner.invoke(app, ["scenarios", "validate", str(path), *target, "--domain", str(path)])

@@ -47,6 +47,10 @@ def frame(at: AppTest, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
+def save_button(at):
+    return next(b for b in at.button if b.label == "Save as a new revision")
+
+
 def test_without_scenarios_or_runs_the_page_says_how_to_get_them(store):
     at = open_page()
     infos = [str(i.value) for i in at.info]
@@ -77,13 +81,13 @@ def test_the_editor_validates_live_refuses_an_invalid_save_and_saves_a_valid_edi
         "scenario.goals.assertions[3].action_ran",
     ]
     assert all(line > 0 for line in problems["line"])
-    at.button[0].click().run()
+    save_button(at).click().run()
     assert any("Not saved" in str(e.value) for e in at.error)
     assert [s.version for s in list_scenarios(store, "demo")] == [1], "an invalid edit changes nothing"
 
     at.text_area[0].input(original.replace("impatient customer", "calm customer")).run()
     assert not at.error
-    at.button[0].click().run()
+    save_button(at).click().run()
     assert not at.exception, at.exception
     (saved,) = list_scenarios(store, "demo")
     assert saved.version == 2 and "calm customer" in saved.scenario.simulation_context

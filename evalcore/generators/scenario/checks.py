@@ -8,12 +8,18 @@ types the seed reuses), over the whole history rather than one user turn:
   names one flow.
 - flow_completed / flow_cancelled: an event of that flow (at `flow_step_id`, when given) exists.
 - action_executed: the action ran.
-- slot_was_set: every listed slot was set (to `value`, when given). slot_was_not_set: no listed slot
-  was ever set to a value (or to `value`, when given); a reset to null does not count as setting it.
-  Values compare as JSON does: true is not 1, "12345" is not 12345.
-- bot_uttered: each field given is matched by some bot message, as in Rasa: `utter_name` by the
-  response name, `text_matches` by re.search on the text, `buttons` by the message's first buttons in
-  order (an omitted payload matches any payload). bot_did_not_utter: no bot message matches any field.
+- slot_was_set: every listed slot was set (to `value`, when given). slot_was_not_set, as Rasa's
+  `SlotWasNotSetAssertion` decides it: a listed slot's LAST value is what counts (set, then reset to
+  null, passes; set to `value`, then changed, passes); without `value` it fails when the last value is
+  not null, with `value` when the last value is that value. Values compare as JSON does: true is not 1,
+  "12345" is not 12345.
+- bot_uttered: each field given is matched by some bot message, each on its own, as Rasa's
+  `BotUtteredAssertion` does (so two fields may be met by two different messages): `utter_name` by the
+  response name, `text_matches` by re.search on the text (case-sensitive, as Python's re and Rasa),
+  `buttons` by the message's buttons paired in order with the expected ones, title and payload both
+  equal (an expected button without a payload matches only a button without one, as in Rasa).
+  bot_did_not_utter: no bot message has the name, matches the pattern, or shows a forbidden button
+  (title and payload equal).
 - pattern_clarification_contains: a clarification suggested one of (`any`) or all of (`all`: "the
   clarification suggestions included the expected flow IDs") the flows; the short list form passes
   when a clarification suggested exactly those flows (its names, or its ids when it reports none).
@@ -211,14 +217,15 @@ def check_slot_was_set(assertion: SlotWasSetAssertion, events: Sequence[Event]) 
 
 
 def check_slot_was_not_set(assertion: SlotWasNotSetAssertion, events: Sequence[Event]) -> Outcome:
-    """`slot_was_not_set`: no listed slot was set (to its value, when given)."""
+    """`slot_was_not_set`: no listed slot's last value is set (or is its value, when given)."""
     kind, broken = assertion.kind, []
     for slot in assertion.slots:
         sets = [e for e in events if isinstance(e, SlotSet) and e.name == slot.name]
-        if slot.has_value:
-            broken += [e for e in sets if same_value(e.value, slot.value)]
-        else:
-            broken += [e for e in sets if e.value is not None]
+        last = sets[-1] if sets else None  # the slot's value in the tracker once the events are applied
+        if last is None:
+            continue
+        if same_value(last.value, slot.value) if slot.has_value else last.value is not None:
+            broken.append(last)
     if broken:
         what = ", ".join(f"{e.name}={e.value!r}" for e in broken)
         return _failed(kind, f"set although it should not have been: {what}", broken)
@@ -229,20 +236,17 @@ def check_slot_was_not_set(assertion: SlotWasNotSetAssertion, events: Sequence[E
 
 
 def _buttons_start_with(event: BotUttered, expected: list[ButtonCheck]) -> bool:
-    if len(event.buttons) < len(expected):
+    # Rasa pairs the message's buttons with the expected ones (zip: the shorter list sets how many)
+    if not event.buttons:
         return False
     return all(
-        b.title == want.title and (want.payload is None or b.payload == want.payload)
+        b.title == want.title and b.payload == want.payload
         for b, want in zip(event.buttons, expected, strict=False)
     )
 
 
 def _has_button(event: BotUttered, forbidden: list[ButtonCheck]) -> bool:
-    return any(
-        b.title == f.title and (f.payload is None or b.payload == f.payload)
-        for b in event.buttons
-        for f in forbidden
-    )
+    return any(b.title == f.title and b.payload == f.payload for b in event.buttons for f in forbidden)
 
 
 def check_bot_uttered(assertion: BotUtteredAssertion, events: Sequence[Event]) -> Outcome:

@@ -17,6 +17,7 @@ not", "never", "without") passes when fewer than half are.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Sequence
@@ -29,6 +30,18 @@ from evalcore.llm.guard import guard_judge
 from evalcore.llm.tasks import Task
 from evalcore.models import Turn
 from evalcore.models.common import Record
+from evalcore.targets.events import (
+    EVENTS_KEY,
+    ActionExecuted,
+    ClarificationRequested,
+    Event,
+    FlowCancelled,
+    FlowCompleted,
+    FlowInterrupted,
+    FlowStarted,
+    SlotSet,
+    events_from_json,
+)
 
 STEM = 5  # letters two words must share to count as one term: "delay" / "delayed", "refund" / "refunds"
 _WORD = re.compile(r"[a-z][a-z'-]+")
@@ -89,12 +102,34 @@ def offline_criterion(inputs: dict[str, Any], rng: random.Random) -> CriterionVe
 JUDGE_CRITERION = Task("judge_criterion", CriterionVerdict, offline_criterion, max_tokens=600)
 
 
+def event_note(event: Event) -> str | None:
+    """How an event of the assistant's reads in the transcript: flows, actions and slots (what the user
+    saw, its messages, is the text itself)."""
+    if isinstance(event, FlowStarted | FlowCompleted | FlowCancelled | FlowInterrupted):
+        return f"flow {event.type.removeprefix('flow_')}: {event.flow_id}"
+    if isinstance(event, ActionExecuted) and event.action_name != "action_listen":
+        return f"action: {event.action_name}"
+    if isinstance(event, SlotSet):
+        return f"slot {event.name} = {json.dumps(event.value, ensure_ascii=False)}"
+    if isinstance(event, ClarificationRequested):
+        return f"clarification offered: {', '.join(event.flow_ids or event.flow_names)}"
+    return None
+
+
 def transcript(turns: Sequence[Turn]) -> str:
-    """The conversation as the judge reads it: one 'role: text' paragraph per user or assistant turn."""
+    """The conversation as the judge reads it: one 'role: text' paragraph per user or assistant turn, and
+    after a turn what the assistant did behind it (its flows, actions and slots, from the events the
+    target reported), one '[...]' line each, so criteria about step order and tool calls can be judged."""
     shown = {"user": "User", "assistant": "Assistant"}
-    return "\n\n".join(
-        f"{shown[t.role]}: {t.content}" for t in sorted(turns, key=lambda t: t.index) if t.role in shown
-    )
+    parts = []
+    for turn in sorted(turns, key=lambda t: t.index):
+        if turn.role not in shown:
+            continue
+        notes = [
+            note for e in events_from_json(turn.metadata.get(EVENTS_KEY) or []) if (note := event_note(e))
+        ]
+        parts.append("\n".join([f"{shown[turn.role]}: {turn.content}", *(f"[{n}]" for n in notes)]))
+    return "\n\n".join(parts)
 
 
 def judge_criteria(

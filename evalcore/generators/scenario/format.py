@@ -63,8 +63,12 @@ _FIELDS: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required, optional
     "generative_response_is_grounded": (set(), {"threshold", "utter_name", "utter_source", "ground_truth"}),
 }
 
+# Top-level sections of Rasa's own files (domain, flows, NLU, stories, rules, config, endpoints).
+RASA_SECTIONS = ("flows", "slots", "responses", "intents", "entities", "actions", "forms", "nlu", "stories",
+                 "rules", "pipeline", "policies", "recipe", "action_endpoint")  # fmt: skip
 
-def _kind_of(value: Any) -> str:
+
+def kind_of(value: Any) -> str:
     """How a YAML value is named in messages."""
     if value is None:
         return "nothing"
@@ -83,7 +87,7 @@ def _kind_of(value: Any) -> str:
     return type(value).__name__
 
 
-class _Reader:
+class Reader:
     """Checks one parsed file and builds its Scenario, recording every problem instead of stopping."""
 
     def __init__(self, located: Located, shown: str, problems: list[Problem]) -> None:
@@ -109,12 +113,12 @@ class _Reader:
         unknown field and each missing required one: the caller goes on checking the fields present, so
         one bad key does not hide the other problems."""
         if not isinstance(value, dict):
-            self.problem(loc, f"expected a mapping, got {_kind_of(value)}")
+            self.problem(loc, f"expected a mapping, got {kind_of(value)}")
             return None
         allowed = required | optional
         for key in value:
             if key not in allowed:
-                self.problem((*loc, key), f"unknown field{_suggest(key, allowed)}")
+                self.problem((*loc, key), f"unknown field{did_you_mean(key, allowed)}")
         for key in sorted(required - set(value)):
             self.problem(loc, f"required field '{key}' is missing")
         return {key: v for key, v in value.items() if key in allowed}
@@ -122,7 +126,7 @@ class _Reader:
     def text(self, value: Any, loc: Loc) -> str | None:
         """`value` if it is a non-empty string."""
         if not isinstance(value, str):
-            self.problem(loc, f"expected a string, got {_kind_of(value)}")
+            self.problem(loc, f"expected a string, got {kind_of(value)}")
             return None
         if not value.strip():
             self.problem(loc, "must not be empty")
@@ -132,7 +136,7 @@ class _Reader:
     def texts(self, value: Any, loc: Loc) -> list[str] | None:
         """`value` if it is a non-empty list of non-empty strings."""
         if not isinstance(value, list):
-            self.problem(loc, f"expected a list of strings, got {_kind_of(value)}")
+            self.problem(loc, f"expected a list of strings, got {kind_of(value)}")
             return None
         if not value:
             self.problem(loc, "must not be empty")
@@ -145,7 +149,7 @@ class _Reader:
         if isinstance(value, str) and value.lower() in OPERATORS:
             return value.lower()
         if value not in OPERATORS:
-            shown = f"'{value}'" if isinstance(value, str) else _kind_of(value)
+            shown = f"'{value}'" if isinstance(value, str) else kind_of(value)
             self.problem(loc, f"operator must be 'any' or 'all', got {shown}")
             return None
         return value
@@ -159,7 +163,7 @@ class _Reader:
             return all([self.json_value(v, (*loc, i)) for i, v in enumerate(value)])
         if isinstance(value, dict) and all(isinstance(k, str) for k in value):
             return all([self.json_value(v, (*loc, k)) for k, v in value.items()])
-        self.problem(loc, f"{_kind_of(value)} is not a slot value: quote it to make it text")
+        self.problem(loc, f"{kind_of(value)} is not a slot value: quote it to make it text")
         return False
 
     def pattern(self, value: Any, loc: Loc) -> None:
@@ -185,6 +189,10 @@ class _Reader:
 
     def scenario(self) -> Scenario | None:
         """The Scenario of the file, or None after recording its problems."""
+        other = other_format(self.located.data)
+        if other is not None:  # one line saying what the file is, not a line per field it has
+            self.problems.append(Problem(self.shown, other, 1))
+            return None
         root = self.mapping(self.located.data, (), {"scenario"}, set())
         if root is None or "scenario" not in root:
             return None
@@ -215,7 +223,7 @@ class _Reader:
             return body
         slots = body["initial_slots"]
         if not isinstance(slots, dict):
-            self.problem((*loc, "initial_slots"), f"expected a mapping of slot names, got {_kind_of(slots)}")
+            self.problem((*loc, "initial_slots"), f"expected a mapping of slot names, got {kind_of(slots)}")
             return None
         for key, slot_value in slots.items():
             if not isinstance(key, str):
@@ -234,7 +242,7 @@ class _Reader:
         if "assertions" in body:
             items = body["assertions"]
             if not isinstance(items, list):
-                self.problem((*loc, "assertions"), f"expected a list of assertions, got {_kind_of(items)}")
+                self.problem((*loc, "assertions"), f"expected a list of assertions, got {kind_of(items)}")
             else:
                 out["assertions"] = [self.assertion(a, (*loc, "assertions", i)) for i, a in enumerate(items)]
                 self.assertions = [(i, a) for i, a in enumerate(out["assertions"]) if a is not None]
@@ -246,13 +254,13 @@ class _Reader:
         """One item of goals.assertions: a mapping of one key, the kind, to its value."""
         if not isinstance(entry, dict) or len(entry) != 1:
             keys = ", ".join(map(str, entry)) if isinstance(entry, dict) else ""
-            got = f"keys {keys}" if len(keys) else _kind_of(entry)
+            got = f"keys {keys}" if len(keys) else kind_of(entry)
             self.problem(loc, f"an assertion is a mapping of one key (its kind) to its value, got {got}")
             return None
         kind, value = next(iter(entry.items()))
         at = (*loc, kind)
         if kind not in ASSERTION_MODELS:
-            self.problem(at, f"unknown assertion kind '{kind}'{_suggest(kind, ASSERTION_MODELS)}")
+            self.problem(at, f"unknown assertion kind '{kind}'{did_you_mean(kind, ASSERTION_MODELS)}")
             return None
         return _READERS[kind](self, kind, value, at)
 
@@ -281,7 +289,7 @@ class _Reader:
 
     def slots(self, kind: str, value: Any, loc: Loc) -> Assertion | None:
         if not isinstance(value, list) or not value:
-            self.problem(loc, f"expected a list of {{name, value}} (value optional), got {_kind_of(value)}")
+            self.problem(loc, f"expected a list of {{name, value}} (value optional), got {kind_of(value)}")
             return None
         slots = []
         for i, item in enumerate(value):
@@ -318,7 +326,7 @@ class _Reader:
     def sequencing(self, kind: str, value: Any, loc: Loc) -> Assertion | None:
         if not isinstance(value, list) or not value:
             self.problem(
-                loc, f"expected a list of steps such as '- flow_started: <flow id>', got {_kind_of(value)}"
+                loc, f"expected a list of steps such as '- flow_started: <flow id>', got {kind_of(value)}"
             )
             return None
         steps: list[SequencingStep] = []
@@ -326,12 +334,12 @@ class _Reader:
             at = (*loc, i)
             if not isinstance(step, dict) or len(step) != 1:
                 keys = ", ".join(map(str, step)) if isinstance(step, dict) else ""
-                got = f"keys {keys}" if keys else _kind_of(step)
+                got = f"keys {keys}" if keys else kind_of(step)
                 self.problem(at, f"a sequencing step has exactly one key, got {got}")
                 continue
             key, name = next(iter(step.items()))
             if key not in STEP_KEYS:
-                hint = _suggest(key, STEP_KEYS) or f" (allowed: {', '.join(STEP_KEYS)})"
+                hint = did_you_mean(key, STEP_KEYS) or f" (allowed: {', '.join(STEP_KEYS)})"
                 self.problem((*at, key), f"'{key}' is not a sequencing step{hint}")
                 continue
             if self.text(name, (*at, key)):
@@ -339,23 +347,42 @@ class _Reader:
         return self.model(kind, {"steps": steps}, loc) if len(steps) == len(value) else None
 
 
-_READERS: dict[str, Callable[[_Reader, str, Any, Loc], Assertion | None]] = {
-    "flow_started": _Reader.flow_started,
-    "flow_completed": _Reader.fields,
-    "flow_cancelled": _Reader.fields,
-    "action_executed": _Reader.action_executed,
-    "slot_was_set": _Reader.slots,
-    "slot_was_not_set": _Reader.slots,
-    "bot_uttered": _Reader.fields,
-    "bot_did_not_utter": _Reader.fields,
-    "pattern_clarification_contains": _Reader.clarification,
-    "generative_response_is_relevant": _Reader.fields,
-    "generative_response_is_grounded": _Reader.fields,
-    "sequencing": _Reader.sequencing,
+_READERS: dict[str, Callable[[Reader, str, Any, Loc], Assertion | None]] = {
+    "flow_started": Reader.flow_started,
+    "flow_completed": Reader.fields,
+    "flow_cancelled": Reader.fields,
+    "action_executed": Reader.action_executed,
+    "slot_was_set": Reader.slots,
+    "slot_was_not_set": Reader.slots,
+    "bot_uttered": Reader.fields,
+    "bot_did_not_utter": Reader.fields,
+    "pattern_clarification_contains": Reader.clarification,
+    "generative_response_is_relevant": Reader.fields,
+    "generative_response_is_grounded": Reader.fields,
+    "sequencing": Reader.sequencing,
 }
 
 
-def _suggest(word: Any, choices: Iterable[str]) -> str:
+def other_format(data: Any) -> str | None:
+    """Why a parsed file is not a scenario file, when it is plainly something else (a Rasa E2E test file,
+    a domain or flows file, another tool's scenario), else None."""
+    if not isinstance(data, dict) or "scenario" in data:
+        return None
+    keys = [str(k) for k in data]
+    if "test_cases" in data:
+        return (
+            "this file is a Rasa E2E test file (test_cases:): import it with `evalcore scenarios import-e2e`"
+        )
+    rasa = [k for k in keys if k in RASA_SECTIONS]
+    if rasa:
+        return f"this file is a Rasa {', '.join(rasa)} file, not a scenario (a scenario file has 'scenario:')"
+    shown = ", ".join(keys[:6]) + (", ..." if len(keys) > 6 else "")
+    return (
+        f"this file is not in the scenario format (it has {shown}; a scenario file has one key, 'scenario')"
+    )
+
+
+def did_you_mean(word: Any, choices: Iterable[str]) -> str:
     """' (did you mean 'x'?)' when a choice is close to `word`, else ''."""
     close = difflib.get_close_matches(str(word), list(choices), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
@@ -371,6 +398,7 @@ class ScenarioFile:
     path: str
     scenario: Scenario
     located: Located | None = field(default=None, compare=False, repr=False)  # the lines of its fields
+    text: str | None = field(default=None, compare=False, repr=False)  # the file as written (comments)
 
     def line_of(self, loc: Loc) -> int | None:
         """The line of the field at `loc` in the file (None when the file's lines are not known)."""
@@ -387,7 +415,7 @@ def _parse(
     located = parse_yaml(text, shown, problems, yaml12_bools=True)
     if located is None:
         return None, None
-    reader = _Reader(located, shown, problems)
+    reader = Reader(located, shown, problems)
     scenario = reader.scenario()
     if domain is not None:
         for loc, message in domain.check(reader.initial_slots, reader.assertions):
@@ -402,6 +430,13 @@ def parse_scenario(
     with a domain, what it does not define is a problem too, checked on the parts that parsed even when
     others did not."""
     return _parse(text, shown, problems, domain)[0]
+
+
+def _quiet_yaml(text: str, shown: str) -> Any:
+    """The file's data, None when it does not parse (its problems are reported when it is read as a
+    scenario); read by the same strict loader, so no alias bomb expands here either."""
+    located = parse_yaml(text, shown, [], yaml12_bools=True)
+    return located.data if located is not None else None
 
 
 def scenario_paths(paths: Iterable[Path], problems: list[Problem]) -> list[Path]:
@@ -427,18 +462,29 @@ def scenario_paths(paths: Iterable[Path], problems: list[Problem]) -> list[Path]
 
 
 def read_scenarios(
-    paths: Iterable[Path], domain: Domain | None = None
+    paths: Iterable[Path], domain: Domain | None = None, skipped: list[str] | None = None
 ) -> tuple[list[ScenarioFile], list[Problem]]:
     """Every scenario in the files and folders named, and every problem found in any of them (a
-    scenario name given twice is one too: it is the scenario's identity in the store)."""
+    scenario name given twice is one too: it is the scenario's identity in the store).
+
+    A YAML file found in a folder that is plainly not a scenario (a domain, flows or E2E test file) is
+    left out with a line in `skipped` (when given) instead of failing the import; a file named on its own
+    is always read as a scenario."""
+    paths = list(paths)
+    named = {p.resolve() for p in paths if p.is_file()}
     problems: list[Problem] = []
     found: list[ScenarioFile] = []
     for path in scenario_paths(paths, problems):
         shown = str(path)
         text = read_text(path, shown, problems)
+        if skipped is not None and text is not None and path.resolve() not in named:
+            why = other_format(_quiet_yaml(text, shown))
+            if why is not None:
+                skipped.append(f"skipped {shown}: {why}")
+                continue
         scenario, located = _parse(text, shown, problems, domain) if text is not None else (None, None)
         if scenario is not None and located is not None:
-            found.append(ScenarioFile(shown, scenario, located))
+            found.append(ScenarioFile(shown, scenario, located, text))
     first: dict[str, ScenarioFile] = {}
     for item in found:
         if item.scenario.name in first:

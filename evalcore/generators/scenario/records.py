@@ -81,7 +81,9 @@ class ButtonCheck(Record):
     """One expected (or forbidden) button."""
 
     title: str = Field(description="Text on the button.")
-    payload: str | None = Field(default=None, description="Its payload; when omitted, any payload.")
+    payload: str | None = Field(
+        default=None, description="Its payload; when omitted, the button must have none (as in Rasa)."
+    )
 
 
 class BotUtteredAssertion(Record):

@@ -18,12 +18,14 @@ from pydantic import Field
 
 from evalcore import jobs
 from evalcore.errors import EvalcoreError
+from evalcore.generators.scenario.e2e import E2ETestCase, PlayedTurn, check_case
 from evalcore.generators.scenario.format import ScenarioFile
 from evalcore.generators.scenario.records import Scenario
+from evalcore.generators.scenario.scoring import scenario_scorer
 from evalcore.generators.scenario.store_ops import StoredScenario
-from evalcore.generators.scenario.verdict import ScenarioVerdict, judge_conversation
+from evalcore.generators.scenario.verdict import ScenarioVerdict, combine, judge_conversation
 from evalcore.generators.simulation.job import start_simulated_run, work_dialogues
-from evalcore.generators.simulation.records import FinishReason
+from evalcore.generators.simulation.records import DialogueTurn, FinishReason
 from evalcore.generators.simulation.simulator import (
     SIMULATE_USER_TURN,
     Briefing,
@@ -41,11 +43,12 @@ from evalcore.store import Store
 from evalcore.store.store import new_id
 from evalcore.targets import TargetCrash, build_adapter, describe, get_target
 from evalcore.targets.domain import Domain
-from evalcore.targets.events import Event, events_from_json, with_events
-from evalcore.targets.sessions import EVENTS_DETAIL, EventTarget
+from evalcore.targets.events import Event, events_from_json, events_to_json, with_events
+from evalcore.targets.sessions import EVENTS_DETAIL, EventSession, EventTarget
 
 RUN_KIND = "scenario"
 GENERATOR = "scenario"
+SCRIPTED_TASK = "rasa_e2e_script"  # a scripted test's user turns come from its file, not a model
 
 
 class ScenarioResult(Record):
@@ -104,11 +107,13 @@ def _entry(stored: Scenario | StoredScenario | ScenarioFile) -> dict[str, Any]:
         return {"name": stored.scenario.name, "item_id": None, "file": stored.path, "scenario": body}
     if isinstance(stored, StoredScenario):
         body = stored.scenario.model_dump(mode="json")
+        script = {"e2e": stored.e2e.model_dump(mode="json")} if stored.e2e is not None else {}
         return {
             "name": stored.scenario.name,
             "item_id": stored.item_id,
             "file": stored.file,
             "scenario": body,
+            **script,
         }
     return {"name": stored.name, "item_id": None, "file": None, "scenario": stored.model_dump(mode="json")}
 
@@ -200,6 +205,31 @@ def create_scenario_run(
     return store.run(run.id)
 
 
+def play_script(
+    session: EventSession, messages: Sequence[str], should_stop: Callable[[], bool]
+) -> tuple[SimulatedDialogue, list[PlayedTurn]]:
+    """A scripted test's user messages sent as written: the dialogue (shaped as a simulation's, so it is
+    stored and shown like one) and what each message caused. A target that crashes ends it there."""
+    turns: list[DialogueTurn] = []
+    details: list[dict[str, Any] | None] = []
+    played: list[PlayedTurn] = []
+    for message in messages:
+        if should_stop():
+            raise SimulationStopped("stop requested")
+        turns.append(DialogueTurn(role=TurnRole.user, content=message))
+        details.append(None)
+        try:
+            text, events, extra = session.send(message)
+        except TargetCrash as e:
+            turns.append(DialogueTurn(role=TurnRole.assistant, content=""))
+            details.append(None)
+            return SimulatedDialogue(turns, FinishReason.chatbot_error, str(e), details, offline=True), played
+        turns.append(DialogueTurn(role=TurnRole.assistant, content=text))
+        details.append({**extra, EVENTS_DETAIL: events_to_json(events)})
+        played.append(PlayedTurn(message, list(events)))
+    return SimulatedDialogue(turns, FinishReason.user_ended_chat, None, details, offline=True), played
+
+
 def conversation_turns(sim: SimulatedDialogue, setup: Sequence[Event]) -> list[Turn]:
     """The dialogue's turns, each carrying its events: the setup's on the first turn, a user message's
     own event on its turn, and what the assistant did in reply on the reply's turn."""
@@ -247,17 +277,22 @@ class _Worker:
             with claim.commit() as writer:
                 writer.fail(f"target: session start or slot injection failed: {e}")
             return
+        case = E2ETestCase.model_validate(entry["e2e"]) if entry.get("e2e") else None
+        played: list[PlayedTurn] = []
         try:
-            sim = simulate_dialogue(
-                briefing,
-                session,
-                self.llm,
-                chatbot_info=params["chatbot_info"],
-                limits=self.limits,
-                seed=seed,
-                model=params.get("simulator_model"),
-                should_stop=lambda: claim.stopping,
-            )
+            if case is not None:  # a scripted test: the user says what the file says
+                sim, played = play_script(session, case.user_messages, lambda: claim.stopping)
+            else:
+                sim = simulate_dialogue(
+                    briefing,
+                    session,
+                    self.llm,
+                    chatbot_info=params["chatbot_info"],
+                    limits=self.limits,
+                    seed=seed,
+                    model=params.get("simulator_model"),
+                    should_stop=lambda: claim.stopping,
+                )
         except SimulationStopped as e:
             raise jobs.UnitStopped(str(e)) from None
         if sim.finish_reason == FinishReason.user_simulator_error:
@@ -266,15 +301,21 @@ class _Worker:
                 writer.fail(f"user simulator: {sim.error}", {"turns": said})
             return
         turns = conversation_turns(sim, session.setup_events)
-        verdict = judge_conversation(
-            self.llm, scenario, turns, judge=params.get("judge_model"), target_model=self.target.model
-        )
+        if case is not None:
+            scorer = scenario_scorer(self.llm, params.get("judge_model"), self.target.model)
+            checked = check_case(case, session.setup_events, played, scorer)
+            passed = combine([o.passed for o in checked])
+            verdict = ScenarioVerdict(scenario=scenario.name, passed=passed, assertions=checked)
+        else:
+            verdict = judge_conversation(
+                self.llm, scenario, turns, judge=params.get("judge_model"), target_model=self.target.model
+            )
         models = list(dict.fromkeys(sim.simulator_models + [c.model for c in verdict.criteria]))
         provenance = Provenance(
             producer=", ".join(models) or "offline",
             provider=next((m.split("/")[0] for m in models if not m.startswith("offline/")), "offline"),
-            task=SIMULATE_USER_TURN.name,
-            prompt_version=SIMULATE_USER_TURN.prompt_version,
+            task=SIMULATE_USER_TURN.name if case is None else SCRIPTED_TASK,
+            prompt_version=SIMULATE_USER_TURN.prompt_version if case is None else None,
             inputs=[entry["item_id"]] if entry.get("item_id") else [],
             seed=seed,
             run_id=self.run.id,
@@ -287,6 +328,7 @@ class _Worker:
             "finish_reason": sim.finish_reason.value,
             "error": sim.error,
             "passed": verdict.passed,
+            "scripted": case is not None,
         }
         conversation = Conversation(
             id=conversation_id, generator=GENERATOR, turns=turns, metadata=metadata, provenance=provenance

@@ -23,13 +23,18 @@ A scenario's own `threshold` applies to the calibrated score.
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pydantic import BaseModel, Field
 
 from evalcore.documents.sentences import split_sentences
 from evalcore.generators.scenario.checks import Score, Scorer, ScoreRequest
+from evalcore.llm.guard import guard_judge
+from evalcore.llm.tasks import Task
 from evalcore.llm.types import ConfigError
 
 if TYPE_CHECKING:
@@ -100,3 +105,95 @@ def client_scorer(client: ModelClient, model: str | None = None) -> Scorer:
         chosen = model
     cut = RELEVANCE_CUTS.get(str(chosen))
     return embedding_scorer(lambda texts: client.embed(list(texts), model), cut)
+
+
+# ------------------------------------------------------------------------------------ online: a judge
+
+# Online, the generative assertions are scored by the judge model as Rasa scores them with its LLM judge:
+# groundedness is the share of the response's statements that the ground truth supports; relevance is
+# the judge's 1-5 rating of how directly the response answers the user message, read as (rating - 1) / 4
+# (so Rasa's default threshold of 0.5 needs a rating of 3 or more). Offline, the embedding scorer above
+# stands in, and each score's rationale says so.
+
+
+class StatementCheck(BaseModel):
+    """One statement of the response and whether the ground truth supports it."""
+
+    statement: str = Field(description="A statement the response makes, in its own words.")
+    supported: bool = Field(description="True when the ground truth states or directly implies it.")
+
+
+class GenerativeJudgment(BaseModel):
+    """The judge's reading of one generative response."""
+
+    rationale: str = Field(default="", description="One or two sentences on why.")
+    statements: list[StatementCheck] = Field(
+        default_factory=list, description="Groundedness: every statement of the response, checked."
+    )
+    relevance: int | None = Field(
+        default=None, ge=1, le=5, description="Relevance: 1 ignores the message .. 5 answers it fully."
+    )
+
+
+_CONTENT = re.compile(r"[a-z0-9][a-z0-9'-]{2,}")
+
+
+def offline_generative(inputs: dict[str, Any], rng: random.Random) -> GenerativeJudgment:
+    """The task's offline implementation: a statement is supported when most of its words (three letters
+    or more) are in the ground truth; relevance from the share of the message's words the response uses."""
+    if inputs["metric"] == "groundedness":
+        truth = set(_CONTENT.findall(str(inputs["ground_truth"]).lower()))
+        checks = []
+        for sentence in sentences(str(inputs["response"])):
+            words = _CONTENT.findall(sentence.lower())
+            shared = sum(w in truth for w in words)
+            checks.append(
+                StatementCheck(statement=sentence, supported=bool(words) and 2 * shared >= len(words))
+            )
+        return GenerativeJudgment(rationale="offline: words of each statement found in the ground truth",
+                                  statements=checks)  # fmt: skip
+    asked = set(_CONTENT.findall(str(inputs["question"]).lower()))
+    said = set(_CONTENT.findall(str(inputs["response"]).lower()))
+    share = len(asked & said) / len(asked) if asked else 0.0
+    return GenerativeJudgment(rationale="offline: words of the message used in the response",
+                              relevance=1 + round(4 * share))  # fmt: skip
+
+
+SCORE_GENERATIVE = Task("score_generative", GenerativeJudgment, offline_generative, max_tokens=700)
+
+
+def judgment_score(metric: str, judgment: GenerativeJudgment) -> float | None:
+    """The 0-1 score of a judgment (see above); None when it holds nothing to score."""
+    if metric == "groundedness":
+        if not judgment.statements:
+            return None
+        return sum(s.supported for s in judgment.statements) / len(judgment.statements)
+    return None if judgment.relevance is None else (judgment.relevance - 1) / 4
+
+
+def scenario_scorer(client: ModelClient, judge: str | None = None, target_model: str | None = None) -> Scorer:
+    """The scorer of a run's generative assertions: the judge model (`judge`, else the judge role; never
+    the target's own model when another is configured) through the task `score_generative`, or, when the
+    judge is the offline provider, the embedding scorer, its rationales marked offline."""
+    choice = guard_judge(client, target_model, judge)
+    if choice.model.startswith("offline/"):
+        embedded = client_scorer(client)
+
+        def offline(request: ScoreRequest) -> Score | None:
+            score = embedded(request)
+            return None if score is None else Score(score.value, f"offline (embedding): {score.rationale}")
+
+        return offline
+
+    def judged(request: ScoreRequest) -> Score | None:
+        inputs = {"metric": request.metric, "question": request.question, "response": request.response,
+                  "ground_truth": request.ground_truth}  # fmt: skip
+        result = client.run_task(SCORE_GENERATIVE, inputs, role="judge", model=choice.model)
+        if not result.ok or result.output is None:
+            return None  # a judge that cannot answer leaves the assertion unscored, never failed
+        value = judgment_score(request.metric, result.output)
+        if value is None:
+            return None
+        return Score(value, f"{result.model}: {result.output.rationale}".strip())
+
+    return judged

@@ -9,11 +9,13 @@ history). The files are validated whole first; one problem anywhere and nothing 
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalcore.errors import Problem, ValidationFailed
+from evalcore.generators.scenario.e2e import E2ETestCase, as_scenario, read_e2e
 from evalcore.generators.scenario.format import file_name, parse_scenario, read_scenarios, to_yaml
 from evalcore.generators.scenario.from_specs import OFFLINE_MARK, generate_scenarios
 from evalcore.generators.scenario.records import Scenario
@@ -26,6 +28,8 @@ from evalcore.targets.domain import Domain
 KIND = "scenario"
 FILE_KEY = "file"  # the body's record of the file a scenario came from, so an export can keep its name
 WRITTEN_BY_KEY = "written_by"  # the model that wrote a scenario (e.g. from a spec), or the offline mark
+SOURCE_KEY = "source"  # the file's own text, so an export of an unedited scenario keeps its comments
+E2E_KEY = "e2e"  # a Rasa E2E test case: a scripted test, its user turns played as written
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,8 @@ class StoredScenario:
     scenario: Scenario
     file: str | None
     written_by: str | None = None
+    source: str | None = None  # the text it was imported from (its comments), None once edited
+    e2e: E2ETestCase | None = None  # set for a scripted test (a Rasa E2E test case)
 
 
 @dataclass
@@ -47,16 +53,23 @@ class ImportedScenarios:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # a line per file of a folder that is no scenario
 
 
-def _body(scenario: Scenario, file: str | None, written_by: str | None = None) -> dict:
-    return {**scenario.model_dump(mode="json"), FILE_KEY: file, WRITTEN_BY_KEY: written_by}
+def _body(
+    scenario: Scenario, file: str | None, written_by: str | None = None, source: str | None = None
+) -> dict:
+    body = {**scenario.model_dump(mode="json"), FILE_KEY: file, WRITTEN_BY_KEY: written_by}
+    return body | ({SOURCE_KEY: source} if source is not None else {})
 
 
 def _stored(revision: Revision) -> StoredScenario:
     body = dict(revision.body or {})
     file, written_by = body.pop(FILE_KEY, None), body.pop(WRITTEN_BY_KEY, None)
-    return StoredScenario(revision.item_id, revision.version, Scenario.model_validate(body), file, written_by)
+    source, script = body.pop(SOURCE_KEY, None), body.pop(E2E_KEY, None)
+    scenario = Scenario.model_validate(body)
+    e2e = E2ETestCase.model_validate(script) if script is not None else None
+    return StoredScenario(revision.item_id, revision.version, scenario, file, written_by, source, e2e)
 
 
 def list_scenarios(store: Store, project_id: str) -> list[StoredScenario]:
@@ -121,10 +134,18 @@ def save_scenario(
     old = get_scenario(store, item_id)
     if scenario is None:
         raise ValidationFailed(problems, f"scenario {old.file or file_name(old.scenario)}")
-    if scenario == old.scenario and old.version == expected_version:
-        return old.version
-    body = _body(scenario, old.file, old.written_by)
+    if scenario == old.scenario and scenario_text(old) == text and old.version == expected_version:
+        return old.version  # a change of comments alone is a change
+    body = _body(scenario, old.file, old.written_by, text)  # the editor's text: its comments stay
     return store.save_revision(item_id, body, author, expected_version, note="edited")
+
+
+def scenario_text(stored: StoredScenario) -> str:
+    """The scenario as a file's text: the text it was imported or saved as (its comments and layout),
+    unless that no longer reads as the scenario; else written out afresh."""
+    if stored.source is not None and parse_scenario(stored.source, "stored", []) == stored.scenario:
+        return stored.source
+    return to_yaml(stored.scenario)
 
 
 def import_scenarios(
@@ -139,37 +160,104 @@ def import_scenarios(
     ValidationFailed with every problem, storing nothing, when any file has one. `written_by` names the
     model that wrote a file (by its path as given), for scenarios a model wrote."""
     store.project(project_id)
-    found, problems = read_scenarios(paths, domain)
+    skipped: list[str] = []
+    found, problems = read_scenarios(paths, domain, skipped)
     if problems:
         raise ValidationFailed(problems, "scenario files")
     if not found:
         raise ValidationFailed([Problem("(arguments)", "no scenario file given")], "scenario files")
     stored = {s.scenario.name: s for s in list_scenarios(store, project_id)}
-    result = ImportedScenarios()
+    result = ImportedScenarios(skipped=skipped)
     with store.write() as conn:
         for item in found:
             name, file = item.scenario.name, Path(item.path).name
             by = (written_by or {}).get(item.path)
             old = stored.get(name)
             note = f"imported from {item.path}" + (f", written by {by}" if by else "")
+            source = item.text
             if old is None:
-                body = _body(item.scenario, file, by)
+                body = _body(item.scenario, file, by, source)
                 store.add_item(project_id, KIND, body, author, item_id=new_id(KIND), note=note, conn=conn)
                 result.added.append(name)
-            elif (old.scenario, old.file, old.written_by) == (item.scenario, file, by):
+            elif (old.scenario, old.file, old.written_by, old.source) == (item.scenario, file, by, source):
                 result.unchanged.append(name)
             else:
-                body = _body(item.scenario, file, by)
+                body = _body(item.scenario, file, by, source)
                 store.save_revision(old.item_id, body, author, old.version, note=note, conn=conn)
                 result.updated.append(name)
     return result
+
+
+def import_e2e(
+    store: Store, project_id: str, paths: Iterable[Path], author: str, as_scenarios: Path | None = None
+) -> ImportedScenarios:
+    """Validate Rasa E2E test files (folders: their E2E files; others skipped with a line) and store each
+    test case as a scripted test, known by its name like a scenario; raise ValidationFailed with every
+    problem, storing nothing, when any file has one. With `as_scenarios`, also write a seed-003 scenario
+    file per test case into that folder (`e2e.as_scenario`)."""
+    store.project(project_id)
+    skipped: list[str] = []
+    cases, problems = read_e2e(paths, skipped)
+    if problems:
+        raise ValidationFailed(problems, "E2E test files")
+    if not cases:
+        raise ValidationFailed([Problem("(arguments)", "no Rasa E2E test case found")], "E2E test files")
+    stored = {s.scenario.name: s for s in list_scenarios(store, project_id)}
+    result = ImportedScenarios(skipped=skipped)
+    with store.write() as conn:
+        for case in cases:
+            scenario, file = as_scenario(case), Path(case.file).name
+            body = {**_body(scenario, file), E2E_KEY: case.model_dump(mode="json")}
+            old = stored.get(case.name)
+            note = f"imported from {case.file}:{case.line} (Rasa E2E test)"
+            if old is None:
+                store.add_item(project_id, KIND, body, author, item_id=new_id(KIND), note=note, conn=conn)
+                result.added.append(case.name)
+            elif (old.scenario, old.file, old.e2e) == (scenario, file, case):
+                result.unchanged.append(case.name)
+            else:
+                store.save_revision(old.item_id, body, author, old.version, note=note, conn=conn)
+                result.updated.append(case.name)
+    if as_scenarios is not None:
+        files = [(file_name(as_scenario(c)), to_yaml(as_scenario(c)), str(i)) for i, c in enumerate(cases)]
+        write_files(as_scenarios, files)
+    return result
+
+
+def import_uploads(
+    store: Store,
+    project_id: str,
+    uploads: Sequence[tuple[str, bytes]],
+    author: str,
+    *,
+    e2e: bool = False,
+    domain: Domain | None = None,
+) -> ImportedScenarios:
+    """Import files a page received ((file name, content) pairs) as scenario files, or with `e2e` as Rasa
+    E2E test files: each written under its own base name into a temporary folder, then imported as from
+    disk (problems name the file as uploaded)."""
+    with tempfile.TemporaryDirectory(prefix="evalcore-upload-") as folder:
+        paths = []
+        for name, content in uploads:
+            path = Path(folder) / Path(name).name  # a name's folders (or '..') are never followed
+            path.write_bytes(content)
+            paths.append(path)
+        try:
+            if e2e:
+                return import_e2e(store, project_id, paths, author)
+            return import_scenarios(store, project_id, paths, author, domain)
+        except (
+            ValidationFailed
+        ) as exc:  # name the files as the person uploaded them, not the temporary folder
+            shown = [Problem(Path(p.file).name, p.message, p.line, p.field) for p in exc.problems]
+            raise ValidationFailed(shown, exc.what) from None
 
 
 def export_scenarios(store: Store, project_id: str, out: Path) -> list[Path]:
     """Write each of the project's scenarios to its own YAML file in `out` (created if missing), named as
     the file it was imported from, else after its name; return the files written."""
     files = [
-        (stored.file or file_name(stored.scenario), to_yaml(stored.scenario), stored.item_id)
+        (stored.file or file_name(stored.scenario), scenario_text(stored), stored.item_id)
         for stored in list_scenarios(store, project_id)
     ]
     return write_files(out, files)

@@ -14,7 +14,7 @@ from pydantic import Field
 from evalcore.generators.scenario.checks import Outcome, Scorer, check_all
 from evalcore.generators.scenario.criteria import CriterionResult, judge_criteria
 from evalcore.generators.scenario.records import Scenario
-from evalcore.generators.scenario.scoring import client_scorer
+from evalcore.generators.scenario.scoring import scenario_scorer
 from evalcore.llm.client import ModelClient
 from evalcore.models import Turn
 from evalcore.models.common import Record
@@ -50,8 +50,10 @@ def judge_conversation(
 ) -> ScenarioVerdict:
     """The scenario's verdict on a conversation whose turns carry their events (events.with_events):
     assertions on the events, criteria by the judge (`judge`, never `target_model` when another model is
-    configured); the generative assertions are scored by `scorer`, else by embedding similarity."""
-    outcomes = check_all(scenario.assertions, history(turns), scorer or client_scorer(client))
+    configured); the generative assertions are scored by `scorer`, else by the same judge (by embedding
+    similarity, marked offline, when the judge is the offline provider)."""
+    scorer = scorer or scenario_scorer(client, judge, target_model)
+    outcomes = check_all(scenario.assertions, history(turns), scorer)
     criteria = judge_criteria(client, scenario.criteria, turns, judge=judge, target_model=target_model)
     passed = combine([o.passed for o in outcomes] + [c.passed for c in criteria])
     return ScenarioVerdict(scenario=scenario.name, passed=passed, assertions=outcomes, criteria=criteria)

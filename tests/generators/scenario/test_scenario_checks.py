@@ -177,10 +177,11 @@ def test_bot_uttered_by_name_pattern_and_buttons():
     assert check(BotUtteredAssertion(buttons=[{"title": "Track", "payload": "/track"}]), history).events == [
         CHOICE
     ]
-    assert check(BotUtteredAssertion(buttons=[{"title": "Track"}]), history).passed  # any payload
+    # an expected button without a payload needs a button without one (Rasa compares payloads with ==)
+    assert check(BotUtteredAssertion(buttons=[{"title": "Track"}]), history).passed is False
     assert check(BotUtteredAssertion(buttons=[{"title": "Cancel"}]), history).passed is False  # order matters
     assert check(BotUtteredAssertion(buttons=[{"title": "Track", "payload": "/x"}]), history).passed is False
-    three = [{"title": "Track"}, {"title": "Cancel"}, {"title": "Help"}]
+    three = [{"title": "Track", "payload": "/track"}, {"title": "Cancel"}, {"title": "Help"}]
     assert check(BotUtteredAssertion(buttons=three), history).passed is False
     both = check(BotUtteredAssertion(utter_name="utter_order_delayed", text_matches="What next"), history)
     assert both.passed and both.events == [DELAYED, CHOICE]  # each field matched by some message
@@ -195,7 +196,9 @@ def test_bot_did_not_utter():
     assert forbidden.passed is False and forbidden.events == [DELAYED]
     assert check(BotDidNotUtterAssertion(text_matches="refund"), history).passed
     assert check(BotDidNotUtterAssertion(text_matches="delayed"), history).events == [DELAYED]
-    assert check(BotDidNotUtterAssertion(buttons=[{"title": "Cancel"}]), history).events == [CHOICE]
+    cancel = [{"title": "Cancel", "payload": "/cancel"}]
+    assert check(BotDidNotUtterAssertion(buttons=cancel), history).events == [CHOICE]
+    assert check(BotDidNotUtterAssertion(buttons=[{"title": "Cancel"}]), history).passed  # payload differs
     assert check(BotDidNotUtterAssertion(buttons=[{"title": "Help"}]), history).passed
     either = check(BotDidNotUtterAssertion(utter_name="utter_x", text_matches="next"), history)
     assert either.passed is False and either.events == [CHOICE]
@@ -403,3 +406,57 @@ def test_outcomes_are_stored_as_json():
     assert outcome.model_dump(mode="json")["events"] == [
         {"type": "flow_completed", "flow_id": "f", "step_id": "END", "turn": 3}
     ]
+
+
+# ------------------------------------------------------- the rules as Rasa's own E2E assertion code decides
+
+# Rasa's `SlotWasNotSetAssertion.run` takes "the most recent event in the list of matching events since
+# that is the final value in the tracker": a slot set and then reset to null was not set.
+
+
+def test_slot_was_not_set_reads_the_slots_last_value_as_rasa_does():
+    reset = [SlotSet(name="amount", value=100), SlotSet(name="amount", value=None)]
+    assert check(SlotWasNotSetAssertion(slots=slots({"name": "amount"})), reset).passed
+    still_set = [SlotSet(name="amount", value=None), SlotSet(name="amount", value=100)]
+    assert check(SlotWasNotSetAssertion(slots=slots({"name": "amount"})), still_set).passed is False
+
+
+def test_slot_was_not_set_with_a_value_reads_the_last_value_as_rasa_does():
+    changed = [SlotSet(name="city", value="Paris"), SlotSet(name="city", value="Rome")]
+    assert check(SlotWasNotSetAssertion(slots=slots({"name": "city", "value": "Paris"})), changed).passed
+    result = check(SlotWasNotSetAssertion(slots=slots({"name": "city", "value": "Rome"})), changed)
+    assert result.passed is False and result.events == [changed[1]]
+
+
+# Rasa's `BotUtteredAssertion._button_matches`: `actual_button.get("payload") == expected_button.payload`,
+# so a button asserted without a payload matches only a button that has none.
+
+
+def test_buttons_without_a_payload_need_a_button_without_one_as_rasa_does():
+    with_payload = [BotUttered(text="Pick", buttons=[Button(title="Yes", payload="/affirm")])]
+    without = [BotUttered(text="Pick", buttons=[Button(title="Yes", payload=None)])]
+    asserted = BotUtteredAssertion(buttons=[{"title": "Yes"}])
+    assert check(asserted, with_payload).passed is False
+    assert check(asserted, without).passed
+    assert check(BotUtteredAssertion(buttons=[{"title": "Yes", "payload": "/affirm"}]), with_payload).passed
+
+
+# Rasa's `BotUtteredAssertion.run` looks each field up with its own `next(...)` over the bot messages:
+# the response name and the text pattern may be met by two different messages (we keep that rule).
+
+
+def test_bot_uttered_fields_may_be_met_by_different_messages_as_in_rasa():
+    history = [BotUttered(text="Hello", utter_name="utter_greet"), BotUttered(text="Bye", utter_name="x")]
+    assert check(BotUtteredAssertion(utter_name="utter_greet", text_matches="Bye"), history).passed
+
+
+def test_text_matches_is_case_sensitive_in_scenario_and_run_assertions_alike():
+    from evalcore.runs.assertions import check_assertions
+
+    history = [BotUttered(text="Your refund is on its way")]
+    assert check(BotUtteredAssertion(text_matches="refund"), history).passed
+    assert check(BotUtteredAssertion(text_matches="Refund"), history).passed is False
+    reply = history[0].text
+    assert check_assertions(reply, [{"kind": "bot_uttered", "pattern": "refund"}])[0].passed
+    assert check_assertions(reply, [{"kind": "bot_uttered", "pattern": "Refund"}])[0].passed is False
+    assert check_assertions(reply, [{"kind": "bot_uttered", "text_matches": "Refund"}])[0].passed is False

@@ -85,4 +85,21 @@ def test_the_llm_judge_reads_the_whole_transcript_and_an_unparseable_verdict_is_
         DELAY in prompt and "Assistant: Your order ORD-9981 is delayed" in prompt and "User: Why?" in prompt
     )
     assert results[1].passed is None and results[1].raw == "yes", "unscored after two re-asks, never failed"
-    assert JUDGE_CRITERION.prompt_version == "1"
+    assert JUDGE_CRITERION.prompt_version == "2"
+
+
+def test_the_judge_sees_the_flows_actions_and_slots_behind_each_turn():
+    from evalcore.targets.events import ActionExecuted, FlowStarted, SlotSet, with_events
+
+    turns = [
+        Turn(index=0, role="user", content="Where is WEB-1?"),
+        with_events(
+            Turn(index=1, role="assistant", content="Found it."),
+            [FlowStarted(flow_id="track_order"), SlotSet(name="order_id", value="WEB-1"),
+             ActionExecuted(action_name="action_lookup_order"), ActionExecuted(action_name="action_listen")],
+        ),
+    ]  # fmt: skip
+    assert transcript(turns) == (
+        "User: Where is WEB-1?\n\nAssistant: Found it.\n[flow started: track_order]\n"
+        '[slot order_id = "WEB-1"]\n[action: action_lookup_order]'
+    )

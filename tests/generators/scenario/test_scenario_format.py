@@ -157,8 +157,7 @@ def test_every_problem_is_reported_with_its_line_and_field():
 def test_structure_problems():
     _, problems = parse("name: x\n")
     assert [(p.line, p.message) for p in problems] == [
-        (1, "unknown field"),
-        (1, "required field 'scenario' is missing"),
+        (1, "this file is not in the scenario format (it has name; a scenario file has one key, 'scenario')")
     ]
     _, problems = parse("scenario:\n  goals:\n    assertions: {flow_started: a}\n")
     assert [(p.field, p.message) for p in problems] == [
@@ -191,7 +190,7 @@ def test_the_domain_checks_slots_their_types_and_flows(tmp_path):
          "slot 'account_id' cannot hold 12345: a text slot holds a string"),
         (13, "scenario.setup.initial_slots.loyalty_tier", "slot 'loyalty_tier' is not in the domain"),
         (26, "scenario.goals.assertions[2].flow_cancelled.flow_id",
-         "flow 'verify_identty' is not in the domain"),
+         "flow 'verify_identty' is not in the domain (did you mean 'verify_identity'?)"),
     ]  # fmt: skip
 
 
@@ -313,7 +312,8 @@ scenario:
         (11, "scenario.goals.assertions[1].flow_start",
          "unknown assertion kind 'flow_start' (did you mean 'flow_started'?)"),
         (7, "scenario.setup.initial_slots.loyalty_tier", "slot 'loyalty_tier' is not in the domain"),
-        (10, "scenario.goals.assertions[0].flow_started", "flow 'track_ordr' is not in the domain"),
+        (10, "scenario.goals.assertions[0].flow_started",
+         "flow 'track_ordr' is not in the domain (did you mean 'track_order'?)"),
     ]  # fmt: skip
 
 
@@ -347,3 +347,57 @@ scenario:
     assert buttons.buttons[0].title == "Yes", "YAML 1.2, as Rasa reads it: Yes is text"
     assert was_set.slots[0].value == "no" and not_set.slots[0].value is False
     assert started.operator == "any" and clarified.operator == "all"
+
+
+def test_a_file_of_another_format_is_named_in_one_line():
+    other = "name: refund\ngoal: get a refund\nuser_instruction: be brief\nexpected: refund issued\n"
+    _, problems = parse(other)
+    assert len(problems) == 1 and "not in the scenario format (it has name, goal, user_instruction" in str(
+        problems[0]
+    )
+    _, problems = parse("test_cases:\n  - test_case: t\n    steps:\n      - user: hi\n")
+    assert [str(p) for p in problems] == [
+        "s.yml:1: this file is a Rasa E2E test file (test_cases:): import it with "
+        "`evalcore scenarios import-e2e`"
+    ]
+    _, problems = parse("flows:\n  transfer_money:\n    steps: []\n")
+    assert "Rasa flows file, not a scenario" in str(problems[0]) and len(problems) == 1
+
+
+def test_a_folder_import_skips_domain_and_flow_files_with_a_line_each(tmp_path):
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "ok.yml").write_text(SEED_EXAMPLE)
+    (tmp_path / "scenarios" / "flows.yml").write_text("flows:\n  a:\n    steps: []\n")
+    (tmp_path / "scenarios" / "domain.yml").write_text("slots:\n  s:\n    type: text\n")
+    skipped: list[str] = []
+    found, problems = read_scenarios([tmp_path / "scenarios"], skipped=skipped)
+    assert problems == [] and len(found) == 1
+    assert [line.split(":")[0] for line in skipped] == [
+        f"skipped {tmp_path / 'scenarios' / 'domain.yml'}",
+        f"skipped {tmp_path / 'scenarios' / 'flows.yml'}",
+    ]
+    # a file named on its own is read as a scenario, so its problem is reported
+    _, problems = read_scenarios([tmp_path / "scenarios" / "flows.yml"], skipped=skipped)
+    assert "Rasa flows file" in str(problems[0])
+
+
+def test_flow_and_slot_names_that_are_not_in_the_domain_get_a_did_you_mean(tmp_path):
+    (tmp_path / "flows.yml").write_text(
+        "flows:\n  transfer_money:\n    name: Transfer money\n    steps:\n      - collect: amount\n"
+    )
+    (tmp_path / "domain.yml").write_text("slots:\n  amount:\n    type: float\n")
+    domain, problems = read_domain([tmp_path])
+    assert problems == []
+    text = (
+        "scenario:\n  name: t\n  simulation_context: c\n  goals:\n    assertions:\n"
+        "      - flow_started: Transfer money\n      - flow_completed:\n          flow_id: transfer_mony\n"
+        "      - slot_was_set:\n          - name: amont\n"
+    )
+    _, problems = parse(text, domain)
+    messages = [p.message for p in problems]
+    assert messages == [
+        "flow 'Transfer money' is not in the domain ('Transfer money' is the name of flow 'transfer_money': "
+        "assertions name flows by id)",
+        "flow 'transfer_mony' is not in the domain (did you mean 'transfer_money'?)",
+        "slot 'amont' is not in the domain (did you mean 'amount'?)",
+    ]

@@ -9,6 +9,7 @@ from scenario_examples import SEED_EXAMPLE
 from evalcore.errors import ValidationFailed
 from evalcore.generators.scenario import KIND, export_scenarios, import_scenarios, list_scenarios
 from evalcore.generators.scenario.format import read_scenarios
+from evalcore.generators.scenario.store_ops import save_scenario
 from evalcore.store import Store
 
 SECOND = """\
@@ -82,3 +83,17 @@ def test_export_writes_one_file_per_scenario_that_reads_back_equal(store, tmp_pa
     }
     again = import_scenarios(store, "demo", [tmp_path / "out"], "ana")
     assert again.added == [] and again.updated == []  # the exported files are the stored scenarios
+
+
+def test_comments_survive_import_edit_and_export(store, tmp_path):
+    commented = "# owner: payments team\n" + SEED_EXAMPLE.replace(
+        "scenario:\n", "scenario:  # checked every release\n", 1
+    )
+    folder = write(tmp_path / "in", {"order_delay.yml": commented})
+    import_scenarios(store, "demo", [folder], "ana")
+    written = export_scenarios(store, "demo", tmp_path / "out")
+    assert written[0].read_text() == commented
+    stored = list_scenarios(store, "demo")[0]
+    edited = commented.replace("# owner: payments team", "# owner: the refunds team")
+    save_scenario(store, "demo", stored.item_id, edited, "ben", stored.version)
+    assert export_scenarios(store, "demo", tmp_path / "out2")[0].read_text() == edited
