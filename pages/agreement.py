@@ -16,6 +16,7 @@ from evalcore.review import (
     agreement_report,
     annotation_stamp,
     assign_items,
+    judge_human_correlation,
     leads_of,
     progress,
     project_policy,
@@ -118,6 +119,15 @@ def _calibration_section() -> None:
     policy = project_policy(store, project_id)
     target = st.number_input("Target precision", 0.5, 1.0, 0.9, 0.01, key="target_precision", width=220)
     cal = silver_calibration(store, project_id, target)
+    table6 = judge_human_correlation(store, project_id)
+    st.metric(
+        "Judge vs people: Pearson r",
+        f"{table6.r:.2f} [{table6.low:.2f}, {table6.high:.2f}]" if table6.defined else "n/a",
+        help="How closely the judge's score follows the people's decision (accepted 1, rejected 0) on the "
+        f"{table6.n} conversations that have both"
+        + (f"; p = {table6.p_value:.2g}, 95% interval" if table6.defined else "; at least 5 with both kinds")
+        + ". Seed 000, Table 6.",
+    )
     if cal.n == 0:
         st.info(
             "Calibration needs conversations that people decided (gold or rejected) and that have a judge "

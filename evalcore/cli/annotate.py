@@ -69,11 +69,13 @@ def progress(project: ProjectOption = None, db: DbOption = None) -> None:
 @app.command()
 @friendly
 def agreement(project: ProjectOption = None, db: DbOption = None) -> None:
-    """Agreement on conversation and turn verdicts: overall, then per pair."""
-    from evalcore.review import agreement_report
+    """Agreement on conversation and turn verdicts: overall, then per pair; then the judge against the
+    people (seed 000, Table 6: Pearson's r of the judge's score and the people's decision)."""
+    from evalcore.review import agreement_report, judge_human_correlation
 
     store = open_store(db)
-    for level, result in agreement_report(store, project_id_of(store, project)).items():
+    pid = project_id_of(store, project)
+    for level, result in agreement_report(store, pid).items():
         typer.echo(
             f"{level}: {result.overall_name} {_fmt(result.overall)} "
             f"({len(result.annotators)} annotators, {result.pairable} of {result.units} labelled by 2+)"
@@ -82,6 +84,17 @@ def agreement(project: ProjectOption = None, db: DbOption = None) -> None:
             typer.echo(
                 f"  {row.a} / {row.b}: n={row.n} observed={_fmt(row.observed)} kappa={_fmt(row.kappa)}"
             )
+    table6 = judge_human_correlation(store, pid)
+    if table6.defined:
+        typer.echo(
+            f"judge vs people (Table 6): Pearson r {table6.r:.3f} [{table6.low:.3f}, {table6.high:.3f}], "
+            f"p {table6.p_value:.2g}, on {table6.n} conversations people decided and the judge scored"
+        )
+    else:
+        typer.echo(
+            f"judge vs people (Table 6): n/a ({table6.n} conversations people decided and the judge scored; "
+            "needs 5, with both verdicts present)"
+        )
 
 
 @app.command()

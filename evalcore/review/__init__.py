@@ -62,6 +62,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
             "MIN_SHARED",
             "adjudication_queue",
             "agreement_report",
+            "judge_human_correlation",
             "annotation_stamp",
             "shown_pairs",
             "silver_calibration",

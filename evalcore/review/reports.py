@@ -26,6 +26,7 @@ from evalcore.stats.calibration import (
     precision_recall_curve,
     threshold_for_precision,
 )
+from evalcore.stats.correlation import Correlation, pearson
 from evalcore.store import Store
 from evalcore.store import schema as t
 from evalcore.store.store import annotation_from_row
@@ -221,23 +222,39 @@ class Calibration:
         return pd.DataFrame([{c: getattr(p, c) for c in columns} for p in self.points], columns=columns)
 
 
+def _judged_and_decided(store: Store, project_id: str, kind: str) -> list[sa.Row]:
+    """(judge_score, judge_passed, human_label) of the items people decided that the judge scored."""
+    refresh_states(store, project_id, kind)
+    s = t.annotation_states
+    with store.read() as conn:
+        return list(
+            conn.execute(
+                sa.select(s.c.judge_score, s.c.judge_passed, s.c.human_label).where(
+                    s.c.project_id == project_id,
+                    s.c.kind == kind,
+                    s.c.human_label.is_not(None),
+                    s.c.judge_score.is_not(None),
+                )
+            ).all()
+        )
+
+
+def judge_human_correlation(store: Store, project_id: str, kind: str = CONVERSATION) -> Correlation:
+    """Seed 000's Table 6: Pearson's r between the judge's score and the people's decision (accepted 1,
+    rejected 0) on the items that have both, with its p-value, 95% interval and number of items."""
+    rows = _judged_and_decided(store, project_id, kind)
+    return pearson(
+        [float(r.judge_score) for r in rows], [1.0 if r.human_label == "accept" else 0.0 for r in rows]
+    )
+
+
 def silver_calibration(
     store: Store, project_id: str, target_precision: float = 0.9, kind: str = CONVERSATION
 ) -> Calibration:
     """Precision and recall of the rule "judge_score >= threshold" against the human decision (gold =
     accepted by people, rejected = the negative class) on the items that have both; disagreements and
     items nobody decided are left out."""
-    refresh_states(store, project_id, kind)
-    s = t.annotation_states
-    with store.read() as conn:
-        rows = conn.execute(
-            sa.select(s.c.judge_score, s.c.judge_passed, s.c.human_label).where(
-                s.c.project_id == project_id,
-                s.c.kind == kind,
-                s.c.human_label.is_not(None),
-                s.c.judge_score.is_not(None),
-            )
-        ).all()
+    rows = _judged_and_decided(store, project_id, kind)
     scores = [r.judge_score for r in rows]
     labels = [r.human_label == "accept" for r in rows]
     passed = [(bool(r.judge_passed), r.human_label == "accept") for r in rows if r.judge_passed is not None]

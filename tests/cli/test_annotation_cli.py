@@ -41,6 +41,7 @@ def test_assign_review_then_report_and_export(tmp_path: Path):
 
     agreement = runner.invoke(app, ["annotate", "agreement", "--db", db])
     assert agreement.exit_code == 0 and "conversation: Krippendorff's alpha" in agreement.output
+    assert "judge vs people (Table 6): " in agreement.output
 
     calibrate = runner.invoke(app, ["annotate", "calibrate", "--target", "0.9", "--db", db])
     assert calibrate.exit_code == 0 and "4 decided conversation(s)" in calibrate.output

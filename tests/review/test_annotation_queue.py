@@ -206,6 +206,26 @@ def test_silver_calibration_measures_the_judge_on_gold_and_picks_a_threshold(sto
     assert 0.0 <= cal.judge_precision <= 1.0
 
 
+def test_table_6_correlates_the_judge_score_with_the_people_s_decision(store: Store):
+    from scipy import stats
+
+    from evalcore.review import judge_human_correlation
+
+    ids = project(store, 12)
+    assert not judge_human_correlation(store, PID).defined  # nobody decided yet
+    scores = [open_item(store, i).judge_score for i in ids]
+    decisions = [1.0 if n % 3 else 0.0 for n in range(12)]  # people disagree with the judge now and then
+    for item, decided in zip(ids, decisions, strict=True):
+        review(store, item, "ann", ACCEPT if decided else REJECT)
+    table6 = judge_human_correlation(store, PID)
+    expected = stats.pearsonr(scores, decisions)
+    assert table6.n == 12
+    assert table6.r == pytest.approx(expected.statistic, abs=1e-9)
+    assert table6.p_value == pytest.approx(expected.pvalue, rel=1e-6)
+    low, high = expected.confidence_interval(0.95)
+    assert (table6.low, table6.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
+
+
 def test_gold_and_silver_exports_say_who_accepted_what_and_the_judge_score(store: Store):
     ids = project(store, 6)
     fix = TurnVerdict(turn_index=1, label="reject", reason="wrong answer", edited_content="Corrected answer.")
