@@ -204,7 +204,7 @@ def build_acting_adapter(store: Store, project_id: str, target: Target, client: 
     if target.kind == TargetKind.http:
         return HTTPActor(target, config, client)  # type: ignore[arg-type]
     if target.kind == TargetKind.agent:
-        return AgentActor(target, build_agent(config.agent, AgentSetting(store, project_id, config.seed)))  # type: ignore[union-attr]
+        return AgentActor(target, build_agent(config.agent, AgentSetting(store, project_id, config.seed)))
     raise TargetConfigError(
         f"target '{target.name}' ({target.kind.value}) only chats: procedure tests need a target that can "
         f"call tools ({', '.join(k.value for k in ACTING_KINDS)})"

@@ -116,7 +116,7 @@ class ChatTarget(TargetAdapter):
         except ConfigError as e:
             raise TargetConfigError(f"target '{target.name}': {e}") from None
         if not config.cache:
-            provider.cacheable = False  # type: ignore[misc]  # this instance only
+            provider.cacheable = False  # this instance only
         client.registry.register(provider)
         self.target, self.config, self.client = target, config, client
         self.model = f"{provider.name}/{config.model}"

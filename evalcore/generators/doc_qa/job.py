@@ -359,7 +359,7 @@ def generate_conversations(
             spec_id=spec.id,
             provenance=provenance,
             metadata=metadata,
-        )  # type: ignore[arg-type]
+        )
         context = {
             d.id: inputs_doc
             for d, inputs_doc in zip(chain + policies, inputs["documents"] + inputs["policies"], strict=True)

@@ -150,7 +150,7 @@ def verify_conversation(
     reasons += [f"correction flagged pair {t['pair'] + 1}: {t['note']}" for t in correction.get("turns", [])
                 if t["verdict"] == "unsupported"]  # fmt: skip
     if check.ok and check.output is not None:
-        out: AdherenceCheck = check.output  # type: ignore[assignment]
+        out = check.output
         adherence |= out.model_dump()
         score = out.score
         judge_passed = out.adheres and out.coherent and not rules and correction.get("flagged", 0) == 0
