@@ -24,7 +24,16 @@ from evalcore.llm.parsing import Parsed, parse_output
 from evalcore.llm.profiles import profile_for
 from evalcore.llm.repairs import record_repairs
 from evalcore.llm.tasks import Task, reask_messages
-from evalcore.llm.types import BudgetExceeded, Completion, Message, ModelCallError, Request, T, TaskResult
+from evalcore.llm.types import (
+    BudgetExceeded,
+    Completion,
+    Message,
+    ModelCallError,
+    Request,
+    T,
+    TaskResult,
+    TaskStatus,
+)
 
 # Finish reasons of a reply cut at the token limit (OpenAI and compatible servers; Anthropic).
 TRUNCATED = ("length", "max_tokens")
@@ -60,17 +69,7 @@ class ModelClient(CallCore):
         """
         provider, name, full = self.registry.resolve(role, model)
         first = messages = task.render(inputs)
-        result: TaskResult[T] = TaskResult(
-            task=task.name,
-            status="failed",
-            model=full,
-            provider=provider.name,
-            offline=provider.name == "offline",
-            prompt_version=task.prompt_version,
-            seed=seed,
-            run_id=self.run_id,
-            cache_hit=True,
-        )
+        result = self._result(task, provider.name, full, seed, "failed", cache_hit=True)
         offline = lambda: task.run_offline(inputs, seed).model_dump_json()  # noqa: E731
         error = ""
         profile = profile_for(self.registry.settings, full)
@@ -191,16 +190,23 @@ class ModelClient(CallCore):
 
     def _skipped(self, task: Task[T], role: str, model: str | None, seed: int | None) -> TaskResult[T]:
         provider, _, full = self.registry.resolve(role, model)
+        not_started = f"not started: {self.stopped_reason}"
+        return self._result(task, provider.name, full, seed, "stopped", error=not_started)
+
+    def _result(
+        self, task: Task[T], provider: str, full: str, seed: int | None, status: TaskStatus, **more: Any
+    ) -> TaskResult[T]:
+        """A result of `task` with no output yet: who would produce it, under which prompt and seed."""
         return TaskResult(
             task=task.name,
-            status="stopped",
+            status=status,
             model=full,
-            provider=provider.name,
-            offline=provider.name == "offline",
-            error=f"not started: {self.stopped_reason}",
+            provider=provider,
+            offline=provider == "offline",
             prompt_version=task.prompt_version,
             seed=seed,
             run_id=self.run_id,
+            **more,
         )
 
     # ------------------------------------------------------------ free text

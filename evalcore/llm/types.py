@@ -16,6 +16,7 @@ ROLES = ("generator", "judge", "simulator", "target")
 
 # The output model of a task: `Task[T]` runs to a `TaskResult[T]`, so a read of `.output` is typed.
 T = TypeVar("T", bound=BaseModel)
+TaskStatus = Literal["ok", "failed", "stopped"]
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ class TaskResult(BaseModel, Generic[T]):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     task: str = Field(description="Task name.")
-    status: Literal["ok", "failed", "stopped"] = Field(description="ok, failed (kept), or stopped (budget).")
+    status: TaskStatus = Field(description="ok, failed (kept), or stopped (budget).")
     output: SerializeAsAny[T] | None = Field(default=None, description="The validated output, when ok.")
     raw: str | None = Field(default=None, description="The last raw model output.")
     model: str = Field(description="'provider/model' that produced it.")
