@@ -127,3 +127,19 @@ def test_nothing_imports_a_page():
         and not re.match(r"^\s*from pages\._common import", line)
     ]
     assert offenders == []
+
+
+def test_pipeline_functions_stay_short_and_the_library_needs_few_type_ignores():
+    """Issue 24: no function over 80 lines in generators/, specs/, runs/ or jobs/ (split into named stages
+    instead), and under 10 `type: ignore` in the library, each with its reason beside it."""
+    done = subprocess.run(
+        [sys.executable, "scripts/long_functions.py"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout
+    ignores = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in (ROOT / "evalcore").rglob("*.py")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if "type: ignore" in line
+    ]
+    assert len(ignores) < 10, ignores

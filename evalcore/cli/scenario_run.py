@@ -82,11 +82,10 @@ def run(
             if problems:
                 raise ValidationFailed(problems, "scenario files")
             scenarios = found  # with their files, so the target's domain problems say file:line
-        options = {
-            "run_count": run_count, "seed": seed, "simulator_model": simulator, "judge_model": judge,
-            "max_user_turns": max_user_turns, "strict": strict, "concurrency": concurrency,
-        }  # fmt: skip
-        run_id = create_scenario_run(store, pid, target, scenarios, **options).id  # type: ignore[arg-type]
+        run_id = create_scenario_run(
+            store, pid, target, scenarios, run_count=run_count, seed=seed, simulator_model=simulator,
+            judge_model=judge, max_user_turns=max_user_turns, strict=strict, concurrency=concurrency,
+        ).id  # fmt: skip
     if queue:
         from evalcore.jobs.queue import display_url, enqueue, queue_url_for
 

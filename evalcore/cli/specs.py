@@ -93,12 +93,13 @@ def select(
     db: DbOption = None,
 ) -> None:
     """Select k specs for diversity and document coverage (locked and human specs always stay)."""
-    from evalcore.specs.selecting import select_specs
+    from evalcore.specs.selecting import as_method, select_specs
     from evalcore.specs.selection import DEFAULT_ALPHA  # numpy: imported here, not for --help
 
     store = open_store(db)
     alpha = DEFAULT_ALPHA if alpha is None else alpha
-    outcome = select_specs(store, project_id_of(store, project), k, alpha=alpha, method=method, seed=seed)  # type: ignore[arg-type]
+    pid = project_id_of(store, project)
+    outcome = select_specs(store, pid, k, alpha=alpha, method=as_method(method), seed=seed)
     m = outcome.metrics
     typer.echo(f"selected {len(outcome.selected)} spec(s) with {method}: SPWD {m.spwd:.2f}, "
                f"Var Div {m.var_div:.3f}, Coverage {m.coverage} document(s)")  # fmt: skip

@@ -222,13 +222,14 @@ def discover(
     last)."""
     from evalcore.errors import UsageError
     from evalcore.generators.tool_case.evaluation import labelled_conversations, split
-    from evalcore.generators.tool_case.rubrics import save_rubric_set
+    from evalcore.generators.tool_case.rubrics import METHODS, save_rubric_set
     from evalcore.generators.tool_case.scope import Options, discover_rubrics
     from evalcore.llm.client import ModelClient
 
     if not 0 < train_share <= 1:
         raise UsageError(f"--train-share must be in (0, 1], not {train_share}")
-    if method not in ("scope", "spur"):
+    chosen = next((m for m in METHODS if m == method), None)
+    if chosen is None:
         raise UsageError(f"--method must be scope or spur, not '{method}'")
     off = {w.upper() for w in without or []}
     if off - {"AD", "RW", "MB"}:
@@ -239,7 +240,7 @@ def discover(
     labelled = labelled_conversations(store, pid, all_conversations=all_conversations)
     train, _ = split(labelled, 0, seed, train_share)
     llm = ModelClient(store, pid)
-    made = discover_rubrics(llm, train, method, options=options, model=model, seed=seed)  # type: ignore[arg-type]
+    made = discover_rubrics(llm, train, chosen, options=options, model=model, seed=seed)
     item, _ = save_rubric_set(store, pid, made, made.producer)
     typer.echo(
         f"{method} rubrics by {made.producer}: {len(made.areas)} area(s), {len(made.rubrics)} rubric(s)"

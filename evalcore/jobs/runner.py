@@ -134,37 +134,15 @@ def run_units(
     worker = worker_id(uuid.uuid4().hex[:8])  # one per call: two loops of one process are two workers
     loop = _Loop()
     states = claims.unit_states(store, run_id)
-    finished = sum(1 for k in keys if k in states and states[k].status in claims.FINISHED)
-    report = JobReport(store.run(run_id), len(keys), finished)
-    total = progress_total if progress_total is not None else len(keys)
-    done_records = committed_records(store, run_id)
-    if report.run.params.get(PROGRESS_TOTAL) != total:
-        store.update_run_params(run_id, {PROGRESS_TOTAL: total})
+    report, total, done_records = _begin(store, run_id, keys, states, progress_total)
     if on_progress:
         on_progress(done_records, total)
     beat = _heartbeat(store, worker)
 
-    def execute(claim: Claim) -> None:
-        try:
-            work(claim)
-            claim._end()
-        except UnitStopped as e:
-            claims.release(store, run_id, claim.key, worker)
-            loop.stop(str(e))
-        except BaseException:
-            loop.aborted.set()
-            claims.release(store, run_id, claim.key, worker)
-            raise
-
-    def todo() -> list[tuple[str, claims.UnitState | None]]:
-        now = now_utc()
-        fresh = claims.unit_states(store, run_id)
-        return [(k, fresh.get(k)) for k in keys if k not in fresh or fresh[k].takeable(now)]
-
     workers = max(1, concurrency)
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"evalcore-job-{run_id}")
     running: dict[Future[None], Claim] = {}
-    candidates = [(k, states.get(k)) for k in keys if k not in states or states[k].takeable(now_utc())]
+    candidates = _takeable(keys, states)
     polled = 0.0
     try:
         while True:
@@ -177,9 +155,11 @@ def run_units(
                 key, seen = candidates.pop(0)
                 if claims.take(store, run_id, key, worker, seen):
                     claim = Claim(store, run_id, key, worker, loop)
-                    running[pool.submit(execute, claim)] = claim
+                    running[pool.submit(_execute, work, claim, loop)] = claim
             if not running:
-                if loop.halt.is_set() or not (candidates := todo()):
+                if loop.halt.is_set() or not (
+                    candidates := _takeable(keys, claims.unit_states(store, run_id))
+                ):
                     break
                 continue
             ready, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
@@ -195,12 +175,7 @@ def run_units(
     except BaseException as e:
         loop.aborted.set()
         loop.stop(f"interrupted: {type(e).__name__}: {e}" if str(e) else f"interrupted: {type(e).__name__}")
-        # Units in flight end first: none commits now (aborted), a unit of several steps stops at its
-        # next step, and each releases its claim, so a resume right after takes them at once.
-        pool.shutdown(wait=True, cancel_futures=True)
-        for future, claim in running.items():
-            if future.cancelled():  # claimed, never started: give it back
-                claims.release(store, run_id, claim.key, worker)
+        _abandon(store, run_id, worker, pool, running)
         beat.set()
         _finish(store, run_id, keys, worker, loop)
         raise
@@ -209,6 +184,60 @@ def run_units(
     report.failed = list(loop.failed)
     report.run, report.stopped, report.others = _finish(store, run_id, keys, worker, loop)
     return report
+
+
+def _execute(work: Callable[[Claim], None], claim: Claim, loop: _Loop) -> None:
+    """Work one claimed unit (in a pool thread): a stopped unit gives its claim back and stops the loop;
+    an error gives it back too and aborts the loop (units in flight commit nothing more)."""
+    try:
+        work(claim)
+        claim._end()
+    except UnitStopped as e:
+        claims.release(claim.store, claim.run_id, claim.key, claim.worker)
+        loop.stop(str(e))
+    except BaseException:
+        loop.aborted.set()
+        claims.release(claim.store, claim.run_id, claim.key, claim.worker)
+        raise
+
+
+def _begin(
+    store: Store,
+    run_id: str,
+    keys: Sequence[str],
+    states: dict[str, claims.UnitState],
+    progress_total: int | None,
+) -> tuple[JobReport, int, int]:
+    """The report of a call about to work the run (its units, how many were finished before), the total
+    its progress counts to (kept in the run's parameters) and the records committed so far."""
+    finished = sum(1 for k in keys if k in states and states[k].status in claims.FINISHED)
+    report = JobReport(store.run(run_id), len(keys), finished)
+    total = progress_total if progress_total is not None else len(keys)
+    done_records = committed_records(store, run_id)
+    if report.run.params.get(PROGRESS_TOTAL) != total:
+        store.update_run_params(run_id, {PROGRESS_TOTAL: total})
+    return report, total, done_records
+
+
+def _takeable(
+    keys: Sequence[str], states: dict[str, claims.UnitState]
+) -> list[tuple[str, claims.UnitState | None]]:
+    """The units among `keys` a worker may claim now (never claimed, or released, or their lease ran out),
+    each with the state it was seen in (a claim succeeds only if that is still its state)."""
+    now = now_utc()
+    return [(k, states.get(k)) for k in keys if k not in states or states[k].takeable(now)]
+
+
+def _abandon(
+    store: Store, run_id: str, worker: str, pool: ThreadPoolExecutor, running: dict[Future[None], Claim]
+) -> None:
+    """After an error or an interrupt: units in flight end first, none commits now (the loop is aborted),
+    a unit of several steps stops at its next step, and each releases its claim; units claimed but never
+    started are given back here, so a resume right after takes them all at once."""
+    pool.shutdown(wait=True, cancel_futures=True)
+    for future, claim in running.items():
+        if future.cancelled():  # claimed, never started: give it back
+            claims.release(store, run_id, claim.key, worker)
 
 
 def _heartbeat(store: Store, worker: str) -> threading.Event:

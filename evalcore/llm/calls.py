@@ -196,8 +196,9 @@ class CallCore:
                 return
             self.warnings.append(message)
             log.warning(message)
-            if self.current_run() is not None:
-                self.store.add_run_warning(self.run_id, message)  # type: ignore[arg-type]
+            run = self.current_run()
+            if run is not None:
+                self.store.add_run_warning(run.id, message)
 
     def _stop_for_budget(self, message: str) -> None:
         """Stop the run for budget (once): a stop request every worker of the run, in any process, reads."""
@@ -206,6 +207,7 @@ class CallCore:
                 return
             self.stopped_reason = "budget"
             log.warning(message)
-            if self.current_run() is not None:
-                self.store.add_run_warning(self.run_id, message)  # type: ignore[arg-type]
-                self.store.request_stop(self.run_id, "budget")  # type: ignore[arg-type]
+            run = self.current_run()
+            if run is not None:
+                self.store.add_run_warning(run.id, message)
+                self.store.request_stop(run.id, "budget")

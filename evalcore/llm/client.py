@@ -24,7 +24,16 @@ from evalcore.llm.parsing import Parsed, parse_output
 from evalcore.llm.profiles import profile_for
 from evalcore.llm.repairs import record_repairs
 from evalcore.llm.tasks import Task, reask_messages
-from evalcore.llm.types import BudgetExceeded, Completion, Message, ModelCallError, Request, TaskResult
+from evalcore.llm.types import (
+    BudgetExceeded,
+    Completion,
+    Message,
+    ModelCallError,
+    Request,
+    T,
+    TaskResult,
+    TaskStatus,
+)
 
 # Finish reasons of a reply cut at the token limit (OpenAI and compatible servers; Anthropic).
 TRUNCATED = ("length", "max_tokens")
@@ -43,13 +52,13 @@ class ModelClient(CallCore):
 
     def run_task(
         self,
-        task: Task,
+        task: Task[T],
         inputs: dict[str, Any],
         role: str = "generator",
         *,
         model: str | None = None,
         seed: int | None = None,
-    ) -> TaskResult:
+    ) -> TaskResult[T]:
         """Run `task` on `inputs`: render, call, parse/repair, re-ask with the validation error if needed.
 
         Calls follow the model's profile (structured mode, temperature, token limit). A reply cut at the
@@ -60,17 +69,7 @@ class ModelClient(CallCore):
         """
         provider, name, full = self.registry.resolve(role, model)
         first = messages = task.render(inputs)
-        result = TaskResult(
-            task=task.name,
-            status="failed",
-            model=full,
-            provider=provider.name,
-            offline=provider.name == "offline",
-            prompt_version=task.prompt_version,
-            seed=seed,
-            run_id=self.run_id,
-            cache_hit=True,
-        )
+        result = self._result(task, provider.name, full, seed, "failed", cache_hit=True)
         offline = lambda: task.run_offline(inputs, seed).model_dump_json()  # noqa: E731
         error = ""
         profile = profile_for(self.registry.settings, full)
@@ -126,7 +125,7 @@ class ModelClient(CallCore):
 
     def run_batch(
         self,
-        task: Task,
+        task: Task[T],
         inputs: Sequence[dict[str, Any]],
         role: str = "generator",
         *,
@@ -134,8 +133,8 @@ class ModelClient(CallCore):
         seed: int | None = None,
         concurrency: int | None = None,
         on_progress: Callable[[int, int], None] | None = None,
-        on_result: Callable[[int, TaskResult], None] | None = None,
-    ) -> list[TaskResult]:
+        on_result: Callable[[int, TaskResult[T]], None] | None = None,
+    ) -> list[TaskResult[T]]:
         """Run `task` on every input, at most `concurrency` calls at a time; results in input order.
 
         `on_result(index, result)` and `on_progress(done, total)` are called in the caller's thread as
@@ -144,10 +143,10 @@ class ModelClient(CallCore):
         """
         self.registry.resolve(role, model)  # a configuration error fails the batch before any call
         total = len(inputs)
-        results: list[TaskResult | None] = [None] * total
+        results: list[TaskResult[T] | None] = [None] * total
         stop = threading.Event()
 
-        def work(i: int) -> TaskResult:
+        def work(i: int) -> TaskResult[T]:
             if stop.is_set():
                 return self._skipped(task, role, model, seed)
             outcome = self.run_task(task, inputs[i], role, model=model, seed=seed)
@@ -161,9 +160,9 @@ class ModelClient(CallCore):
             try:
                 for done, future in enumerate(as_completed(futures), start=1):
                     index = futures[future]
-                    results[index] = future.result()
+                    results[index] = outcome = future.result()
                     if on_result:
-                        on_result(index, results[index])
+                        on_result(index, outcome)
                     if on_progress:
                         on_progress(done, total)
             except BaseException:
@@ -172,7 +171,7 @@ class ModelClient(CallCore):
                 raise
         return [r for r in results if r is not None]
 
-    def _record_parse(self, task: Task, provider: str, model: str, attempt: int, parsed: Parsed) -> None:
+    def _record_parse(self, task: Task[Any], provider: str, model: str, attempt: int, parsed: Parsed) -> None:
         """Keep the repairs a reply needed (or that it failed), for the repair rate per model."""
         if parsed.value is not None and not parsed.repairs:
             return
@@ -189,18 +188,25 @@ class ModelClient(CallCore):
                 repairs=parsed.repairs,
             )
 
-    def _skipped(self, task: Task, role: str, model: str | None, seed: int | None) -> TaskResult:
+    def _skipped(self, task: Task[T], role: str, model: str | None, seed: int | None) -> TaskResult[T]:
         provider, _, full = self.registry.resolve(role, model)
+        not_started = f"not started: {self.stopped_reason}"
+        return self._result(task, provider.name, full, seed, "stopped", error=not_started)
+
+    def _result(
+        self, task: Task[T], provider: str, full: str, seed: int | None, status: TaskStatus, **more: Any
+    ) -> TaskResult[T]:
+        """A result of `task` with no output yet: who would produce it, under which prompt and seed."""
         return TaskResult(
             task=task.name,
-            status="stopped",
+            status=status,
             model=full,
-            provider=provider.name,
-            offline=provider.name == "offline",
-            error=f"not started: {self.stopped_reason}",
+            provider=provider,
+            offline=provider == "offline",
             prompt_version=task.prompt_version,
             seed=seed,
             run_id=self.run_id,
+            **more,
         )
 
     # ------------------------------------------------------------ free text

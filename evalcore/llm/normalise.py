@@ -194,14 +194,16 @@ def _as_list(value: Any, item: Any, repairs: list[str]) -> list[Any]:
     return [value]
 
 
-def _bounds(info: FieldInfo | None) -> tuple[float | None, float | None]:
-    low = high = None
+def _bounds(info: FieldInfo | None) -> tuple[object, object]:
+    """A field's `ge` and `le` bounds (None where it has none), of whatever type the field declares."""
+    low: object = None
+    high: object = None
     for meta in info.metadata if info else ():
         if isinstance(meta, Ge):
             low = meta.ge
         elif isinstance(meta, Le):
             high = meta.le
-    return low, high  # type: ignore[return-value]
+    return low, high
 
 
 def _number(value: Any, annotation: type, info: FieldInfo | None, repairs: list[str]) -> Any:

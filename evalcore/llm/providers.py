@@ -23,12 +23,15 @@ from evalcore.store.secrets import register
 Structured = Literal["json_schema", "tools", "json_object", "none"]
 
 
+ProviderKind = Literal["openai", "openai_compatible", "anthropic", "offline", "wordllama"]
+
+
 @dataclass(frozen=True)
 class ProviderConfig:
     """How to reach one provider. Keys are named by environment variable, never stored."""
 
     name: str
-    kind: Literal["openai", "openai_compatible", "anthropic", "offline", "wordllama"]
+    kind: ProviderKind
     base_url: str | None = None
     api_key_env: str | None = None
     structured: Structured = "json_schema"

@@ -29,11 +29,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic
 
 from pydantic import BaseModel
 
-from evalcore.llm.types import Message
+from evalcore.llm.types import Message, T
 from evalcore.models.common import content_hash
 
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
@@ -42,7 +42,7 @@ _SECTION = re.compile(r"^##\s+(system|user|assistant)\s*$", re.MULTILINE)
 
 OUTPUT_SHAPE = "output_shape"
 
-TASKS: dict[str, Task] = {}
+TASKS: dict[str, Task[Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -94,11 +94,14 @@ class PromptTemplate:
 
 
 @dataclass(frozen=True)
-class Task:
-    """One LLM-driven step: prompt template, typed output, offline implementation, call parameters."""
+class Task(Generic[T]):
+    """One LLM-driven step: prompt template, typed output, offline implementation, call parameters.
+
+    Generic in its output model: `Task("judge", Verdict, ...)` is a `Task[Verdict]`, and
+    `ModelClient.run_task` on it gives a `TaskResult[Verdict]`."""
 
     name: str
-    output: type[BaseModel]
+    output: type[T]
     offline: Callable[[dict[str, Any], random.Random], BaseModel] = field(repr=False)
     prompt: str | Path | None = None  # file under evalcore/prompts, or a path; default "<name>.md"
     temperature: float = 0.0
@@ -130,7 +133,7 @@ class Task:
             inputs = {**inputs, OUTPUT_SHAPE: output_shape(self.output)}
         return self.template.render(inputs)
 
-    def run_offline(self, inputs: dict[str, Any], seed: int | None = None) -> BaseModel:
+    def run_offline(self, inputs: dict[str, Any], seed: int | None = None) -> T:
         """The offline output: deterministic in (task, inputs, seed)."""
         digest = content_hash({"task": self.name, "inputs": _plain(inputs), "seed": seed})
         result = self.offline(inputs, random.Random(int(digest[:16], 16)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
@@ -13,6 +13,10 @@ from evalcore.models.common import OFFLINE, Provenance
 from evalcore.store.secrets import redact
 
 ROLES = ("generator", "judge", "simulator", "target")
+
+# The output model of a task: `Task[T]` runs to a `TaskResult[T]`, so a read of `.output` is typed.
+T = TypeVar("T", bound=BaseModel)
+TaskStatus = Literal["ok", "failed", "stopped"]
 
 
 @dataclass(frozen=True)
@@ -117,16 +121,17 @@ class Completion:
         return self.provider == OFFLINE
 
 
-class TaskResult(BaseModel):
-    """The outcome of one task on one set of inputs; failed units keep the raw model output."""
+class TaskResult(BaseModel, Generic[T]):
+    """The outcome of one task on one set of inputs; failed units keep the raw model output.
+
+    Generic in the task's output model (`TaskResult[Verdict]`); the results of `run_task` are built
+    unparametrised, the type is the checker's."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     task: str = Field(description="Task name.")
-    status: Literal["ok", "failed", "stopped"] = Field(description="ok, failed (kept), or stopped (budget).")
-    output: SerializeAsAny[BaseModel] | None = Field(
-        default=None, description="The validated output, when ok."
-    )
+    status: TaskStatus = Field(description="ok, failed (kept), or stopped (budget).")
+    output: SerializeAsAny[T] | None = Field(default=None, description="The validated output, when ok.")
     raw: str | None = Field(default=None, description="The last raw model output.")
     model: str = Field(description="'provider/model' that produced it.")
     provider: str = Field(description="Provider name, 'offline' for the offline provider.")

@@ -98,7 +98,7 @@ def drawing(graph: Graph, paths: Sequence[Sequence[str]] = ()) -> tuple[list[Dra
             e.edge[1],
             e.edge_description,
             (*where[e.edge[0]], *where[e.edge[1]]),
-            along.get(tuple(e.edge), 0),  # type: ignore[arg-type]
+            along.get(e.edge, 0),
         )
         for e in graph.edges
         if e.edge[0] in where and e.edge[1] in where

@@ -159,7 +159,7 @@ class LLMJudge(TurnJudge):
         if not result.ok or result.output is None:
             why = f"unscored: the judge's output could not be used ({result.error})"
             return Verdict(None, None, why, self.name, result.raw, version)
-        out: JudgeVerdict = result.output  # type: ignore[assignment]
+        out = result.output
         # A repaired output is kept as written, so a reviewer can see what the repairs read into it.
         raw = result.raw if result.repairs else None
         repairs = tuple(result.repairs)

@@ -99,18 +99,9 @@ def compare_reply(
     question: str, expected: str, reply: str, grounding: list[str], *, multi_turn: bool = False
 ) -> Comparison:
     """Judge `reply` against `expected` and the grounding documents' texts (rules in the module docstring)."""
-    if is_cannot_answer(expected):
-        if says_cannot_answer(reply):
-            return Comparison(1, None, "The documents hold no answer and the reply says so.")
-        return Comparison(
-            0,
-            "failed_to_say_cannot_answer",
-            "The documents hold no answer to this question, but the reply answers it instead of saying so.",
-        )
-    if says_cannot_answer(reply) and not says_cannot_answer(expected):
-        return Comparison(
-            0, "refused_wrongly", "The reply says it cannot answer; the expected answer exists."
-        )
+    refusal = _refusal(expected, reply)
+    if refusal is not None:
+        return refusal
 
     question_facts = _facts(question)
     # A code in brackets right after what it names ("the Westbrook Station store (RC-04)") is a reference
@@ -156,14 +147,7 @@ def compare_reply(
     if wanted and not found and same_kind:
         return Comparison(0, "wrong_fact", f"The reply gives other facts than the expected ones: {summary}.")
     if found and len(documents) > 1:
-        # A document is missed when the reply has none of the key facts only it holds, while it has
-        # some key fact of the answer (from another document).
-        holders = [{c for c in wanted if c in facts} for _, facts in documents]
-        missed = [
-            i for i, held in enumerate(holders)
-            if (own := held - set().union(*(h for k, h in enumerate(holders) if k != i)))
-            and not any(_present(c, reply_facts, reply_plain) for c in own)
-        ]  # fmt: skip
+        missed = _missed_documents([facts for _, facts in documents], wanted, reply_facts, reply_plain)
         if missed:
             return Comparison(
                 0,
@@ -181,6 +165,39 @@ def compare_reply(
             f"grounding documents: {summary}.",
         )
     return Comparison(0, "wrong_fact", f"The reply does not give the expected answer: {summary}.")
+
+
+def _refusal(expected: str, reply: str) -> Comparison | None:
+    """The verdict when the expected answer or the reply is "cannot answer"; None when neither is."""
+    if is_cannot_answer(expected):
+        if says_cannot_answer(reply):
+            return Comparison(1, None, "The documents hold no answer and the reply says so.")
+        return Comparison(
+            0,
+            "failed_to_say_cannot_answer",
+            "The documents hold no answer to this question, but the reply answers it instead of saying so.",
+        )
+    if says_cannot_answer(reply) and not says_cannot_answer(expected):
+        return Comparison(
+            0, "refused_wrongly", "The reply says it cannot answer; the expected answer exists."
+        )
+    return None
+
+
+def _missed_documents(
+    document_facts: list[frozenset[str]],
+    wanted: dict[str, str],
+    reply_facts: dict[str, str],
+    reply_plain: str,
+) -> list[int]:
+    """The grounding documents the reply misses: it has none of the key facts only that document holds
+    (while it has some key fact of the answer, from another document)."""
+    holders = [{c for c in wanted if c in facts} for facts in document_facts]
+    return [
+        i for i, held in enumerate(holders)
+        if (own := held - set().union(*(h for k, h in enumerate(holders) if k != i)))
+        and not any(_present(c, reply_facts, reply_plain) for c in own)
+    ]  # fmt: skip
 
 
 def _kind(canonical: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field
 
@@ -48,7 +48,7 @@ JudgeErrorType = Literal[
     "off_topic",
     "other",
 ]
-JUDGE_ERROR_TYPES: tuple[str, ...] = JudgeErrorType.__args__  # type: ignore[attr-defined]
+JUDGE_ERROR_TYPES: tuple[str, ...] = get_args(JudgeErrorType)
 LEGACY_ERROR_TYPES: dict[str, str] = {"ignored_context": "coreference"}  # old stored name -> judge's name
 
 # Seed 000, Table 10: the three failure classes it counts, and the class of each of our error types.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 import yaml
 from pydantic import ConfigDict, ValidationError
@@ -123,29 +124,9 @@ def from_gherkin(text: str, file: str) -> list[SpecImport]:
     last_step: str | None = None
 
     def close() -> None:
-        if current is None:
-            return
-        missing = [k for k in ("given", "when", "then") if not current.get(k)]
-        if missing:
-            problems.append(
-                Problem(
-                    file,
-                    f"scenario has no {', '.join(m.capitalize() for m in missing)} step",
-                    current["line"],
-                )
-            )
-            return
-        specs.append(
-            SpecImport(
-                id=current.get("id"),
-                scenario=current["scenario"],
-                given=current["given"],
-                when=current["when"],
-                then=current["then"],
-                category=current.get("category", "general"),
-                documents=current.get("documents", []),
-            )
-        )
+        spec = _closed(current, file, problems)
+        if spec is not None:
+            specs.append(spec)
 
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
@@ -163,15 +144,7 @@ def from_gherkin(text: str, file: str) -> list[SpecImport]:
             continue
         if line.startswith(("Scenario:", "Scenario Outline:")):
             close()
-            title = line.split(":", 1)[1].strip()
-            if not title:
-                problems.append(Problem(file, "scenario has no title", number, "Scenario"))
-            current = {"scenario": title or "(untitled)", "line": number, "id": pending_id}
-            for tag in pending_tags:
-                if tag.startswith("@category:"):
-                    current["category"] = tag.split(":", 1)[1].replace("_", " ")
-                elif tag.startswith("@doc:"):
-                    current.setdefault("documents", []).append(tag.split(":", 1)[1])
+            current = _scenario(line, number, pending_id, pending_tags, file, problems)
             pending_id, pending_tags, last_step = None, [], None
             continue
         step = _STEP.match(line)
@@ -181,25 +154,74 @@ def from_gherkin(text: str, file: str) -> list[SpecImport]:
         if current is None:
             problems.append(Problem(file, "step before any Scenario", number, step.group(1)))
             continue
-        keyword, body = step.group(1).lower(), step.group(2).strip()
-        if keyword in ("and", "but"):
-            if last_step is None:
-                problems.append(
-                    Problem(file, f"'{step.group(1)}' with no step before it", number, step.group(1))
-                )
-                continue
-            current[last_step] += f" {keyword} {body}"
-        elif current.get(keyword):
-            current[keyword] += f"; {body}"
-        else:
-            current[keyword] = body
-            last_step = keyword
+        last_step = _add_step(current, step, last_step, number, file, problems)
     close()
     if problems:
         raise ValidationFailed(problems, file)
     if not specs:
         raise ValidationFailed([Problem(file, "no Scenario found", 1)], file)
     return specs
+
+
+def _scenario(
+    line: str, number: int, pending_id: str | None, tags: list[str], file: str, problems: list[Problem]
+) -> dict[str, Any]:
+    """A scenario begun at `line`, with the id and the category and document tags written above it."""
+    title = line.split(":", 1)[1].strip()
+    if not title:
+        problems.append(Problem(file, "scenario has no title", number, "Scenario"))
+    current: dict[str, Any] = {"scenario": title or "(untitled)", "line": number, "id": pending_id}
+    for tag in tags:
+        if tag.startswith("@category:"):
+            current["category"] = tag.split(":", 1)[1].replace("_", " ")
+        elif tag.startswith("@doc:"):
+            current.setdefault("documents", []).append(tag.split(":", 1)[1])
+    return current
+
+
+def _add_step(
+    current: dict[str, Any], step: re.Match[str], last_step: str | None, number: int, file: str,
+    problems: list[Problem],
+) -> str | None:  # fmt: skip
+    """Add a step line to the scenario: And/But continue the last step, a repeated keyword is joined
+    with "; ". The step that And/But now continue."""
+    keyword, body = step.group(1).lower(), step.group(2).strip()
+    if keyword in ("and", "but"):
+        if last_step is None:
+            problems.append(Problem(file, f"'{step.group(1)}' with no step before it", number, step.group(1)))
+            return None
+        current[last_step] += f" {keyword} {body}"
+    elif current.get(keyword):
+        current[keyword] += f"; {body}"
+    else:
+        current[keyword] = body
+        return keyword
+    return last_step
+
+
+def _closed(current: dict[str, Any] | None, file: str, problems: list[Problem]) -> SpecImport | None:
+    """The spec of a finished scenario, or None (and a problem) when it lacks a Given, When or Then."""
+    if current is None:
+        return None
+    missing = [k for k in ("given", "when", "then") if not current.get(k)]
+    if missing:
+        problems.append(
+            Problem(
+                file,
+                f"scenario has no {', '.join(m.capitalize() for m in missing)} step",
+                current["line"],
+            )
+        )
+        return None
+    return SpecImport(
+        id=current.get("id"),
+        scenario=current["scenario"],
+        given=current["given"],
+        when=current["when"],
+        then=current["then"],
+        category=current.get("category", "general"),
+        documents=current.get("documents", []),
+    )
 
 
 def read_specs(text: str, file: str) -> list[SpecImport]:

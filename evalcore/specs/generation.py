@@ -32,7 +32,7 @@ import random
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore import jobs
@@ -41,7 +41,7 @@ from evalcore.documents.retrieval import PassageIndex, build_index, tokenize
 from evalcore.errors import EvalcoreError
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
-from evalcore.models import Document, Provenance, Run
+from evalcore.models import Document, Provenance, Run, Spec
 from evalcore.specs.drafts import CATEGORIES, SpecDraft, SpecDrafts
 from evalcore.specs.offline import offline_card_specs, offline_specs
 from evalcore.specs.store_ops import add_specs, list_specs
@@ -188,81 +188,101 @@ def generate_specs(
     run = store.start_run(project_id, run)
     if retry_failed:
         jobs.retry_failed(store, run.id)
-    documents = store.documents(project_id)
-    by_id = {d.id: d for d in documents}
-    description, card = _system_description(store, project_id)
-    card_info = card.get("chatbot_info", {})
-    behaviors = list(card.get("behaviors") or [])
-    procedures = [p.model_dump(mode="json") for p in store.procedures(project_id)]
-    if "from_card" not in params:  # fixed at the first start, so a resume plans the same units
-        params["from_card"] = len(behaviors) + len(procedures) if params.get("with_card", True) else 0
-        store.update_run_params(run.id, {"from_card": params["from_card"]})
-    plan = plan_units(documents, params["m"], params["batch"], params["seed"], params["from_card"])
-    units = {u["key"]: u for u in plan}
-    if "history" not in params:
-        params["history"] = [v.spec.scenario for v in list_specs(store, project_id)][-HISTORY_LIMIT:]
-        store.update_run_params(run.id, {"history": params["history"]})
-    common = {
-        "system_description": description,
-        "card": card,
-        "documents_summary": [{"id": d.id, "kind": d.kind.value, "title": d.title} for d in documents],
-        "tools": [t.model_dump(mode="json") for t in store.tools(project_id)],
-        "history": params["history"],
-        # what a customer calls each code, so offline titles name a product rather than its SKU
-        "names": code_names(
-            documents, [card_info.get(k, "") for k in ("business", "name") if card_info.get(k)]
-        ),
-    }
-    card_inputs = {
-        "system_description": description,
-        "assistant_name": card.get("chatbot_info", {}).get("name", ""),
-        "documents_summary": common["documents_summary"],
-        "behaviors": behaviors,
-        "procedures": procedures,
-    }
-    llm = ModelClient(store, project_id, run_id=run.id)
-    llm.registry.resolve("generator", params.get("model"))  # a configuration error fails before any call
-    index = build_index(documents)
-    relevance = _Relevance(index)
-    added: list[str] = []
-    existing = [v.spec for v in list_specs(store, project_id)]
-    seen = {s.scenario.strip().lower() for s in existing}
-    seen_words = {near_key(s.scenario) for s in existing}
-    tables = {d.id for d in documents if d.kind.value == "table"}
-    seen_rows = {row_lookup_key(s.scenario, s.documents, tables) for s in existing} - {None}
-    dedupe = threading.Lock()  # units commit from several threads; one scenario is kept once
-    tally = {"duplicates": 0, "empty_in_a_row": 0, "no_documents": 0}
+    job = _Generation.start(store, project_id, run, params)
+    report = jobs.run_units(
+        store, run.id, list(job.units), job.work, concurrency=job.llm.concurrency, on_progress=on_progress
+    )
+    return job.outcome(report)
 
-    def work(claim: jobs.Claim) -> None:
-        unit = units[claim.key]
-        if claim.key == CARD_UNIT:
-            task, inputs, cited = SPECS_FROM_CARD, card_inputs, ["card", *(p["name"] for p in procedures)]
-        else:
-            task, cited = GENERATE_SPECS, unit["documents"]
-            inputs = {
-                **common,
-                "focus": unit["focus"],
-                "count": unit["count"],
-                "documents": [_document_input(by_id[i]) for i in unit["documents"] if i in by_id],
-            }
-        result = llm.run_task(task, inputs, role="generator", model=params.get("model"), seed=params["seed"])
+
+@dataclass
+class _Generation:
+    """One start of a generation job: its units and their inputs, and what the units found so far.
+
+    `start` plans the units and fixes, at the first start, the parameters a resume must see the same
+    (`from_card`, `history`); `work` does one unit; `outcome` says what the job did."""
+
+    store: Store
+    project_id: str
+    run: Run
+    params: dict[str, Any]
+    units: dict[str, dict[str, Any]]
+    by_id: dict[str, Document]
+    common: dict[str, Any]  # the inputs of every batch
+    card_inputs: dict[str, Any]  # the inputs of the card unit
+    procedures: list[dict[str, Any]]
+    llm: ModelClient
+    relevance: _Relevance
+    seen: _Seen
+    added: list[str] = field(default_factory=list)
+    # units commit from several threads; one scenario is kept once
+    dedupe: threading.Lock = field(default_factory=threading.Lock)
+    tally: dict[str, int] = field(
+        default_factory=lambda: {"duplicates": 0, "empty_in_a_row": 0, "no_documents": 0}
+    )
+
+    @classmethod
+    def start(cls, store: Store, project_id: str, run: Run, params: dict[str, Any]) -> _Generation:
+        """Plan the units (fixing `from_card` and `history` in the run's parameters at the first start),
+        gather their inputs, and read the specs the project has (new ones must differ from them)."""
+        documents = store.documents(project_id)
+        description, card = _system_description(store, project_id)
+        behaviors = list(card.get("behaviors") or [])
+        procedures = [p.model_dump(mode="json") for p in store.procedures(project_id)]
+        if "from_card" not in params:  # fixed at the first start, so a resume plans the same units
+            params["from_card"] = len(behaviors) + len(procedures) if params.get("with_card", True) else 0
+            store.update_run_params(run.id, {"from_card": params["from_card"]})
+        plan = plan_units(documents, params["m"], params["batch"], params["seed"], params["from_card"])
+        if "history" not in params:
+            params["history"] = [v.spec.scenario for v in list_specs(store, project_id)][-HISTORY_LIMIT:]
+            store.update_run_params(run.id, {"history": params["history"]})
+        common = _batch_inputs(store, project_id, documents, description, card, params["history"])
+        card_inputs = {
+            "system_description": description,
+            "assistant_name": card.get("chatbot_info", {}).get("name", ""),
+            "documents_summary": common["documents_summary"],
+            "behaviors": behaviors,
+            "procedures": procedures,
+        }
+        llm = ModelClient(store, project_id, run_id=run.id)
+        llm.registry.resolve("generator", params.get("model"))  # a configuration error fails before any call
+        relevance = _Relevance(build_index(documents))
+        seen = _Seen.of([v.spec for v in list_specs(store, project_id)], documents)
+        return cls(
+            store, project_id, run, params, {u["key"]: u for u in plan}, {d.id: d for d in documents},
+            common, card_inputs, procedures, llm, relevance, seen,
+        )  # fmt: skip
+
+    def _request(self, key: str, unit: dict[str, Any]) -> tuple[Task[SpecDrafts], dict[str, Any], list[str]]:
+        """The unit's task, its inputs, and what its specs are made from (their provenance's inputs)."""
+        if key == CARD_UNIT:
+            return SPECS_FROM_CARD, self.card_inputs, ["card", *(p["name"] for p in self.procedures)]
+        inputs = {
+            **self.common,
+            "focus": unit["focus"],
+            "count": unit["count"],
+            "documents": [_document_input(self.by_id[i]) for i in unit["documents"] if i in self.by_id],
+        }
+        return GENERATE_SPECS, inputs, unit["documents"]
+
+    def work(self, claim: jobs.Claim) -> None:
+        """One unit: its drafts, those new to the project committed as specs with their documents."""
+        unit = self.units[claim.key]
+        task, inputs, cited = self._request(claim.key, unit)
+        params = self.params
+        result = self.llm.run_task(task, inputs, "generator", model=params.get("model"), seed=params["seed"])
         if result.status == "stopped":
             raise jobs.UnitStopped(result.error or "budget")  # not done: a resume with more budget does it
-        with dedupe, claim.commit() as writer:
+        with self.dedupe, claim.commit() as writer:
             if result.status != "ok" or result.output is None:
                 writer.fail(result.error or "no output", {"raw": result.raw})
                 return
-            fresh = []
-            for draft in result.output.specs:
-                title, words = draft.scenario.strip().lower(), near_key(draft.scenario)
-                row = row_lookup_key(draft.scenario, [d for d in draft.documents if d in by_id], tables)
-                if title not in seen and words not in seen_words and row not in seen_rows:
-                    seen.add(title)
-                    seen_words.add(words)
-                    if row is not None:
-                        seen_rows.add(row)
-                    fresh.append(_with_documents(draft, relevance, by_id, params["docs_per_spec"]))
-                    tally["no_documents"] += not fresh[-1].documents
+            fresh = [
+                _with_documents(draft, self.relevance, self.by_id, params["docs_per_spec"])
+                for draft in result.output.specs
+                if self.seen.admit(draft, self.by_id)
+            ]
+            self.tally["no_documents"] += sum(not spec.documents for spec in fresh)
             provenance = Provenance(
                 producer=result.model or "offline",
                 provider=result.provider or "offline",
@@ -270,50 +290,106 @@ def generate_specs(
                 prompt_version=result.prompt_version,
                 inputs=cited,
                 seed=params["seed"],
-                run_id=run.id,
+                run_id=self.run.id,
             )
-            ids = add_specs(store, project_id, fresh, provenance, conn=writer.conn)
+            ids = add_specs(self.store, self.project_id, fresh, provenance, conn=writer.conn)
             duplicates = len(result.output.specs) - len(fresh)
             writer.result = {"specs": ids, "duplicates": duplicates, "cache_hit": result.cache_hit}
             short = claim.key == CARD_UNIT and len(result.output.specs) < unit["count"]
-            tally["duplicates"] += duplicates
+            self.tally["duplicates"] += duplicates
             dry = claim.key != CARD_UNIT and 2 * len(fresh) < unit["count"]  # mostly (near-)duplicates
-            tally["empty_in_a_row"] = tally["empty_in_a_row"] + 1 if dry else 0
-            exhausted = tally["empty_in_a_row"] >= EXHAUSTED_AFTER
-        added.extend(ids)
+            self.tally["empty_in_a_row"] = self.tally["empty_in_a_row"] + 1 if dry else 0
+            exhausted = self.tally["empty_in_a_row"] >= EXHAUSTED_AFTER
+        self.added.extend(ids)
         if short:  # a model may merge or skip some; say so rather than let a behaviour go untested
-            store.add_run_warning(
-                run.id, f"{unit['count']} card behaviours and procedures gave only {len(ids)} specs"
+            self.store.add_run_warning(
+                self.run.id, f"{unit['count']} card behaviours and procedures gave only {len(ids)} specs"
             )
         if exhausted:  # after the commit: this unit is done, the job stops before the next
             raise jobs.UnitStopped(
                 f"ran out of new specs: the last {EXHAUSTED_AFTER} batches added mostly near-duplicates of "
-                f"earlier specs ({len(seen)} distinct specs in the project; add documents, tools or "
-                "behaviours for more)"
+                f"earlier specs ({len(self.seen.titles)} distinct specs in the project; add documents, tools "
+                "or behaviours for more)"
             )
 
-    report = jobs.run_units(
-        store, run.id, list(units), work, concurrency=llm.concurrency, on_progress=on_progress
-    )
-    exhausted = bool(report.stopped and report.stopped.startswith("ran out of new specs"))
-    total = _run_specs(store, run.id)  # a resumed run counts the specs of its earlier starts too
-    short = ""
-    if total < params["m"] and (exhausted or report.run.status.value == "finished"):
-        why = report.stopped if exhausted else (
-            f"the batches gave no more new specs ({tally['duplicates']} drafts repeated or nearly repeated "
-            "earlier specs)"
+    def outcome(self, report: jobs.JobReport) -> GenerationOutcome:
+        """What the job did, with a warning when it ended short of m or left specs without documents."""
+        run_id, m = self.run.id, self.params["m"]
+        exhausted = bool(report.stopped and report.stopped.startswith("ran out of new specs"))
+        total = _run_specs(self.store, run_id)  # a resumed run counts the specs of its earlier starts too
+        short = ""
+        if total < m and (exhausted or report.run.status.value == "finished"):
+            why = report.stopped if exhausted else (
+                f"the batches gave no more new specs ({self.tally['duplicates']} drafts repeated or nearly "
+                "repeated earlier specs)"
+            )  # fmt: skip
+            short = f"{total} of {m} requested specs generated: {why}"
+            self.store.add_run_warning(run_id, short)
+        if self.tally["no_documents"]:
+            self.store.add_run_warning(
+                run_id,
+                f"{self.tally['no_documents']} spec(s) cite no document and no document is relevant enough "
+                "to them (they keep none rather than unrelated ones)",
+            )
+        return GenerationOutcome(
+            self.store.run(run_id), len(self.added), report.failed, report.skipped, self.tally["duplicates"],
+            exhausted, short,
         )  # fmt: skip
-        short = f"{total} of {params['m']} requested specs generated: {why}"
-        store.add_run_warning(run.id, short)
-    if tally["no_documents"]:
-        store.add_run_warning(
-            run.id,
-            f"{tally['no_documents']} spec(s) cite no document and no document is relevant enough to them "
-            "(they keep none rather than unrelated ones)",
+
+
+def _batch_inputs(
+    store: Store,
+    project_id: str,
+    documents: list[Document],
+    description: str,
+    card: dict[str, Any],
+    history: list[str],
+) -> dict[str, Any]:
+    """The inputs every batch shares: the system, the documents' titles, the tools, the earlier specs."""
+    card_info = card.get("chatbot_info", {})
+    return {
+        "system_description": description,
+        "card": card,
+        "documents_summary": [{"id": d.id, "kind": d.kind.value, "title": d.title} for d in documents],
+        "tools": [t.model_dump(mode="json") for t in store.tools(project_id)],
+        "history": history,
+        # what a customer calls each code, so offline titles name a product rather than its SKU
+        "names": code_names(
+            documents, [card_info.get(k, "") for k in ("business", "name") if card_info.get(k)]
+        ),
+    }
+
+
+@dataclass
+class _Seen:
+    """What the project's specs already say: titles, their words in any order, and table-row lookups
+    (`row_lookup_key`); a draft repeating any of them is a (near-)duplicate."""
+
+    titles: set[str]
+    words: set[frozenset[str]]
+    rows: set[tuple[str, frozenset[str]] | None]
+    tables: set[str]
+
+    @classmethod
+    def of(cls, specs: list[Spec], documents: list[Document]) -> _Seen:
+        """From the project's specs."""
+        tables = {d.id for d in documents if d.kind.value == "table"}
+        rows = {row_lookup_key(s.scenario, s.documents, tables) for s in specs} - {None}
+        return cls(
+            {s.scenario.strip().lower() for s in specs}, {near_key(s.scenario) for s in specs}, rows, tables
         )
-    return GenerationOutcome(
-        store.run(run.id), len(added), report.failed, report.skipped, tally["duplicates"], exhausted, short
-    )
+
+    def admit(self, draft: SpecDraft, by_id: dict[str, Document]) -> bool:
+        """True, and `draft` is remembered, when it repeats no earlier spec."""
+        title, words = draft.scenario.strip().lower(), near_key(draft.scenario)
+        row = row_lookup_key(draft.scenario, [d for d in draft.documents if d in by_id], self.tables)
+        if title in self.titles or words in self.words or row in self.rows:
+            return False
+        self.titles.add(title)
+        self.words.add(words)
+        if row is not None:
+            self.rows.add(row)
+        return True
 
 
 def resume_generation(store: Store, run_id: str) -> GenerationOutcome:

@@ -98,6 +98,14 @@ def pick(
     raise EvalcoreError(f"unknown selection method '{method}' (use {', '.join(METHODS)})")
 
 
+def as_method(name: str) -> Method:
+    """The selection method called `name` (as typed on a command line); an unknown one is an error."""
+    for method in METHODS:
+        if method == name:
+            return method
+    raise EvalcoreError(f"unknown selection method '{name}' (use {', '.join(METHODS)})")
+
+
 def measure(candidates: Candidates, indices: Sequence[int]) -> Metrics:
     """SPWD, Var Div and Coverage of the selected rows."""
     chosen = candidates.embeddings[list(indices)]

@@ -43,7 +43,14 @@ from evalcore.targets.adapters import (
     lookup,
 )
 from evalcore.targets.agents import Agent, AgentSetting, build_agent
-from evalcore.targets.config import TargetConfigError, parse_config
+from evalcore.targets.config import (
+    AgentConfig,
+    ChatConfig,
+    HTTPConfig,
+    TargetConfigError,
+    config_as,
+    parse_config,
+)
 
 ACTING_KINDS = (TargetKind.openai, TargetKind.anthropic, TargetKind.http, TargetKind.agent)
 
@@ -81,6 +88,7 @@ def context_messages(context: Sequence[Turn]) -> list[Message]:
             call = {"name": turn.tool_name, "arguments": turn.arguments or {}}
             messages.append(Message("tool_call", json.dumps(call, ensure_ascii=False)))
         else:
+            # A TurnRole's value is one of Message's roles; the checker cannot see an enum's values as one.
             messages.append(Message(turn.role.value, turn.content))  # type: ignore[arg-type]
     return messages
 
@@ -200,11 +208,12 @@ def build_acting_adapter(store: Store, project_id: str, target: Target, client: 
     """The acting adapter for `target`; TargetConfigError when the kind cannot act or cannot be reached."""
     config = parse_config(target)
     if target.kind in (TargetKind.openai, TargetKind.anthropic):
-        return ChatActor(target, config, client)  # type: ignore[arg-type]
+        return ChatActor(target, config_as(config, ChatConfig), client)
     if target.kind == TargetKind.http:
-        return HTTPActor(target, config, client)  # type: ignore[arg-type]
+        return HTTPActor(target, config_as(config, HTTPConfig), client)
     if target.kind == TargetKind.agent:
-        return AgentActor(target, build_agent(config.agent, AgentSetting(store, project_id, config.seed)))  # type: ignore[union-attr]
+        agent = config_as(config, AgentConfig)
+        return AgentActor(target, build_agent(agent.agent, AgentSetting(store, project_id, agent.seed)))
     raise TargetConfigError(
         f"target '{target.name}' ({target.kind.value}) only chats: procedure tests need a target that can "
         f"call tools ({', '.join(k.value for k in ACTING_KINDS)})"

@@ -32,7 +32,7 @@ from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.llm.client import ModelClient
-from evalcore.llm.providers import ProviderConfig, make_provider
+from evalcore.llm.providers import ProviderConfig, ProviderKind, make_provider
 from evalcore.llm.registry import forced_offline
 from evalcore.llm.retry import with_retries
 from evalcore.llm.types import ConfigError, Message, ModelCallError, ProviderError
@@ -46,6 +46,7 @@ from evalcore.targets.config import (
     HTTPConfig,
     PythonConfig,
     TargetConfigError,
+    config_as,
     parse_config,
 )
 
@@ -98,14 +99,16 @@ class ChatTarget(TargetAdapter):
                 "reached; unset it, or run the offline demo target"
             )
         anthropic = target.kind == TargetKind.anthropic
-        kind = "anthropic" if anthropic else ("openai_compatible" if config.base_url else "openai")
+        kind: ProviderKind = (
+            "anthropic" if anthropic else ("openai_compatible" if config.base_url else "openai")
+        )
         default_key = "ANTHROPIC_API_KEY" if anthropic else (None if config.base_url else "OPENAI_API_KEY")
         # The provider's name carries a hash of where it points, so cached replies of an edited target
         # (another URL under the same name) are never served for the new one.
         where = content_hash([kind, config.base_url, config.api_key_env])[:8]
         provider_config = ProviderConfig(
             f"target-{target.name[:40]}-{where}",
-            kind,  # type: ignore[arg-type]
+            kind,
             config.base_url,
             config.api_key_env or default_key,
             "none",
@@ -116,7 +119,7 @@ class ChatTarget(TargetAdapter):
         except ConfigError as e:
             raise TargetConfigError(f"target '{target.name}': {e}") from None
         if not config.cache:
-            provider.cacheable = False  # type: ignore[misc]  # this instance only
+            provider.cacheable = False  # this instance only
         client.registry.register(provider)
         self.target, self.config, self.client = target, config, client
         self.model = f"{provider.name}/{config.model}"
@@ -322,15 +325,17 @@ def build_adapter(store: Store, project_id: str, target: Target, client: ModelCl
     """The adapter for `target`; raises TargetConfigError when it cannot be reached as configured."""
     config = parse_config(target)
     if target.kind in (TargetKind.openai, TargetKind.anthropic):
-        return ChatTarget(target, config, client)  # type: ignore[arg-type]
+        return ChatTarget(target, config_as(config, ChatConfig), client)
     if target.kind == TargetKind.http:
-        return HTTPTarget(target, config, client)  # type: ignore[arg-type]
+        return HTTPTarget(target, config_as(config, HTTPConfig), client)
     if target.kind == TargetKind.python:
-        return PythonTarget(target, config)  # type: ignore[arg-type]
+        return PythonTarget(target, config_as(config, PythonConfig))
     if target.kind in (TargetKind.rasa, TargetKind.http_events, TargetKind.demo_flows):
         return _event_target(store, project_id, target, config, client)
     from evalcore.targets.demo import DemoTarget
 
+    # Not config_as(config, DemoConfig): an agent target's AgentConfig reaches this line too (agents act,
+    # they do not chat), and a check here would change what building one does today.
     return DemoTarget(target, config, store.documents(project_id))  # type: ignore[arg-type]
 
 

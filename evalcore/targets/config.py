@@ -26,7 +26,7 @@ values), and a header that carries credentials without a `${NAME}` reference is 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -107,20 +107,28 @@ class HTTPConfig(_Config):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value
+        return _http_url(value)
 
     @field_validator("headers")
     @classmethod
     def _headers(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, text in value.items():
-            if _SENSITIVE_HEADER.search(name) and not ENV_REF.search(text):
-                raise ValueError(
-                    f"header {name!r} carries a credential: put it in an environment variable and write "
-                    f"its name, e.g. 'Bearer ${{MY_TOKEN}}'"
-                )
-        return value
+        return _no_credentials(value)
+
+
+def _http_url(value: str) -> str:
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value
+
+
+def _no_credentials(headers: dict[str, str]) -> dict[str, str]:
+    for name, text in headers.items():
+        if _SENSITIVE_HEADER.search(name) and not ENV_REF.search(text):
+            raise ValueError(
+                f"header {name!r} carries a credential: put it in an environment variable and write "
+                f"its name, e.g. 'Bearer ${{MY_TOKEN}}'"
+            )
+    return headers
 
 
 class PythonConfig(_Config):
@@ -171,8 +179,15 @@ class RasaConfig(_Config):
         default_factory=list, description="The assistant's domain and flow files or folders (slots, flows)."
     )
 
-    _url = field_validator("url")(HTTPConfig._url.__func__)  # type: ignore[attr-defined]
-    _headers = field_validator("headers")(HTTPConfig._headers.__func__)  # type: ignore[attr-defined]
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _http_url(value)
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        return _no_credentials(value)
 
     @field_validator("token_env")
     @classmethod
@@ -232,6 +247,16 @@ CONFIGS: dict[TargetKind, type[_Config]] = {
     TargetKind.http_events: HTTPEventsConfig,
     TargetKind.demo_flows: DemoFlowsConfig,
 }
+
+
+C = TypeVar("C", bound=_Config)
+
+
+def config_as(config: _Config, kind: type[C]) -> C:
+    """`config` typed as the class its target kind parses to (CONFIGS); a mismatch is a bug, so it raises."""
+    if not isinstance(config, kind):
+        raise TypeError(f"a {kind.__name__} was expected, not a {type(config).__name__}")
+    return config
 
 
 def parse_config(target: Target) -> _Config:

@@ -8,9 +8,10 @@ import math
 import numpy as np
 import pytest
 
+from evalcore.errors import EvalcoreError
 from evalcore.models import Spec
 from evalcore.models.common import Provenance, now_utc
-from evalcore.specs.selecting import Candidates, measure, metrics_by_k, pick
+from evalcore.specs.selecting import METHODS, Candidates, as_method, measure, metrics_by_k, pick
 from evalcore.specs.selection import (
     DEFAULT_ALPHA,
     greedy_select,
@@ -283,3 +284,12 @@ def test_curve_points_are_real_selections_with_more_locks_than_small_k():
     # At k = number of locks every method selects exactly the locked set.
     at_start = {p.method: p for p in points if p.k == 6}
     assert len({(p.spwd, p.coverage) for p in at_start.values()}) == 1
+
+
+def test_a_method_named_on_the_command_line_is_one_of_the_three_or_an_error():
+    assert [as_method(name) for name in ("greedy", "random", "maxmin")] == list(METHODS)
+    for wrong in ("Greedy", "max-min", ""):
+        with pytest.raises(
+            EvalcoreError, match=f"unknown selection method '{wrong}' \\(use greedy, random, maxmin\\)"
+        ):
+            as_method(wrong)

@@ -318,3 +318,27 @@ def test_targets_are_project_settings_and_never_hold_secrets(project):
     assert "sk-" not in json.dumps(project.project(PROJECT).settings)
     remove_target(project, PROJECT, "bot")
     assert [t.name for t in list_targets(project, PROJECT)] == ["demo", "demo-flows"]
+
+
+def test_http_and_rasa_targets_share_the_url_and_credential_header_checks():
+    from evalcore.targets.config import ChatConfig, HTTPConfig, RasaConfig, config_as, parse_config
+
+    for kind in ("http", "rasa", "http_events"):
+        with pytest.raises(TargetConfigError, match=r"url: .*must start with http:// or https://"):
+            parse_config(Target(name="t", kind=kind, config={"url": "ftp://x"}))
+        with pytest.raises(TargetConfigError, match=r"headers: .*'Authorization' carries a credential"):
+            parse_config(
+                Target(name="t", kind=kind, config={"url": "http://x", "headers": {"Authorization": "abc"}})
+            )
+        fine = parse_config(
+            Target(
+                name="t", kind=kind, config={"url": "https://x", "headers": {"Authorization": "Bearer ${T}"}}
+            )
+        )
+        assert fine.url == "https://x" and fine.headers == {"Authorization": "Bearer ${T}"}
+    rasa = parse_config(Target(name="t", kind="rasa", config={"url": "http://x"}))
+    assert config_as(rasa, RasaConfig) is rasa
+    with pytest.raises(TypeError, match="a HTTPConfig was expected, not a RasaConfig"):
+        config_as(rasa, HTTPConfig)
+    with pytest.raises(TypeError, match="a ChatConfig was expected"):
+        config_as(rasa, ChatConfig)

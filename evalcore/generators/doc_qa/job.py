@@ -50,7 +50,7 @@ from evalcore.generators.doc_qa.retrieval_per_spec import DEFAULT_K, retrieve_fo
 from evalcore.generators.doc_qa.specs import system_description
 from evalcore.generators.doc_qa.verify import verify_conversation
 from evalcore.items.store_ops import add_conversation
-from evalcore.llm import ModelClient, choose_judge
+from evalcore.llm import ModelClient, TaskResult, choose_judge
 from evalcore.models import Document, Run, Spec
 from evalcore.models.common import content_hash
 from evalcore.specs.choice import choose_specs
@@ -86,77 +86,121 @@ def _plan(
     store: Store, project_id: str, llm: ModelClient, specs: list[Spec], docs: list[Document],
     index: PassageIndex, params: dict[str, Any], ignore: list[str],
 ) -> dict[str, Any]:  # fmt: skip
+    """The run's plan: per spec its retrieved documents and the units of its conversations (each with its
+    chain, policies and fresh facts), the messages of what was cut short or skipped, and the graph's size."""
     built = build_document_graph(llm, docs, ignore=ignore, model=params["model"], seed=params["seed"])
-    by_id = {d.id: d for d in docs}
-    kinds = {d.id: d.kind.value for d in docs}
-    with_policies: Any = None  # the graph with policies as nodes, built only for a spec that needs it
-    policy_specs = 0
-    units: list[dict[str, Any]] = []
-    messages: list[str] = []
-    retrieved: dict[str, Any] = {}
-    facts_of = {d.id: document_facts(document_input(d)) for d in docs}
-    asked: dict[tuple[str, str], int] = {}  # (document, fact) -> conversations of this run it is fresh for
-    lengths, n = chain_lengths(params["d"]), params["per_spec"]
+    planner = _Planner(llm, docs, ignore, params, built)
     for spec in specs:
-        found = retrieve_for_spec(index, spec, docs, params["k"])
-        retrieved[spec.id] = found.to_json()
+        planner.add_spec(spec, index)
+    return planner.summary()
+
+
+@dataclass
+class _Planner:
+    """A plan being made, spec by spec; facts given to earlier conversations (`asked`) are counted over
+    the whole run, so specs sharing a document ask different facts of it."""
+
+    llm: ModelClient
+    docs: list[Document]
+    ignore: list[str]
+    params: dict[str, Any]
+    built: Any  # the document graph and how it was built (build_document_graph)
+    units: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+    retrieved: dict[str, Any] = field(default_factory=dict)
+    asked: dict[tuple[str, str], int] = field(default_factory=dict)  # (document, fact) -> conversations
+    with_policies: Any = None  # the graph with policies as nodes, built only for a spec that needs it
+    policy_specs: int = 0
+
+    def __post_init__(self) -> None:
+        self.by_id = {d.id: d for d in self.docs}
+        self.kinds = {d.id: d.kind.value for d in self.docs}
+        self.facts_of = {d.id: document_facts(document_input(d)) for d in self.docs}
+        self.lengths, self.n = chain_lengths(self.params["d"]), self.params["per_spec"]
+
+    def add_spec(self, spec: Spec, index: PassageIndex) -> None:
+        """Plan one spec's conversations: its chains (of each length asked), then one unit per
+        conversation; or a message saying why it gets none."""
+        params, lengths, n = self.params, self.lengths, self.n
+        found = retrieve_for_spec(index, spec, self.docs, params["k"])
+        self.retrieved[spec.id] = found.to_json()
         label = f"spec '{spec.scenario}' ({spec.id})"
-        own = [i for i in spec.documents if kinds.get(i) in ("text", "table")]
-        own_policies = [i for i in spec.documents if kinds.get(i) == "policy"]
+        own = [i for i in spec.documents if self.kinds.get(i) in ("text", "table")]
+        own_policies = [i for i in spec.documents if self.kinds.get(i) == "policy"]
         if not own and not own_policies and not params.get("leave_spec"):
-            messages.append(f"{label}: it cites no document (a card behaviour or tool spec), so no "
-                            "conversation grounded in documents tests it; skipped")  # fmt: skip
-            continue
+            self.messages.append(f"{label}: it cites no document (a card behaviour or tool spec), so no "
+                                 "conversation grounded in documents tests it; skipped")  # fmt: skip
+            return
         ranked, left, as_nodes = _chain_nodes(
             own, own_policies, found, max(lengths), params.get("leave_spec")
         )
-        graph = built.graph
-        if as_nodes:
-            if with_policies is None:
-                model, seed = params["model"], params["seed"]
-                with_policies = build_document_graph(
-                    llm, docs, ignore=ignore, model=model, seed=seed, include_policies=True
-                ).graph
-            graph = with_policies
-            policy_specs += 1
+        graph = self._graph(as_nodes)
         # Conversation m of a spec uses length lengths[m % len(lengths)], so n conversations spread evenly.
         wanted = {d: sum(1 for m in range(n) if lengths[m % len(lengths)] == d) for d in lengths}
         picks = {d: chains_for_spec(graph, ranked, d, n=count, seed=params["seed"])
                  for d, count in wanted.items()}  # fmt: skip
         if not any(p.chains for p in picks.values()):
             reason = next((p.reason for p in picks.values() if p.reason), "")
-            messages.append(f"{label}: {reason or 'no text or table document retrieved'}; skipped")
-            continue
+            self.messages.append(f"{label}: {reason or 'no text or table document retrieved'}; skipped")
+            return
         # D_policy: the spec's own policies; retrieval's (own first) when chains may leave the spec.
         context_policies = found.policy if left or params.get("leave_spec") else own_policies
+        self._note_chains(label, own, ranked, left, picks, wanted, context_policies)
+        self._add_units(spec, label, own or own_policies, picks, context_policies)
+
+    def _graph(self, as_nodes: bool) -> Any:
+        """The document graph chains are drawn from: with policies as nodes for a spec that needs it."""
+        if not as_nodes:
+            return self.built.graph
+        if self.with_policies is None:
+            model, seed = self.params["model"], self.params["seed"]
+            self.with_policies = build_document_graph(
+                self.llm, self.docs, ignore=self.ignore, model=model, seed=seed, include_policies=True
+            ).graph
+        self.policy_specs += 1
+        return self.with_policies
+
+    def _note_chains(
+        self, label: str, own: list[str], ranked: list[str], left: bool, picks: dict[int, Any],
+        wanted: dict[int, int], context_policies: list[str],
+    ) -> None:  # fmt: skip
+        """Messages on how a spec's chains fall short of what was asked: they leave its documents, are
+        shorter or fewer than asked, or its documents hold too few facts for its conversations."""
+        n, turns = self.n, self.params["turns"]
         leaving = sum(1 for p in picks.values() for c in p.chains if not set(c.doc_ids) <= set(own))
         if own and leaving:
-            messages.append(
+            self.messages.append(
                 f"{label}: {leaving} of its chains leave its {len(own)} document(s) to reach the length asked"
             )
         if left:
-            messages.append(f"{label}: it cites no text or table document, so its chains leave it for "
-                            "the documents retrieval finds")  # fmt: skip
+            self.messages.append(f"{label}: it cites no text or table document, so its chains leave it for "
+                                 "the documents retrieval finds")  # fmt: skip
         for d, picked in picks.items():
             if picked.chains and picked.used != d:
                 about = picked.reason if left else f"it is about {len(ranked)} document(s); {picked.reason}"
-                messages.append(f"{label}: {about} (chains of {picked.used} document(s) instead of {d})")
+                self.messages.append(f"{label}: {about} (chains of {picked.used} document(s) instead of {d})")
             if picked.chains and len(picked.chains) < wanted[d]:
-                messages.append(
+                self.messages.append(
                     f"{label}: only {len(picked.chains)} distinct chain(s) of {picked.used}; "
                     f"its {wanted[d]} conversations of that length reuse them"
                 )
         # A small corpus cannot give n conversations of L turns distinct facts: say so, not only repeat.
         used = {i for p in picks.values() for c in p.chains for i in c.doc_ids} | set(context_policies)
-        facts = sum(len(document_facts(document_input(by_id[i]))) for i in used if i in by_id)
-        answers = n * (params["turns"] - 1)  # every pair but the unanswerable one
+        facts = sum(len(document_facts(document_input(self.by_id[i]))) for i in used if i in self.by_id)
+        answers = n * (turns - 1)  # every pair but the unanswerable one
         if facts < answers:
-            messages.append(
-                f"{label}: its documents hold {facts} facts for {n} conversations of {params['turns']} "
+            self.messages.append(
+                f"{label}: its documents hold {facts} facts for {n} conversations of {turns} "
                 "turns: the conversations repeat facts (fewer conversations per spec avoid it)"
             )
+
+    def _add_units(
+        self, spec: Spec, label: str, own: list[str], picks: dict[int, Any], context_policies: list[str]
+    ) -> None:
+        """One unit per conversation of the spec, each on the next chain of its length; after the first,
+        only while the chain holds a fact no earlier conversation of the run was given."""
+        lengths, n, turns = self.lengths, self.n, self.params["turns"]
         query = set(tokenize(" ".join([spec.scenario, spec.given, spec.when, spec.then])))
-        turns = params["turns"]
         seen: dict[int, int] = {}
         repeating = 0
         for m in range(n):
@@ -166,12 +210,15 @@ def _plan(
             seen[d] = seen.get(d, 0) + 1
             # After its first, a spec's conversation is planned only while its chain holds a fact no earlier
             # conversation of the run was given: else it would only re-ask theirs.
-            unasked = sum(1 for i in chain.doc_ids for f in facts_of.get(i, []) if not asked.get((i, f.text)))
+            unasked = sum(
+                1 for i in chain.doc_ids for f in self.facts_of.get(i, []) if not self.asked.get((i, f.text))
+            )
             if m and not unasked:
                 repeating += 1
                 continue
             policies = [i for i in context_policies if i not in chain.doc_ids]
-            units.append(
+            fresh = _fresh_facts(self.facts_of, self.asked, query, list(chain.doc_ids), policies, turns)
+            self.units.append(
                 {
                     "key": f"{spec.id}/{m:03d}",
                     "spec_id": spec.id,
@@ -181,30 +228,33 @@ def _plan(
                     "edge_kinds": list(chain.edge_kinds),
                     "requested": d,
                     "note": picked.reason,
-                    "left_spec_documents": not set(chain.doc_ids) <= set(own or own_policies),
+                    "left_spec_documents": not set(chain.doc_ids) <= set(own),
                     "policies": policies,
-                    "fresh": _fresh_facts(facts_of, asked, query, list(chain.doc_ids), policies, turns),
+                    "fresh": fresh,
                 }
             )
         if repeating:
-            messages.append(
+            self.messages.append(
                 f"{label}: {n - repeating} of {n} conversations planned: earlier conversations of the run "
                 "were given the facts of its documents the others would ask"
             )
-    if policy_specs:
-        messages.append(
-            f"policies took part as graph nodes for {policy_specs} spec(s) whose documents are policies only "
-            "(our extension of seed 000, where policies are context)"
-        )
-    stats = graph_stats(built.graph)
-    graph = {
-        "extractor": built.extractor,
-        "failed": built.failed,
-        "nodes": stats["nodes"],
-        "edges": stats["edges"],
-        "policy_nodes": policy_specs > 0,
-    }
-    return {"units": units, "messages": messages, "retrieved": retrieved, "graph": graph}
+
+    def summary(self) -> dict[str, Any]:
+        """The plan as the run keeps it: units, messages, what was retrieved per spec, the graph's size."""
+        if self.policy_specs:
+            self.messages.append(
+                f"policies took part as graph nodes for {self.policy_specs} spec(s) whose documents are "
+                "policies only (our extension of seed 000, where policies are context)"
+            )
+        stats = graph_stats(self.built.graph)
+        graph = {
+            "extractor": self.built.extractor,
+            "failed": self.built.failed,
+            "nodes": stats["nodes"],
+            "edges": stats["edges"],
+            "policy_nodes": self.policy_specs > 0,
+        }
+        return {"units": self.units, "messages": self.messages, "retrieved": self.retrieved, "graph": graph}
 
 
 def _fresh_facts(
@@ -296,34 +346,71 @@ def generate_conversations(
     run = store.start_run(project_id, run)
     if retry_failed:
         jobs.retry_failed(store, run.id)
-    p = run.params
-    docs = store.documents(project_id)
-    by_id = {doc.id: doc for doc in docs}
-    llm = ModelClient(store, project_id, run_id=run.id)
-    index = build_index(docs, llm.embed if p.get("dense", True) else None)
-    card_text, ignore = system_description(store, project_id)
-    names = code_names(docs, ignore)
-    specs = {s.id: s for s in choose_specs(store, project_id, p["spec_ids"])[0]}
-    if "plan" not in p:
-        p = {**p, "plan": _plan(store, project_id, llm, list(specs.values()), docs, index, p, ignore)}
-        store.update_run_params(run.id, {"plan": p["plan"]})
-        for warning in [p.get("selection_note"), *p["plan"]["messages"]]:
-            if warning:
-                store.add_run_warning(run.id, warning)
-    plan = p["plan"]
-    generator_model = llm.registry.choose("generator", p["model"]).model
-    judge = choose_judge(llm.registry, generator_model, p["judge"])
-    if judge.warning:
-        store.add_run_warning(run.id, judge.warning)
-    units = {u["key"]: u for u in plan["units"]}
-    added: list[str] = []
+    job = _Producer.start(store, project_id, run)
+    report = jobs.run_units(
+        store, run.id, list(job.units), job.work, concurrency=job.llm.concurrency, on_progress=on_progress
+    )
+    return DocQAOutcome(
+        report.run, len(job.added), report.failed, report.skipped, report.total, list(job.plan["messages"]),
+        report.stopped,
+    )  # fmt: skip
 
-    def produce(unit: dict[str, Any]) -> dict[str, Any]:
-        spec = specs[unit["spec_id"]]
-        chain = [by_id[i] for i in unit["chain"] if i in by_id]
-        policies = [by_id[i] for i in unit["policies"] if i in by_id]
-        inputs = conversation_inputs(card_text, spec, chain, unit["bridges"], policies, p["turns"],
-                                     unit["variant"], ignore, names, unit.get("fresh"))  # fmt: skip
+
+@dataclass
+class _Producer:
+    """One start of a doc-QA run: its plan (made at the first start) and what every unit needs to make,
+    verify and commit its conversation."""
+
+    store: Store
+    project_id: str
+    params: dict[str, Any]  # the run's parameters, its plan among them
+    llm: ModelClient
+    index: PassageIndex
+    by_id: dict[str, Document]
+    specs: dict[str, Spec]
+    card_text: str
+    ignore: list[str]
+    names: Any  # what a customer calls each code (code_names)
+    judge: Any  # the judge chosen for the generator's model (choose_judge)
+    added: list[str] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, store: Store, project_id: str, run: Run) -> _Producer:
+        """Read the run's documents and specs, plan it at its first start (the plan's messages become the
+        run's warnings), and choose its judge."""
+        p = run.params
+        docs = store.documents(project_id)
+        llm = ModelClient(store, project_id, run_id=run.id)
+        index = build_index(docs, llm.embed if p.get("dense", True) else None)
+        card_text, ignore = system_description(store, project_id)
+        names = code_names(docs, ignore)
+        specs = {s.id: s for s in choose_specs(store, project_id, p["spec_ids"])[0]}
+        if "plan" not in p:
+            p = {**p, "plan": _plan(store, project_id, llm, list(specs.values()), docs, index, p, ignore)}
+            store.update_run_params(run.id, {"plan": p["plan"]})
+            for warning in [p.get("selection_note"), *p["plan"]["messages"]]:
+                if warning:
+                    store.add_run_warning(run.id, warning)
+        generator_model = llm.registry.choose("generator", p["model"]).model
+        judge = choose_judge(llm.registry, generator_model, p["judge"])
+        if judge.warning:
+            store.add_run_warning(run.id, judge.warning)
+        by_id = {doc.id: doc for doc in docs}
+        return cls(store, project_id, p, llm, index, by_id, specs, card_text, ignore, names, judge)
+
+    def __post_init__(self) -> None:
+        self.plan: dict[str, Any] = self.params["plan"]  # see `_plan`
+        self.units: dict[str, dict[str, Any]] = {u["key"]: u for u in self.plan["units"]}
+
+    def produce(self, unit: dict[str, Any]) -> dict[str, Any]:
+        """One unit's conversation, verified: {"conversation"}, or {"error", "raw"} when the model gave
+        none, or {"stopped"} when the budget stopped it."""
+        p, llm = self.params, self.llm
+        spec = self.specs[unit["spec_id"]]
+        chain = [self.by_id[i] for i in unit["chain"] if i in self.by_id]
+        policies = [self.by_id[i] for i in unit["policies"] if i in self.by_id]
+        inputs = conversation_inputs(self.card_text, spec, chain, unit["bridges"], policies, p["turns"],
+                                     unit["variant"], self.ignore, self.names, unit.get("fresh"))  # fmt: skip
         result = llm.run_task(
             GENERATE_CONVERSATION, inputs, role="generator", model=p["model"], seed=p["seed"]
         )
@@ -331,6 +418,30 @@ def generate_conversations(
             return {"stopped": result.error or "budget"}
         if not result.ok or result.output is None:
             return {"error": result.error or "no output", "raw": result.raw}
+        conversation = to_conversation(
+            result.output,
+            conversation_id=new_id("conv"),
+            spec_id=spec.id,
+            provenance=result.provenance([spec.id, *unit["chain"]]),
+            metadata=self._metadata(unit, result),
+        )
+        context = {
+            d.id: inputs_doc
+            for d, inputs_doc in zip(chain + policies, inputs["documents"] + inputs["policies"], strict=True)
+        }
+        spec_inputs = {
+            k: inputs[k] for k in ("system_description", "probe", "probe_given", "probe_when", "probe_then")
+        }
+        verified = verify_conversation(
+            llm, conversation, spec_inputs, self.index, context, unit["chain"], p["turns"],
+            model=p["model"], judge=self.judge.model, seed=p["seed"],
+        )  # fmt: skip
+        if verified.stopped:
+            return {"stopped": verified.stopped}
+        return {"conversation": verified.conversation}
+
+    def _metadata(self, unit: dict[str, Any], result: TaskResult[Any]) -> dict[str, Any]:
+        """What a conversation keeps of how it was made: its chain, policies, retrieval, model."""
         chain_meta = {
             "documents": unit["chain"],
             "bridges": unit["bridges"],
@@ -340,44 +451,22 @@ def generate_conversations(
             "note": unit["note"],
             "left_spec_documents": unit.get("left_spec_documents", False),
         }
-        metadata = {
+        return {
             "chain": chain_meta,
             "policies": unit["policies"],
-            "retrieved": plan["retrieved"].get(spec.id, {}),
+            "retrieved": self.plan["retrieved"].get(unit["spec_id"], {}),
             "n_documents": len(unit["chain"]),
-            "num_turns": p["turns"],
+            "num_turns": self.params["turns"],
             "variant": unit["variant"],
             "unit": unit["key"],
             "model": result.model,
             "offline": result.offline,
             "cache_hit": result.cache_hit,
         }
-        provenance = result.provenance([spec.id, *unit["chain"]])
-        conversation = to_conversation(
-            result.output,
-            conversation_id=new_id("conv"),
-            spec_id=spec.id,
-            provenance=provenance,
-            metadata=metadata,
-        )  # type: ignore[arg-type]
-        context = {
-            d.id: inputs_doc
-            for d, inputs_doc in zip(chain + policies, inputs["documents"] + inputs["policies"], strict=True)
-        }
-        spec_inputs = {
-            k: inputs[k] for k in ("system_description", "probe", "probe_given", "probe_when", "probe_then")
-        }
-        verified = verify_conversation(
-            llm, conversation, spec_inputs, index, context, unit["chain"], p["turns"],
-            model=p["model"], judge=judge.model, seed=p["seed"],
-        )  # fmt: skip
-        if verified.stopped:
-            return {"stopped": verified.stopped}
-        return {"conversation": verified.conversation}
 
-    def work(claim: jobs.Claim) -> None:
-        unit = units[claim.key]
-        made = produce(unit)
+    def work(self, claim: jobs.Claim) -> None:
+        """One unit: its conversation committed with the unit's done mark (or the unit failed)."""
+        made = self.produce(self.units[claim.key])
         if "stopped" in made:
             raise jobs.UnitStopped(f"budget: {made['stopped']}")  # not done: a resume does it
         with claim.commit() as writer:
@@ -385,19 +474,11 @@ def generate_conversations(
                 writer.fail(made["error"], {"raw": made.get("raw")})
                 return
             conversation = made["conversation"]
-            add_conversation(store, project_id, conversation, conn=writer.conn)
+            add_conversation(self.store, self.project_id, conversation, conn=writer.conn)
             meta = conversation.metadata
             writer.result = {"conversation": conversation.id, "judge_passed": meta.get("judge_passed"),
                              "tier": conversation.tier.value}  # fmt: skip
-        added.append(conversation.id)
-
-    report = jobs.run_units(
-        store, run.id, list(units), work, concurrency=llm.concurrency, on_progress=on_progress
-    )
-    return DocQAOutcome(
-        report.run, len(added), report.failed, report.skipped, report.total, list(plan["messages"]),
-        report.stopped,
-    )  # fmt: skip
+        self.added.append(conversation.id)
 
 
 def resume(store: Store, run_id: str) -> DocQAOutcome:

@@ -47,7 +47,7 @@ from evalcore.documents.wording import (
     sentence_question,
     topic_question,
 )
-from evalcore.generators.doc_qa.schema import CANNOTANSWER, QAConversation, QATurn, Source
+from evalcore.generators.doc_qa.schema import CANNOTANSWER, QAConversation, QATurn, QueryType, Source
 from evalcore.models.common import content_hash
 
 _ID = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
@@ -416,7 +416,7 @@ class _Writer:
     # ------------------------------------------------------------------ pairs
 
     def pair(
-        self, qtype: str, facts: list[Fact], question: str, bridge: str | None, resolved: str = ""
+        self, qtype: QueryType, facts: list[Fact], question: str, bridge: str | None, resolved: str = ""
     ) -> QATurn:
         # Each fact is a whole sentence or whole sentences of table cells: together they read as one answer.
         answer = " ".join(self.answer(f) for f in facts)
@@ -424,7 +424,7 @@ class _Writer:
             question=question,
             answer=answer,
             document_ids=list(dict.fromkeys(f.document_id for f in facts)),
-            query_type=qtype,  # type: ignore[arg-type]
+            query_type=qtype,
             bridging_entity=bridge,
             theme_relation=f"Looks up what the documents say within '{self.probe}'.",
             resolved_question=resolved or question,
@@ -457,7 +457,7 @@ class _Writer:
                 said.append(cells_answer(thing, place, column, value))
         return " ".join(said)
 
-    def single(self, i: int, qtype: str = "SINGLE-DOC", must: str | None = None) -> QATurn | None:
+    def single(self, i: int, qtype: QueryType = "SINGLE-DOC", must: str | None = None) -> QATurn | None:
         fact = self.pick(i, must, avoid_key=must)
         if fact is None:
             return None

@@ -30,6 +30,7 @@ from evalcore.generators.doc_qa.verify_offline import offline_check, offline_cor
 from evalcore.items.tiers import derive_tier
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
+from evalcore.llm.types import TaskResult
 from evalcore.models import Conversation, Turn
 
 CORRECT_ANSWERS = Task(
@@ -98,18 +99,7 @@ def verify_conversation(
     """Correction then adherence check (module docstring); results in metadata, tier set from the judge."""
     conversation = conversation.model_copy(deep=True)  # corrections are applied to this copy
     pairs = qa_pairs(conversation)
-    rac_turns = []
-    for n, (question, answer) in enumerate(pairs):
-        turn = {
-            "pair": n,
-            "question": question.content,
-            "resolved": question.metadata.get("resolved_question") or question.content,
-            "answer": answer.content,
-            "query_type": question.query_type,
-            "document_ids": answer.grounding or question.metadata.get("about", []),
-            "sources": answer.metadata.get("sources") or [],
-        }
-        rac_turns.append(turn)
+    rac_turns = _correction_turns(pairs)
     _attach_passages(index, rac_turns, k)
     rac = llm.run_task(
         CORRECT_ANSWERS, {**spec_inputs, "turns": rac_turns}, role="generator", model=model, seed=seed
@@ -126,39 +116,14 @@ def verify_conversation(
     check_inputs = {
         **spec_inputs,
         "chain": chain,
-        "conversation": [
-            {
-                "pair": n,
-                "question": q.content,
-                "answer": a.content,
-                "query_type": q.query_type,
-                "document_ids": a.grounding,
-                "bridging_entity": q.bridging_entity,
-            }
-            for n, (q, a) in enumerate(pairs)
-        ],
+        "conversation": _check_turns(pairs),
         "rule_problems": rules,
         "corrections": correction.get("turns", []),
     }
     check = llm.run_task(CHECK_CONVERSATION, check_inputs, role="judge", model=judge, seed=seed)
     if check.status == "stopped":
         return Verified(conversation, check.error or "budget")
-    adherence: dict[str, Any] = {"model": check.model, "offline": check.offline, "status": check.status}
-    judge_passed: bool | None = None
-    score: float | None = None
-    reasons = [f"rule: {p}" for p in rules]
-    reasons += [f"correction flagged pair {t['pair'] + 1}: {t['note']}" for t in correction.get("turns", [])
-                if t["verdict"] == "unsupported"]  # fmt: skip
-    if check.ok and check.output is not None:
-        out: AdherenceCheck = check.output  # type: ignore[assignment]
-        adherence |= out.model_dump()
-        score = out.score
-        judge_passed = out.adheres and out.coherent and not rules and correction.get("flagged", 0) == 0
-        if not (out.adheres and out.coherent):
-            reasons += [f"judge: {p}" for p in out.problems] or [f"judge: {out.rationale}"]
-    else:
-        adherence["error"] = check.error
-        reasons.append(f"the check could not run: {check.error}")  # judge_passed stays None: unreviewed
+    adherence, judge_passed, score, reasons = _judged(check, rules, correction)
     metadata = {
         **conversation.metadata,
         "verification": {"correction": correction, "rules": {"passed": not rules, "problems": rules},
@@ -169,6 +134,61 @@ def verify_conversation(
     }  # fmt: skip
     tier = derive_tier([], judge_passed).tier
     return Verified(conversation.model_copy(update={"metadata": metadata, "tier": tier}))
+
+
+def _correction_turns(pairs: list[tuple[Turn, Turn]]) -> list[dict[str, Any]]:
+    """The pairs as the correction task reads them (passages are attached after)."""
+    return [
+        {
+            "pair": n,
+            "question": question.content,
+            "resolved": question.metadata.get("resolved_question") or question.content,
+            "answer": answer.content,
+            "query_type": question.query_type,
+            "document_ids": answer.grounding or question.metadata.get("about", []),
+            "sources": answer.metadata.get("sources") or [],
+        }
+        for n, (question, answer) in enumerate(pairs)
+    ]
+
+
+def _check_turns(pairs: list[tuple[Turn, Turn]]) -> list[dict[str, Any]]:
+    """The (corrected) pairs as the adherence check reads them."""
+    return [
+        {
+            "pair": n,
+            "question": q.content,
+            "answer": a.content,
+            "query_type": q.query_type,
+            "document_ids": a.grounding,
+            "bridging_entity": q.bridging_entity,
+        }
+        for n, (q, a) in enumerate(pairs)
+    ]
+
+
+def _judged(
+    check: TaskResult[AdherenceCheck], rules: list[str], correction: dict[str, Any]
+) -> tuple[dict[str, Any], bool | None, float | None, list[str]]:
+    """What the check and the rules say: the adherence record, whether the judge passed it (None when the
+    check could not run: unreviewed), its score, and every reason against it."""
+    adherence: dict[str, Any] = {"model": check.model, "offline": check.offline, "status": check.status}
+    judge_passed: bool | None = None
+    score: float | None = None
+    reasons = [f"rule: {p}" for p in rules]
+    reasons += [f"correction flagged pair {t['pair'] + 1}: {t['note']}" for t in correction.get("turns", [])
+                if t["verdict"] == "unsupported"]  # fmt: skip
+    if check.ok and check.output is not None:
+        out = check.output
+        adherence |= out.model_dump()
+        score = out.score
+        judge_passed = out.adheres and out.coherent and not rules and correction.get("flagged", 0) == 0
+        if not (out.adheres and out.coherent):
+            reasons += [f"judge: {p}" for p in out.problems] or [f"judge: {out.rationale}"]
+    else:
+        adherence["error"] = check.error
+        reasons.append(f"the check could not run: {check.error}")  # judge_passed stays None: unreviewed
+    return adherence, judge_passed, score, reasons
 
 
 def _apply(pairs: list[tuple[Turn, Turn]], output: Corrections) -> dict[str, Any]:

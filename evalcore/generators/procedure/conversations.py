@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field
@@ -128,56 +129,13 @@ def render_path(
     parameters' schema, `returns` to its result's schema, `tables` are the project's."""
     g = graph.digraph()
     rows = tables or []
-    given: dict[str, Any] = {}  # what the customer said and the calls sent
-    seen: dict[str, Any] = {}  # fields of the API outputs so far
-    turns: list[GeneratedTurn] = []
-
-    def accepts(name: str, prop: dict[str, Any], value: Any) -> bool:
-        return not check_arguments({"type": "object", "properties": {name: prop}}, {name: value})
-
-    def value(name: str, prop: dict[str, Any], fields: list[str], draw: random.Random = rng) -> Any:
-        drawn = from_tables(name, prop, rows, draw, given, fields)
-        drawn = value_for(name, prop, draw, intent) if drawn is None else drawn
-        fitted = consistent(name, drawn, prop, given, draw)
-        return fitted if accepts(name, prop, fitted) else drawn
-
-    def coming(start: int) -> list[dict[str, Any]]:
-        names = [g.nodes[n]["description"] for n in path[start:] if g.nodes[n]["type"] == "api"]
-        return [apis.get(n) or {} for n in dict.fromkeys(names)]
-
-    def answer(question: str, start: int) -> dict[str, Any]:
-        schemas = coming(start)
-        props = {k: v for s in schemas for k, v in (s.get("properties") or {}).items()}
-        asked = asked_parameters(agent_utterance(question), schemas)
-        said: dict[str, Any] = {}
-        for name in sorted(asked, key=lambda n: "email" in n):  # the name first: the email is made from it
-            if name not in given or not accepts(name, props[name], given[name]):
-                given[name] = said[name] = value(name, props[name], list(props))
-        return said
-
-    def arguments(tool: str) -> dict[str, Any]:
-        schema = apis.get(tool) or {}
-        properties = schema.get("properties") or {}
-        args: dict[str, Any] = {}
-        for name in sorted(schema.get("required", []), key=lambda n: "email" in n):
-            prop = properties.get(name, {})
-            # a value said earlier is reused only where this tool's schema accepts it ("reason" differs)
-            for source in (given, seen):
-                if name in source and accepts(name, prop, source[name]):
-                    args[name] = source[name]
-                    break
-            else:
-                args[name] = given[name] = _unstated(name, prop, turns) or value(
-                    name, prop, list(properties), _drawn_from(turns, name)
-                )
-        given.update(args)
-        return args
-
+    values = _Values(g, path, apis, intent, rng, rows)
+    turns = values.turns
     last_agent = ""
     for i, node_id in enumerate(path):
         kind, text = g.nodes[node_id]["type"], g.nodes[node_id]["description"]
         if kind == "customer":
-            details = answer(last_agent, i + 1) if text == GIVES_DETAILS else {}
+            details = values.answer(last_agent, i + 1) if text == GIVES_DETAILS else {}
             turns.append(
                 GeneratedTurn(role="user", content=_customer_text(text, intent, details), node=node_id)
             )
@@ -191,15 +149,81 @@ def render_path(
             )
             turns.append(GeneratedTurn(role="assistant", content=content, node=node_id))
         else:
-            args = arguments(text)
+            args = values.arguments(text)
             call = GeneratedTurn(role="tool_call", tool_name=text, arguments=args, node=node_id)
             call.content = json.dumps({"name": text, "arguments": args}, ensure_ascii=False)
             outcome = g.edges[node_id, path[i + 1]]["description"] if i + 1 < len(path) else ""
             output = result_values((returns or {}).get(text), outcome, args, rng, rows)
             result = json.dumps(output, ensure_ascii=False)
-            seen.update(output_fields(result))
+            values.seen.update(output_fields(result))
             turns += [call, GeneratedTurn(role="tool_result", tool_name=text, content=result, node=node_id)]
     return GeneratedConversation(turns=turns)
+
+
+@dataclass
+class _Values:
+    """The values of one offline conversation: what the customer says when asked for details and the
+    arguments of each call, kept consistent with what was said and returned before."""
+
+    g: Any  # the graph as networkx (Graph.digraph)
+    path: list[str]
+    apis: dict[str, dict[str, Any]]
+    intent: str
+    rng: random.Random
+    rows: list[Table]
+    given: dict[str, Any] = field(default_factory=dict)  # what the customer said and the calls sent
+    seen: dict[str, Any] = field(default_factory=dict)  # fields of the API outputs so far
+    turns: list[GeneratedTurn] = field(default_factory=list)
+
+    def accepts(self, name: str, prop: dict[str, Any], value: Any) -> bool:
+        """True when `value` fits the parameter's schema."""
+        return not check_arguments({"type": "object", "properties": {name: prop}}, {name: value})
+
+    def value(
+        self, name: str, prop: dict[str, Any], fields: list[str], draw: random.Random | None = None
+    ) -> Any:
+        """A value for a parameter: from the project's tables, else made up; consistent with the others."""
+        draw = self.rng if draw is None else draw
+        drawn = from_tables(name, prop, self.rows, draw, self.given, fields)
+        drawn = value_for(name, prop, draw, self.intent) if drawn is None else drawn
+        fitted = consistent(name, drawn, prop, self.given, draw)
+        return fitted if self.accepts(name, prop, fitted) else drawn
+
+    def coming(self, start: int) -> list[dict[str, Any]]:
+        """The parameter schemas of the APIs the path calls from `start` on, each once."""
+        g = self.g
+        names = [g.nodes[n]["description"] for n in self.path[start:] if g.nodes[n]["type"] == "api"]
+        return [self.apis.get(n) or {} for n in dict.fromkeys(names)]
+
+    def answer(self, question: str, start: int) -> dict[str, Any]:
+        """The details the customer gives to the agent's `question` (those not given yet, or not fitting)."""
+        schemas = self.coming(start)
+        props = {k: v for s in schemas for k, v in (s.get("properties") or {}).items()}
+        asked = asked_parameters(agent_utterance(question), schemas)
+        said: dict[str, Any] = {}
+        for name in sorted(asked, key=lambda n: "email" in n):  # the name first: the email is made from it
+            if name not in self.given or not self.accepts(name, props[name], self.given[name]):
+                self.given[name] = said[name] = self.value(name, props[name], list(props))
+        return said
+
+    def arguments(self, tool: str) -> dict[str, Any]:
+        """The arguments of a call of `tool`: values said or returned before where they fit, else new."""
+        schema = self.apis.get(tool) or {}
+        properties = schema.get("properties") or {}
+        args: dict[str, Any] = {}
+        for name in sorted(schema.get("required", []), key=lambda n: "email" in n):
+            prop = properties.get(name, {})
+            # a value said earlier is reused only where this tool's schema accepts it ("reason" differs)
+            for source in (self.given, self.seen):
+                if name in source and self.accepts(name, prop, source[name]):
+                    args[name] = source[name]
+                    break
+            else:
+                args[name] = self.given[name] = _unstated(name, prop, self.turns) or self.value(
+                    name, prop, list(properties), _drawn_from(self.turns, name)
+                )
+        self.given.update(args)
+        return args
 
 
 def _offline(inputs: dict[str, Any], rng: random.Random) -> GeneratedConversation:

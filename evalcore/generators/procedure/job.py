@@ -44,14 +44,15 @@ from evalcore.generators.procedure.conversations import (
 from evalcore.generators.procedure.convgraph import GENERATE_CONVERSATION_GRAPH, build_conversation_graph
 from evalcore.generators.procedure.cut import cut_tests
 from evalcore.generators.procedure.flowgraph import GENERATE_FLOWGRAPH, build_flowgraph, flowgraph_inputs
-from evalcore.generators.procedure.graphs import Graph, GraphBody
+from evalcore.generators.procedure.graphs import Graph, GraphBody, Kind
 from evalcore.generators.procedure.intents import GENERATE_INTENTS, GENERATE_PROCEDURE, as_procedure
 from evalcore.generators.procedure.noise import DEFAULT_P, GENERATE_NOISE, NOISE_MESSAGES, add_noise
 from evalcore.generators.procedure.paths import WALKS, edge_coverage
 from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.llm.client import ModelClient
-from evalcore.llm.types import TaskResult
-from evalcore.models import DocumentKind, Procedure, Provenance, Run, Tool
+from evalcore.llm.tasks import Task
+from evalcore.llm.types import T, TaskResult
+from evalcore.models import Conversation, DocumentKind, Procedure, Provenance, Run, Test, Tool
 from evalcore.models.common import Record
 from evalcore.store import Store
 from evalcore.store.store import new_id
@@ -156,22 +157,22 @@ def _generated_procedures(
     used = sorted({api for p in store.procedures(project_id) for api in p.apis})
     inputs = {"tools": [t.model_dump(mode="json") for t in tools], "used_tools": used, "count": count}
     found = llm.run_task(GENERATE_INTENTS, inputs, "generator", model=model, seed=seed)
-    if not found.ok:
+    if not found.ok or found.output is None:
         raise EvalcoreError(f"no intents generated: {found.error}")
     made: dict[str, Procedure] = {}
     apis: dict[str, Tool] = {}
-    for intent in found.output.intents[:count]:  # type: ignore[union-attr]
+    for intent in found.output.intents[:count]:
         draft = llm.run_task(
             GENERATE_PROCEDURE, {"intent": intent, "tools": inputs["tools"]}, model=model, seed=seed
         )
-        if not draft.ok:
+        if not draft.ok or draft.output is None:
             llm.warn(f"no procedure for intent '{intent}': {draft.error}")
             continue
-        procedure = as_procedure(draft.output)  # type: ignore[arg-type]
+        procedure = as_procedure(draft.output)
         made.setdefault(procedure.name, procedure)
         for step in missing_apis(procedure, {t.name for t in tools} | set(apis)):
             api = llm.run_task(GENERATE_API, api_inputs(procedure, step), model=model, seed=seed)
-            tool = as_tool(api.output, step.api or "") if api.ok else None  # type: ignore[arg-type]
+            tool = as_tool(api.output, step.api or "") if api.ok and api.output else None
             if tool is None:
                 llm.warn(
                     f"no API {step.api} generated for procedure '{procedure.name}': {api.error or 'invalid'}"
@@ -192,7 +193,7 @@ class _Worker:
         # the project's tables, so offline conversations use stores, SKUs and codes that exist
         self.tables = [[d.id, d.rows] for d in store.documents(self.pid) if d.kind == DocumentKind.table]
 
-    def _task(self, task: Any, inputs: dict[str, Any], seed: int, models: list[str]) -> TaskResult:
+    def _task(self, task: Task[T], inputs: dict[str, Any], seed: int, models: list[str]) -> TaskResult[T]:
         """Run a task; `models` collects the unit's producers (for the graphs' provenance)."""
         result = self.llm.run_task(task, inputs, "generator", model=self.run.params.get("model"), seed=seed)
         if result.status == "stopped":
@@ -200,21 +201,21 @@ class _Worker:
         models.append("offline" if result.offline else result.model)
         return result
 
-    def _graph(self, kind: str, procedure: Procedure, result: TaskResult) -> Graph:
+    def _graph(self, kind: Kind, procedure: Procedure, result: TaskResult[GraphBody]) -> Graph:
         """The checked graph, or a kept empty one saying why the model's reply was not a graph."""
         tools = [t.name for t in self.tools]
-        if not result.ok:
+        if not result.ok or result.output is None:
             reason = f"the model's reply is not a valid graph: {result.error}"
-            return Graph(kind=kind, procedure=procedure.name, nodes=[], edges=[], broken=[reason])  # type: ignore[arg-type]
-        body = GraphBody.model_validate(result.output.model_dump())  # type: ignore[union-attr]
+            return Graph(kind=kind, procedure=procedure.name, nodes=[], edges=[], broken=[reason])
+        body = GraphBody.model_validate(result.output.model_dump())
         if kind == "flowgraph":
             return build_flowgraph(procedure, self.tools, body)
         return build_conversation_graph(procedure.name, body, tools)
 
     def work(self, claim: jobs.Claim) -> None:
-        params = self.run.params
+        """One procedure: its flowgraph, then from a valid one its conversations and tests; one commit."""
         procedure = self.procedures[claim.key]
-        seed = int(params["seed"])
+        seed = int(self.run.params["seed"])
         inputs = flowgraph_inputs(procedure, self.tools)
         models: list[str] = []
         flow = self._graph("flowgraph", procedure, self._task(GENERATE_FLOWGRAPH, inputs, seed, models))
@@ -233,64 +234,10 @@ class _Worker:
             provenance=provenance,
             generated_apis=[api for api in dict.fromkeys(procedure.apis) if api in made],
         )
-        conversations, tests = [], []
+        conversations: list[Conversation] = []
+        tests: list[Test] = []
         if flow.valid:
-            flow_body = {
-                "nodes": [n.model_dump() for n in flow.nodes],
-                "edges": [e.model_dump() for e in flow.edges],
-            }
-            graph_inputs = {"flowgraph": flow_body, "intent": procedure.intent}
-            conv = self._graph(
-                "conversation", procedure, self._task(GENERATE_CONVERSATION_GRAPH, graph_inputs, seed, models)
-            )
-            record.conversation_graph = conv
-            if conv.valid:
-                noise = self._task(GENERATE_NOISE, {"domain": procedure.intent, "count": 6}, seed, models)
-                messages = noise.output.messages if noise.ok and noise.output.messages else NOISE_MESSAGES  # type: ignore[union-attr]
-                noisy = add_noise(conv, p=float(params["p"]), seed=seed, messages=messages)
-                record.noisy_graph = noisy
-                # runs recorded before the walk was a parameter sampled with Algorithm 1
-                walk = WALKS[params.get("walk", "weighted")]
-                record.paths = walk(noisy, int(params["paths"]), seed)
-                record.coverage = edge_coverage(noisy, record.paths)
-                apis = {t.name: t.parameters for t in self.tools}
-                for k, path in enumerate(record.paths):
-                    conversation_inputs = {
-                        "graph": noisy.model_dump(mode="json"),
-                        "path": path,
-                        "apis": inputs["apis"],
-                        "intent": procedure.intent,
-                        "tables": self.tables,
-                    }
-                    result = self._task(GENERATE_CONVERSATION, conversation_inputs, seed * 1000 + k, models)
-                    if not result.ok:
-                        generated, problems = (
-                            GeneratedConversation(turns=[]),
-                            [f"no conversation: {result.error}"],
-                        )
-                    else:
-                        generated = GeneratedConversation.model_validate(result.output.model_dump())  # type: ignore[union-attr]
-                        problems = conversation_problems(generated.turns, apis)
-                    made_by = Provenance(
-                        producer="offline" if result.offline else result.model,
-                        provider="offline" if result.offline else result.provider,
-                        task=GENERATE_CONVERSATION.name,
-                        prompt_version=GENERATE_CONVERSATION.prompt_version,
-                        inputs=[procedure.name, record.id],
-                        seed=seed * 1000 + k,
-                        run_id=self.run.id,
-                    )
-                    conversation = to_conversation(
-                        new_id("proc"),
-                        generated,
-                        graph=noisy,
-                        path=path,
-                        problems=problems,
-                        provenance=made_by,
-                    )
-                    conversations.append(conversation)
-                    if not problems:
-                        tests += cut_tests(conversation)
+            conversations, tests = self._conversations(record, procedure, inputs["apis"], seed, models)
         record.conversations = [c.id for c in conversations]
         offline = all(m == "offline" for m in models)
         record.provenance = provenance.model_copy(
@@ -299,6 +246,87 @@ class _Worker:
                 "provider": "offline" if offline else "model",
             }
         )
+        self._commit(claim, record, conversations, tests)
+
+    def _conversations(
+        self, record: ProcedureGraphs, procedure: Procedure, apis: Any, seed: int, models: list[str]
+    ) -> tuple[list[Conversation], list[Test]]:
+        """From a valid flowgraph: the conversation graph, its noisy copy, the paths walked on it (kept in
+        `record`), one conversation per path and the tests of those without problems; none past an
+        invalid conversation graph."""
+        flow = record.flowgraph
+        flow_body = {
+            "nodes": [n.model_dump() for n in flow.nodes],
+            "edges": [e.model_dump() for e in flow.edges],
+        }
+        graph_inputs = {"flowgraph": flow_body, "intent": procedure.intent}
+        conv = self._graph(
+            "conversation", procedure, self._task(GENERATE_CONVERSATION_GRAPH, graph_inputs, seed, models)
+        )
+        record.conversation_graph = conv
+        if not conv.valid:
+            return [], []
+        noise = self._task(GENERATE_NOISE, {"domain": procedure.intent, "count": 6}, seed, models)
+        given = noise.output.messages if noise.ok and noise.output else ()
+        messages = given or NOISE_MESSAGES  # the bundled list offline or when the model gives none
+        noisy = add_noise(conv, p=float(self.run.params["p"]), seed=seed, messages=messages)
+        record.noisy_graph = noisy
+        # runs recorded before the walk was a parameter sampled with Algorithm 1
+        walk = WALKS[self.run.params.get("walk", "weighted")]
+        record.paths = walk(noisy, int(self.run.params["paths"]), seed)
+        record.coverage = edge_coverage(noisy, record.paths)
+        conversations, tests = [], []
+        for k, path in enumerate(record.paths):
+            conversation, problems = self._conversation(
+                procedure, record.id, noisy, path, apis, seed * 1000 + k, models
+            )
+            conversations.append(conversation)
+            if not problems:
+                tests += cut_tests(conversation)
+        return conversations, tests
+
+    def _conversation(
+        self,
+        procedure: Procedure,
+        graphs_id: str,
+        noisy: Graph,
+        path: list[str],
+        apis: Any,
+        seed: int,
+        models: list[str],
+    ) -> tuple[Conversation, list[str]]:
+        """The conversation along one path, and the problems that keep its tests from being cut."""
+        conversation_inputs = {
+            "graph": noisy.model_dump(mode="json"),
+            "path": path,
+            "apis": apis,
+            "intent": procedure.intent,
+            "tables": self.tables,
+        }
+        result = self._task(GENERATE_CONVERSATION, conversation_inputs, seed, models)
+        if not result.ok or result.output is None:
+            generated, problems = GeneratedConversation(turns=[]), [f"no conversation: {result.error}"]
+        else:
+            generated = GeneratedConversation.model_validate(result.output.model_dump())
+            problems = conversation_problems(generated.turns, {t.name: t.parameters for t in self.tools})
+        made_by = Provenance(
+            producer="offline" if result.offline else result.model,
+            provider="offline" if result.offline else result.provider,
+            task=GENERATE_CONVERSATION.name,
+            prompt_version=GENERATE_CONVERSATION.prompt_version,
+            inputs=[procedure.name, graphs_id],
+            seed=seed,
+            run_id=self.run.id,
+        )
+        conversation = to_conversation(
+            new_id("proc"), generated, graph=noisy, path=path, problems=problems, provenance=made_by
+        )
+        return conversation, problems
+
+    def _commit(
+        self, claim: jobs.Claim, record: ProcedureGraphs, conversations: list[Conversation], tests: list[Test]
+    ) -> None:
+        """The graphs item, its conversations and tests, in the unit's one transaction."""
         with claim.commit() as writer:
             body = record.model_dump(mode="json")
             self.store.add_item(
@@ -316,7 +344,7 @@ class _Worker:
             for test in tests:
                 add_test(self.store, self.pid, test, conn=writer.conn)
             writer.result = {
-                "flowgraph_valid": flow.valid,
+                "flowgraph_valid": record.flowgraph.valid,
                 "conversation_graph_valid": bool(
                     record.conversation_graph and record.conversation_graph.valid
                 ),

@@ -155,13 +155,12 @@ def score_tests(
     """Score each (test, predicted action or None for a crash); replies are compared in one batch of
     `similarity`."""
     expected = [expected_action(t) for t, _ in pairs]
-    both_reply = [
-        i
+    both_reply = {  # index -> predicted reply, where both the expected and the predicted action reply
+        i: p.text
         for i, (e, (_, p)) in enumerate(zip(expected, pairs, strict=True))
         if p is not None and e.kind == p.kind == "reply"
-    ]
-    replies = [pairs[i][1].text for i in both_reply]  # type: ignore[union-attr]
-    sims = list(similarity([expected[i].text for i in both_reply], replies))
+    }
+    sims = list(similarity([expected[i].text for i in both_reply], list(both_reply.values())))
     sim_of = dict(zip(both_reply, sims, strict=True))
     scores = []
     for i, ((test, predicted), wanted) in enumerate(zip(pairs, expected, strict=True)):

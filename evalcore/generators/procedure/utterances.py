@@ -73,7 +73,7 @@ _THEN = re.compile(
 
 def _speak_to_customer(text: str) -> str:
     for pattern, replacement in _PRONOUNS:
-        text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)  # type: ignore[call-overload]
+        text = re.sub(pattern, replacement, text, flags=re.IGNORECASE)
     return re.sub(r"\b([a-z]+(?:_[a-z]+)+)\b", lambda m: m.group(1).replace("_", " "), text)
 
 

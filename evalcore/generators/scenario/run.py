@@ -263,6 +263,42 @@ class _Worker:
         self.played = 0
         self._count = threading.Lock()
 
+    def _play(
+        self,
+        scenario: Scenario,
+        case: E2ETestCase | None,
+        session: EventSession,
+        briefing: Briefing,
+        seed: int,
+        stopping: Callable[[], bool],
+    ) -> tuple[SimulatedDialogue, list[PlayedTurn]]:
+        """The conversation: a scripted test's messages as its file says them, else a simulated user."""
+        if case is not None:
+            return play_script(session, case.user_messages, stopping)
+        params = self.run.params
+        sim = simulate_dialogue(
+            briefing, session, self.llm, chatbot_info=params["chatbot_info"], limits=self.limits, seed=seed,
+            model=params.get("simulator_model"), should_stop=stopping,
+        )  # fmt: skip
+        return sim, []
+
+    def _verdict(
+        self,
+        scenario: Scenario,
+        case: E2ETestCase | None,
+        turns: list[Turn],
+        setup: Sequence[Event],
+        played: list[PlayedTurn],
+    ) -> ScenarioVerdict:
+        """A scripted test checked as Rasa's runner checks it, else the scenario's assertions and criteria."""
+        judge = self.run.params.get("judge_model")
+        if case is None:
+            return judge_conversation(self.llm, scenario, turns, judge=judge, target_model=self.target.model)
+        checked = check_case(case, setup, played, scenario_scorer(self.llm, judge, self.target.model))
+        return ScenarioVerdict(
+            scenario=scenario.name, passed=combine([o.passed for o in checked]), assertions=checked
+        )
+
     def work(self, unit: dict[str, Any], claim: jobs.Claim) -> None:
         params = self.run.params
         entry, scenario = params["scenarios"][unit["index"]], self.scenarios[unit["index"]]
@@ -278,21 +314,8 @@ class _Worker:
                 writer.fail(f"target: session start or slot injection failed: {e}")
             return
         case = E2ETestCase.model_validate(entry["e2e"]) if entry.get("e2e") else None
-        played: list[PlayedTurn] = []
         try:
-            if case is not None:  # a scripted test: the user says what the file says
-                sim, played = play_script(session, case.user_messages, lambda: claim.stopping)
-            else:
-                sim = simulate_dialogue(
-                    briefing,
-                    session,
-                    self.llm,
-                    chatbot_info=params["chatbot_info"],
-                    limits=self.limits,
-                    seed=seed,
-                    model=params.get("simulator_model"),
-                    should_stop=lambda: claim.stopping,
-                )
+            sim, played = self._play(scenario, case, session, briefing, seed, lambda: claim.stopping)
         except SimulationStopped as e:
             raise jobs.UnitStopped(str(e)) from None
         if sim.finish_reason == FinishReason.user_simulator_error:
@@ -301,15 +324,7 @@ class _Worker:
                 writer.fail(f"user simulator: {sim.error}", {"turns": said})
             return
         turns = conversation_turns(sim, session.setup_events)
-        if case is not None:
-            scorer = scenario_scorer(self.llm, params.get("judge_model"), self.target.model)
-            checked = check_case(case, session.setup_events, played, scorer)
-            passed = combine([o.passed for o in checked])
-            verdict = ScenarioVerdict(scenario=scenario.name, passed=passed, assertions=checked)
-        else:
-            verdict = judge_conversation(
-                self.llm, scenario, turns, judge=params.get("judge_model"), target_model=self.target.model
-            )
+        verdict = self._verdict(scenario, case, turns, session.setup_events, played)
         models = list(dict.fromkeys(sim.simulator_models + [c.model for c in verdict.criteria]))
         provenance = Provenance(
             producer=", ".join(models) or "offline",

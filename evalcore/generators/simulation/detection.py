@@ -320,10 +320,10 @@ def judge_dialogue(
         "dimensions": [d.key for d in dimensions],
         "task_oriented": task_oriented,
     }
-    result = llm.run_task(RATE_DIALOGUE, inputs, role="judge", model=model)
-    note(result)
-    if result.ok and result.output is not None:
-        given = {r.dimension: r for r in result.output.ratings}  # type: ignore[attr-defined]
+    rated = llm.run_task(RATE_DIALOGUE, inputs, role="judge", model=model)
+    note(rated)
+    if rated.ok and rated.output is not None:
+        given = {r.dimension: r for r in rated.output.ratings}
         out.ratings = {
             d.key: DimensionRating(reasoning=given[d.key].reasoning, rating=given[d.key].rating)
             for d in dimensions
@@ -333,5 +333,5 @@ def judge_dialogue(
         if missing:
             out.warnings.append(f"the rater left out {', '.join(missing)}")
     else:
-        out.warnings.append(f"no ratings ({result.error})")
+        out.warnings.append(f"no ratings ({rated.error})")
     return out

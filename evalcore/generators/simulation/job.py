@@ -92,8 +92,15 @@ def choose_personas(
     for kind, count in (("standard", standard), ("challenging", challenging)):
         have = [i for i, p in known.items() if p.type == kind][:count]
         if len(have) < count:
-            more = {kind: count - len(have), "seed": seed, "model": model}
-            have += generate_personas(store, project_id, **more)  # type: ignore[arg-type]
+            need = count - len(have)
+            have += generate_personas(
+                store,
+                project_id,
+                standard=need if kind == "standard" else 0,
+                challenging=need if kind == "challenging" else 0,
+                seed=seed,
+                model=model,
+            )
         known = list_personas(store, project_id)
         chosen.update({i: known[i] for i in have})
     if not chosen:

@@ -424,7 +424,7 @@ def generate_personas(
         if not result.ok or result.output is None:
             raise UsageError(f"persona generation failed ({result.model}): {result.error}")
         start = sum(1 for p in list_personas(store, project_id, kind).values() if p.generated) + 1
-        for i, made in enumerate(result.output.personas[:count]):  # type: ignore[attr-defined]
+        for i, made in enumerate(result.output.personas[:count]):
             persona = Persona(
                 persona_id=f"generated_{kind}_persona_{start + i:02d}",
                 type=kind,

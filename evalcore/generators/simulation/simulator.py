@@ -243,7 +243,7 @@ def simulate_dialogue(
         out.offline = out.offline and result.offline
         if not result.ok or result.output is None:
             return end(FinishReason.user_simulator_error, result.error or "no output")
-        text = str(result.output.message).strip().strip("\"'")  # type: ignore[attr-defined]
+        text = str(result.output.message).strip().strip("\"'")
         ended = END in text or not text
         text = text.split(END, 1)[0].strip().strip("\"'")
         if text:

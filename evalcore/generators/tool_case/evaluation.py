@@ -28,7 +28,7 @@ from typing import Any
 from evalcore import jobs
 from evalcore.errors import EvalcoreError, UsageError
 from evalcore.generators.tool_case.records import GENERATOR
-from evalcore.generators.tool_case.rubrics import estimate_label
+from evalcore.generators.tool_case.rubrics import Method, estimate_label
 from evalcore.generators.tool_case.scope import (
     Options,
     RubricStepFailed,
@@ -47,8 +47,8 @@ SUBSETS = ("Easy", "Hard Neg.", "Overall")
 METRICS = ("accuracy", "f1", "precision", "recall")
 RUN_KIND = "rubric_comparison"
 USED_TIERS = (Tier.gold, Tier.silver)  # TRACE = gold + silver (Section 2.3, Table 2)
-MAIN = (("SPUR", "spur", Options()), ("SCOPE", "scope", Options()))
-ABLATIONS = tuple(
+MAIN: tuple[tuple[str, Method, Options], ...] = (("SPUR", "spur", Options()), ("SCOPE", "scope", Options()))
+ABLATIONS: tuple[tuple[str, Method, Options], ...] = tuple(
     (o.label, "scope", o)
     for o in (Options(area_discovery=False), Options(weights=False), Options(make_or_break=False))
 )
@@ -164,14 +164,14 @@ def _fold(
     conversations: list[Conversation],
     fold: int,
     seed: int,
-    variants: Sequence[tuple[str, str, Options]],
+    variants: Sequence[tuple[str, Method, Options]],
     model: str | None,
 ) -> dict[str, dict[str, Any]]:
     """One fold: per variant, the (truth, prediction) pairs of each subset and its rubric count."""
     train, test = split(conversations, fold, seed)
     found: dict[str, dict[str, Any]] = {}
     for name, method, options in variants:
-        rubrics = discover_rubrics(llm, train, method, options=options, model=model, seed=seed + fold)  # type: ignore[arg-type]
+        rubrics = discover_rubrics(llm, train, method, options=options, model=model, seed=seed + fold)
         pairs: dict[str, list[tuple[str, str]]] = {s: [] for s in SUBSETS}
         for conversation in test:
             scores = score_conversation(llm, rubrics, conversation, model=model, seed=seed + fold)
@@ -193,7 +193,7 @@ def _add_fold(result: Comparison, found: dict[str, dict[str, Any]]) -> None:
                 result.sizes[subset] = result.sizes.get(subset, 0) + len(pairs)
 
 
-def _variants(ablations: bool) -> tuple[tuple[str, str, Options], ...]:
+def _variants(ablations: bool) -> tuple[tuple[str, Method, Options], ...]:
     return MAIN + (ABLATIONS if ablations else ())
 
 

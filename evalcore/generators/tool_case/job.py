@@ -20,10 +20,11 @@ from evalcore import jobs
 from evalcore.errors import EvalcoreError, UsageError
 from evalcore.generators.tool_case.catalog import Situation, catalog, project_situations
 from evalcore.generators.tool_case.groups import ToolGroup, prerequisite_names, requirement, tool_groups
-from evalcore.generators.tool_case.records import GENERATOR, to_conversation
+from evalcore.generators.tool_case.records import GENERATOR, CaseConversation, to_conversation
 from evalcore.generators.tool_case.synthesis import GENERATE_TOOL_CASE, case_inputs, check_case
 from evalcore.items.store_ops import add_conversation
 from evalcore.llm.client import ModelClient
+from evalcore.llm.types import TaskResult
 from evalcore.models import DocumentKind, Provenance, Run
 from evalcore.store import Store
 from evalcore.store.store import new_id
@@ -178,32 +179,7 @@ def execute_toolcases(
             return
         if result.status == "stopped":
             raise jobs.UnitStopped(result.error or "budget")
-        with claim.commit() as writer:
-            if result.status != "ok" or result.output is None:
-                writer.fail(result.error or "no output", {"raw": result.raw})
-                return
-            if problems := check_case(result.output, group):
-                writer.fail("; ".join(problems), {"raw": result.raw})
-                return
-            provenance = Provenance(
-                producer=result.model or "offline",
-                provider=result.provider or "offline",
-                task=GENERATE_TOOL_CASE.name,
-                prompt_version=result.prompt_version,
-                inputs=[situation.id, group.name],
-                seed=seed,
-                run_id=run.id,
-            )
-            conversation = to_conversation(
-                result.output,
-                new_id("tc"),
-                situation,
-                group.name,
-                provenance,
-                prerequisite_names(group.tools),
-            )
-            cid = add_conversation(store, pid, conversation, conn=writer.conn)
-            writer.result = {"conversation": cid, "situation": situation.id, "group": group.name}
+        _commit_case(store, pid, claim, result, situation, group, seed)
 
     report = jobs.run_units(
         store,
@@ -215,6 +191,45 @@ def execute_toolcases(
     )
     done = jobs.progress(store, report.run)[0]
     return ToolCaseOutcome(report.run, done, len(units), report.failed)
+
+
+def _commit_case(
+    store: Store,
+    project_id: str,
+    claim: jobs.Claim,
+    result: TaskResult[CaseConversation],
+    situation: Situation,
+    group: ToolGroup,
+    seed: int,
+) -> None:
+    """Commit one unit's conversation, or fail the unit when the model gave none or it breaks the case's
+    checks (`check_case`), keeping the raw reply."""
+    with claim.commit() as writer:
+        if result.status != "ok" or result.output is None:
+            writer.fail(result.error or "no output", {"raw": result.raw})
+            return
+        if problems := check_case(result.output, group):
+            writer.fail("; ".join(problems), {"raw": result.raw})
+            return
+        provenance = Provenance(
+            producer=result.model or "offline",
+            provider=result.provider or "offline",
+            task=GENERATE_TOOL_CASE.name,
+            prompt_version=result.prompt_version,
+            inputs=[situation.id, group.name],
+            seed=seed,
+            run_id=claim.run_id,
+        )
+        conversation = to_conversation(
+            result.output,
+            new_id("tc"),
+            situation,
+            group.name,
+            provenance,
+            prerequisite_names(group.tools),
+        )
+        cid = add_conversation(store, project_id, conversation, conn=writer.conn)
+        writer.result = {"conversation": cid, "situation": situation.id, "group": group.name}
 
 
 def generate_toolcases(

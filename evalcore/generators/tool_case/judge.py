@@ -161,4 +161,4 @@ def judge_conversation(
 ) -> Verdict | None:
     """The judge's verdict, or None when it could not answer (unscored, never a rejection)."""
     result = llm.run_task(JUDGE_TOOL_CASE, judge_inputs(conversation, situation), role="judge", model=model)
-    return result.output if result.ok else None  # type: ignore[return-value]
+    return result.output if result.ok else None

@@ -76,10 +76,14 @@ def _checking(info: ValidationInfo) -> bool:
     return not (isinstance(info.context, dict) and info.context.get("rules") is False)
 
 
+Method = Literal["scope", "spur"]  # the two ways of learning rubrics (SCOPE and its SPUR baseline)
+METHODS: tuple[Method, ...] = ("scope", "spur")
+
+
 class RubricSet(Record):
     """The rubrics of one method, learnt from labelled training conversations."""
 
-    method: Literal["scope", "spur"] = Field(description="scope or spur.")
+    method: Method = Field(description="scope or spur.")
     areas: list[Area] = Field(description="Evaluation areas (SPUR: the one area 'User Satisfaction').")
     rubrics: list[Rubric] = Field(description="The rubrics, POS and NEG.")
     max_score: int = Field(default=5, ge=1, le=10, description="Highest score a rubric gets when it applies.")

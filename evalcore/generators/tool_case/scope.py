@@ -33,6 +33,7 @@ from evalcore.generators.tool_case.rubrics import (
     MAX_PER_AREA,
     MAX_SPUR,
     Area,
+    Method,
     Rubric,
     RubricSet,
 )
@@ -338,7 +339,7 @@ def _area_of(text: str, candidates: list[tuple[str, str]]) -> str:
 def discover_rubrics(
     llm: ModelClient,
     train: list[Conversation],
-    method: Literal["scope", "spur"] = "scope",
+    method: Method = "scope",
     *,
     options: Options = Options(),
     model: str | None = None,
