@@ -127,6 +127,14 @@ with st.expander("Generate and select", expanded=not table["selected"].any()):
             0.01,
             help="0 = diversity only; higher favours specs that cover documents no selected spec covers yet.",
         )
+        gamma = st.number_input(
+            "Kernel width (gamma)",
+            min_value=0.0,
+            value=0.0,
+            format="%.4f",
+            help="How far apart two specs must be to count as different (seed 000's RBF kernel). 0 = "
+            "automatic: 1 / the median squared distance between the candidates.",
+        )
         method = st.selectbox(
             "Method", METHODS, help="greedy is the method; random and maxmin are baselines."
         )
@@ -134,8 +142,9 @@ with st.expander("Generate and select", expanded=not table["selected"].any()):
             try:
                 with st.spinner("Embedding and selecting..."):
                     outcome = select_specs(
-                        store, project_id, k, alpha=alpha, method=method, author=current_user() or "evalcore"
-                    )
+                        store, project_id, k, alpha=alpha, gamma=gamma or None, method=method,
+                        author=current_user() or "evalcore",
+                    )  # fmt: skip
                 metrics = outcome.metrics
                 flash(
                     "success",

@@ -87,6 +87,15 @@ def select(
             show_default=False,
         ),
     ] = None,
+    gamma: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="Width of the RBF kernel of diversity (default: 1 / the median squared distance between "
+            "the candidates' embeddings; see evalcore/specs/selection.py).",
+            show_default=False,
+        ),
+    ] = None,
     method: Annotated[str, typer.Option(help="greedy, random or maxmin.")] = "greedy",
     seed: Annotated[int, typer.Option(help="Seed of the random baseline.")] = 0,
     project: ProjectOption = None,
@@ -99,10 +108,13 @@ def select(
     store = open_store(db)
     alpha = DEFAULT_ALPHA if alpha is None else alpha
     pid = project_id_of(store, project)
-    outcome = select_specs(store, pid, k, alpha=alpha, method=as_method(method), seed=seed)
-    m = outcome.metrics
+    outcome = select_specs(
+        store, pid, k, alpha=alpha, gamma=gamma or None, method=as_method(method), seed=seed
+    )
+    m, used = outcome.metrics, outcome.run.params["gamma"]
     typer.echo(f"selected {len(outcome.selected)} spec(s) with {method}: SPWD {m.spwd:.2f}, "
-               f"Var Div {m.var_div:.3f}, Coverage {m.coverage} document(s)")  # fmt: skip
+               f"Var Div {m.var_div:.3f}, Coverage {m.coverage} document(s); alpha {alpha:.3f}, "
+               f"gamma {used:.4g}")  # fmt: skip
 
 
 @app.command("export")

@@ -156,3 +156,21 @@ def test_a_bad_spec_file_changes_nothing(project, snapshot):
     with pytest.raises(ValidationFailed, match="no-such-doc"):
         import_specs(project, PROJECT, bad, "bad.yaml", "ana")
     assert snapshot(project) == before
+
+
+def test_the_kernel_width_is_set_from_the_command_line_or_found_from_the_candidates(project):
+    from typer.testing import CliRunner
+
+    from evalcore.cli.main import app
+    from evalcore.specs.selection import median_heuristic_gamma
+
+    generate_specs(project, PROJECT, m=20, seed=1)
+    db = ["--db", project.url]
+    given = CliRunner().invoke(app, ["specs", "select", "-k", "5", "--gamma", "2.5", *db])
+    assert given.exit_code == 0, given.output
+    assert given.output.strip().endswith("gamma 2.5")
+    auto = CliRunner().invoke(app, ["specs", "select", "-k", "5", *db])
+    found = median_heuristic_gamma(load_candidates(project, PROJECT).embeddings)
+    assert auto.output.strip().endswith(f"gamma {found:.4g}")
+    refused = CliRunner().invoke(app, ["specs", "select", "--gamma", "-1", *db])
+    assert refused.exit_code == 2
