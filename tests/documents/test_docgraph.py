@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from typing import get_args
 
 from evalcore.documents import entity_task
 from evalcore.documents.entities import Entity, extract_entities
@@ -102,6 +103,11 @@ def test_the_task_offline_is_the_extractor_and_model_entities_take_its_matching_
     assert from_model("the spring sale", "name") == Entity("the spring sale", "name", "the spring sale")
     assert from_model("ab12", "identifier").kind == "id"
     assert from_model("  ", "name") is None
+    # seed 000's eight categories: names are matched by their words, dates and time intervals by value
+    assert from_model("Alder Creek", "location") == Entity("Alder Creek", "name", "alder creek")
+    assert from_model("Jane Doe", "person").kind == from_model("Voltra", "organization").kind == "name"
+    assert from_model("the spring", "time").kind == "quantity"
+    assert set(entity_task.SEED_KINDS) < set(get_args(entity_task.EntityKind))
 
 
 def test_graph_on_a_handmade_corpus_has_exactly_the_expected_edges():

@@ -53,7 +53,7 @@ def test_prices_are_overridable_in_settings_and_matched_by_prefix():
 @pytest.mark.parametrize("concurrency", [1, 4])
 def test_a_money_budget_stops_the_run_before_the_call_that_would_exceed_it(project, llm_env, concurrency):
     project.update_settings(PROJECT, {"prices": PRICE})
-    project.start_run(PROJECT, Run(id="run-b", kind="test", budget={"usd": 3.0}))
+    project.start_run(PROJECT, Run(id="run-b", kind="test", budget={"usd": 6.0}))
     llm = ModelClient(project, PROJECT, run_id="run-b", retry=FAST_RETRY)
     results = llm.run_batch(EXTRACT_ENTITIES, inputs(30), model=MODEL, concurrency=concurrency)
     statuses = [r.status for r in results]
@@ -61,10 +61,10 @@ def test_a_money_budget_stops_the_run_before_the_call_that_would_exceed_it(proje
     assert 0 < done < 30 and set(statuses) == {"ok", "stopped"}
     assert len(llm_env.calls) == done, "no call was made once the budget could not take it"
     spent, _ = run_spend(project, "run-b")
-    assert 0 < spent <= 3.0
+    assert 0 < spent <= 6.0
     run = project.run("run-b")
     assert run.stopped_reason == "budget" and run.status == RunStatus.stopped and run.finished_at
-    assert any("budget of $3.00" in w for w in run.warnings)
+    assert any("budget of $6.00" in w for w in run.warnings)
 
     # Resumed later (a new process): what was spent counts, so it stops again at once.
     resumed = ModelClient(project, PROJECT, run_id="run-b", retry=FAST_RETRY)

@@ -71,19 +71,22 @@ def test_repairs_keep_strings_intact():
 
 def test_unrepairable_output_reports_why():
     assert "not valid JSON" in parse_output("I cannot help with that.", Entities).error
-    error = parse_output('{"entities": [{"text": "Acme", "kind": "person"}]}', Entities).error
+    error = parse_output('{"entities": [{"text": "Acme", "kind": "ship"}]}', Entities).error
     assert "entities.0.kind" in error and "does not match the schema" in error
 
 
 def test_invalid_output_is_reasked_with_the_validation_error(project, llm_env):
-    llm_env.enqueue('{"entities": [{"text": "Acme", "kind": "person"}]}', GOOD)
+    llm_env.enqueue('{"entities": [{"text": "Acme", "kind": "ship"}]}', GOOD)
     llm = ModelClient(project, PROJECT, retry=FAST_RETRY)
     result = llm.run_task(EXTRACT_ENTITIES, {"passage": "Acme ships 5 kg."}, model="openai/gpt-4o-mini")
     assert result.ok and result.attempts == 2 and result.output.model_dump() == GOOD
     first, second = llm_env.calls
     reask = second.body["messages"]
     assert reask[:-2] == first.body["messages"]
-    assert reask[-2] == {"role": "assistant", "content": '{"entities": [{"text": "Acme", "kind": "person"}]}'}
+    assert reask[-2] == {
+        "role": "assistant",
+        "content": '{"entities": [{"text": "Acme", "kind": "ship"}]}',
+    }
     assert reask[-1]["role"] == "user" and "entities.0.kind" in reask[-1]["content"]
 
 

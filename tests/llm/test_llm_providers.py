@@ -25,7 +25,7 @@ def test_openai_structured_output_goes_through_the_real_sdk(project, llm_env):
     result = client(project).run_task(EXTRACT_ENTITIES, {"passage": PASSAGE}, model="openai/gpt-4o-mini")
     assert result.ok and not result.offline
     assert [e.text for e in result.output.entities] == ["ORD-12345", "Acme Bank"]
-    assert (result.model, result.provider, result.prompt_version) == ("openai/gpt-4o-mini", "openai", "1")
+    assert (result.model, result.provider, result.prompt_version) == ("openai/gpt-4o-mini", "openai", "2")
     [call] = llm_env.calls
     assert call.api == "openai" and call.body["model"] == "gpt-4o-mini"
     fmt = call.body["response_format"]
@@ -50,7 +50,9 @@ def test_anthropic_uses_a_forced_tool_call(project, llm_env):
     body = llm_env.calls[0].body
     assert body["tool_choice"] == {"type": "tool", "name": "Entities"}
     assert body["tools"][0]["input_schema"] == EXTRACT_ENTITIES.schema
-    assert "extract the entities" in body["system"] and [m["role"] for m in body["messages"]] == ["user"]
+    assert "extract all named entities" in body["system"] and [m["role"] for m in body["messages"]] == [
+        "user"
+    ]
 
 
 def test_openai_compatible_server_by_base_url_with_tool_calling(project, llm_env, monkeypatch):
