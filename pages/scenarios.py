@@ -6,6 +6,7 @@ transcript."""
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, StaleVersionError
+from evalcore.generators.scenario.e2e import case_yaml
 from evalcore.generators.scenario.from_specs import OFFLINE_MARK
 from evalcore.generators.scenario.run import MAX_RUN_COUNT, RUN_KIND, create_scenario_run
 from evalcore.generators.scenario.store_ops import (
@@ -151,31 +152,38 @@ else:
     item_id = st.selectbox("Edit scenario", list(by_id), format_func=lambda i: by_id[i].scenario.name)
     stored = by_id[item_id]
     st.caption(f"Version {stored.version}" + (f" · from {md(stored.file)}" if stored.file else ""))
-    text = st.text_area(
-        "Scenario YAML",
-        scenario_text(stored),
-        height=420,
-        key=f"yaml:{item_id}:{stored.version}",
-        help="Checked as you edit (Ctrl+Enter or click outside applies it): every problem with its line "
-        "and field. Saving a valid edit adds a revision; the earlier ones are kept.",
-    )
-    valid = _checked(item_id, text)
-    if st.button("Save as a new revision", key=f"save:{item_id}:{stored.version}"):
-        author = require_user()
-        if not valid:
-            st.error("Not saved: fix the problems above. Nothing was changed.")
-        else:
-            try:
-                version = save_scenario(store, project_id, item_id, text, author, stored.version, domain)
-            except StaleVersionError as exc:
-                st.error(md(exc))
-            except EvalcoreError as exc:
-                st.error(f"Not saved: {md(exc)}")
+    if stored.e2e is not None:
+        st.info(
+            "A scripted test (a Rasa E2E test case): its user messages are played as written and its steps "
+            "and assertions checked on each turn. Edit its file and import it again to change it."
+        )
+        st.code(case_yaml(stored.e2e), language="yaml")
+    else:
+        text = st.text_area(
+            "Scenario YAML",
+            scenario_text(stored),
+            height=420,
+            key=f"yaml:{item_id}:{stored.version}",
+            help="Checked as you edit (Ctrl+Enter or click outside applies it): every problem with its line "
+            "and field. Saving a valid edit adds a revision; the earlier ones are kept.",
+        )
+        valid = _checked(item_id, text)
+        if st.button("Save as a new revision", key=f"save:{item_id}:{stored.version}"):
+            author = require_user()
+            if not valid:
+                st.error("Not saved: fix the problems above. Nothing was changed.")
             else:
-                if version == stored.version:
-                    flash("info", "Nothing changed, nothing saved.")
+                try:
+                    version = save_scenario(store, project_id, item_id, text, author, stored.version, domain)
+                except StaleVersionError as exc:
+                    st.error(md(exc))
+                except EvalcoreError as exc:
+                    st.error(f"Not saved: {md(exc)}")
                 else:
-                    flash("success", f"Saved {md(stored.scenario.name)} as version {version}.")
+                    if version == stored.version:
+                        flash("info", "Nothing changed, nothing saved.")
+                    else:
+                        flash("success", f"Saved {md(stored.scenario.name)} as version {version}.")
 
 with st.expander("Write a new scenario", expanded=not scenarios):
     written = st.session_state.setdefault("scenarios_written", 0)

@@ -24,17 +24,26 @@ utter and slot steps, as `bot_uttered` and slot assertions) its goals.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import Field, JsonValue
 
 from evalcore.errors import Problem
 from evalcore.generators.scenario.checks import Outcome, Scorer, check, same_value
-from evalcore.generators.scenario.format import Loc, Reader, did_you_mean, kind_of, scenario_paths
+from evalcore.generators.scenario.format import (
+    Loc,
+    Reader,
+    assertion_value,
+    did_you_mean,
+    kind_of,
+    scenario_paths,
+)
 from evalcore.generators.scenario.records import (
     Assertion,
     BotUtteredAssertion,
@@ -423,6 +432,26 @@ def check_case(
             out.extend(_check_assertions(step, turns[turn].events, turn, scorer))
     flush()
     return out
+
+
+def case_yaml(case: E2ETestCase) -> str:
+    """The test case as the YAML of an E2E file's `test_cases:` entry (its fixtures' slots as a comment)."""
+    steps: list[dict[str, Any]] = []
+    for step in case.steps:
+        if step.kind == "user":
+            body: dict[str, Any] = {"user": step.text}
+            if step.ordered:
+                body["assertion_order_enabled"] = True
+            if step.assertions:
+                body["assertions"] = [{a.kind: assertion_value(a)} for a in step.assertions]
+            steps.append(body)
+        elif step.kind in ("bot", "utter"):
+            steps.append({step.kind: step.text if step.kind == "bot" else step.name})
+        else:
+            steps.append({step.kind: [{s.name: s.value} if s.has_value else s.name for s in step.slots]})
+    text = yaml.safe_dump([{"test_case": case.name, "steps": steps}], sort_keys=False, allow_unicode=True)
+    slots = f"# starts with the slots {json.dumps(case.initial_slots)}\n" if case.initial_slots else ""
+    return slots + text
 
 
 # --------------------------------------------------------------------------------------- as a scenario

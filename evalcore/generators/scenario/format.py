@@ -501,7 +501,7 @@ def read_scenarios(
 # ---------------------------------------------------------------------------------------------- writing
 
 
-def _assertion_value(assertion: Assertion) -> Any:
+def assertion_value(assertion: Assertion) -> Any:
     """The YAML value of an assertion, in the form it was read in."""
     kind = assertion.kind
     if kind == "flow_started" and assertion.flow_id is not None:
@@ -530,7 +530,7 @@ def to_data(scenario: Scenario) -> dict[str, Any]:
         if scenario.goals.criteria is not None:
             goals["criteria"] = list(scenario.goals.criteria)
         if scenario.goals.assertions is not None:
-            goals["assertions"] = [{a.kind: _assertion_value(a)} for a in scenario.goals.assertions]
+            goals["assertions"] = [{a.kind: assertion_value(a)} for a in scenario.goals.assertions]
         body["goals"] = goals
     return {"scenario": body}
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalcore.errors import Problem, ValidationFailed
+from evalcore.errors import EvalcoreError, Problem, ValidationFailed
 from evalcore.generators.scenario.e2e import E2ETestCase, as_scenario, read_e2e
 from evalcore.generators.scenario.format import file_name, parse_scenario, read_scenarios, to_yaml
 from evalcore.generators.scenario.from_specs import OFFLINE_MARK, generate_scenarios
@@ -130,8 +130,13 @@ def save_scenario(
     return the version now current. Raise ValidationFailed with every problem (see
     `check_scenario_text`), saving nothing, when it has any; StaleVersionError when someone saved in
     between. An edit that changes nothing saves nothing."""
-    scenario, problems = check_scenario_text(store, project_id, item_id, text, domain)
     old = get_scenario(store, item_id)
+    if old.e2e is not None:
+        raise EvalcoreError(
+            f"'{old.scenario.name}' is a scripted test from the Rasa E2E file {old.file}: edit the file and "
+            "import it again"
+        )
+    scenario, problems = check_scenario_text(store, project_id, item_id, text, domain)
     if scenario is None:
         raise ValidationFailed(problems, f"scenario {old.file or file_name(old.scenario)}")
     if scenario == old.scenario and scenario_text(old) == text and old.version == expected_version:

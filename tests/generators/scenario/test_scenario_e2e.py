@@ -244,3 +244,33 @@ def test_uploaded_files_are_imported_under_their_base_names(sample):
     assert str(failure.value) == (
         "bad.yml:1 [test_cases]: expected a list of test cases, got a number; nothing was written"
     )
+
+
+def test_a_scripted_test_is_shown_as_its_steps_and_changed_only_through_its_file(sample):
+    from evalcore.errors import EvalcoreError
+    from evalcore.generators.scenario.e2e import case_yaml
+    from evalcore.generators.scenario.store_ops import save_scenario
+
+    store, pid, path = sample
+    import_e2e(store, pid, [path], "ana")
+    stored = next(
+        s for s in list_scenarios(store, pid) if s.scenario.name == "track an order with assertions"
+    )
+    shown = case_yaml(stored.e2e)
+    again = read_e2e_text("test_cases:\n" + "\n".join("  " + line for line in shown.splitlines()))
+
+    def lineless(steps):
+        return [s.model_copy(update={"line": None}) for s in steps]
+
+    assert lineless(again.steps) == lineless(stored.e2e.steps)
+    with pytest.raises(EvalcoreError, match=r"is a scripted test from the Rasa E2E file e2e_test_cases\.yml"):
+        save_scenario(store, pid, stored.item_id, "scenario:\n  name: x\n  simulation_context: y\n", "ana", 1)
+
+
+def read_e2e_text(text: str):
+    from evalcore.generators.scenario.e2e import parse_e2e
+
+    problems: list = []
+    [case] = parse_e2e(text, "shown.yml", problems)
+    assert problems == []
+    return case
