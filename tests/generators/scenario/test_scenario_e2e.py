@@ -274,3 +274,17 @@ def read_e2e_text(text: str):
     [case] = parse_e2e(text, "shown.yml", problems)
     assert problems == []
     return case
+
+
+def test_the_same_tests_against_a_rasa_assistant_reach_the_same_verdicts(sample):
+    from rasa_server import RasaServer, sample_engine
+
+    store, pid, path = sample
+    import_e2e(store, pid, [path], "ana")
+    with RasaServer(sample_engine(str(SAMPLE))) as server:
+        save_target(store, pid, Target(name="rasa", kind="rasa", config={"url": server.url}))
+        run = create_scenario_run(store, pid, "rasa", list_scenarios(store, pid))
+        assert execute_scenario_run(store, run.id).run.status == RunStatus.finished
+    results = {r.scenario: r.verdict for r in load_scenario_results(store, run.id)}
+    got = {name: (v.passed, [o.passed for o in v.assertions]) for name, v in results.items()}
+    assert got == EXPECTED
