@@ -70,6 +70,7 @@ from evalcore.items.store_ops import add_conversation, list_conversations  # noq
 from evalcore.jobs import progress  # noqa: E402
 from evalcore.jobs.queue import enqueue, open_queue  # noqa: E402
 from evalcore.models import RunStatus, Target  # noqa: E402
+from evalcore.review import save_log  # noqa: E402
 from evalcore.review.assignments import assign_items, assignees_of  # noqa: E402
 from evalcore.review.queue import QueueFilter, next_item  # noqa: E402
 from evalcore.review.verdicts import ItemVerdict, TurnVerdict, save_review  # noqa: E402
@@ -85,6 +86,8 @@ ENDED = (RunStatus.finished, RunStatus.failed, RunStatus.stopped)
 USER_COOKIE = "evalcore_user"  # pages/_common.py: the name a browser keeps (importing it starts Streamlit)
 WAIT = 60.0  # seconds a browser waits for the page: 20 Chromiums and the server share 2 cores
 SETUP_WAIT = 180.0  # for a browser's first page, while the others start
+MAX_RESTARTS = 3  # browsers one annotator may lose to a crash before the benchmark gives up on them
+PRESS_AGAIN = 20.0  # seconds without an answer, and without the server seeing the save, before pressing again
 
 
 def prepare(store: Store, server: LLMServer, args: argparse.Namespace, annotators: list[str]) -> tuple:
@@ -205,32 +208,58 @@ class BrowserAnnotator(threading.Thread):
     whole and saved with "Save & next", until the page says nothing is left."""
 
     def __init__(
-        self, base: str, name: str, go: threading.Event, starting: threading.Semaphore, think: float
+        self,
+        base: str,
+        name: str,
+        go: threading.Event,
+        starting: threading.Semaphore,
+        think: float,
+        saves: Path | None = None,
     ) -> None:
         super().__init__(name=f"browser-{name}")
         self.base, self.who, self.go, self.starting, self.think = base, name, go, starting, think
+        self.saves = saves  # the server's log of saves: did a press reach it?
         self.ready = threading.Event()
         self.latencies: list[float] = []
         self.saved: list[str] = []
         self.refused = 0
+        self.restarts = 0  # browsers that crashed and were replaced
+        self.again = 0  # saves pressed again because the first press never reached the server
         self.cpu = 0.0
         self.error: BaseException | None = None
 
     def run(self) -> None:
+        from selenium.common.exceptions import WebDriverException
+
         try:
-            with chromium() as driver:
+            while True:
                 try:
-                    with self.starting:  # a few at a time: 20 browsers opening at once on 2 cores time out
-                        self.open_queue(driver)
-                    self.ready.set()
-                    self.go.wait()
-                    self.review_all(driver)
-                finally:
-                    self.cpu = tree_cpu(driver.service.process.pid)
+                    self.session()
+                    return
+                except WebDriverException:
+                    # the browser (or its driver) crashed: a person opens a new one and goes on; the
+                    # saves it made are in the store, so the queue shows only what is left
+                    self.restarts += 1
+                    if self.restarts > MAX_RESTARTS:
+                        raise
         except BaseException as e:  # reported by the main thread: a lost annotator is a failed benchmark
             self.error = e
         finally:
             self.ready.set()  # a browser that failed must not keep the others waiting
+
+    def session(self) -> None:
+        with chromium() as driver:
+            try:
+                if not self.ready.is_set():
+                    with self.starting:  # a few at a time: 20 browsers opening at once on 2 cores time out
+                        self.open_queue(driver)
+                    self.ready.set()
+                else:
+                    self.open_queue(driver)
+                self.go.wait()
+                self.review_all(driver)
+            finally:
+                self.cpu += tree_cpu(driver.service.process.pid)
 
     def open_queue(self, driver) -> None:
         """The name given once (a cookie of the host, as the page keeps it), the Annotate page loaded."""
@@ -282,8 +311,8 @@ class BrowserAnnotator(threading.Thread):
         settle(driver, lambda d: len(self.marks(d)) == PAIRS + 1, "the marks to show")
         while True:
             press(driver, button(driver, "Save & next"))
-            started = time.perf_counter()
-            answer = settle(driver, lambda d: self.answer(d, item), f"the page's answer to saving {item}")
+            started, pressed = time.perf_counter(), time.time()
+            answer = self.await_answer(driver, item, started, pressed)
             self.latencies.append(time.perf_counter() - started)
             if answer == "saved":
                 self.saved.append(item)
@@ -295,6 +324,31 @@ class BrowserAnnotator(threading.Thread):
                 lambda d: not self.refusal(d) and len(self.marks(d)) == PAIRS + 1,
                 "the reload to keep the choices",
             )
+
+    def await_answer(self, driver, item: str, started: float, pressed: float) -> str:
+        """The page's answer to a save; a press the server never saw (its log has no arrival of this
+        person's save of `item` since the press) is pressed again after PRESS_AGAIN seconds."""
+        while True:
+            left = WAIT - (time.perf_counter() - started)
+            try:
+                return settle(
+                    driver, lambda d: self.answer(d, item), f"the page's answer to saving {item}",
+                    max(1.0, min(left, PRESS_AGAIN)),
+                )  # fmt: skip
+            except TimeoutError:
+                if left <= PRESS_AGAIN:
+                    raise
+                if self.saves is None or self.arrived(item, pressed):
+                    continue  # the server has it: wait for its answer
+                self.again += 1
+                press(driver, button(driver, "Save & next"))
+
+    def arrived(self, item: str, since: float) -> bool:
+        """Whether the server logged this person's save of `item` after `since`."""
+        return any(
+            s.get("item") == item and s.get("author") == self.who and s.get("arrive", 0) >= since
+            for s in save_log.read(self.saves).values()
+        )
 
     @staticmethod
     def marks(driver) -> list:
@@ -322,12 +376,13 @@ class BrowserAnnotator(threading.Thread):
         return "refused" if self.refusal(driver) else None
 
 
-def dashboard(url: str, log: Path) -> tuple[subprocess.Popen, str]:
+def dashboard(url: str, log: Path, saves: Path) -> tuple[subprocess.Popen, str]:
     """`dashboard.py` (streamlit run app.py) alone on the store on a free port, once it answers; with
-    its base URL."""
+    its base URL. It records each save's arrival, commit and answer in `saves` (server time)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("EVALCORE_OFFLINE", "EVALCORE_QUEUE_URL")}
     env["EVALCORE_DATABASE_URL"] = url
+    env[save_log.ENV] = str(saves)
     # No file watcher: when a source file changes, Streamlit drops its modules from sys.modules, and the
     # sessions importing them at that moment fail (KeyError: 'evalcore.items'); a deployed server does
     # not watch either. Its log goes to a file: a pipe nobody reads would block the server once full.
@@ -390,6 +445,28 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
+def server_side(saves: dict[str, dict], people: list) -> list[str]:
+    """The server's record of the saves, printed beside the browsers' wait; a save that arrived and was
+    never answered, or a save the browser saw answered that never arrived, is a problem."""
+    arrived = [s for s in saves.values() if "arrive" in s]
+    answered = [s for s in arrived if {"reply", "refused", "error"} & s.keys()]
+    unanswered = [s for s in arrived if s not in answered]
+    commit = [1000 * (s["commit"] - s["arrive"]) for s in arrived if "commit" in s]
+    reply = [1000 * (s["reply"] - s["arrive"]) for s in arrived if "reply" in s]
+    clicks = sum(len(p.latencies) for p in people)
+    print(f"server: {len(arrived)} saves arrived ({clicks} clicks answered in the browsers), "
+          f"{sum('commit' in s for s in arrived)} committed, {sum('refused' in s for s in arrived)} refused "
+          f"as stale, {sum('error' in s for s in arrived)} errors, {len(unanswered)} unanswered")  # fmt: skip
+    for name, values in (("arrival to commit", commit), ("arrival to answer", reply)):
+        if values:
+            print(f"server-side save latency, {name}: p50 {percentile(values, 50):.0f} ms, "
+                  f"p95 {percentile(values, 95):.0f} ms, max {max(values):.0f} ms")  # fmt: skip
+    restarts = sum(p.restarts for p in people)
+    print(f"browsers restarted after a crash: {restarts}; clicks pressed again after no answer: "
+          f"{sum(p.again for p in people)}")  # fmt: skip
+    return [f"{len(unanswered)} save(s) arrived at the server and were never answered"] if unanswered else []
+
+
 def measure(url: str, args: argparse.Namespace) -> list[str]:
     """Run the load on the empty store at `url`, print its figures; the problems found (none expected)."""
     server = LLMServer(latency=LATENCY).start()
@@ -403,12 +480,14 @@ def measure(url: str, args: argparse.Namespace) -> list[str]:
           f"and a run of {args.conversations + args.unassigned} conversations")  # fmt: skip
     go = threading.Event()
     site, people, processes, cpu = None, [], [], {}
+    saves_log = None
     with tempfile.TemporaryDirectory() as folder:
         try:
             if not args.direct:
-                site, base = dashboard(url, Path(folder) / "dashboard.log")
+                saves_log = Path(folder) / "saves.jsonl"
+                site, base = dashboard(url, Path(folder) / "dashboard.log", saves_log)
                 starting = threading.BoundedSemaphore(2)
-                people = [BrowserAnnotator(base, name, go, starting, args.think) for name in names]
+                people = [BrowserAnnotator(base, name, go, starting, args.think, saves_log) for name in names]
                 for person in people:
                     person.start()
                 for person in people:
@@ -440,6 +519,7 @@ def measure(url: str, args: argparse.Namespace) -> list[str]:
             )
             wall = time.monotonic() - started
             ended = {r: store.run(r) for r in (generation, run_id)}
+            server_saves = save_log.read(saves_log) if not args.direct else {}
         finally:
             go.set()  # browsers still waiting to start give up with the rest
             if site is not None:
@@ -473,6 +553,8 @@ def measure(url: str, args: argparse.Namespace) -> list[str]:
           f"{load_cpu:.1f} s CPU (this process); jobs working at its start and end: generation "
           f"{yes(busy_at_start[0])}/{yes(busy[0])}, run {yes(busy_at_start[1])}/{yes(busy[1])}")  # fmt: skip
 
+    if not args.direct:
+        problems += server_side(server_saves, people)
     run = ended[run_id]
     turns = Counter((row[1], row[3]) for row in judgment_rows(store, run_id))
     asked = Counter(c.body["messages"][-1]["content"] for c in server.completed("openai"))

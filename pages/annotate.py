@@ -16,6 +16,7 @@ from evalcore.review import (
     previous_item,
     progress,
     queue_page,
+    save_log,
 )
 from evalcore.review.breakdown_labels import BREAKDOWN_CHOICES, form_labels
 from evalcore.review.grounding import relevant_passages
@@ -393,6 +394,8 @@ def _save(
 ) -> None:
     """Save the form on top of the version opened; on success open the next conversation of the queue."""
     item_id = view.conversation.id
+    save = save_log.new_save()
+    save_log.record(save, "arrive", item=item_id, author=user, version=opened)
     try:
         marked = {
             i: turn_verdict(i, choice, note_i, text, shown, mine_edit)
@@ -406,11 +409,14 @@ def _save(
         )
         result = save_review(store, item_id, user, opened, turns, item, labels, cleared)
     except StaleVersionError as exc:
+        save_log.record(save, "refused", item=item_id)
         _session(item_id)["refused"] = str(exc)
         st.rerun()
     except (EvalcoreError, ValueError) as exc:
+        save_log.record(save, "error", item=item_id, error=str(exc))
         st.error(md(_message(exc)))
         return
+    save_log.record(save, "commit", item=item_id, appended=result.appended)
     state = result.state or view.state
     tier = "disagreement" if state.needs_adjudication else state.tier.value
     done = (
@@ -421,6 +427,7 @@ def _save(
     st.session_state["annotate_last"] = item_id
     flash("toast", done if result.appended else f"{md(item_id)}: nothing changed.", rerun=False)
     following = next_item(store, project_id, flt, after=item_id)
+    save_log.record(save, "reply", item=item_id)  # the answer leaves with this run of the page
     if following is None or following == item_id:
         flash("toast", f"{done} Nothing else matches the filters: this queue is done.", rerun=False)
         _open(None)

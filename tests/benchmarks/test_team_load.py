@@ -30,3 +30,4 @@ def test_annotators_in_browsers_lose_no_save_while_two_workers_run_jobs(db_url: 
     assert "saves: 6 of 6 in the store (0 lost)" in out, out
     assert "run finished: 39 turns judged, 0 twice; 39 model calls, 0 repeated" in out, out
     assert ", 0 made twice" in out, out
+    assert "errors, 0 unanswered" in out and "server-side save latency, arrival to commit: p50" in out, out
