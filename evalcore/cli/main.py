@@ -24,6 +24,8 @@ from evalcore.cli.simulations import app as simulations_app
 from evalcore.cli.specs import app as specs_app
 from evalcore.cli.toolcases import app as toolcases_app
 from evalcore.cli.toolcases import rubrics_app
+from evalcore.cli.users import app as users_app
+from evalcore.cli.users import audit as audit_command
 from evalcore.store.location import DATABASE_URL_ENV
 
 app = typer.Typer(
@@ -48,6 +50,8 @@ app.add_typer(scenarios_app, name="scenarios")
 app.add_typer(procedures_app, name="procedures")
 app.add_typer(toolcases_app, name="toolcases")
 app.add_typer(rubrics_app, name="rubrics")
+app.add_typer(users_app, name="users")
+app.command("audit")(audit_command)
 
 
 @app.command()
