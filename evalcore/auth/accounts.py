@@ -107,6 +107,7 @@ def add_user(
                 created_by=who.name, created_at=stamp, updated_at=stamp,
             )
         )  # fmt: skip
+    record(store, who, "users.add", target=f"{name} ({role.name})")
     return _account(store, name)
 
 
@@ -137,7 +138,7 @@ def list_users(store: Store, *, actor: Actor | None = None) -> list[Account]:
     return [_from_row(r) for r in rows]
 
 
-def _change(store: Store, name: str, who: Actor, **values: object) -> Account:
+def _change(store: Store, name: str, who: Actor, action: str, **values: object) -> Account:
     name = check_name(name)
     with store.write() as conn:
         row = _row(conn, name)
@@ -152,6 +153,7 @@ def _change(store: Store, name: str, who: Actor, **values: object) -> Account:
             .where(t.user_sessions.c.user_name == name, t.user_sessions.c.ended_at.is_(None))
             .values(ended_at=now_utc())
         )
+    record(store, who, action, target=name)
     return _account(store, name)
 
 
@@ -160,20 +162,20 @@ def disable_user(store: Store, name: str, *, disabled: bool = True, actor: Actor
     account's name stays the author of what it saved."""
     action = "users.disable" if disabled else "users.enable"
     who = authorize(store, actor, Permission.manage_users, action, target=name)
-    return _change(store, name, who, disabled=disabled)
+    return _change(store, name, who, action, disabled=disabled)
 
 
 def reset_password(store: Store, name: str, password: str, *, actor: Actor | None = None) -> Account:
     """Give an account a new password; its sessions end at once."""
     _check_password(password)
     who = authorize(store, actor, Permission.manage_users, "users.reset", target=name)
-    return _change(store, name, who, password_hash=_hasher.hash(password))
+    return _change(store, name, who, "users.reset", password_hash=_hasher.hash(password))
 
 
 def set_role(store: Store, name: str, role: Role, *, actor: Actor | None = None) -> Account:
     """Give an account another role; its sessions end, so the new role applies from the next sign-in."""
     who = _authorize_grant(store, actor, "users.role", f"{name} ({role.name})", role)
-    return _change(store, name, who, role=role.name)
+    return _change(store, name, who, "users.role", role=role.name)
 
 
 def built_in_accounts_exist(store: Store) -> bool:

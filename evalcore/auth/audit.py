@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 import sqlalchemy as sa
 from pydantic import BaseModel, Field
 
-from evalcore.auth.roles import Actor, Permission, PermissionDenied, Role, require, resolve
+from evalcore.auth.roles import Actor, Permission, PermissionDenied, Role, author_for, require, resolve
 from evalcore.models.common import now_utc
 from evalcore.store import Store
 from evalcore.store import schema as t
@@ -27,7 +29,7 @@ class AuditEntry(BaseModel):
     actor: str = Field(description="who: the signed-in name, or the local user's")
     role: str = Field(description="their role then ('' where the action's own table keeps none)")
     action: str = Field(description="what, e.g. 'settings.models', 'job.start', 'spec.saved'")
-    outcome: str = Field(description="'allowed', 'done' or 'refused'")
+    outcome: str = Field(description="'done' or 'refused'")
     project_id: str | None = Field(description="the project, when the action had one")
     target: str = Field(description="what it acted on: a run, an item, an account")
     detail: str = Field(description="more: a refusal's reason, a version's note")
@@ -63,16 +65,42 @@ def authorize(
     project_id: str | None = None,
     target: str = "",
 ) -> Actor:
-    """`require(actor, permission)`, with the attempt kept in the audit log: refused (and re-raised), or
-    allowed (before the action runs: an action that then fails on its input stays 'allowed')."""
+    """`require(actor, permission)`, a refusal kept in the audit log (and re-raised)."""
     try:
-        who = require(actor, permission)
+        return require(actor, permission)
     except PermissionDenied as exc:
         shown = actor if actor is not None else Actor(name="(nobody signed in)", role=Role.viewer)
         record(store, shown, action, outcome="refused", project_id=project_id, target=target, detail=str(exc))
         raise
-    record(store, who, action, outcome="allowed", project_id=project_id, target=target)
-    return who
+
+
+@contextmanager
+def authorized(
+    store: Store,
+    actor: Actor | None,
+    permission: Permission,
+    action: str,
+    *,
+    project_id: str | None = None,
+    target: str = "",
+) -> Iterator[Actor]:
+    """Around an action: `authorize` first, and the action kept in the audit log once the block ends
+    without an error (an action refused for its input leaves no row, as it changed nothing)."""
+    who = authorize(store, actor, permission, action, project_id=project_id, target=target)
+    yield who
+    record(store, who, action, project_id=project_id, target=target)
+
+
+def acting_author(store: Store, actor: Actor | None, permission: Permission, action: str, author: str) -> str:
+    """The author name to save a version or verdict under: the actor must hold `permission`, and a
+    signed-in actor saves as themself only (`author_for`). Refusals are logged; the saved row keeps the
+    who and when of an allowed save."""
+    who = authorize(store, actor, permission, action, target=author)
+    try:
+        return author_for(who, author)
+    except PermissionDenied as exc:
+        record(store, who, action, outcome="refused", target=author, detail=str(exc))
+        raise
 
 
 def trail(

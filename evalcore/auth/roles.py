@@ -145,13 +145,13 @@ def require(actor: Actor | None, permission: Permission) -> Actor:
     return who
 
 
-def author_for(actor: Actor | None, author: str | None) -> str:
+def author_for(actor: Actor | None, author: str) -> str:
     """The name to save as author: a signed-in actor is always itself (saving as someone else is
-    refused); the local user may type any name (one laptop, one person: as before sign-in existed)."""
+    refused); the local user's `author` is kept as given (one laptop, one person: as before sign-in)."""
     who = resolve(actor)
-    typed = (author or "").strip()
     if who.local:
-        return typed or who.name
+        return author
+    typed = author.strip()
     if typed and typed != who.name:
         raise PermissionDenied(f"{who.name} cannot save as {typed}: a signed-in user saves as themself")
     return who.name

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from evalcore.auth.audit import authorized
+from evalcore.auth.roles import Actor, job_permission
 from evalcore.errors import EvalcoreError
 from evalcore.jobs import claims
 from evalcore.jobs.entry import ENTRY, resume
@@ -143,15 +145,18 @@ def open_queue(store_url: str, queue_url: str | None = None) -> JobQueue:
     return JobQueue(store_url, queue_url)
 
 
-def enqueue(store: Store, run_id: str, workers: int = 1) -> list[str]:
+def enqueue(store: Store, run_id: str, workers: int = 1, *, actor: Actor | None = None) -> list[str]:
     """Hand a run's job to `workers` workers: mark it pending (which clears an earlier stop), record when
-    it was queued, and queue its tasks. A stop asked before a worker takes it is kept: the task skips it."""
+    it was queued, and queue its tasks. A stop asked before a worker takes it is kept: the task skips it.
+    The actor must hold the job's start permission (a run against a target is a lead's)."""
     run = store.run(run_id)
-    if not run.params.get(ENTRY):
-        raise EvalcoreError(f"run {run_id} records no job function: a worker could not resume it")
-    _mark_pending(store, run_id)
-    store.update_run_params(run_id, {QUEUED_AT: now_utc().isoformat()})
-    return open_queue(store.url).enqueue(run_id, workers)
+    target = f"{run_id} ({run.kind})"
+    with authorized(store, actor, job_permission(run.kind), "job.start", target=target):
+        if not run.params.get(ENTRY):
+            raise EvalcoreError(f"run {run_id} records no job function: a worker could not resume it")
+        _mark_pending(store, run_id)
+        store.update_run_params(run_id, {QUEUED_AT: now_utc().isoformat()})
+        return open_queue(store.url).enqueue(run_id, workers)
 
 
 def _mark_pending(store: Store, run_id: str) -> None:
