@@ -23,6 +23,7 @@ from evalcore.models.common import content_hash
 from evalcore.specs.store_ops import get_spec
 from pages._common import (
     LIVE,
+    current_actor,
     current_project,
     job_panel,
     md,
@@ -74,7 +75,7 @@ def _queue(run_id: str, *, retry: bool = False) -> None:
     try:
         if retry:
             retry_failed(store, run_id)
-        enqueue(store, run_id)
+        enqueue(store, run_id, actor=current_actor())
     except EvalcoreError as exc:
         show_error(exc)
         return

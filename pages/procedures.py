@@ -26,7 +26,16 @@ from evalcore.reports.procedure_views import graph_figure, graphs_summary, path_
 from evalcore.runs.procedure_tests import create_procedure_run, procedure_runs
 from evalcore.runs.targets import list_targets
 from evalcore.runs.targets.acting import ACTING_KINDS
-from pages._common import current_project, flash, job_panel, md, show_error, show_flash, store_or_stop
+from pages._common import (
+    current_actor,
+    current_project,
+    flash,
+    job_panel,
+    md,
+    show_error,
+    show_flash,
+    store_or_stop,
+)
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -57,7 +66,7 @@ with st.expander("Generate tests from the procedures", expanded=not generations)
             try:
                 made = create_generation(store, project_id, procedures=chosen_names or None,
                                          paths=int(n_paths), p=noise, seed=int(seed), walk=walk)  # fmt: skip
-                enqueue(store, made.id)
+                enqueue(store, made.id, actor=current_actor())
             except EvalcoreError as exc:
                 show_error(exc)
             else:
@@ -178,7 +187,7 @@ with st.form("play_tests", enter_to_submit=False):
                 raise EvalcoreError("choose a target that calls tools")
             generation = run_id if only and generations else None
             started = create_procedure_run(store, project_id, target_name, generation=generation)
-            enqueue(store, started.id)
+            enqueue(store, started.id, actor=current_actor())
         except EvalcoreError as exc:
             show_error(exc)
         else:

@@ -29,6 +29,7 @@ from evalcore.reports.scenarios import (
     transcript,
 )
 from pages._common import (
+    current_actor,
     current_project,
     flash,
     job_panel,
@@ -184,7 +185,7 @@ if scenarios and targets:
                 started = create_scenario_run(
                     store, project_id, target, [by_id[i] for i in chosen], run_count=int(run_count)
                 )
-                enqueue(store, started.id)
+                enqueue(store, started.id, actor=current_actor())
             except EvalcoreError as exc:
                 show_error(exc)
             else:

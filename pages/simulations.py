@@ -39,9 +39,11 @@ from evalcore.review.detector_quality import (
 from evalcore.review.reports import annotation_stamp
 from evalcore.runs.targets import list_targets
 from pages._common import (
+    current_actor,
     current_project,
     current_user,
     flash,
+    guarded,
     md,
     require_user,
     show_error,
@@ -155,7 +157,7 @@ with st.expander("Start a simulation", expanded=not simulation_runs(store, proje
                     challenging=int(challenging), runs_per_user=int(per_user), seed=int(seed),
                     max_user_turns=int(max_turns),
                 )  # fmt: skip
-                enqueue(store, run.id)
+                enqueue(store, run.id, actor=current_actor())
             except EvalcoreError as exc:
                 show_error(exc)
             else:
@@ -258,17 +260,18 @@ def _panel(watched: str) -> None:
         st.warning(f"{len(failed)} dialogue(s) failed: {md(', '.join(sorted(failed)[:5]))}")
         if st.button("Retry failed dialogues", key=f"sim_retry:{watched}", icon=":material/replay:"):
             retry_failed(store, watched)
-            enqueue(store, watched)
-            st.rerun()
-    if live and st.button("Stop", key=f"sim_stop:{watched}", icon=":material/stop:"):
-        request_stop(store, watched, current_user() or "a user")
+            if guarded(lambda: enqueue(store, watched, actor=current_actor())):
+                st.rerun()
+    stop = live and st.button("Stop", key=f"sim_stop:{watched}", icon=":material/stop:")
+    if stop and guarded(
+        lambda: request_stop(store, watched, current_user() or "a user", actor=current_actor())
+    ):
         st.rerun()
     if (
         not live
         and run.status != RunStatus.finished
         and st.button("Resume", key=f"sim_resume:{watched}", type="primary", icon=":material/play_arrow:")
-    ):
-        enqueue(store, watched)
+    ) and guarded(lambda: enqueue(store, watched, actor=current_actor())):
         st.rerun()
     if not live and st.session_state.get(f"sim_was_live:{watched}"):
         st.session_state[f"sim_was_live:{watched}"] = False

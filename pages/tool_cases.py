@@ -50,6 +50,7 @@ from evalcore.reports.rubric_tables import (
 from evalcore.review import filter_options
 from evalcore.runs.rubric_scoring import create_rubric_scoring, scoring_runs
 from pages._common import (
+    current_actor,
     current_project,
     current_user,
     flash,
@@ -99,7 +100,7 @@ def _job(kind: str, label: str, start, noun: str) -> None:
     if st.button(label, disabled=not user, help=None if user else NEEDS_NAME, key=f"start:{kind}"):
         try:
             run = start()
-            enqueue(store, run.id)
+            enqueue(store, run.id, actor=current_actor())
         except EvalcoreError as exc:
             show_error(exc)
         else:
@@ -351,7 +352,7 @@ def _comparison_section() -> None:
                     ablations=ablations,
                     all_conversations=everything,
                 )
-                enqueue(store, run.id)
+                enqueue(store, run.id, actor=current_actor())
             except EvalcoreError as exc:
                 show_error(exc)
             else:
@@ -411,7 +412,7 @@ def _scores_section() -> None:
                     run = create_rubric_scoring(
                         store, project_id, rubric_set, source_run=source_run, generator=generator
                     )
-                    enqueue(store, run.id)
+                    enqueue(store, run.id, actor=current_actor())
                 except EvalcoreError as exc:
                     show_error(exc)
                 else:

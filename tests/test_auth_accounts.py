@@ -26,6 +26,8 @@ def test_an_account_signs_in_with_its_password_only_and_its_hash_is_argon2(store
     assert accounts.authenticate(store, "alice", PASSWORD) == Actor(name="alice", role=Role.annotator)
     assert accounts.authenticate(store, "alice", PASSWORD + "!") is None
     assert accounts.authenticate(store, "nobody", PASSWORD) is None
+    for odd in ("x" * 5000, "nul\x00name", "", "  "):  # refused like any wrong name, no database error
+        assert accounts.authenticate(store, odd, PASSWORD) is None
     with store.read() as conn:
         digest = conn.scalar(sa.select(t.users.c.password_hash))
     assert digest.startswith("$argon2id$") and PASSWORD not in digest

@@ -188,7 +188,10 @@ def authenticate(store: Store, name: str, password: str) -> Actor | None:
     """The account's actor when `password` is its password and it is enabled; None otherwise (the same
     answer, and about the same time, whether the name, the password or the account's state was wrong).
     A sign-in, failed or not, is written to the audit log."""
-    name = name.strip()
+    try:
+        name = check_name(name)
+    except UsageError:  # too long, empty or with control characters: no account has such a name
+        name = ""
     with store.read() as conn:
         row = _row(conn, name) if name else None
     digest = row.password_hash if row is not None and row.password_hash else _DUMMY_HASH
@@ -198,7 +201,7 @@ def authenticate(store: Store, name: str, password: str) -> Actor | None:
         ok = False
     if ok and row.disabled:
         ok = False
-    shown = Actor(name=name or "(no name)", role=Role[row.role] if row is not None else Role.viewer)
+    shown = Actor(name=name or "(no valid name)", role=Role[row.role] if row is not None else Role.viewer)
     record(store, shown, "sign_in", outcome="done" if ok else "refused", target="password")
     if not ok:
         return None
