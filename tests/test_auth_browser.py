@@ -196,3 +196,47 @@ def test_sign_in_through_a_real_oidc_provider(db_url, browser, tmp_path):
     finally:
         store.close()
     assert ("zoe@example.com", "sign_in") in actions
+
+
+def test_a_review_saved_through_the_page_is_the_signed_in_annotators(team_store, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    from tests.annotation_data import add_conversations
+
+    store = Store(team_store)
+    item = add_conversations(store, store.projects()[0].id, 1)[0]
+    store.close()
+    with dashboard(team_store, tmp_path) as base:
+        signed_in(browser, base, "alice", "annotator")
+        browser.get(f"{base}/annotate?item={item}")
+        signed_in_as(browser, "alice", "annotator")
+        groups = wait(
+            browser,
+            lambda d: (
+                d.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] [data-testid='stButtonGroup']")
+                or False
+            ),
+        )
+        wait_idle(browser)
+        assert groups
+        assert not browser.find_elements(By.CSS_SELECTOR, "input[aria-label='Your name']")
+        # Turn 3 rejected as ungrounded (as test_e2e_annotate does), then saved.
+        button = groups[1].find_element(By.XPATH, ".//button[.//p[text()='Ungrounded']]")
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
+        button.click()
+        click(browser, "Save & next")
+        wait_idle(browser)
+
+        def saved(_driver) -> bool:
+            check = Store(team_store)
+            try:
+                return bool(check.annotations(item))
+            finally:
+                check.close()
+
+        wait(browser, saved)
+    store = Store(team_store)
+    try:
+        assert {a.author for a in store.annotations(item)} == {"alice"}
+    finally:
+        store.close()

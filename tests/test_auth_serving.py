@@ -62,3 +62,19 @@ def test_serve_and_dashboard_refuse_a_non_local_address_without_sign_in(tmp_path
     )  # fmt: skip
     assert started.returncode == 1
     assert "serving on 0.0.0.0 needs sign-in" in started.stderr
+
+
+def test_deploy_start_refuses_a_network_address_without_sign_in_and_starts_nothing(tmp_path):
+    env = {
+        **os.environ,
+        "EVALCORE_DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}",
+        "DASHBOARD_ADDR": "0.0.0.0",
+        "DEPLOY_DIR": str(tmp_path / "run"),
+        "PY": sys.executable,
+    }
+    started = subprocess.run(
+        ["bash", str(ROOT / "deploy" / "start.sh")], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert started.returncode == 1, started.stdout + started.stderr
+    assert "deploy: serving on 0.0.0.0 needs sign-in" in started.stderr
+    assert list((tmp_path / "run").glob("*.pid")) == []
