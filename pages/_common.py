@@ -9,7 +9,8 @@ from urllib.parse import quote, unquote
 
 import streamlit as st
 
-from evalcore.auth.roles import LOCAL, Actor
+from evalcore.auth.audit import authorize
+from evalcore.auth.roles import LOCAL, Actor, job_permission
 from evalcore.errors import EvalcoreError
 from evalcore.jobs import failed_units, progress, request_stop, retry_failed
 from evalcore.jobs.control import held_by
@@ -290,6 +291,12 @@ def guarded(action: Callable[[], object]) -> bool:
         show_error(exc)
         return False
     return True
+
+
+def may_start(store: Store, kind: str) -> None:
+    """Refuse (PermissionDenied, kept in the audit log) before a page records a job of `kind` that the
+    acting person may not start: `enqueue` checks again, but a refused job would be left recorded."""
+    authorize(store, current_actor(), job_permission(kind), "job.start", target=kind)
 
 
 def _stop(store: Store, run_id: str, who: str, actor: Actor) -> None:

@@ -17,6 +17,7 @@ from evalcore.generators.simulation.personas import (
     persona_version,
     profile_text,
 )
+from evalcore.generators.simulation.records import RUN_KIND as SIMULATION_KIND
 from evalcore.generators.simulation.simulator import Limits
 from evalcore.generators.simulation.store_ops import run_dialogues
 from evalcore.generators.simulation.views import (
@@ -44,6 +45,7 @@ from pages._common import (
     current_user,
     flash,
     guarded,
+    may_start,
     md,
     require_user,
     show_error,
@@ -152,6 +154,7 @@ with st.expander("Start a simulation", expanded=not simulation_runs(store, proje
         seed = e.number_input("Seed", min_value=0, value=0)
         if st.form_submit_button("Start simulation", type="primary", icon=":material/play_arrow:"):
             try:
+                may_start(store, SIMULATION_KIND)  # before a run record is made for nothing
                 run = create_simulation(
                     store, project_id, target_name, personas=chosen or None, standard=int(standard),
                     challenging=int(challenging), runs_per_user=int(per_user), seed=int(seed),

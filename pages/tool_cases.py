@@ -14,6 +14,7 @@ from evalcore.generators.tool_case.evaluation import (
     stored_comparison,
     variant_names,
 )
+from evalcore.generators.tool_case.evaluation import RUN_KIND as COMPARISON_KIND
 from evalcore.generators.tool_case.filtering import RUN_KIND as FILTER_KIND
 from evalcore.generators.tool_case.filtering import TARGET_PRECISION, calibrate_toolcases, create_filter
 from evalcore.generators.tool_case.job import RUN_KIND as GENERATE_KIND
@@ -48,6 +49,7 @@ from evalcore.reports.rubric_tables import (
     rubric_table,
 )
 from evalcore.review import filter_options
+from evalcore.runs.rubric_scoring import RUN_KIND as SCORING_KIND
 from evalcore.runs.rubric_scoring import create_rubric_scoring, scoring_runs
 from pages._common import (
     current_actor,
@@ -55,6 +57,7 @@ from pages._common import (
     current_user,
     flash,
     job_panel,
+    may_start,
     md,
     md_block,
     require_user,
@@ -344,6 +347,7 @@ def _comparison_section() -> None:
             "Start the comparison", disabled=not current_user(), help=None if current_user() else NEEDS_NAME
         ):
             try:
+                may_start(store, COMPARISON_KIND)  # before a run record is made for nothing
                 run = create_comparison(
                     store,
                     project_id,
@@ -409,6 +413,7 @@ def _scores_section() -> None:
                 "Score them", disabled=not current_user(), help=None if current_user() else NEEDS_NAME
             ):
                 try:
+                    may_start(store, SCORING_KIND)  # before a run record is made for nothing
                     run = create_rubric_scoring(
                         store, project_id, rubric_set, source_run=source_run, generator=generator
                     )
