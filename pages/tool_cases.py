@@ -246,8 +246,12 @@ def _gold_silver_section() -> None:
     if found.choice and st.button(
         f"Use {found.choice.threshold:.3f} for silver", disabled=not user, help=None if user else NEEDS_NAME
     ):
-        set_policy(store, project_id, judge_threshold=found.choice.threshold)
-        flash("success", f"Silver threshold set to {found.choice.threshold:.3f}; tiers re-derived.")
+        try:
+            set_policy(store, project_id, judge_threshold=found.choice.threshold, actor=current_actor())
+        except EvalcoreError as exc:
+            show_error(exc)
+        else:
+            flash("success", f"Silver threshold set to {found.choice.threshold:.3f}; tiers re-derived.")
 
 
 def _pick_rubric_set():

@@ -155,3 +155,22 @@ def test_spec_review_is_an_analysts(store: Store, project: str):
     assert review_spec(store, spec_id, "ana", 1, "accepted", actor=ANALYST) == 2
     trail = audit.trail(store, project_id=project, limit=None)
     assert ("ana", "spec.saved") in [(e.actor, e.action) for e in trail], "versions are in the trail"
+
+
+def test_assigning_work_naming_leads_and_the_tier_policy_are_a_leads(store: Store, project: str, snapshot):
+    from evalcore.items.state import set_policy
+    from evalcore.review.assignments import assign_items, set_leads, unassign
+
+    add_conversations(store, project, 2)
+    before = without_audit(snapshot(store))
+    for attempt in (
+        lambda: assign_items(store, project, ["alice"], 1, "alice", actor=ANNOTATOR),
+        lambda: unassign(store, project, "bea", actor=ANALYST),
+        lambda: set_leads(store, project, ["alice"], actor=ANNOTATOR),
+        lambda: set_policy(store, project, required_agreement=1, actor=ANNOTATOR),
+    ):
+        with pytest.raises(PermissionDenied, match="assigning work, naming leads or setting the tier policy"):
+            attempt()
+    assert without_audit(snapshot(store)) == before
+    assert assign_items(store, project, ["alice"], 1, "lena", actor=LEAD).items == 2
+    assert set_leads(store, project, ["lena"], actor=LEAD) == ["lena"]

@@ -40,6 +40,7 @@ class Permission(StrEnum):
     set_targets = "set_targets"
     import_inputs = "import_inputs"
     manage_users = "manage_users"
+    manage_review = "manage_review"
     read_audit = "read_audit"
 
 
@@ -57,6 +58,7 @@ ROLE_FOR: dict[Permission, Role] = {
     Permission.set_targets: Role.lead,
     Permission.import_inputs: Role.lead,
     Permission.manage_users: Role.lead,
+    Permission.manage_review: Role.lead,
     Permission.read_audit: Role.lead,
 }
 
@@ -73,6 +75,7 @@ DOING: dict[Permission, str] = {
     Permission.set_targets: "changing targets",
     Permission.import_inputs: "importing",
     Permission.manage_users: "managing accounts",
+    Permission.manage_review: "assigning work, naming leads or setting the tier policy",
     Permission.read_audit: "reading the audit trail",
 }
 
