@@ -299,6 +299,18 @@ def may_start(store: Store, kind: str) -> None:
     authorize(store, current_actor(), job_permission(kind), "job.start", target=kind)
 
 
+def retry_and_queue(store: Store, run_id: str) -> bool:
+    """Give a job's failed units back and queue it, if the acting person may start it (asked first, so a
+    refusal gives nothing back); a refusal is shown on the page. True when done."""
+
+    def act() -> None:
+        may_start(store, store.run(run_id).kind)
+        retry_failed(store, run_id)
+        enqueue(store, run_id, actor=current_actor())
+
+    return guarded(act)
+
+
 def _stop(store: Store, run_id: str, who: str, actor: Actor) -> None:
     """The Stop button's callback: a refusal is shown on the page, not as a traceback."""
     try:
@@ -320,10 +332,11 @@ def _resume_buttons(store: Store, run_id: str, noun: str, *, finished: bool) -> 
     )  # fmt: skip
     if resume and guarded(lambda: enqueue(store, run_id, actor=current_actor())):
         st.rerun()
-    if failed and right.button("Retry failed units", key=f"panel_retry:{run_id}", icon=":material/replay:"):
-        retry_failed(store, run_id)
-        if guarded(lambda: enqueue(store, run_id, actor=current_actor())):
-            st.rerun()
+    retry = failed and right.button(
+        "Retry failed units", key=f"panel_retry:{run_id}", icon=":material/replay:"
+    )
+    if retry and retry_and_queue(store, run_id):
+        st.rerun()
 
 
 def _job_panel(

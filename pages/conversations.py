@@ -76,6 +76,7 @@ def _queue(run_id: str, *, retry: bool = False) -> None:
     """Hand the run to the workers (a retry gives its failed units back first); its progress shows below."""
     try:
         if retry:
+            may_start(store, store.run(run_id).kind)
             retry_failed(store, run_id)
         enqueue(store, run_id, actor=current_actor())
     except EvalcoreError as exc:

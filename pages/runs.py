@@ -5,7 +5,7 @@ import streamlit as st
 from evalcore.auth.audit import authorize, authorized
 from evalcore.auth.roles import Permission
 from evalcore.errors import EvalcoreError
-from evalcore.jobs import failed_units, retry_failed
+from evalcore.jobs import failed_units
 from evalcore.jobs.queue import enqueue
 from evalcore.llm import Registry
 from evalcore.models import RunStatus, Target
@@ -19,6 +19,7 @@ from pages._common import (
     current_user,
     guarded,
     md,
+    retry_and_queue,
     show_error,
     show_holders,
     store_or_stop,
@@ -198,10 +199,9 @@ def _panel(run_id: str) -> None:
     failed = failed_units(store, run_id)
     if failed and not live:  # kept with their reasons until retried
         st.warning(f"{len(failed)} item(s) could not be played: {', '.join(sorted(failed)[:5])}")
-        if st.button("Retry failed units", key=f"retry:{run_id}", icon=":material/replay:"):
-            retry_failed(store, run_id)
-            if guarded(lambda: enqueue(store, run_id, actor=current_actor())):
-                st.rerun()
+        retry = st.button("Retry failed units", key=f"retry:{run_id}", icon=":material/replay:")
+        if retry and retry_and_queue(store, run_id):
+            st.rerun()
     left, middle, right = st.columns(3)
     if live:
         if left.button("Stop", key=f"stop:{run_id}", icon=":material/stop:") and guarded(

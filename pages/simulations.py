@@ -27,7 +27,7 @@ from evalcore.generators.simulation.views import (
     summaries,
     turn_badge,
 )
-from evalcore.jobs import failed_units, progress, request_stop, retry_failed
+from evalcore.jobs import failed_units, progress, request_stop
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus, TurnRole
 from evalcore.models.common import chart_label
@@ -48,6 +48,7 @@ from pages._common import (
     may_start,
     md,
     require_user,
+    retry_and_queue,
     show_error,
     show_flash,
     show_workers,
@@ -261,10 +262,9 @@ def _panel(watched: str) -> None:
     failed = failed_units(store, watched)
     if failed and not live:
         st.warning(f"{len(failed)} dialogue(s) failed: {md(', '.join(sorted(failed)[:5]))}")
-        if st.button("Retry failed dialogues", key=f"sim_retry:{watched}", icon=":material/replay:"):
-            retry_failed(store, watched)
-            if guarded(lambda: enqueue(store, watched, actor=current_actor())):
-                st.rerun()
+        retry = st.button("Retry failed dialogues", key=f"sim_retry:{watched}", icon=":material/replay:")
+        if retry and retry_and_queue(store, watched):
+            st.rerun()
     stop = live and st.button("Stop", key=f"sim_stop:{watched}", icon=":material/stop:")
     if stop and guarded(
         lambda: request_stop(store, watched, current_user() or "a user", actor=current_actor())

@@ -29,6 +29,7 @@ from pages._common import (
     current_user,
     flash,
     job_panel,
+    may_start,
     md,
     require_user,
     show_error,
@@ -114,6 +115,7 @@ with st.expander("Generate and select", expanded=not table["selected"].any()):
             "Retry failed units", help="Generate them again; replies that could not be used are not reused."
         ):
             try:
+                may_start(store, last.kind)
                 retry_failed(store, last.id)
                 enqueue(store, last.id, actor=current_actor())
                 st.rerun()
