@@ -2,11 +2,13 @@
 
 import streamlit as st
 
+from pages._auth import sign_in_gate
 from pages._common import identity_sidebar, project_picker, store_or_stop
 
 st.set_page_config(page_title="evalcore", page_icon=":material/science:", layout="wide")
 
 store = store_or_stop()
+sign_in_gate(store)  # with sign-in on, a signed-out browser sees the sign-in page only, on every URL
 project_picker(store)
 identity_sidebar()
 

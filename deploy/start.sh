@@ -5,6 +5,11 @@
 #   bash deploy/start.sh            # PostgreSQL on :55432, dashboards on :8601 and :8602, two workers
 #   bash deploy/stop.sh
 #
+# Sign-in: on 127.0.0.1 the dashboards ask nobody to sign in (unless the store holds a built-in account).
+# Any other DASHBOARD_ADDR needs sign-in configured, or nothing starts: a built-in account (the first
+# admin: EVALCORE_ADMIN=NAME asks for its password once, or reads it from EVALCORE_ADMIN_PASSWORD_FILE;
+# later ones with `evalcore users add`), or OIDC in .streamlit/secrets.toml [auth] (see the README).
+#
 # Settings (environment): DEPLOY_DIR (default deploy/.run), PG_PORT (55432), DASHBOARD_PORTS ("8601 8602"),
 # DASHBOARD_ADDR (127.0.0.1; 0.0.0.0 to serve the team's network), WORKERS (2), PG_BIN (the newest
 # /usr/lib/postgresql/*/bin). To use a PostgreSQL server you already have, set EVALCORE_DATABASE_URL: no
@@ -62,6 +67,27 @@ fi
 export EVALCORE_DATABASE_URL
 cd "$ROOT"
 "$PY" -m evalcore init >/dev/null  # migrations once, before the replicas open the store
+
+accounts_exist() {
+  "$PY" -c 'import sys; from evalcore.auth.accounts import built_in_accounts_exist as e; from evalcore.store import Store; sys.exit(0 if e(Store()) else 1)'
+}
+if [ -n "${EVALCORE_ADMIN:-}" ] && ! accounts_exist; then
+  if [ -n "${EVALCORE_ADMIN_PASSWORD_FILE:-}" ]; then
+    head -n 1 "$EVALCORE_ADMIN_PASSWORD_FILE" | "$PY" -m evalcore users add "$EVALCORE_ADMIN" --role admin --password-stdin
+  else
+    "$PY" -m evalcore users add "$EVALCORE_ADMIN" --role admin  # asks for the password twice
+  fi
+fi
+# A dashboard on another address than 127.0.0.1 with no way to sign in would let anyone in: refuse here,
+# before anything starts (dashboard.py refuses too, but its refusal would only reach its log).
+"$PY" -c 'import sys
+from evalcore.auth.serving import check_address
+from evalcore.errors import EvalcoreError
+from evalcore.store import Store
+try:
+    check_address(Store(), sys.argv[1])
+except EvalcoreError as exc:
+    sys.exit(f"deploy: {exc}")' "$DASHBOARD_ADDR"
 
 start() {  # name, command...: run in the background, pid and log under $DEPLOY_DIR
   local name="$1"; shift

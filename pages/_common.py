@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from string import Template
 from urllib.parse import quote, unquote
 
 import streamlit as st
 
+from evalcore.auth.audit import authorize
+from evalcore.auth.roles import LOCAL, Actor, job_permission
 from evalcore.errors import EvalcoreError
 from evalcore.jobs import failed_units, progress, request_stop, retry_failed
 from evalcore.jobs.control import held_by
@@ -125,14 +128,6 @@ _COOKIE_WRITTEN = "user_name_cookie"
 _COOKIE_DAYS = 365
 
 
-def _login_configured() -> bool:
-    """True when an OIDC provider is configured in Streamlit's secrets ([auth] section)."""
-    try:
-        return "auth" in st.secrets
-    except Exception:  # no secrets file at all: local use
-        return False
-
-
 def _remembered_name() -> str:
     """The name this browser kept from an earlier session ('' if none)."""
     try:
@@ -171,16 +166,15 @@ def run_script(template: str, **tokens: str | int) -> None:
     st.html("<script>" + body + "</script>", unsafe_allow_javascript=True, width=1)
 
 
+ACTOR_KEY = "signed_in_actor"  # set by the sign-in gate (pages/_auth.py) when sign-in is on
+
+
 def identity_sidebar() -> str | None:
-    """Who is acting: the OIDC login when configured, else a name typed once per browser (kept in a
-    cookie across reloads, tabs and shared links)."""
-    if _login_configured():
-        if not st.user.is_logged_in:
-            st.sidebar.button("Log in", on_click=st.login)
-            return None
-        st.sidebar.caption(f"Signed in as **{md(st.user.get('name') or st.user.get('email'))}**")
-        st.sidebar.button("Log out", on_click=st.logout)
-        return str(st.user.get("name") or st.user.get("email"))
+    """Who is acting: the signed-in person when sign-in is on (no name to type: nobody saves as someone
+    else), else a name typed once per browser (kept in a cookie across reloads, tabs and shared links)."""
+    signed_in = st.session_state.get(ACTOR_KEY)
+    if signed_in is not None:
+        return signed_in.name
     if USER_KEY not in st.session_state:
         st.session_state[USER_KEY] = st.session_state[_COOKIE_WRITTEN] = _remembered_name()
     name = st.sidebar.text_input(
@@ -195,10 +189,20 @@ def identity_sidebar() -> str | None:
 
 
 def current_user() -> str | None:
-    """The acting person's name, if they have given one."""
-    if _login_configured():
-        return str(st.user.get("name") or st.user.get("email")) if st.user.is_logged_in else None
+    """The acting person's name: the signed-in one, else the typed one, if given."""
+    signed_in = st.session_state.get(ACTOR_KEY)
+    if signed_in is not None:
+        return signed_in.name
     return (st.session_state.get(USER_KEY) or "").strip() or None
+
+
+def current_actor() -> Actor:
+    """Who acts, for every library call that changes something: the signed-in actor, else the local
+    user (every role) under the typed name."""
+    signed_in = st.session_state.get(ACTOR_KEY)
+    if signed_in is not None:
+        return signed_in
+    return LOCAL.model_copy(update={"name": current_user() or LOCAL.name})
 
 
 def require_user() -> str:
@@ -278,6 +282,43 @@ def job_panel(
     )
 
 
+def guarded(action: Callable[[], object]) -> bool:
+    """Do a page's action; an evalcore error (a refusal for the signed-in role, say) is shown on the
+    page instead of a traceback. True when it was done."""
+    try:
+        action()
+    except EvalcoreError as exc:
+        show_error(exc)
+        return False
+    return True
+
+
+def may_start(store: Store, kind: str) -> None:
+    """Refuse (PermissionDenied, kept in the audit log) before a page records a job of `kind` that the
+    acting person may not start: `enqueue` checks again, but a refused job would be left recorded."""
+    authorize(store, current_actor(), job_permission(kind), "job.start", target=kind)
+
+
+def retry_and_queue(store: Store, run_id: str) -> bool:
+    """Give a job's failed units back and queue it, if the acting person may start it (asked first, so a
+    refusal gives nothing back); a refusal is shown on the page. True when done."""
+
+    def act() -> None:
+        may_start(store, store.run(run_id).kind)
+        retry_failed(store, run_id)
+        enqueue(store, run_id, actor=current_actor())
+
+    return guarded(act)
+
+
+def _stop(store: Store, run_id: str, who: str, actor: Actor) -> None:
+    """The Stop button's callback: a refusal is shown on the page, not as a traceback."""
+    try:
+        request_stop(store, run_id, who, actor=actor)
+    except EvalcoreError as exc:
+        flash("error", md(exc), rerun=False)
+
+
 def _resume_buttons(store: Store, run_id: str, noun: str, *, finished: bool) -> None:
     """Resume (a job that did not finish) and Retry failed units (one with failed units), each putting
     the job back in the queue: units already done are kept, so neither redoes work or a paid call."""
@@ -285,15 +326,16 @@ def _resume_buttons(store: Store, run_id: str, noun: str, *, finished: bool) -> 
     if failed:
         st.warning(f"{len(failed)} {noun} failed: " + md(", ".join(sorted(failed)[:5])))
     left, right = st.columns(2)
-    if not finished and left.button(
+    resume = not finished and left.button(
         "Resume", key=f"panel_resume:{run_id}", type="primary", icon=":material/play_arrow:",
         help="Units already done are kept; the workers go on with the rest.",
-    ):  # fmt: skip
-        enqueue(store, run_id)
+    )  # fmt: skip
+    if resume and guarded(lambda: enqueue(store, run_id, actor=current_actor())):
         st.rerun()
-    if failed and right.button("Retry failed units", key=f"panel_retry:{run_id}", icon=":material/replay:"):
-        retry_failed(store, run_id)
-        enqueue(store, run_id)
+    retry = failed and right.button(
+        "Retry failed units", key=f"panel_retry:{run_id}", icon=":material/replay:"
+    )
+    if retry and retry_and_queue(store, run_id):
         st.rerun()
 
 
@@ -309,8 +351,8 @@ def _job_panel(
     if run.stopped_reason:
         st.caption(f"Stopped: {md(run.stopped_reason)}")
     if live:
-        st.button(stop_label, key=f"stop:{run_id}", help=stop_help or None, on_click=request_stop,
-                  args=(store, run_id, current_user() or "a user"))  # fmt: skip
+        st.button(stop_label, key=f"stop:{run_id}", help=stop_help or None, on_click=_stop,
+                  args=(store, run_id, current_user() or "a user", current_actor()))  # fmt: skip
     elif resumable:
         _resume_buttons(store, run_id, noun, finished=run.status == RunStatus.finished)
     was_live = f"job_was_live:{run_id}"

@@ -26,7 +26,7 @@ from evalcore.review import (
     silver_calibration,
     unassign,
 )
-from pages._common import current_project, current_user, md, show_error, store_or_stop
+from pages._common import current_actor, current_project, current_user, guarded, md, show_error, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -155,18 +155,28 @@ def _calibration_section() -> None:
         current = policy.judge_threshold
         st.write(f"Silver threshold now: **{'judge verdict' if current is None else f'{current:.3f}'}**")
         left, right = st.columns(2)
-        if cal.choice and left.button(
-            f"Use {cal.choice.threshold:.3f} for silver",
-            type="primary",
-            disabled=not user,
-            help=None if user else NEEDS_NAME,
+        if (
+            cal.choice
+            and left.button(
+                f"Use {cal.choice.threshold:.3f} for silver",
+                type="primary",
+                disabled=not user,
+                help=None if user else NEEDS_NAME,
+            )
+            and guarded(
+                lambda: set_policy(
+                    store, project_id, judge_threshold=cal.choice.threshold, actor=current_actor()
+                )
+            )
         ):
-            set_policy(store, project_id, judge_threshold=cal.choice.threshold)
             st.rerun()
-        if current is not None and right.button(
-            "Back to the judge's own verdict", disabled=not user, help=None if user else NEEDS_NAME
+        if (
+            current is not None
+            and right.button(
+                "Back to the judge's own verdict", disabled=not user, help=None if user else NEEDS_NAME
+            )
+            and guarded(lambda: set_policy(store, project_id, clear_threshold=True, actor=current_actor()))
         ):
-            set_policy(store, project_id, clear_threshold=True)
             st.rerun()
 
 
@@ -192,7 +202,7 @@ def _assign_section() -> None:
             try:
                 result = assign_items(
                     store, project_id, names, int(overlap), user,
-                    only_unassigned=only_new, limit=int(limit) or None, seed=int(seed),
+                    only_unassigned=only_new, limit=int(limit) or None, seed=int(seed), actor=current_actor(),
                 )  # fmt: skip
                 shares = ", ".join(f"{k}: {v}" for k, v in result.per_annotator.items())
                 st.success(f"Assigned {result.items} conversation(s) ({md(shares)}).")
@@ -214,7 +224,11 @@ def _assign_section() -> None:
         left, right = st.columns([2, 1], vertical_alignment="bottom")
         who = left.selectbox("Take back open conversations from", [p.annotator for p in team])
         if right.button("Take back", disabled=not user, help=None if user else NEEDS_NAME):
-            st.toast(f"{unassign(store, project_id, who)} conversation(s) taken back from {md(who)}.")
+            try:
+                taken = unassign(store, project_id, who, actor=current_actor())
+                st.toast(f"{taken} conversation(s) taken back from {md(who)}.")
+            except EvalcoreError as exc:
+                show_error(exc)
     st.subheader("Policy")
     policy = project_policy(store, project_id)
     settings = store.project(project_id).settings
@@ -225,9 +239,12 @@ def _assign_section() -> None:
             "Leads (comma-separated; empty: anyone may adjudicate)", ", ".join(leads_of(settings))
         )
         if st.form_submit_button("Save policy", disabled=not user, help=None if user else NEEDS_NAME):
-            set_leads(store, project_id, leads.split(","))
-            set_policy(store, project_id, required_agreement=int(required))
-            st.success("Policy saved; tiers re-derived.")
+            try:
+                set_leads(store, project_id, leads.split(","), actor=current_actor())
+                set_policy(store, project_id, required_agreement=int(required), actor=current_actor())
+                st.success("Policy saved; tiers re-derived.")
+            except EvalcoreError as exc:
+                show_error(exc)
 
 
 def _export_section() -> None:

@@ -32,6 +32,7 @@ from evalcore.review.verdicts import (
 )
 from evalcore.review.workitem import trail, turn_groups
 from pages._common import (
+    current_actor,
     current_project,
     current_user,
     flash,
@@ -304,7 +305,7 @@ def _adjudication(view, version: int) -> None:
                     item = ItemVerdict(
                         label=decision or "", reason=reason if decision == "reject" else None, note=note
                     )
-                    adjudicate(store, view.conversation.id, user, version, item)
+                    adjudicate(store, view.conversation.id, user, version, item, actor=current_actor())
                 except (EvalcoreError, ValueError) as exc:
                     st.error(md(_message(exc)))
                 else:
@@ -318,7 +319,10 @@ def _adjudication(view, version: int) -> None:
                     )
         if state.adjudicated_by and st.button("Withdraw the lead decision"):
             _guarded(
-                lambda: reopen(store, view.conversation.id, user, version, role="lead"), view.conversation.id
+                lambda: reopen(
+                    store, view.conversation.id, user, version, role="lead", actor=current_actor()
+                ),
+                view.conversation.id,
             )
 
 
@@ -407,7 +411,9 @@ def _save(
         item = item_verdict(
             turns, verdict, reason if verdict != "accept" else None, note, unmarked, bool(labels or cleared)
         )
-        result = save_review(store, item_id, user, opened, turns, item, labels, cleared)
+        result = save_review(
+            store, item_id, user, opened, turns, item, labels, cleared, actor=current_actor()
+        )
     except StaleVersionError as exc:
         save_log.record(save, "refused", item=item_id)
         _session(item_id)["refused"] = str(exc)
@@ -575,7 +581,7 @@ def item_view(item_id: str) -> None:
 
     reopen_help = "Withdraws your verdicts; corrections stay."
     if view.mine and st.button("Reopen my verdict", icon=":material/undo:", help=reopen_help):
-        _guarded(lambda: reopen(store, item_id, user, opened), item_id)
+        _guarded(lambda: reopen(store, item_id, user, opened, actor=current_actor()), item_id)
     if view.mine or user in view.leads:
         with st.expander(f"Other reviews ({len(view.others_reviewed(user))})"):
             st.dataframe(pd.DataFrame(trail(view, leave_out=user)), hide_index=True)

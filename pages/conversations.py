@@ -15,6 +15,7 @@ from evalcore.generators.doc_qa.browse import (
 )
 from evalcore.generators.doc_qa.generate import qa_pairs
 from evalcore.generators.doc_qa.job import RUN_KIND, start_run
+from evalcore.generators.doc_qa.job import RUN_KIND as DOC_QA_KIND
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
 from evalcore.items.current import read_item
 from evalcore.jobs import failed_units, progress, retry_failed
@@ -23,8 +24,10 @@ from evalcore.models.common import content_hash
 from evalcore.specs.store_ops import get_spec
 from pages._common import (
     LIVE,
+    current_actor,
     current_project,
     job_panel,
+    may_start,
     md,
     md_block,
     show_error,
@@ -73,8 +76,9 @@ def _queue(run_id: str, *, retry: bool = False) -> None:
     """Hand the run to the workers (a retry gives its failed units back first); its progress shows below."""
     try:
         if retry:
+            may_start(store, store.run(run_id).kind)
             retry_failed(store, run_id)
-        enqueue(store, run_id)
+        enqueue(store, run_id, actor=current_actor())
     except EvalcoreError as exc:
         show_error(exc)
         return
@@ -144,6 +148,7 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
     if start:
         params = {"specs": which, "d": sorted(d) or [5], "turns": int(turns), "per_spec": int(per_spec)}
         try:
+            may_start(store, DOC_QA_KIND)  # before a run record is made for nothing
             run_id = start_run(store, project_id, **params, model=model.strip() or None).id
         except EvalcoreError as exc:
             show_error(exc)

@@ -11,7 +11,7 @@ from evalcore.models import RunStatus
 from evalcore.specs.charts import coverage_chart, curve_table, gap_chart, map_chart, map_frame
 from evalcore.specs.spec_map import map_changes, map_status, read_map, start_map
 from evalcore.specs.store_ops import current_selection
-from pages._common import current_project, md, show_error, show_workers, store_or_stop
+from pages._common import current_actor, current_project, md, show_error, show_workers, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -29,7 +29,7 @@ def _map(run_id: str):
 
 def _start(refit: bool) -> None:
     try:
-        enqueue(store, start_map(store, project_id, refit=refit).id)
+        enqueue(store, start_map(store, project_id, refit=refit).id, actor=current_actor())
     except EvalcoreError as exc:
         show_error(exc)
 

@@ -9,7 +9,7 @@ from evalcore.inputs import import_project
 from evalcore.inputs.archive import import_archive
 from evalcore.reports.status import project_status, tier_counts
 from evalcore.review import QueueFilter, queue_page
-from pages._common import current_project, current_user, md, show_error, store_or_stop
+from pages._common import current_actor, current_project, current_user, md, show_error, store_or_stop
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where each stage is worked on; a link appears once its page exists.
@@ -52,14 +52,14 @@ with st.expander("Import a project", expanded=not store.projects()):
                 st.warning("Type the path of a project folder first.")
             else:
                 try:
-                    _report_import(import_project(store, folder.strip()))
+                    _report_import(import_project(store, folder.strip(), actor=current_actor()))
                 except EvalcoreError as exc:
                     show_error(exc)
     with upload_tab, st.form("import_upload"):
         upload = st.file_uploader("Zipped project folder", type=["zip"])
         if st.form_submit_button("Import upload", type="primary") and upload is not None:
             try:
-                _report_import(import_archive(store, upload.getvalue(), upload.name))
+                _report_import(import_archive(store, upload.getvalue(), upload.name, actor=current_actor()))
             except EvalcoreError as exc:
                 show_error(exc)
 

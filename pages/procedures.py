@@ -8,6 +8,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.generators.procedure.apis import generated_names
 from evalcore.generators.procedure.job import DEFAULT_PATHS, RUN_KIND, create_generation, list_graphs
+from evalcore.generators.procedure.job import RUN_KIND as GENERATION_KIND
 from evalcore.generators.procedure.noise import DEFAULT_P
 from evalcore.generators.procedure.paths import WALK_LABELS
 from evalcore.items.store_ops import list_tests
@@ -23,10 +24,21 @@ from evalcore.reports.procedure_tables import (
     table2_display,
 )
 from evalcore.reports.procedure_views import graph_figure, graphs_summary, path_coverage, tests_frame
+from evalcore.runs.procedure_tests import RUN_KIND as TESTS_RUN_KIND
 from evalcore.runs.procedure_tests import create_procedure_run, procedure_runs
 from evalcore.targets import list_targets
 from evalcore.targets.acting import ACTING_KINDS
-from pages._common import current_project, flash, job_panel, md, show_error, show_flash, store_or_stop
+from pages._common import (
+    current_actor,
+    current_project,
+    flash,
+    job_panel,
+    may_start,
+    md,
+    show_error,
+    show_flash,
+    store_or_stop,
+)
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -55,9 +67,10 @@ with st.expander("Generate tests from the procedures", expanded=not generations)
         walk = st.selectbox("Path sampling", list(WALK_LABELS), format_func=WALK_LABELS.get)
         if st.form_submit_button("Generate", type="primary", icon=":material/play_arrow:"):
             try:
+                may_start(store, GENERATION_KIND)  # before a run record is made for nothing
                 made = create_generation(store, project_id, procedures=chosen_names or None,
                                          paths=int(n_paths), p=noise, seed=int(seed), walk=walk)  # fmt: skip
-                enqueue(store, made.id)
+                enqueue(store, made.id, actor=current_actor())
             except EvalcoreError as exc:
                 show_error(exc)
             else:
@@ -177,8 +190,9 @@ with st.form("play_tests", enter_to_submit=False):
             if target_name is None:
                 raise EvalcoreError("choose a target that calls tools")
             generation = run_id if only and generations else None
+            may_start(store, TESTS_RUN_KIND)  # before a run record is made for nothing
             started = create_procedure_run(store, project_id, target_name, generation=generation)
-            enqueue(store, started.id)
+            enqueue(store, started.id, actor=current_actor())
         except EvalcoreError as exc:
             show_error(exc)
         else:

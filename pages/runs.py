@@ -2,8 +2,10 @@
 
 import streamlit as st
 
+from evalcore.auth.audit import authorize, authorized
+from evalcore.auth.roles import Permission
 from evalcore.errors import EvalcoreError
-from evalcore.jobs import failed_units, retry_failed
+from evalcore.jobs import failed_units
 from evalcore.jobs.queue import enqueue
 from evalcore.llm import Registry
 from evalcore.models import RunStatus, Target
@@ -11,7 +13,17 @@ from evalcore.runs import RUN_KIND, create_run, request_stop, run_progress
 from evalcore.runs.control import run_label
 from evalcore.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
 from evalcore.targets.config import DEMO_FLOWS_NAME
-from pages._common import current_project, current_user, md, show_error, show_holders, store_or_stop
+from pages._common import (
+    current_actor,
+    current_project,
+    current_user,
+    guarded,
+    md,
+    retry_and_queue,
+    show_error,
+    show_holders,
+    store_or_stop,
+)
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -77,6 +89,10 @@ with st.expander("Add or replace a target"):
 
                     config["request_template"] = json.loads(template)
                 clean = {k: v for k, v in config.items() if v not in ("", None, {})}
+                # Targets are being moved (issue 24): their registry is checked here until it moves.
+                authorize(
+                    store, current_actor(), Permission.set_targets, "targets.save", project_id=project_id
+                )
                 saved = save_target(
                     store, project_id, Target(name=name.strip(), kind=kind, model=model or None, config=clean)
                 )
@@ -89,8 +105,14 @@ with st.expander("Add or replace a target"):
     if saved_names:
         gone = st.selectbox("Remove a saved target", ["-", *saved_names], key="target_remove")
         if gone != "-" and st.button(f"Remove {md(gone)}"):
-            remove_target(store, project_id, gone)
-            st.rerun()
+            try:
+                with authorized(
+                    store, current_actor(), Permission.set_targets, "targets.remove", target=gone
+                ):
+                    remove_target(store, project_id, gone)
+                st.rerun()
+            except EvalcoreError as exc:
+                show_error(exc)
 
 # --------------------------------------------------------------------------------------- start run
 st.subheader("Start a run")
@@ -123,12 +145,14 @@ with st.form("start_run", enter_to_submit=False):
     )
     if st.form_submit_button("Start run", type="primary"):
         try:
+            # Checked before a run record is made for nothing (enqueue checks again).
+            authorize(store, current_actor(), Permission.start_run, "job.start", project_id=project_id)
             run = create_run(
                 store, project_id, target_name, judge=None if judge == judges[0] else judge,
                 budget={"usd": budget} if budget else {}, concurrency=concurrency, source=source,
                 limit=int(limit) or None, history=history, single_turn_pairs=pairs,
             )  # fmt: skip
-            enqueue(store, run.id)
+            enqueue(store, run.id, actor=current_actor())
             st.session_state["watch_run"] = run.id
         except EvalcoreError as exc:
             show_error(exc)
@@ -175,21 +199,22 @@ def _panel(run_id: str) -> None:
     failed = failed_units(store, run_id)
     if failed and not live:  # kept with their reasons until retried
         st.warning(f"{len(failed)} item(s) could not be played: {', '.join(sorted(failed)[:5])}")
-        if st.button("Retry failed units", key=f"retry:{run_id}", icon=":material/replay:"):
-            retry_failed(store, run_id)
-            enqueue(store, run_id)
+        retry = st.button("Retry failed units", key=f"retry:{run_id}", icon=":material/replay:")
+        if retry and retry_and_queue(store, run_id):
             st.rerun()
     left, middle, right = st.columns(3)
     if live:
-        if left.button("Stop", key=f"stop:{run_id}", icon=":material/stop:"):
-            request_stop(store, run_id, current_user() or "a user")
+        if left.button("Stop", key=f"stop:{run_id}", icon=":material/stop:") and guarded(
+            lambda: request_stop(store, run_id, current_user() or "a user", actor=current_actor())
+        ):
             st.rerun()
         if run.status == RunStatus.running and not held:
             st.caption("No live worker holds it now: a worker takes it over once its claims expire.")
-    elif run.status != RunStatus.finished and middle.button(
-        "Resume", key=f"resume:{run_id}", type="primary", icon=":material/play_arrow:"
+    elif (
+        run.status != RunStatus.finished
+        and middle.button("Resume", key=f"resume:{run_id}", type="primary", icon=":material/play_arrow:")
+        and guarded(lambda: enqueue(store, run_id, actor=current_actor()))
     ):
-        enqueue(store, run_id)
         st.rerun()
     if done and right.button("Open the report", key=f"report:{run_id}", icon=":material/table_chart:"):
         st.session_state["report_run"] = run_id

@@ -9,6 +9,7 @@ from evalcore.errors import EvalcoreError, StaleVersionError
 from evalcore.generators.scenario.e2e import case_yaml
 from evalcore.generators.scenario.from_specs import OFFLINE_MARK
 from evalcore.generators.scenario.run import MAX_RUN_COUNT, RUN_KIND, create_scenario_run
+from evalcore.generators.scenario.run import RUN_KIND as SCENARIO_RUN_KIND
 from evalcore.generators.scenario.store_ops import (
     add_scenario,
     check_scenario_text,
@@ -31,9 +32,11 @@ from evalcore.reports.scenarios import (
     transcript,
 )
 from pages._common import (
+    current_actor,
     current_project,
     flash,
     job_panel,
+    may_start,
     md,
     require_user,
     show_error,
@@ -213,10 +216,11 @@ if scenarios and targets:
         if st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:"):
             require_user()
             try:
+                may_start(store, SCENARIO_RUN_KIND)  # before a run record is made for nothing
                 started = create_scenario_run(
                     store, project_id, target, [by_id[i] for i in chosen], run_count=int(run_count)
                 )
-                enqueue(store, started.id)
+                enqueue(store, started.id, actor=current_actor())
             except EvalcoreError as exc:
                 show_error(exc)
             else:

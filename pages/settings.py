@@ -3,10 +3,12 @@
 import pandas as pd
 import streamlit as st
 
+from evalcore.auth import audit
+from evalcore.auth.roles import Permission
 from evalcore.errors import EvalcoreError
 from evalcore.llm import status
 from evalcore.llm.types import ROLES
-from pages._common import current_project, require_user, show_error, store_or_stop
+from pages._common import current_actor, current_project, md, require_user, show_error, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -63,7 +65,7 @@ with st.form("role_model", enter_to_submit=False):
     if st.form_submit_button("Set model"):
         require_user()
         try:
-            status.set_role_model(store, project_id, role, model.strip() or None)
+            status.set_role_model(store, project_id, role, model.strip() or None, actor=current_actor())
             st.rerun()
         except EvalcoreError as exc:
             show_error(exc)
@@ -170,10 +172,12 @@ with st.form("model_profile", enter_to_submit=False):
         name = profile_model.strip()
         try:
             if probe_clicked:
-                status.probe_model(store, project_id, name)
+                status.probe_model(store, project_id, name, actor=current_actor())
             else:
                 kept = profiles.get(name) or status.ModelProfile()
-                status.set_model_profile(store, project_id, name, kept.with_max_tokens(int(limit) or None))
+                status.set_model_profile(
+                    store, project_id, name, kept.with_max_tokens(int(limit) or None), actor=current_actor()
+                )
             st.rerun()
         except EvalcoreError as exc:
             show_error(exc)
@@ -194,5 +198,29 @@ with st.form("budget", enter_to_submit=False):
     )
     if st.form_submit_button("Save budget"):
         require_user()
-        status.set_budget(store, project_id, usd=usd or None, tokens=int(tokens) or None)
-        st.rerun()
+        try:
+            status.set_budget(
+                store, project_id, usd=usd or None, tokens=int(tokens) or None, actor=current_actor()
+            )
+            st.rerun()
+        except EvalcoreError as exc:
+            show_error(exc)
+
+st.subheader("Audit trail")
+reader = current_actor()
+if not reader.may(Permission.read_audit):
+    st.caption(f"Who did what and when is for leads; {md(reader.name)} is {reader.role.name}.")
+    st.stop()
+st.caption(
+    "Every action with who did it and when, newest first: settings, jobs started and stopped, imports, "
+    "accounts, sign-ins, refused attempts, saved versions and verdicts (`evalcore audit` prints it all)."
+)
+entries = audit.trail(store, actor=reader, limit=500)
+st.dataframe(
+    pd.DataFrame([e.model_dump() for e in entries], columns=list(audit.AuditEntry.model_fields)),
+    hide_index=True,
+    width="stretch",
+)
+st.download_button(
+    "Download the trail (CSV)", audit.trail_csv(entries), file_name="evalcore-audit.csv", mime="text/csv"
+)

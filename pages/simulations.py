@@ -17,6 +17,7 @@ from evalcore.generators.simulation.personas import (
     persona_version,
     profile_text,
 )
+from evalcore.generators.simulation.records import RUN_KIND as SIMULATION_KIND
 from evalcore.generators.simulation.simulator import Limits
 from evalcore.generators.simulation.store_ops import run_dialogues
 from evalcore.generators.simulation.views import (
@@ -26,7 +27,7 @@ from evalcore.generators.simulation.views import (
     summaries,
     turn_badge,
 )
-from evalcore.jobs import failed_units, progress, request_stop, retry_failed
+from evalcore.jobs import failed_units, progress, request_stop
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus, TurnRole
 from evalcore.models.common import chart_label
@@ -39,11 +40,15 @@ from evalcore.review.detector_quality import (
 from evalcore.review.reports import annotation_stamp
 from evalcore.targets import list_targets
 from pages._common import (
+    current_actor,
     current_project,
     current_user,
     flash,
+    guarded,
+    may_start,
     md,
     require_user,
+    retry_and_queue,
     show_error,
     show_flash,
     show_workers,
@@ -150,12 +155,13 @@ with st.expander("Start a simulation", expanded=not simulation_runs(store, proje
         seed = e.number_input("Seed", min_value=0, value=0)
         if st.form_submit_button("Start simulation", type="primary", icon=":material/play_arrow:"):
             try:
+                may_start(store, SIMULATION_KIND)  # before a run record is made for nothing
                 run = create_simulation(
                     store, project_id, target_name, personas=chosen or None, standard=int(standard),
                     challenging=int(challenging), runs_per_user=int(per_user), seed=int(seed),
                     max_user_turns=int(max_turns),
                 )  # fmt: skip
-                enqueue(store, run.id)
+                enqueue(store, run.id, actor=current_actor())
             except EvalcoreError as exc:
                 show_error(exc)
             else:
@@ -256,19 +262,19 @@ def _panel(watched: str) -> None:
     failed = failed_units(store, watched)
     if failed and not live:
         st.warning(f"{len(failed)} dialogue(s) failed: {md(', '.join(sorted(failed)[:5]))}")
-        if st.button("Retry failed dialogues", key=f"sim_retry:{watched}", icon=":material/replay:"):
-            retry_failed(store, watched)
-            enqueue(store, watched)
+        retry = st.button("Retry failed dialogues", key=f"sim_retry:{watched}", icon=":material/replay:")
+        if retry and retry_and_queue(store, watched):
             st.rerun()
-    if live and st.button("Stop", key=f"sim_stop:{watched}", icon=":material/stop:"):
-        request_stop(store, watched, current_user() or "a user")
+    stop = live and st.button("Stop", key=f"sim_stop:{watched}", icon=":material/stop:")
+    if stop and guarded(
+        lambda: request_stop(store, watched, current_user() or "a user", actor=current_actor())
+    ):
         st.rerun()
     if (
         not live
         and run.status != RunStatus.finished
         and st.button("Resume", key=f"sim_resume:{watched}", type="primary", icon=":material/play_arrow:")
-    ):
-        enqueue(store, watched)
+    ) and guarded(lambda: enqueue(store, watched, actor=current_actor())):
         st.rerun()
     if not live and st.session_state.get(f"sim_was_live:{watched}"):
         st.session_state[f"sim_was_live:{watched}"] = False

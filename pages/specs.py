@@ -24,10 +24,12 @@ from evalcore.specs.store_ops import (
 from evalcore.specs.transfer import export_specs, import_specs
 from pages._common import (
     LIVE,
+    current_actor,
     current_project,
     current_user,
     flash,
     job_panel,
+    may_start,
     md,
     require_user,
     show_error,
@@ -95,7 +97,9 @@ with st.expander("Generate and select", expanded=not table["selected"].any()):
                 run_id = (
                     last.id if resume else create_generation(store, project_id, int(m), seed=int(seed)).id
                 )
-                enqueue(store, run_id)  # a worker generates; the progress below is read from the store
+                enqueue(
+                    store, run_id, actor=current_actor()
+                )  # a worker generates; the progress below is read from the store
                 st.rerun()
             except EvalcoreError as exc:
                 show_error(exc)
@@ -111,8 +115,9 @@ with st.expander("Generate and select", expanded=not table["selected"].any()):
             "Retry failed units", help="Generate them again; replies that could not be used are not reused."
         ):
             try:
+                may_start(store, last.kind)
                 retry_failed(store, last.id)
-                enqueue(store, last.id)
+                enqueue(store, last.id, actor=current_actor())
                 st.rerun()
             except EvalcoreError as exc:
                 show_error(exc)
@@ -258,6 +263,7 @@ if spec_id and spec_id in set(table["id"]):
                     spec_id,
                     author,
                     opened,
+                    actor=current_actor(),
                     scenario=scenario,
                     given=given,
                     when=when,
@@ -275,17 +281,23 @@ if spec_id and spec_id in set(table["id"]):
     with r1:
         if st.button("Accept", key=f"accept:{spec_id}", type="primary", width="stretch"):
             try:
-                review_spec(store, spec_id, require_user(), opened, SpecStatus.accepted)
+                review_spec(
+                    store, spec_id, require_user(), opened, SpecStatus.accepted, actor=current_actor()
+                )
                 _saved("Accepted.", spec_id)
             except StaleVersionError as exc:
                 _refused(exc, spec_id)
+            except EvalcoreError as exc:
+                show_error(exc)
     with r2, st.form(f"reject:{spec_id}", border=False, enter_to_submit=False):
         reason = st.text_input(
             "Reason for rejecting", placeholder="e.g. duplicate of another spec; not testable"
         )
         if st.form_submit_button("Reject", width="stretch"):
             try:
-                review_spec(store, spec_id, require_user(), opened, SpecStatus.rejected, reason)
+                review_spec(
+                    store, spec_id, require_user(), opened, SpecStatus.rejected, reason, actor=current_actor()
+                )
                 _saved("Rejected.", spec_id)
             except StaleVersionError as exc:
                 _refused(exc, spec_id)
@@ -295,10 +307,12 @@ if spec_id and spec_id in set(table["id"]):
         label = "Unlock" if spec.locked else "Lock (always selected)"
         if st.button(label, key=f"lock:{spec_id}", width="stretch"):
             try:
-                lock_spec(store, spec_id, require_user(), opened, not spec.locked)
+                lock_spec(store, spec_id, require_user(), opened, not spec.locked, actor=current_actor())
                 _saved("Unlocked." if spec.locked else "Locked.", spec_id)
             except StaleVersionError as exc:
                 _refused(exc, spec_id)
+            except EvalcoreError as exc:
+                show_error(exc)
     if spec.reason:
         st.caption(f"Reason: {md(spec.reason)}")
     _show_refusal(spec_id)
@@ -330,12 +344,17 @@ with (
         if not all(x.strip() for x in (scenario, given, when, then)):
             st.warning("Fill in Scenario, Given, When and Then.")
         else:
-            new_id = add_human_spec(
-                store,
-                project_id,
-                SpecDraft(scenario=scenario, given=given, when=when, then=then, category=category),
-                author,
-            )
+            try:
+                new_id = add_human_spec(
+                    store,
+                    project_id,
+                    SpecDraft(scenario=scenario, given=given, when=when, then=then, category=category),
+                    author,
+                    actor=current_actor(),
+                )
+            except EvalcoreError as exc:
+                show_error(exc)
+                st.stop()
             st.session_state["open_spec"] = new_id
             st.toast("Added; human-written specs are always selected.")
             st.rerun()

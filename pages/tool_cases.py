@@ -14,6 +14,7 @@ from evalcore.generators.tool_case.evaluation import (
     stored_comparison,
     variant_names,
 )
+from evalcore.generators.tool_case.evaluation import RUN_KIND as COMPARISON_KIND
 from evalcore.generators.tool_case.filtering import RUN_KIND as FILTER_KIND
 from evalcore.generators.tool_case.filtering import TARGET_PRECISION, calibrate_toolcases, create_filter
 from evalcore.generators.tool_case.job import RUN_KIND as GENERATE_KIND
@@ -48,12 +49,15 @@ from evalcore.reports.rubric_tables import (
     rubric_table,
 )
 from evalcore.review import filter_options
+from evalcore.runs.rubric_scoring import RUN_KIND as SCORING_KIND
 from evalcore.runs.rubric_scoring import create_rubric_scoring, scoring_runs
 from pages._common import (
+    current_actor,
     current_project,
     current_user,
     flash,
     job_panel,
+    may_start,
     md,
     md_block,
     require_user,
@@ -99,7 +103,7 @@ def _job(kind: str, label: str, start, noun: str) -> None:
     if st.button(label, disabled=not user, help=None if user else NEEDS_NAME, key=f"start:{kind}"):
         try:
             run = start()
-            enqueue(store, run.id)
+            enqueue(store, run.id, actor=current_actor())
         except EvalcoreError as exc:
             show_error(exc)
         else:
@@ -242,8 +246,12 @@ def _gold_silver_section() -> None:
     if found.choice and st.button(
         f"Use {found.choice.threshold:.3f} for silver", disabled=not user, help=None if user else NEEDS_NAME
     ):
-        set_policy(store, project_id, judge_threshold=found.choice.threshold)
-        flash("success", f"Silver threshold set to {found.choice.threshold:.3f}; tiers re-derived.")
+        try:
+            set_policy(store, project_id, judge_threshold=found.choice.threshold, actor=current_actor())
+        except EvalcoreError as exc:
+            show_error(exc)
+        else:
+            flash("success", f"Silver threshold set to {found.choice.threshold:.3f}; tiers re-derived.")
 
 
 def _pick_rubric_set():
@@ -343,6 +351,7 @@ def _comparison_section() -> None:
             "Start the comparison", disabled=not current_user(), help=None if current_user() else NEEDS_NAME
         ):
             try:
+                may_start(store, COMPARISON_KIND)  # before a run record is made for nothing
                 run = create_comparison(
                     store,
                     project_id,
@@ -351,7 +360,7 @@ def _comparison_section() -> None:
                     ablations=ablations,
                     all_conversations=everything,
                 )
-                enqueue(store, run.id)
+                enqueue(store, run.id, actor=current_actor())
             except EvalcoreError as exc:
                 show_error(exc)
             else:
@@ -408,10 +417,11 @@ def _scores_section() -> None:
                 "Score them", disabled=not current_user(), help=None if current_user() else NEEDS_NAME
             ):
                 try:
+                    may_start(store, SCORING_KIND)  # before a run record is made for nothing
                     run = create_rubric_scoring(
                         store, project_id, rubric_set, source_run=source_run, generator=generator
                     )
-                    enqueue(store, run.id)
+                    enqueue(store, run.id, actor=current_actor())
                 except EvalcoreError as exc:
                     show_error(exc)
                 else:

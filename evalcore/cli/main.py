@@ -24,6 +24,8 @@ from evalcore.cli.simulations import app as simulations_app
 from evalcore.cli.specs import app as specs_app
 from evalcore.cli.toolcases import app as toolcases_app
 from evalcore.cli.toolcases import rubrics_app
+from evalcore.cli.users import app as users_app
+from evalcore.cli.users import audit as audit_command
 from evalcore.store.location import DATABASE_URL_ENV
 
 app = typer.Typer(
@@ -48,6 +50,8 @@ app.add_typer(scenarios_app, name="scenarios")
 app.add_typer(procedures_app, name="procedures")
 app.add_typer(toolcases_app, name="toolcases")
 app.add_typer(rubrics_app, name="rubrics")
+app.add_typer(users_app, name="users")
+app.command("audit")(audit_command)
 
 
 @app.command()
@@ -131,14 +135,21 @@ def export(
 @app.command()
 @friendly
 def serve(
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8501,
+    port: Annotated[int, typer.Option(help="Port.")] = 8501,
     sample: Annotated[
         bool, typer.Option("--sample", help="Import the bundled sample project first.")
     ] = False,
+    address: Annotated[
+        str, typer.Option(help="Address to listen on; any but 127.0.0.1 needs sign-in configured.")
+    ] = "127.0.0.1",
     db: DbOption = None,
 ) -> None:
-    """Start the dashboard on 127.0.0.1 (the sample project imported first with --sample)."""
+    """Start the dashboard on 127.0.0.1 (the sample project imported first with --sample); another
+    address only once sign-in is configured (`evalcore users add NAME --role admin`, or OIDC)."""
+    from evalcore.auth.serving import check_address
+
     store = _store(db)
+    check_address(store, address)
     if sample:
         from evalcore.inputs import import_project
 
@@ -147,12 +158,12 @@ def serve(
     env = {**os.environ, DATABASE_URL_ENV: store.url}
     dashboard = [
         sys.executable, str(REPO_ROOT / "dashboard.py"),
-        "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
+        "--server.address", address, "--server.port", str(port), "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
     # One consumer beside the dashboard runs the jobs its pages queue, on the queue beside the store.
     worker = [sys.executable, "-m", "evalcore", "worker", "--workers", "1"]  # the store from env
-    typer.echo(f"dashboard: http://127.0.0.1:{port}  (Ctrl+C stops it and its worker)")
+    typer.echo(f"dashboard: http://{address}:{port}  (Ctrl+C stops it and its worker)")
     raise typer.Exit(_run_until_stopped([dashboard, worker], env))
 
 

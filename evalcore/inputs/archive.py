@@ -17,6 +17,7 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
+from evalcore.auth.roles import Actor, Permission, require
 from evalcore.errors import Problem, ValidationFailed
 from evalcore.inputs.folder import SYSTEM_CARD_NAMES
 from evalcore.inputs.limits import (
@@ -139,10 +140,11 @@ def _unpack(
 
 
 def import_archive(
-    store: Store, data: bytes | Path, name: str, project_id: str | None = None
+    store: Store, data: bytes | Path, name: str, project_id: str | None = None, *, actor: Actor | None = None
 ) -> ImportResult:
     """Validate and import a zipped project folder (its bytes, or its path, read as needed); an unsafe,
-    oversized or broken archive changes nothing."""
+    oversized or broken archive changes nothing. The actor must hold the import permission."""
+    require(actor, Permission.import_inputs)  # before unpacking anything a refused actor sent
     limits = current_limits()
     try:
         archive = zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data)
@@ -153,4 +155,4 @@ def import_archive(
         _unpack(archive, members, Path(tmp), name, limits)
         root = _project_root(Path(tmp))
         label = name if root == Path(tmp) else f"{name}/{root.relative_to(tmp).as_posix()}"
-        return import_project(store, root, project_id, label=label)
+        return import_project(store, root, project_id, label=label, actor=actor)

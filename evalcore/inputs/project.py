@@ -20,6 +20,8 @@ from pathlib import Path
 import jsonschema
 from pydantic import ValidationError
 
+from evalcore.auth.audit import authorize, record
+from evalcore.auth.roles import Actor, Permission
 from evalcore.errors import Problem, ValidationFailed
 from evalcore.inputs.documents import PROSE_SUFFIXES, TABLE_SUFFIXES, read_prose, read_table
 from evalcore.inputs.folder import SYSTEM_CARD_NAMES, list_project_files
@@ -263,11 +265,18 @@ def load_project(folder: str | Path, *, label: str | None = None) -> ProjectBund
 
 
 def import_project(
-    store: Store, folder: str | Path, project_id: str | None = None, *, label: str | None = None
+    store: Store,
+    folder: str | Path,
+    project_id: str | None = None,
+    *,
+    label: str | None = None,
+    actor: Actor | None = None,
 ) -> ImportResult:
     """Validate a project folder whole, then write it in one transaction; a re-import adds no duplicates.
 
-    `label` (an archive's name) replaces the folder's name in problems, stored paths and the source."""
+    `label` (an archive's name) replaces the folder's name in problems, stored paths and the source.
+    The actor must hold the import permission (a lead's)."""
+    who = authorize(store, actor, Permission.import_inputs, "import.project", target=label or str(folder))
     bundle = load_project(folder, label=label)
     pid = project_id or bundle.card.id
     source = label or str(bundle.root)
@@ -275,5 +284,14 @@ def import_project(
         store.create_project(pid, bundle.card.chatbot_info.name, source, conn=conn)
         changes = store.save_inputs(
             pid, bundle.card, bundle.documents, bundle.tools, bundle.procedures, conn=conn
+        )
+    if changes.total_written:  # a re-import that wrote nothing leaves no trace either
+        record(
+            store,
+            who,
+            "import.project",
+            project_id=pid,
+            target=source,
+            detail=f"{changes.total_written} written",
         )
     return ImportResult(pid, changes, bundle)

@@ -26,6 +26,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from evalcore.auth.audit import authorize, record
+from evalcore.auth.roles import Actor, Permission
 from evalcore.errors import EvalcoreError
 from evalcore.items.sql import BATCH, annotations_of, body_field, chunks, heads, upsert
 from evalcore.items.tiers import TierState, conversation_verdicts, derive_tier
@@ -231,8 +233,10 @@ def set_policy(
     required_agreement: int | None = None,
     judge_threshold: float | None = None,
     clear_threshold: bool = False,
+    actor: Actor | None = None,
 ) -> Policy:
-    """Change the project's tier policy and re-derive what it changes; return the new policy."""
+    """Change the project's tier policy and re-derive what it changes; return the new policy. A lead's."""
+    who = authorize(store, actor, Permission.manage_review, "review.policy", project_id=project_id)
     settings = store.project(project_id).settings
     changes: dict[str, Any] = {}
     if required_agreement is not None:
@@ -244,4 +248,5 @@ def set_policy(
         changes[JUDGE_THRESHOLD] = None
     store.update_settings(project_id, changes)
     refresh_states(store, project_id)
+    record(store, who, "review.policy", project_id=project_id, target=project_id, detail=str(changes))
     return policy

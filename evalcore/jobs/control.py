@@ -12,6 +12,8 @@ from datetime import datetime
 
 import sqlalchemy as sa
 
+from evalcore.auth.audit import authorized
+from evalcore.auth.roles import Actor, job_permission
 from evalcore.jobs.claims import unit_states
 from evalcore.models import Run
 from evalcore.models.common import now_utc
@@ -21,9 +23,14 @@ from evalcore.store import schema as t
 PROGRESS_TOTAL = "progress_total"  # the run parameter holding how many records the finished job has
 
 
-def request_stop(store: Store, run_id: str, who: str = "a user") -> Run:
-    """Ask a job to stop: marked stopped now (reason 'stopped by WHO'); its workers stop between units."""
-    store.request_stop(run_id, f"stopped by {who or 'a user'}")
+def request_stop(store: Store, run_id: str, who: str = "a user", *, actor: Actor | None = None) -> Run:
+    """Ask a job to stop: marked stopped now (reason 'stopped by WHO'); its workers stop between units.
+    The actor must hold the job's stop permission; a signed-in actor is the WHO."""
+    run = store.run(run_id)
+    permission = job_permission(run.kind, stop=True)
+    with authorized(store, actor, permission, "job.stop", target=f"{run_id} ({run.kind})") as acting:
+        who = who if acting.local else acting.name
+        store.request_stop(run_id, f"stopped by {who or 'a user'}")
     return store.run(run_id)
 
 

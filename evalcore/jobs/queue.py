@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
+from evalcore.auth.audit import authorized
+from evalcore.auth.roles import Actor, job_permission
 from evalcore.errors import EvalcoreError
 from evalcore.jobs import claims
 from evalcore.jobs.entry import ENTRY, resume
@@ -151,24 +153,28 @@ def enqueue(
     budget: dict[str, float] | None = None,
     concurrency: int | None = None,
     retry_failed: bool = False,
+    actor: Actor | None = None,
 ) -> list[str]:
     """Hand a run's job to `workers` workers: mark it pending (which clears an earlier stop), record when
     it was queued, and queue its tasks. A stop asked before a worker takes it is kept: the task skips it.
+    The actor must hold the job's start permission (a run against a target is a lead's).
 
     `budget`, `concurrency` and `retry_failed` are what a job started in the foreground would have been
     given: they are recorded with the run (failed units given back), so the worker applies them."""
     run = store.run(run_id)
-    if not run.params.get(ENTRY):
-        raise EvalcoreError(f"run {run_id} records no job function: a worker could not resume it")
-    if budget:
-        store.update_run(run.model_copy(update={"budget": budget}))
-    if concurrency:
-        store.update_run_params(run_id, {"concurrency": int(concurrency)})
-    if retry_failed:
-        claims.retry_failed(store, run_id)
-    _mark_pending(store, run_id)
-    store.update_run_params(run_id, {QUEUED_AT: now_utc().isoformat()})
-    return open_queue(store.url).enqueue(run_id, workers)
+    target = f"{run_id} ({run.kind})"
+    with authorized(store, actor, job_permission(run.kind), "job.start", target=target):
+        if not run.params.get(ENTRY):
+            raise EvalcoreError(f"run {run_id} records no job function: a worker could not resume it")
+        if budget:
+            store.update_run(run.model_copy(update={"budget": budget}))
+        if concurrency:
+            store.update_run_params(run_id, {"concurrency": int(concurrency)})
+        if retry_failed:
+            claims.retry_failed(store, run_id)
+        _mark_pending(store, run_id)
+        store.update_run_params(run_id, {QUEUED_AT: now_utc().isoformat()})
+        return open_queue(store.url).enqueue(run_id, workers)
 
 
 def _mark_pending(store: Store, run_id: str) -> None:

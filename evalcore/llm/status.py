@@ -16,6 +16,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import sqlalchemy as sa
 
+from evalcore.auth.audit import authorized
+from evalcore.auth.roles import Actor, Permission, require
 from evalcore.llm.accounting import Budget, PriceTable
 from evalcore.llm.client import ModelClient
 from evalcore.llm.profiles import SETTING as PROFILES_SETTING
@@ -216,12 +218,15 @@ def prices(store: Store, project_id: str | None = None) -> dict[str, tuple[float
 # ------------------------------------------------------------------ changes
 
 
-def _update(store: Store, project_id: str, key: str, change: Any) -> dict[str, Any]:
+def _update(store: Store, project_id: str, key: str, change: Any, actor: Actor | None) -> dict[str, Any]:
     store.project(project_id)  # NotFoundError for an unknown project
-    return store.update_settings(project_id, {key: change or None})
+    with authorized(store, actor, Permission.set_models, f"settings.{key}", project_id=project_id):
+        return store.update_settings(project_id, {key: change or None})
 
 
-def set_role_model(store: Store, project_id: str, role: str, model: str | None) -> None:
+def set_role_model(
+    store: Store, project_id: str, role: str, model: str | None, *, actor: Actor | None = None
+) -> None:
     """Choose the model for a role ('provider/model'); None goes back to the environment/default."""
     if role not in (*ROLES, EMBEDDING_ROLE):
         raise ConfigError(f"unknown role '{role}'")
@@ -233,19 +238,32 @@ def set_role_model(store: Store, project_id: str, role: str, model: str | None) 
         models[role] = model
     else:
         models.pop(role, None)
-    _update(store, project_id, "models", models)
+    _update(store, project_id, "models", models, actor)
 
 
-def set_budget(store: Store, project_id: str, usd: float | None = None, tokens: int | None = None) -> None:
+def set_budget(
+    store: Store,
+    project_id: str,
+    usd: float | None = None,
+    tokens: int | None = None,
+    *,
+    actor: Actor | None = None,
+) -> None:
     """Set (or clear, with both None) the project's default budget for runs."""
     value = {k: v for k, v in {"usd": usd, "tokens": tokens}.items() if v is not None}
     if any(v < 0 for v in value.values()):
         raise ConfigError("a budget cannot be negative")
-    _update(store, project_id, "budget", value)
+    _update(store, project_id, "budget", value, actor)
 
 
 def set_price(
-    store: Store, project_id: str, model: str, input_usd: float | None, output_usd: float = 0.0
+    store: Store,
+    project_id: str,
+    model: str,
+    input_usd: float | None,
+    output_usd: float = 0.0,
+    *,
+    actor: Actor | None = None,
 ) -> None:
     """Set a model's price in USD per million tokens; input_usd None removes the override."""
     table = dict(_settings(store, project_id).get("prices") or {})
@@ -253,10 +271,12 @@ def set_price(
         table.pop(model, None)
     else:
         table[model] = {"input": float(input_usd), "output": float(output_usd)}
-    _update(store, project_id, "prices", table)
+    _update(store, project_id, "prices", table, actor)
 
 
-def set_provider(store: Store, project_id: str, name: str, config: dict[str, Any] | None) -> None:
+def set_provider(
+    store: Store, project_id: str, name: str, config: dict[str, Any] | None, *, actor: Actor | None = None
+) -> None:
     """Add, change or (config None) remove a provider entry; refuses keys (name their env var instead)."""
     table = dict(_settings(store, project_id).get("providers") or {})
     if config is None:
@@ -264,18 +284,25 @@ def set_provider(store: Store, project_id: str, name: str, config: dict[str, Any
     else:
         provider_config(name, config)  # validates: known fields only, api_key_env must be a variable name
         table[name] = config
-    _update(store, project_id, "providers", table)
+    _update(store, project_id, "providers", table, actor)
 
 
-def set_judge_candidates(store: Store, project_id: str, models: list[str]) -> None:
+def set_judge_candidates(
+    store: Store, project_id: str, models: list[str], *, actor: Actor | None = None
+) -> None:
     """Models the guard may judge with when the judge role's model is the target's own."""
     for model in models:
         split_model(model)
-    _update(store, project_id, "judge_candidates", list(models))
+    _update(store, project_id, "judge_candidates", list(models), actor)
 
 
 def set_llm_options(
-    store: Store, project_id: str, concurrency: int | None = None, max_retries: int | None = None
+    store: Store,
+    project_id: str,
+    concurrency: int | None = None,
+    max_retries: int | None = None,
+    *,
+    actor: Actor | None = None,
 ):
     """Calls in flight per batch, and retries per call, for the project's jobs."""
     options = dict(_settings(store, project_id).get("llm") or {})
@@ -284,7 +311,7 @@ def set_llm_options(
             if value < (1 if key == "concurrency" else 0):
                 raise ConfigError(f"{key} must be at least {1 if key == 'concurrency' else 0}")
             options[key] = int(value)
-    _update(store, project_id, "llm", options)
+    _update(store, project_id, "llm", options, actor)
 
 
 def model_profiles(store: Store, project_id: str) -> dict[str, ModelProfile]:
@@ -293,7 +320,9 @@ def model_profiles(store: Store, project_id: str) -> dict[str, ModelProfile]:
     return {model: profile_for(settings, model) for model in sorted(settings.get(PROFILES_SETTING) or {})}
 
 
-def set_model_profile(store: Store, project_id: str, model: str, profile: ModelProfile | None) -> None:
+def set_model_profile(
+    store: Store, project_id: str, model: str, profile: ModelProfile | None, *, actor: Actor | None = None
+) -> None:
     """Keep (or, with None, forget) a model's profile; its calls follow it from then on."""
     split_model(model)
     if profile is not None and profile.max_tokens is not None and profile.max_tokens < 1:
@@ -303,12 +332,13 @@ def set_model_profile(store: Store, project_id: str, model: str, profile: ModelP
         table.pop(model, None)
     else:
         table[model] = profile.to_setting()
-    _update(store, project_id, PROFILES_SETTING, table)
+    _update(store, project_id, PROFILES_SETTING, table, actor)
 
 
-def probe_model(store: Store, project_id: str, model: str) -> ModelProfile:
+def probe_model(store: Store, project_id: str, model: str, *, actor: Actor | None = None) -> ModelProfile:
     """Probe a model behind an OpenAI-compatible server with one call, and keep what it showed."""
+    require(actor, Permission.set_models)  # before the call it pays for
     # No retries: a server that refuses the request answers 4xx or 5xx alike, and the refusal is the answer.
     learned = probe(ModelClient(store, project_id, retry=RetryPolicy(max_retries=0)), model)
-    set_model_profile(store, project_id, model, learned)
+    set_model_profile(store, project_id, model, learned, actor=actor)
     return learned

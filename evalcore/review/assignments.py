@@ -13,6 +13,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from evalcore.auth.audit import authorize
+from evalcore.auth.roles import Actor, Permission
 from evalcore.errors import EvalcoreError
 from evalcore.items.sql import chunks, insert_missing
 from evalcore.items.state import refresh_states
@@ -45,9 +47,12 @@ def assign_items(
     only_unassigned: bool = True,
     limit: int | None = None,
     seed: int = 0,
+    actor: Actor | None = None,
 ) -> AssignmentResult:
     """Assign the items matching the filter (by default those nobody has yet, oldest first, at most
-    `limit`) to `overlap` of the annotators each, in one transaction. Existing assignments are kept."""
+    `limit`) to `overlap` of the annotators each, in one transaction. Existing assignments are kept.
+    A lead's."""
+    authorize(store, actor, Permission.manage_review, "review.assign", project_id=project_id)
     names = [a.strip() for a in annotators if a and a.strip()]
     if not names:
         raise EvalcoreError("name at least one annotator to assign items to")
@@ -86,8 +91,12 @@ def assign_items(
     return AssignmentResult(len(ids), {who: len(items) for who, items in plan.items()})
 
 
-def unassign(store: Store, project_id: str, annotator: str, *, only_open: bool = True) -> int:
-    """Take items back from an annotator (by default only those they have not reviewed); return how many."""
+def unassign(
+    store: Store, project_id: str, annotator: str, *, only_open: bool = True, actor: Actor | None = None
+) -> int:
+    """Take items back from an annotator (by default only those they have not reviewed); return how many.
+    A lead's."""
+    authorize(store, actor, Permission.manage_review, "review.unassign", project_id=project_id)
     a, v = t.assignments, t.annotation_verdicts
     where = [a.c.project_id == project_id, a.c.annotator == annotator]
     if only_open:
@@ -110,8 +119,10 @@ def leads_of(settings: dict[str, Any]) -> list[str]:
     return [str(x) for x in settings.get(LEADS) or []]
 
 
-def set_leads(store: Store, project_id: str, names: list[str]) -> list[str]:
-    """Name the project's leads (who may adjudicate); an empty list lets anyone with a name decide."""
+def set_leads(store: Store, project_id: str, names: list[str], *, actor: Actor | None = None) -> list[str]:
+    """Name the project's leads (who may adjudicate); an empty list lets anyone with a name decide.
+    A lead's."""
+    authorize(store, actor, Permission.manage_review, "review.leads", project_id=project_id)
     leads = sorted({n.strip() for n in names if n and n.strip()})
     store.update_settings(project_id, {LEADS: leads or None})
     return leads

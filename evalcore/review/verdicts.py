@@ -16,6 +16,8 @@ from typing import Literal
 import sqlalchemy as sa
 from pydantic import Field, model_validator
 
+from evalcore.auth.audit import acting_author
+from evalcore.auth.roles import Actor, Permission
 from evalcore.errors import EvalcoreError
 from evalcore.items.sql import annotations_of
 from evalcore.items.state import update_states
@@ -187,12 +189,16 @@ def save_review(
     item: ItemVerdict | None = None,
     breakdowns: Sequence[BreakdownLabel] = (),
     cleared_breakdowns: Sequence[int] = (),
+    *,
+    actor: Actor | None = None,
 ) -> SaveResult:
     """Save an annotator's turn verdicts, whole-item verdict and breakdown labels of target turns
     (`breakdowns`; labels on `cleared_breakdowns` withdrawn) on top of `expected_version`.
 
-    Raises StaleVersionError (nothing written) if someone saved the item after that version.
+    Raises StaleVersionError (nothing written) if someone saved the item after that version, and
+    PermissionDenied if `actor` may not annotate or is signed in as someone other than `author`.
     """
+    author = acting_author(store, actor, Permission.annotate, "review.save", author)
 
     def build(kind: str, roles: dict[int, str], history: list[Annotation]) -> list[Annotation]:
         unknown = sorted({v.turn_index for v in turns} - set(roles))
@@ -215,13 +221,21 @@ def save_review(
 
 
 def reopen(
-    store: Store, item_id: str, author: str, expected_version: int, role: str = ANNOTATOR
+    store: Store,
+    item_id: str,
+    author: str,
+    expected_version: int,
+    role: str = ANNOTATOR,
+    *,
+    actor: Actor | None = None,
 ) -> SaveResult:
     """Withdraw the author's current verdicts on the item (whole item and turns) in that role.
 
     A lead's reopen withdraws the adjudication, and the annotators' verdicts apply again. Corrected
     answers stay: a reopen withdraws a verdict, not a correction.
     """
+    needed = Permission.adjudicate if role == LEAD else Permission.annotate
+    author = acting_author(store, actor, needed, "review.reopen", author)
 
     def build(kind: str, _turns: dict[int, str], history: list[Annotation]) -> list[Annotation]:
         mine = current_of(history, author.strip(), role)
@@ -248,9 +262,12 @@ def adjudicate(
     lead: str,
     expected_version: int,
     item: ItemVerdict,
+    *,
+    actor: Actor | None = None,
 ) -> SaveResult:
     """Record a lead's decision on the whole item (role 'lead'); it decides the tier whatever the
     annotators said. When the project names its leads (setting ``leads``), only they may decide."""
+    lead = acting_author(store, actor, Permission.adjudicate, "review.adjudicate", lead)
     with store.read() as conn:
         settings = conn.scalar(
             sa.select(t.projects.c.settings)

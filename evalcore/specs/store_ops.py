@@ -14,6 +14,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from evalcore.auth.audit import acting_author
+from evalcore.auth.roles import Actor, Permission
 from evalcore.errors import EvalcoreError
 from evalcore.models import Provenance, Spec, SpecStatus
 from evalcore.specs.drafts import SpecDraft
@@ -120,12 +122,24 @@ def add_specs(
     return ids
 
 
-def add_human_spec(store: Store, project_id: str, draft: SpecDraft, author: str) -> str:
+def add_human_spec(
+    store: Store, project_id: str, draft: SpecDraft, author: str, *, actor: Actor | None = None
+) -> str:
     """A spec written by a person; it is always part of the selection."""
+    author = acting_author(store, actor, Permission.review_specs, "spec.add", author)
     return add_specs(store, project_id, [draft], Provenance.human(author), author=author)[0]
 
 
-def _change(store: Store, spec_id: str, author: str, expected_version: int, note: str, **changes: Any) -> int:
+def _change(
+    store: Store,
+    spec_id: str,
+    author: str,
+    expected_version: int,
+    note: str,
+    actor: Actor | None,
+    **changes: Any,
+) -> int:
+    author = acting_author(store, actor, Permission.review_specs, f"spec.{note}", author)
     current = store.current(spec_id)
     if current.kind != KIND:
         raise EvalcoreError(f"'{spec_id}' is a {current.kind}, not a spec")
@@ -134,31 +148,53 @@ def _change(store: Store, spec_id: str, author: str, expected_version: int, note
     return store.save_revision(spec_id, _body(validated), author, expected_version, note=note)
 
 
-def edit_spec(store: Store, spec_id: str, author: str, expected_version: int, **changes: Any) -> int:
+def edit_spec(
+    store: Store,
+    spec_id: str,
+    author: str,
+    expected_version: int,
+    *,
+    actor: Actor | None = None,
+    **changes: Any,
+) -> int:
     """Save an edit of scenario/given/when/then/category/documents as a new version; return it."""
     unknown = set(changes) - set(EDITABLE)
     if unknown:
         raise EvalcoreError(f"cannot edit {sorted(unknown)} of a spec (editable: {', '.join(EDITABLE)})")
-    return _change(store, spec_id, author, expected_version, "edited", **changes)
+    return _change(store, spec_id, author, expected_version, "edited", actor, **changes)
 
 
 def review_spec(
-    store: Store, spec_id: str, author: str, expected_version: int, status: SpecStatus, reason: str = ""
+    store: Store,
+    spec_id: str,
+    author: str,
+    expected_version: int,
+    status: SpecStatus,
+    reason: str = "",
+    *,
+    actor: Actor | None = None,
 ) -> int:
     """Accept or reject a spec (a rejection needs a reason), or set it back to candidate."""
     status = SpecStatus(status)
     if status == SpecStatus.rejected and not reason.strip():
         raise EvalcoreError("say why the spec is rejected: a reason is required")
     return _change(
-        store, spec_id, author, expected_version, status.value, status=status, reason=reason.strip()
+        store, spec_id, author, expected_version, status.value, actor, status=status, reason=reason.strip()
     )
 
 
-def lock_spec(store: Store, spec_id: str, author: str, expected_version: int, locked: bool = True) -> int:
+def lock_spec(
+    store: Store,
+    spec_id: str,
+    author: str,
+    expected_version: int,
+    locked: bool = True,
+    *,
+    actor: Actor | None = None,
+) -> int:
     """Lock a spec (always selected, kept as it is) or unlock it."""
-    return _change(
-        store, spec_id, author, expected_version, "locked" if locked else "unlocked", locked=locked
-    )
+    note = "locked" if locked else "unlocked"
+    return _change(store, spec_id, author, expected_version, note, actor, locked=locked)
 
 
 def spec_text(spec: dict[str, Any] | Spec) -> str:

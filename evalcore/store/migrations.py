@@ -376,6 +376,45 @@ def m007_claimed_at(op: Operations) -> None:
     op.execute(sa.text("UPDATE job_claims SET claimed_at = updated_at WHERE claimed_by IS NOT NULL"))
 
 
+def m008_accounts(op: Operations) -> None:
+    """Built-in accounts (argon2 hashes), their sessions (token hashes with an expiry) and the audit log
+    of actions that keep no who/when of their own (see evalcore.auth)."""
+    op.create_table(
+        "users",
+        sa.Column("name", sa.String(200), primary_key=True),
+        sa.Column("role", sa.String(16), nullable=False),
+        sa.Column("password_hash", sa.Text, nullable=True),
+        sa.Column("disabled", sa.Boolean, nullable=False),
+        sa.Column("created_by", sa.String(200), nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+        sa.Column("updated_at", TS, nullable=False),
+    )
+    op.create_table(
+        "user_sessions",
+        sa.Column("token_hash", sa.String(64), primary_key=True),
+        sa.Column(
+            "user_name", sa.String(200), sa.ForeignKey("users.name", ondelete="CASCADE"), nullable=False
+        ),
+        sa.Column("created_at", TS, nullable=False),
+        sa.Column("expires_at", TS, nullable=False),
+        sa.Column("ended_at", TS, nullable=True),
+    )
+    op.create_index("ix_user_sessions_user", "user_sessions", ["user_name"])
+    op.create_table(
+        "audit_log",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("at", TS, nullable=False),
+        sa.Column("actor", sa.String(200), nullable=False),
+        sa.Column("role", sa.String(16), nullable=False),
+        sa.Column("action", sa.String(64), nullable=False),
+        sa.Column("outcome", sa.String(16), nullable=False),
+        sa.Column("project_id", sa.String(64), nullable=True),
+        sa.Column("target", sa.Text, nullable=False),
+        sa.Column("detail", sa.Text, nullable=False),
+    )
+    op.create_index("ix_audit_log_at", "audit_log", ["at"])
+
+
 # Key of the PostgreSQL advisory lock held while migrating ("evalcore" read as a number, trimmed to 63 bits).
 MIGRATION_LOCK_KEY = int.from_bytes(b"evalcore", "big") & (2**63 - 1)
 
@@ -387,6 +426,7 @@ MIGRATIONS: list[Migration] = [
     Migration("005_jobs", m005_jobs),
     Migration("006_call_repairs", m006_call_repairs),
     Migration("007_claimed_at", m007_claimed_at),
+    Migration("008_accounts", m008_accounts),
 ]
 
 

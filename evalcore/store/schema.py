@@ -370,3 +370,48 @@ budget_reservations = sa.Table(
     sa.Column("expires_at", TS, nullable=False),
     sa.Index("ix_budget_reservations_run", "run_id"),
 )
+
+# ----------------------------------------------------------------- accounts and audit (008_accounts)
+
+# Built-in accounts and the roles of OIDC identities (no password: `password_hash` NULL). A disabled
+# account keeps its row, so the names on its versions and audit rows still say who it was.
+users = sa.Table(
+    "users",
+    metadata,
+    sa.Column("name", sa.String(200), primary_key=True),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("password_hash", sa.Text, nullable=True),
+    sa.Column("disabled", sa.Boolean, nullable=False),
+    sa.Column("created_by", sa.String(200), nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Column("updated_at", TS, nullable=False),
+)
+
+# A signed-in browser: only the SHA-256 of its token is kept, so a copy of the store signs nobody in.
+user_sessions = sa.Table(
+    "user_sessions",
+    metadata,
+    sa.Column("token_hash", sa.String(64), primary_key=True),
+    sa.Column("user_name", sa.String(200), sa.ForeignKey("users.name", ondelete="CASCADE"), nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Column("expires_at", TS, nullable=False),
+    sa.Column("ended_at", TS, nullable=True),
+    sa.Index("ix_user_sessions_user", "user_name"),
+)
+
+# Actions that have no who/when of their own (settings, jobs, imports, accounts, sign-ins, refusals);
+# saved versions and verdicts keep theirs in `revisions` and `annotations`, and the trail reads both.
+audit_log = sa.Table(
+    "audit_log",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("at", TS, nullable=False),
+    sa.Column("actor", sa.String(200), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("action", sa.String(64), nullable=False),
+    sa.Column("outcome", sa.String(16), nullable=False),
+    sa.Column("project_id", sa.String(64), nullable=True),
+    sa.Column("target", sa.Text, nullable=False),
+    sa.Column("detail", sa.Text, nullable=False),
+    sa.Index("ix_audit_log_at", "at"),
+)

@@ -143,6 +143,10 @@ EXPECTED_SCHEMA: dict[str, list[str]] = {
         "claimed_at",  # 007_claimed_at
     ],
     "budget_reservations": ["id", "run_id", "holder", "usd", "tokens", "expires_at"],
+    # 008_accounts
+    "users": ["name", "role", "password_hash", "disabled", "created_by", "created_at", "updated_at"],
+    "user_sessions": ["token_hash", "user_name", "created_at", "expires_at", "ended_at"],
+    "audit_log": ["id", "at", "actor", "role", "action", "outcome", "project_id", "target", "detail"],
 }
 
 EXPECTED_PRIMARY_KEYS: dict[str, list[str]] = {
@@ -169,6 +173,9 @@ EXPECTED_PRIMARY_KEYS: dict[str, list[str]] = {
     "run_warnings": ["id"],
     "job_claims": ["run_id", "unit_key"],
     "budget_reservations": ["id"],
+    "users": ["name"],
+    "user_sessions": ["token_hash"],
+    "audit_log": ["id"],
 }
 
 EXPECTED_INDEXES = {
@@ -188,6 +195,8 @@ EXPECTED_INDEXES = {
     "ix_job_claims_holder",
     "ix_budget_reservations_run",
     "ix_items_queue",
+    "ix_user_sessions_user",
+    "ix_audit_log_at",
 }
 
 
