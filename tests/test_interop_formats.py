@@ -317,3 +317,24 @@ def test_hugging_face_rows_hold_every_turn_as_a_message_and_ours_as_json_text(fi
     ours = json.loads(tool["evalcore"])
     assert (ours["id"], ours["offline"], ours["provenance"]["provider"]) == ("test-tool", False, "openai")
     assert json.loads(next(r for r in rows if r["id"] == "test-reply")["evalcore"])["offline"] is True
+
+
+def test_the_cli_exports_and_imports_each_format_and_refuses_misuse(filled, tmp_path):
+    from import_cases import cli
+
+    store, project_id = filled
+    db = store.url
+    out = tmp_path / "tests.yaml"
+    result = cli("export", "test", "--format", "promptfoo", "-o", str(out), "--db", db)
+    assert result.exit_code == 0, result.output
+    assert len(yaml.safe_load(out.read_text())) == 2
+    other = _fresh(tmp_path, store, project_id)
+    result = cli("import", "--format", "promptfoo", str(out), "--db", other.url)
+    assert result.exit_code == 0, result.output
+    assert "0 conversation(s), 2 test(s) imported from tests.yaml" in result.output
+    again = cli("import", "--format", "promptfoo", str(out), "--db", other.url)
+    assert again.exit_code == 1 and "tests.yaml:" in again.output and "already in the store" in again.output
+    assert cli("export", "test", "--format", "csv", "--db", db).exit_code == 2
+    assert cli("export", "results", "--format", "inspect", "--db", db).exit_code == 2  # no --run
+    assert cli("export", "test", "--run", "r1", "--db", db).exit_code == 2  # --run without a format
+    assert cli("import", "--format", "hf", str(out), "--db", db).exit_code == 2  # written, not read
