@@ -33,5 +33,24 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip uv
 # Bytecode compiled at install: where PYTHONDONTWRITEBYTECODE is set, nothing else writes it, and every
 # process (the CLI, a worker, the dashboard) would compile SQLAlchemy, pydantic and pandas from source.
-.venv/bin/uv pip install --python .venv/bin/python -q --compile-bytecode -e ".[dev]"
+extras="dev"
+[ "$with_test" = 1 ] && extras="dev,interop"  # the other tools' libraries, for the format round trips
+.venv/bin/uv pip install --python .venv/bin/python -q --compile-bytecode -e ".[$extras]"
+
+# promptfoo (npm), for the round trip of tests/test_interop_promptfoo.py: `promptfoo eval` run offline on an
+# exported suite. It needs Node.js >= 20.20 (Debian 12 ships 18: the test is then skipped, and says why);
+# about 1.4 GB in .promptfoo/node_modules.
+PROMPTFOO_VERSION=0.121.20
+if [ "$with_test" = 1 ]; then
+  node_version=$(node -p 'process.versions.node' 2>/dev/null || echo 0)
+  if printf '20.20.0\n%s\n' "$node_version" | sort -V -C && command -v npm >/dev/null; then
+    installed=$(node -p "require('./.promptfoo/node_modules/promptfoo/package.json').version" 2>/dev/null || true)
+    if [ "$installed" != "$PROMPTFOO_VERSION" ]; then
+      echo "setup: installing promptfoo $PROMPTFOO_VERSION from npm into .promptfoo"
+      npm install --prefix .promptfoo --no-audit --no-fund --silent "promptfoo@$PROMPTFOO_VERSION"
+    fi
+  else
+    echo "setup: promptfoo needs Node.js >= 20.20 and npm (found node $node_version): its round trip is skipped"
+  fi
+fi
 echo "setup: ready (.venv)"

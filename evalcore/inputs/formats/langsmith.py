@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import AliasChoices, Field
+
 from evalcore.errors import Problem
 from evalcore.inputs.formats.common import (
     Foreign,
@@ -33,7 +35,9 @@ class ExampleIn(Foreign):
 
     id: str | None = None
     inputs: dict[str, Any]
-    outputs: dict[str, Any] | None = None
+    outputs: dict[str, Any] | None = Field(
+        default=None, validation_alias=AliasChoices("outputs", "reference_outputs")
+    )
     metadata: dict[str, Any] | None = None
     split: str | list[str] | None = None
 
