@@ -438,6 +438,18 @@ def chat_of(
     return [], []
 
 
+def unread_keys(value: Any) -> dict[str, Any]:
+    """The keys of a dataset's input mapping that `chat_of` did not take the turns from."""
+    if not isinstance(value, dict):
+        return {}
+    used = (
+        "messages"
+        if "messages" in value
+        else next((k for k in INPUT_KEYS if isinstance(value.get(k), str)), None)
+    )
+    return {k: v for k, v in value.items() if k != used}
+
+
 def expected_of(
     value: Any, where: tuple[str | int, ...], source: Source, shown: str, problems: list[Problem]
 ) -> Said | None:

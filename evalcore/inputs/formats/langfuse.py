@@ -24,6 +24,7 @@ from evalcore.inputs.formats.common import (
     finish,
     jsonl_sources,
     ours_of,
+    unread_keys,
     validate,
 )
 
@@ -56,6 +57,9 @@ def read(text: str, shown: str) -> Read:
         turns, system = chat_of(item.input, ("input",), source, shown, problems)
         expected = expected_of(item.expected_output, ("expectedOutput",), source, shown, problems)
         kept: dict[str, Any] = {}
+        if unread := unread_keys(item.input):
+            kept["input_fields"] = unread
+            out.keep("Langfuse input fields beside the user's message", "no place for them here")
         if rest or (item.metadata is not None and not isinstance(item.metadata, dict)):
             kept["metadata"] = rest or item.metadata
         if system:

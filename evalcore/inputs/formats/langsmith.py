@@ -24,6 +24,7 @@ from evalcore.inputs.formats.common import (
     finish,
     jsonl_sources,
     ours_of,
+    unread_keys,
     validate,
 )
 
@@ -59,6 +60,9 @@ def read(text: str, shown: str) -> Read:
         turns, system = chat_of(example.inputs, ("inputs",), source, shown, problems)
         expected = expected_of(example.outputs or None, ("outputs",), source, shown, problems)
         kept: dict[str, Any] = {}
+        if unread := unread_keys(example.inputs):
+            kept["input_fields"] = unread
+            out.keep("LangSmith input fields beside the user's message", "no place for them here")
         if rest:
             kept["metadata"] = rest
         if example.split is not None:
