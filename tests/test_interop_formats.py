@@ -338,3 +338,22 @@ def test_the_cli_exports_and_imports_each_format_and_refuses_misuse(filled, tmp_
     assert cli("export", "results", "--format", "inspect", "--db", db).exit_code == 2  # no --run
     assert cli("export", "test", "--run", "r1", "--db", db).exit_code == 2  # --run without a format
     assert cli("import", "--format", "hf", str(out), "--db", db).exit_code == 2  # written, not read
+
+
+def test_imported_items_are_played_judged_and_reported_like_ours(filled):
+    from evalcore.reports.failures import build_report
+
+    store, project_id = filled
+    items = [
+        {"id": "faq-1", "input": "How long can I return an e-bike?", "expectedOutput": "Within 14 days."},
+        {"id": "faq-2", "input": [{"role": "user", "content": "Do you rent e-bikes?"},
+                                  {"role": "assistant", "content": "Yes, from the shop."}]},
+    ]  # fmt: skip
+    done = import_text(store, project_id, "langfuse", "\n".join(map(json.dumps, items)), "items.jsonl")
+    keys = [f"test:{i}" for i in done.result.tests] + [f"conversation:{i}" for i in done.result.conversations]
+    outcome = run_target(store, project_id, "demo", judge="offline", keys=keys)
+    assert outcome.played == 2 and outcome.crashed == 0
+    log = json.loads("".join(export_results(store, outcome.run.id)))
+    assert {s["id"] for s in log["samples"]} == {"langfuse-faq-1", "langfuse-faq-2"}
+    report = build_report(store, [outcome.run.id])
+    assert report.overall["n"] == 2  # the test's expected reply and the conversation's assistant turn
