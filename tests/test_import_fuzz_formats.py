@@ -22,7 +22,7 @@ from import_cases import sample_store
 from test_import_fuzz import TEXT_OPS, Broken, Case, _check
 
 SEED = 20261126
-PER_FORMAT = 24
+PER_FORMAT = 30
 
 PROVENANCE = {"producer": "gpt-4o-mini", "provider": "openai"}
 
@@ -144,6 +144,17 @@ def bad_ours(rng: random.Random, fmt: Format, record: dict) -> tuple[str, str, b
     return json.dumps(fmt.ours(record, broken)), "", True
 
 
+def long_ours(rng: random.Random, fmt: Format, record: dict) -> tuple[str, str, bool]:
+    field = rng.choice(["id", "spec_id", "generator"])
+    ours = {**_ours(99), field: "x" * rng.randrange(65, 300)}
+    return json.dumps(fmt.ours(record, ours)), "too long", True
+
+
+def nul_in_ours(rng: random.Random, fmt: Format, record: dict) -> tuple[str, str, bool]:
+    """A NUL written as an escape inside our fields (for tau2, inside the JSON text of its notes)."""
+    return json.dumps(fmt.ours(record, {**_ours(98), "id": "a\x00b"})), "NUL", fmt.layout != "yaml"
+
+
 def not_a_record(rng: random.Random, fmt: Format, record: dict) -> tuple[str, str, bool]:
     return json.dumps(rng.choice([5, "text", [1, 2], None])), "mapping", True
 
@@ -169,6 +180,8 @@ RECORD_OPS: list[RecordOp] = [
     drop_required,
     wrong_type,
     bad_ours,
+    long_ours,
+    nul_in_ours,
     not_a_record,
     duplicate_key,
     unstorable,

@@ -24,6 +24,7 @@ from evalcore.errors import Problem, ValidationFailed
 from evalcore.inputs.sources import Located, dotted, load_json, parse_json, parse_yaml, value_problems
 from evalcore.models import Conversation, Provenance, Test, Turn, TurnRole
 from evalcore.models.common import Record, Tier, content_hash
+from evalcore.store import schema as t
 
 OURS = "evalcore"  # the key our own fields travel under, in each format's metadata field
 ID_LIMIT = 64  # the store's id column
@@ -194,7 +195,13 @@ def ours_of(
     if isinstance(metadata, str):  # formats whose metadata is one text (tau2's notes) carry JSON there
         try:
             metadata = json.loads(metadata)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
+            return None, {}
+        for loc, why in value_problems(metadata):  # escapes inside the text: checked as the file was
+            problems.append(
+                Problem(shown, why, source.line_of(where), dotted((*source.prefix, *where, *loc)))
+            )
+        if not isinstance(metadata, dict) or value_problems(metadata):
             return None, {}
     if not isinstance(metadata, dict) or OURS not in metadata:
         return None, dict(metadata) if isinstance(metadata, dict) else {}
@@ -267,8 +274,28 @@ def build(
         out.skip("specs", "import specs with `evalcore specs import`")
         return
     item = _item(fmt, shown, source, mapped, ours, problems)
-    if item is not None:
+    if item is not None and not _too_long(item, shown, source.line, problems):
         out.items.append((source.line, item))
+
+
+def _too_long(item: Conversation | Test, shown: str, line: int, problems: list[Problem]) -> bool:
+    """Record a problem for each value longer than the store's column for it (a file's own ids and our
+    fields from a file are untrusted); True if there was one."""
+    columns = {"id": t.items.c.id, "generator": t.items.c.generator, "spec_id": t.items.c.spec_id}
+    values = {name: getattr(item, name) for name in columns}
+    values["provenance.run_id"] = item.provenance.run_id
+    columns["provenance.run_id"] = t.items.c.run_id
+    turns = item.turns if isinstance(item, Conversation) else [*item.context, item.expected]
+    for turn in turns:
+        values[f"turns[{turn.index}].query_type"] = turn.query_type
+        columns[f"turns[{turn.index}].query_type"] = t.judgments.c.query_type
+    found = False
+    for name, value in values.items():
+        limit = columns[name].type.length
+        if isinstance(value, str) and len(value) > limit:
+            problems.append(Problem(shown, f"too long: {len(value)} characters, at most {limit}", line, name))
+            found = True
+    return found
 
 
 def _item(
