@@ -85,7 +85,7 @@ def _stored(store: Store, project_id: str, kind: str) -> dict[str, dict]:
 
 @pytest.mark.parametrize(
     ("fmt", "kind"),
-    [(f, k) for f, w in WRITERS.items() if f != "hf" for k in w.kinds if k != "spec"],
+    [(f, k) for f, w in WRITERS.items() if f != "hf" for k in w.kinds if k not in ("spec", "persona")],
 )
 def test_round_trip_keeps_every_item_whole(filled, tmp_path, fmt, kind):
     store, project_id = filled
@@ -357,3 +357,26 @@ def test_imported_items_are_played_judged_and_reported_like_ours(filled):
     assert {s["id"] for s in log["samples"]} == {"langfuse-faq-1", "langfuse-faq-2"}
     report = build_report(store, [outcome.run.id])
     assert report.overall["n"] == 2  # the test's expected reply and the conversation's assistant turn
+
+
+def test_personas_go_to_promptfoos_simulated_user_and_come_back_as_a_note(filled):
+    from evalcore.generators.simulation.personas import add_persona
+    from evalcore.models import Persona
+
+    store, project_id = filled
+    persona = Persona(persona_id="hurried-rider", type="challenging", task="get a refund for a late bike",
+                      profile={"name": "Mo", "interaction_style": ["short messages"]})  # fmt: skip
+    item_id = add_persona(store, project_id, persona, "ana")
+    text = "\n".join(export_format(store, project_id, "promptfoo", "persona"))
+    (test,) = yaml.safe_load(text)
+    assert "get a refund for a late bike" in test["vars"]["instructions"]
+    assert "short messages" in test["vars"]["instructions"]
+    assert test["metadata"]["evalcore"] == {
+        "kind": "persona",
+        "id": item_id,
+        "persona": persona.model_dump(mode="json"),
+    }
+    with pytest.raises(ValidationFailed, match="no promptfoo record"):
+        import_text(store, project_id, "promptfoo", text, "personas.yaml")
+    with pytest.raises(UsageError, match="'deepeval' has no place for personas"):
+        check_export("deepeval", "persona")

@@ -81,3 +81,29 @@ def test_promptfoo_eval_runs_our_suite_offline_and_agrees_with_our_assertions(fi
         kinds = [c["assertion"]["type"] for c in components[len(mapped) :]]
         assert kinds in ([], ["llm-rubric"], ["tool-call-f1"]), kinds
     assert compared == 4  # the reply test's contains, not_regex, contains_any and max_words
+
+
+@pytest.mark.skipif(
+    not PROMPTFOO.exists(), reason="promptfoo is not installed: `bash scripts/setup.sh --test`"
+)
+def test_promptfoo_validates_a_simulated_user_config_of_our_personas(filled, tmp_path):  # noqa: F811
+    from evalcore.generators.simulation.personas import add_persona
+    from evalcore.models import Persona
+
+    store, project_id = filled
+    add_persona(
+        store, project_id, Persona(persona_id="p1", profile="A calm retiree.", task="rent a bike"), "ana"
+    )
+    write_lines(export_format(store, project_id, "promptfoo", "persona"), tmp_path / "personas.yaml")
+    config = {
+        "prompts": ["{{instructions}}"],
+        "providers": ["echo"],
+        "defaultTest": {"provider": {"id": "promptfoo:simulated-user", "config": {"maxTurns": 5}}},
+        "tests": ["file://personas.yaml"],
+    }
+    (tmp_path / "promptfooconfig.yaml").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
+           "PROMPTFOO_CONFIG_DIR": str(tmp_path / "config")}  # fmt: skip
+    command = [str(PROMPTFOO), "validate", "config", "-c", "promptfooconfig.yaml"]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

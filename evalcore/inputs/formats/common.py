@@ -44,7 +44,7 @@ class Foreign(BaseModel):
 class Ours(Record):
     """Our fields of an item, as our exporters write them into a format's metadata."""
 
-    kind: Literal["conversation", "test", "spec"] = Field(description="What the item is here.")
+    kind: Literal["conversation", "test", "spec", "persona"] = Field(description="What the item is here.")
     id: str = Field(description="The item's id in the store it was exported from.")
     generator: str | None = Field(default=None, description="The generator that made it.")
     spec_id: str | None = Field(default=None, description="The spec it exercises.")
@@ -57,6 +57,7 @@ class Ours(Record):
     expected: Turn | None = Field(default=None, description="A test's expected turn.")
     assertions: list[dict[str, Any]] = Field(default_factory=list, description="A test's assertions.")
     spec: dict[str, Any] | None = Field(default=None, description="A spec's fields, for a spec.")
+    persona: dict[str, Any] | None = Field(default=None, description="A persona's fields, for a persona.")
 
 
 @dataclass
@@ -272,6 +273,9 @@ def build(
     turn); a spec we exported is counted as skipped (specs come in through `evalcore specs import`)."""
     if ours is not None and ours.kind == "spec":
         out.skip("specs", "import specs with `evalcore specs import`")
+        return
+    if ours is not None and ours.kind == "persona":
+        out.skip("personas", "import personas with `evalcore simulations personas import`")
         return
     item = _item(fmt, shown, source, mapped, ours, problems)
     if item is not None and not _too_long(item, shown, source.line, problems):

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from evalcore.errors import UsageError
+from evalcore.generators.simulation.personas import list_personas
 from evalcore.items.current import read_items
 from evalcore.items.store_ops import TEST_KIND
 from evalcore.reports.formats import (
@@ -89,6 +90,10 @@ def export_format(store: Store, project_id: str, fmt: str, kind: str) -> Iterato
     """The lines of a file in format `fmt` holding every current item of `kind` of a project."""
     writer = check_export(fmt, kind)
     store.project(project_id)
+    if kind == promptfoo.PERSONA_KIND:  # personas have a place in promptfoo only (its simulated user)
+        personas = list_personas(store, project_id)
+        yield from render(writer, [promptfoo.persona_record(i, p) for i, p in personas.items()])
+        return
     yield from render(writer, [writer.record(case) for case in cases(store, project_id, kind)])
 
 

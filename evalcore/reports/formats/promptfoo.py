@@ -6,20 +6,25 @@ contains_any/all -> icontains-any/all, regex, not_regex, max_words -> a javascri
 expected reply an `llm-rubric`, an expected tool call a `tool-call-f1` naming the tool. Ours that
 promptfoo has no form for (cannot_answer, answers) travel only in `metadata.evalcore`, with the rest of
 our fields.
+
+Personas are tests for promptfoo's simulated user (`defaultTest.provider: promptfoo:simulated-user` in
+the config): `vars.instructions` is who the persona is and what it wants done; the persona travels whole
+in `metadata.evalcore`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from evalcore.models import TurnRole
+from evalcore.models import Persona, TurnRole
 from evalcore.reports.formats.common import KIND as CONVERSATION
 from evalcore.reports.formats.common import OURS, SPEC_KIND, TEST_KIND, Case, messages, split_last
 
 NAME = "promptfoo"
 SUFFIX = "yaml"
 LAYOUT = "yaml"
-KINDS = (SPEC_KIND, CONVERSATION, TEST_KIND)
+PERSONA_KIND = "persona"
+KINDS = (SPEC_KIND, CONVERSATION, TEST_KIND, PERSONA_KIND)
 MAX_WORDS_JS = "output.trim().split(/\\s+/).length <= {n}"  # read back by evalcore.inputs.formats.promptfoo
 TEXT = {
     "contains": "icontains",
@@ -62,3 +67,26 @@ def record(case: Case) -> dict[str, Any]:
     elif expected is not None and expected.content:
         checks.append({"type": "llm-rubric", "value": expected.content})
     return {"description": case.title, "vars": variables, "assert": checks, "metadata": {OURS: case.ours}}
+
+
+def _who(persona: Persona) -> str:
+    """Who the persona is, as instructions to a simulated user."""
+    profile = persona.profile
+    if isinstance(profile, str):
+        return profile
+    lines = [f"You are {profile.name}" + (f", {profile.age}" if profile.age is not None else "") + "."]
+    lines += profile.background_info
+    if profile.personality:
+        lines.append("Personality: " + ", ".join(f"{k} {v}" for k, v in profile.personality.items()))
+    if profile.interaction_style:
+        lines.append("How you write: " + "; ".join(profile.interaction_style))
+    return "\n".join(lines)
+
+
+def persona_record(item_id: str, persona: Persona) -> dict[str, Any]:
+    """One test for promptfoo's simulated user, played as the persona."""
+    who = _who(persona)
+    instructions = f"{who}\n\nWhat you want done: {persona.task}".strip()
+    ours = {"kind": PERSONA_KIND, "id": item_id, "persona": persona.model_dump(mode="json")}
+    title = f"persona {persona.persona_id} ({persona.type})"
+    return {"description": title, "vars": {"instructions": instructions}, "metadata": {OURS: ours}}
