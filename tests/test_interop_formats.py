@@ -380,3 +380,23 @@ def test_personas_go_to_promptfoos_simulated_user_and_come_back_as_a_note(filled
         import_text(store, project_id, "promptfoo", text, "personas.yaml")
     with pytest.raises(UsageError, match="'deepeval' has no place for personas"):
         check_export("deepeval", "persona")
+
+
+def test_an_import_and_its_refusal_on_both_backends(store):
+    """On PostgreSQL too (it enforces column lengths where SQLite does not): a good file is written
+    whole, and a file with an id longer than the store's column is refused before anything is written."""
+    project_id = import_project(store, SAMPLE_PROJECT).project_id
+    good = (
+        '{"input": "Hours?", "ideal": "9 to 6"}\n'
+        '{"input": [{"role": "user", "content": "Hi"}], "ideal": "Hello"}\n'
+    )
+    done = import_text(store, project_id, "openai-evals", good, "samples.jsonl")
+    assert len(done.result.tests) == 2
+    ours = {"kind": "test", "id": "x" * 65}
+    bad = good.replace('"ideal": "9 to 6"}', '"ideal": "9 to 6", "evalcore": ' + json.dumps(ours) + "}")
+    bad = bad.replace("Hours?", "Opening hours?")
+    with pytest.raises(
+        ValidationFailed, match=r"samples.jsonl:1 \[id\]: too long: 65 characters, at most 64"
+    ):
+        import_text(store, project_id, "openai-evals", bad, "samples.jsonl")
+    assert len(store.list_current(project_id, "test")) == 2
