@@ -1,6 +1,6 @@
 """The README's DeepEval and promptfoo round trips run as written (section "Other tools' formats"):
 evalcore's lines through the CLI in this process, the DeepEval line with this interpreter (DeepEval from
-the `interop` extra), the promptfoo line with the promptfoo `scripts/setup.sh --test` installs."""
+.venv-interop), the promptfoo line with the promptfoo `scripts/setup.sh --test` installs."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from import_cases import cli
+from test_interop_libraries import INTEROP_PYTHON
 from test_interop_promptfoo import PROMPTFOO
 
 from evalcore.cli.main import SAMPLE_PROJECT
@@ -30,9 +30,9 @@ def _run(line: str, cwd: Path) -> None:
         if words[0] == ".venv/bin/evalcore":
             result = cli(*words[1:])
             assert result.exit_code == 0, (part, result.output)
-        elif words[0] == ".venv/bin/python":
+        elif words[0] == ".venv-interop/bin/python":
             env = {**os.environ, "DEEPEVAL_TELEMETRY_OPT_OUT": "YES"}
-            subprocess.run([sys.executable, *words[1:]], cwd=cwd, env=env, check=True, timeout=300)
+            subprocess.run([str(INTEROP_PYTHON), *words[1:]], cwd=cwd, env=env, check=True, timeout=300)
         elif words[0] == "npx":
             env = {**os.environ, "PROMPTFOO_DISABLE_TELEMETRY": "1", "PROMPTFOO_DISABLE_UPDATE": "1",
                    "PROMPTFOO_CONFIG_DIR": str(cwd / "promptfoo"), "OPENAI_API_KEY": ""}  # fmt: skip
@@ -44,10 +44,10 @@ def _run(line: str, cwd: Path) -> None:
 
 
 @pytest.mark.skipif(
-    not PROMPTFOO.exists(), reason="promptfoo is not installed: `bash scripts/setup.sh --test`"
+    not PROMPTFOO.exists() or not INTEROP_PYTHON.exists(),
+    reason="promptfoo or .venv-interop is not installed: `bash scripts/setup.sh --test`",
 )
 def test_the_deepeval_and_promptfoo_round_trips_run_as_written(tmp_path, monkeypatch):
-    pytest.importorskip("deepeval")
     assert len(BLOCKS) == 2
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "sample").symlink_to(SAMPLE_PROJECT)
