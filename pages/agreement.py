@@ -27,6 +27,7 @@ from evalcore.review import (
     unassign,
 )
 from pages._common import current_actor, current_project, current_user, guarded, md, show_error, store_or_stop
+from pages._interop import export_picker
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -262,6 +263,9 @@ def _export_section() -> None:
             disabled=not counts[tier],
             on_click="ignore",
         )
+    st.caption("Every conversation or test in another tool's format (tiers and provenance travel in it).")
+    kind = st.radio("Items", ["conversation", "test"], horizontal=True, key="interop_kind")
+    export_picker(store, project_id, kind, "agreement_interop")
 
 
 tabs = st.tabs(

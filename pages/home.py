@@ -10,6 +10,7 @@ from evalcore.inputs.archive import import_archive
 from evalcore.reports.status import project_status, tier_counts
 from evalcore.review import QueueFilter, queue_page
 from pages._common import current_actor, current_project, current_user, md, show_error, store_or_stop
+from pages._interop import import_picker
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where each stage is worked on; a link appears once its page exists.
@@ -102,6 +103,13 @@ if user:
         st.page_link("pages/annotate.py", label="Review them", icon=":material/rate_review:")
 else:
     st.caption("Type your name in the sidebar to see the conversations waiting for you.")
+
+with st.expander("Import tests or conversations from another tool"):
+    st.caption(
+        "DeepEval goldens, Ragas testsets, promptfoo tests, tau2-bench tasks, Inspect samples, Langfuse "
+        "items, LangSmith examples or OpenAI evals samples become tests and conversations of this project."
+    )
+    import_picker(store, project_id, "home_interop")
 
 with st.expander("Documents, tools and procedures"):
     st.dataframe(

@@ -36,6 +36,7 @@ from pages._common import (
     show_flash,
     store_or_stop,
 )
+from pages._interop import export_picker
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -383,3 +384,4 @@ with io_col, st.expander("Import or export specs"):
         f"{project_id}-specs.feature",
         "text/plain",
     )
+    export_picker(store, project_id, "spec", "specs_interop")

@@ -34,4 +34,29 @@ fi
 # Bytecode compiled at install: where PYTHONDONTWRITEBYTECODE is set, nothing else writes it, and every
 # process (the CLI, a worker, the dashboard) would compile SQLAlchemy, pydantic and pandas from source.
 .venv/bin/uv pip install --python .venv/bin/python -q --compile-bytecode -e ".[dev]"
+
+# The other tools' libraries (the `interop` extra: DeepEval, Ragas, Inspect AI, Langfuse, LangSmith), for
+# the format round trips of tests/inputs/test_interop_libraries.py, in a virtualenv of their own: resolved with
+# evalcore's dependencies they would pin older openai, click and rich for the whole test suite.
+if [ "$with_test" = 1 ]; then
+  [ -x .venv-interop/bin/python ] || python3 -m venv .venv-interop
+  .venv/bin/uv pip install --python .venv-interop/bin/python -q --compile-bytecode -r pyproject.toml --extra interop
+fi
+
+# promptfoo (npm), for the round trip of tests/inputs/test_interop_promptfoo.py: `promptfoo eval` run offline on an
+# exported suite. It needs Node.js >= 20.20 (Debian 12 ships 18: the test is then skipped, and says why);
+# about 1.4 GB in .promptfoo/node_modules.
+PROMPTFOO_VERSION=0.121.20
+if [ "$with_test" = 1 ]; then
+  node_version=$(node -p 'process.versions.node' 2>/dev/null || echo 0)
+  if printf '20.20.0\n%s\n' "$node_version" | sort -V -C && command -v npm >/dev/null; then
+    installed=$(node -p "require('./.promptfoo/node_modules/promptfoo/package.json').version" 2>/dev/null || true)
+    if [ "$installed" != "$PROMPTFOO_VERSION" ]; then
+      echo "setup: installing promptfoo $PROMPTFOO_VERSION from npm into .promptfoo"
+      npm install --prefix .promptfoo --no-audit --no-fund --silent "promptfoo@$PROMPTFOO_VERSION"
+    fi
+  else
+    echo "setup: promptfoo needs Node.js >= 20.20 and npm (found node $node_version): its round trip is skipped"
+  fi
+fi
 echo "setup: ready (.venv)"

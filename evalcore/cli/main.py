@@ -17,6 +17,7 @@ from evalcore.cli.common import DbOption, ProjectOption, emit, friendly
 from evalcore.cli.common import open_store as _store
 from evalcore.cli.common import project_id_of as _project_id
 from evalcore.cli.conversations import app as conversations_app
+from evalcore.cli.interop import FormatOption, RunOption
 from evalcore.cli.procedures import app as procedures_app
 from evalcore.cli.runs import app as runs_app
 from evalcore.cli.scenarios import app as scenarios_app
@@ -26,6 +27,7 @@ from evalcore.cli.toolcases import app as toolcases_app
 from evalcore.cli.toolcases import rubrics_app
 from evalcore.cli.users import app as users_app
 from evalcore.cli.users import audit as audit_command
+from evalcore.errors import UsageError
 from evalcore.store.location import DATABASE_URL_ENV
 
 app = typer.Typer(
@@ -67,14 +69,24 @@ def init(db: DbOption = None) -> None:
 @friendly
 def import_(
     path: Annotated[
-        Path, typer.Argument(help="Project folder (system.yaml, documents/, tables/, ...) or .zip.")
+        Path,
+        typer.Argument(
+            help="Project folder (system.yaml, documents/, tables/, ...) or .zip; with --format, a file."
+        ),
     ],
     project: Annotated[
         str | None, typer.Option("--project", "-p", help="Project id (default: the card's id).")
     ] = None,
+    fmt: FormatOption = None,
     db: DbOption = None,
 ) -> None:
-    """Validate a project folder whole and import it; a folder with problems changes nothing."""
+    """Validate a project folder whole and import it; a folder with problems changes nothing. With
+    --format, a file of another tool's tests into a project (the only or first one, or --project)."""
+    if fmt is not None:
+        from evalcore.cli.interop import import_format
+
+        import_format(fmt, path, project, db)
+        return
     from evalcore.inputs import import_project
     from evalcore.inputs.archive import import_archive
 
@@ -114,15 +126,28 @@ def status(project: ProjectOption = None, db: DbOption = None) -> None:
 @friendly
 def export(
     what: Annotated[
-        str, typer.Argument(help="'inputs', or an item kind: spec, conversation, test, persona.")
+        str,
+        typer.Argument(
+            help="'inputs', or an item kind: spec, conversation, test, persona (with --format: results)."
+        ),
     ],
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="File to write (default: standard output).")
     ] = None,
     project: ProjectOption = None,
+    fmt: FormatOption = None,
+    run: RunOption = None,
     db: DbOption = None,
 ) -> None:
-    """Export a project's inputs (JSON) or its items of one kind (JSONL)."""
+    """Export a project's inputs (JSON) or its items of one kind (JSONL); with --format, its specs,
+    conversations or tests (or a run's results) in another tool's format."""
+    if fmt is not None:
+        from evalcore.cli.interop import export_format
+
+        export_format(fmt, what, out, run, project, db)
+        return
+    if run is not None:
+        raise UsageError("--run exports a run's results in Inspect's eval log: give --format inspect")
     from evalcore.items.exports import export_lines
 
     store = _store(db, existing=True)

@@ -218,12 +218,21 @@ def import_jsonl(store: Store, project_id: str, path: Path | str, kind: str | No
         raise ValidationFailed(problems, f"JSONL file {shown}")
     items = parse_jsonl(text, shown, kind)
     lines = [n for n, raw in enumerate(text.splitlines(), start=1) if raw.strip()]
+    return add_checked(store, project_id, shown, list(zip(lines, items, strict=True)), f"JSONL file {shown}")
+
+
+def add_checked(
+    store: Store, project_id: str, shown: str, numbered: list[tuple[int, Conversation | Test]], what: str
+) -> ImportResult:
+    """Check parsed items (each with its line) against the project (its specs, its tools, the ids already
+    stored), then add them all in one transaction; any problem raises ValidationFailed and changes
+    nothing. Every importer of items ends here (JSONL, and the other tools' formats)."""
     specs = {rev.item_id for rev in store.list_current(project_id, SPEC_KIND)}
     clashes = []
-    tests_seen = [(n, i) for n, i in zip(lines, items, strict=True) if isinstance(i, Test)]
+    tests_seen = [(n, i) for n, i in numbered if isinstance(i, Test)]
     if tests_seen:
-        clashes += _test_problems(store, project_id, shown, tests_seen, {i.id for i in items})
-    for number, item in zip(lines, items, strict=True):
+        clashes += _test_problems(store, project_id, shown, tests_seen, {i.id for _, i in numbered})
+    for number, item in numbered:
         if item.spec_id is not None and item.spec_id not in specs:
             clashes.append(
                 Problem(shown, f"no spec '{item.spec_id}' in project {project_id}", number, "spec_id")
@@ -234,10 +243,10 @@ def import_jsonl(store: Store, project_id: str, path: Path | str, kind: str | No
             continue
         clashes.append(Problem(shown, f"an item with id '{item.id}' is already in the store", number, "id"))
     if clashes:
-        raise ValidationFailed(clashes, f"JSONL file {shown}")
+        raise ValidationFailed(clashes, what)
     conversations, tests = [], []
     with store.write() as conn:
-        for item in items:
+        for _, item in numbered:
             if isinstance(item, Conversation):
                 conversations.append(add_conversation(store, project_id, item, conn=conn))
             else:
