@@ -1,4 +1,4 @@
-"""The other tools' side of the round trips in tests/test_interop_libraries.py, run by the interpreter of
+"""The other tools' side of the round trips in tests/inputs/test_interop_libraries.py, run by the interpreter of
 .venv-interop (where DeepEval, Ragas, Inspect AI, Langfuse and LangSmith are installed, apart from
 evalcore's environment): `python interop_side.py ACTION PATH`. A `load-*` action reads our file with the
 library's own loader and models and prints what they hold as JSON; a `write-*` action writes a file as
