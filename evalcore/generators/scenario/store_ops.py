@@ -17,6 +17,7 @@ from evalcore.errors import Problem, ValidationFailed
 from evalcore.generators.scenario.domain import Domain
 from evalcore.generators.scenario.format import file_name, parse_scenario, read_scenarios, to_yaml
 from evalcore.generators.scenario.records import Scenario
+from evalcore.inputs.paths import path_inside, safe_file_name
 from evalcore.store import Revision, Store
 from evalcore.store.store import new_id
 
@@ -175,13 +176,17 @@ def export_scenarios(store: Store, project_id: str, out: Path) -> list[Path]:
 def write_files(out: Path, files: Sequence[tuple[str, str, str]]) -> list[Path]:
     """Write each (file name, text, tag) to its own file in `out` (created if missing), a name already
     written getting `_<tag>` before its suffix; return the files written."""
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
+    named: list[tuple[str, str]] = []
     taken: set[str] = set()
     for name, text, tag in files:
         if name in taken:  # e.g. two scenarios imported from files of one name in different folders
             name = f"{Path(name).stem}_{tag}{Path(name).suffix}"
-        taken.add(name)
+        taken.add(safe_file_name(name, "scenario file name"))  # every name checked before any file is written
+        named.append((name, text))
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, text in named:
+        path_inside(out, name, "scenario file name")
         path = out / name
         partial = path.with_name(path.name + ".partial")
         partial.write_text(text, encoding="utf-8")
