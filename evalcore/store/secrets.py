@@ -6,6 +6,10 @@ name here, whatever the name is (`BOT_AUTH` as much as `OPENAI_API_KEY`). `redac
 every registered variable, and of every variable named like a credential (KEY, TOKEN, SECRET, PASSWORD),
 with '***', in the forms a server may quote it back (as is, JSON-escaped, URL-encoded).
 
+A URL's password (a store's `postgresql://user:password@host/db`, a queue's `redis://:password@host`, a
+`?password=` in its query) is masked by `mask_url`, the one function every page, command, log and error
+shows a URL through; `redact` applies it to every URL in a text too, whatever variable it came from.
+
 It is applied where text leaves the process, so a server that echoes a key in an error cannot put it on
 disk, in a log, in an export or on a page:
 - the store redacts every text parameter of every statement it executes (`redact_parameters`, hooked
@@ -72,7 +76,31 @@ def credential_values() -> tuple[str, ...]:
     return _forms(tuple(v for v in values if len(v) >= MIN_LENGTH))
 
 
+# The userinfo of a URL (`scheme://user:password@`): the password runs to the last '@' before the host, so
+# a password holding '@' or ':' is masked whole, as libpq reads it.
+_URL_PASSWORD = re.compile(
+    r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@'\"]*:)(?P<password>[^\s'\"]*)@(?=[^@\s'\"]*(?:[\s/?'\"]|$))"
+)
+# Query parameters and libpq key=value pairs that hold a password (`?password=...`, `sslpassword=...`);
+# only password names: other words (`key=`, `token=`) are ordinary in conversations and tool documents.
+_QUERY_SECRET = re.compile(
+    r"(?P<head>(?:^|[?&\s;])[A-Za-z_]*(?:password|passwd|pwd)=)(?P<value>[^&\s;'\"]*)", re.IGNORECASE
+)
+
+
+def mask_url(text: str) -> str:
+    """`text` (a URL, or any text holding URLs or libpq `key=value` settings) with every password in a
+    URL's userinfo and every credential-named query parameter replaced by '***'. It never parses, so a
+    URL SQLAlchemy cannot read is masked too."""
+    if "://" in text:  # cheap checks first: the store masks every text parameter of every statement
+        text = _URL_PASSWORD.sub(lambda m: f"{m['head']}{MASK}@" if m["password"] else m[0], text)
+    if "=" in text:
+        text = _QUERY_SECRET.sub(lambda m: f"{m['head']}{MASK}" if m["value"] else m[0], text)
+    return text
+
+
 def _replace(text: str, values: tuple[str, ...]) -> str:
+    text = mask_url(text)
     for value in values:
         if value in text:
             text = text.replace(value, MASK)
@@ -100,16 +128,13 @@ def _redact_any(value: Any, values: tuple[str, ...]) -> Any:
 
 def redact_parameters(parameters: Any) -> Any:
     """A statement's parameters (a tuple, a dict, or a list of them) with credentials redacted."""
-    values = credential_values()
-    return _redact_any(parameters, values) if values else parameters
+    return _redact_any(parameters, credential_values())
 
 
 def _redacting_factory(previous: Any) -> Any:
     def make(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = previous(*args, **kwargs)
         values = credential_values()
-        if not values:
-            return record
         try:
             message = record.getMessage()
         except Exception:  # malformed arguments: logging reports them itself when it formats the record
