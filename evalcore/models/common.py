@@ -26,6 +26,20 @@ def chart_label(text: object) -> str:
     return str(text).replace("&", "＆").replace("<", "‹").replace(">", "›")
 
 
+# OWASP's CSV injection guidance: a cell starting with one of these is read as a formula by Excel,
+# LibreOffice or Google Sheets (tab and carriage return too, which some of them strip first).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value: object) -> object:
+    """`value` as a CSV cell that no spreadsheet runs: text starting with = + - @ tab or carriage return
+    gets a leading apostrophe (OWASP), so it shows as the text it is. Numbers stay numbers (a negative
+    number is no formula). Every CSV the product writes passes its header and cells through here."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def content_hash(value: Any) -> str:
     """A stable hash of a JSON-serialisable value (canonical JSON, sorted keys)."""
     blob = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
