@@ -20,6 +20,7 @@ from evalcore.store.engine import create_engine, redact
 from evalcore.store.location import database_url
 from evalcore.store.migrations import migrate
 from evalcore.store.runs import RunTables
+from evalcore.store.space import reported_full
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,13 @@ class Store(RunTables):
 
     @contextmanager
     def write(self) -> Iterator[sa.Connection]:
-        """A write transaction: committed when the block ends, rolled back whole if it raises."""
-        with self.engine.connect().execution_options(evalcore_write=True) as conn, conn.begin():
+        """A write transaction: committed when the block ends, rolled back whole if it raises (a full disk
+        raises StoreFullError, one line)."""
+        with (
+            reported_full(self.display_url),
+            self.engine.connect().execution_options(evalcore_write=True) as conn,
+            conn.begin(),
+        ):
             yield conn
 
     @contextmanager
