@@ -19,6 +19,7 @@ from evalcore.store import schema as t
 from evalcore.store.engine import create_engine, redact
 from evalcore.store.location import database_url
 from evalcore.store.migrations import migrate
+from evalcore.store.outage import reported_unreachable
 from evalcore.store.runs import RunTables
 from evalcore.store.space import reported_full
 
@@ -110,6 +111,7 @@ class Store(RunTables):
         """A write transaction: committed when the block ends, rolled back whole if it raises (a full disk
         raises StoreFullError, one line)."""
         with (
+            reported_unreachable(self.display_url),
             reported_full(self.display_url),
             self.engine.connect().execution_options(evalcore_write=True) as conn,
             conn.begin(),
@@ -118,8 +120,8 @@ class Store(RunTables):
 
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
-        """A read-only transaction."""
-        with self.engine.connect() as conn, conn.begin():
+        """A read-only transaction (a lost store raises StoreUnreachableError, one line)."""
+        with reported_unreachable(self.display_url), self.engine.connect() as conn, conn.begin():
             yield conn
 
     # ----------------------------------------------------------------- projects
