@@ -321,8 +321,11 @@ def import_probes(reference: Path | None, root: Path) -> list[tuple[str, Callabl
         if reference is not None:
             probes.append((f"ChatChecker user_name {shown}", chatchecker_import(reference, escape)))
     # values that must be refused at their line
-    record = conversation_record("c-num", "hi")
-    big_line = json.dumps(record)[:-1] + f', "extra": {HUGE}}}'
+    record = conversation_record("c-num", "hi") | {"metadata": {"score": "NUMBER"}}
+
+    def number_line(number: str) -> str:  # in the conversation's free-form metadata, which takes any JSON
+        return json.dumps(record).replace('"NUMBER"', number)
+
     probes += [
         ("CSV cell of 131,073 characters", sample_with(lambda p: _long_cell(p / "tables" / "stores.csv"))),
         (
@@ -357,9 +360,9 @@ def import_probes(reference: Path | None, root: Path) -> list[tuple[str, Callabl
             "5,000-digit integer in a procedure YAML",
             sample_with(lambda p: _prepend(p / "procedures" / "track_order.yaml", f"priority: {HUGE}\n")),
         ),
-        ("5,000-digit integer in a JSONL line", jsonl_import([big_line])),
-        ("NaN in a JSONL line", jsonl_import([json.dumps(record)[:-1] + ', "extra": NaN}'])),
-        ("Infinity in a JSONL line", jsonl_import([json.dumps(record)[:-1] + ', "extra": Infinity}'])),
+        ("5,000-digit integer in a JSONL line", jsonl_import([number_line(HUGE)])),
+        ("NaN in a JSONL line", jsonl_import([number_line("NaN")])),
+        ("Infinity in a JSONL line", jsonl_import([number_line("Infinity")])),
     ]
     return probes  # fmt: skip
 
