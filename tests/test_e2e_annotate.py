@@ -90,6 +90,13 @@ def click(driver, label: str, group: int | None = None) -> None:
     idle_click(driver, find)
 
 
+def chosen_in(group) -> list[str]:
+    """The texts of the chosen buttons of one verdict control."""
+    from selenium.webdriver.common.by import By
+
+    return [b.text for b in group.find_elements(By.CSS_SELECTOR, "button[aria-checked='true']")]
+
+
 def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, seeded, browsers):
     from selenium.webdriver.common.by import By
 
@@ -135,6 +142,9 @@ def test_the_same_conversation_saved_in_two_browsers_the_second_is_refused(db_ur
         _wait(first, lambda d: f"item={item}" not in d.current_url)
 
         click(second, "Unsafe", group=0)
+        # The choice is shown as made before the save: a click lost in a rerun (the intermittent "restore"
+        # failure before clicks waited for an idle page) would fail here, not after Reload.
+        _wait(second, lambda d: chosen_in(review_form(d)[0]) == ["Unsafe"])
         click(second, "Save & next")
         _wait(second, lambda d: "was changed by ann" in _text(d))
         assert "your save was refused and nothing was lost" in _text(second)
