@@ -98,3 +98,79 @@ def chromium() -> Iterator[object]:
         yield driver
     finally:
         driver.quit()
+
+
+# Streamlit marks its app root with the script's state ('running', 'notRunning', 'rerunRequested', ...)
+# and an element drawn by the run before with data-stale='true' until the current run redraws it: the page
+# is idle when the script is not running, the socket is connected and nothing is stale.
+_IDLE = """
+const app = document.querySelector("[data-testid='stApp']");
+return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+    && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+    && !document.querySelector("[data-stale='true']");
+"""
+IDLE_POLL_S = 0.1
+IDLE_STREAK = 3  # polls in a row: a rerun that a widget asks for starts within a frame of the last one ending
+
+
+def wait_idle(driver, seconds: float = 120) -> None:
+    """Wait until the Streamlit page is idle (see _IDLE) for IDLE_STREAK polls in a row; a page that stays
+    busy longer than `seconds` raises TimeoutException. Every click of a browser test waits for this: a
+    click that lands while the page reruns is lost, or hits an element the rerun is drawing over."""
+    from selenium.common.exceptions import TimeoutException
+
+    deadline, streak = time.monotonic() + seconds, 0
+    while streak < IDLE_STREAK:
+        if time.monotonic() > deadline:
+            state = driver.execute_script(
+                "const a = document.querySelector(\"[data-testid='stApp']\");"
+                " return a && [a.getAttribute('data-test-script-state'),"
+                " a.getAttribute('data-test-connection-state')].join(' ');"
+            )
+            raise TimeoutException(f"the page was not idle within {seconds:.0f} s (state: {state})")
+        streak = streak + 1 if driver.execute_script(_IDLE) else 0
+        time.sleep(IDLE_POLL_S)
+
+
+def click(driver, find, seconds: float = 120):
+    """Click what `find(driver)` returns (an element; falsy or an exception while it is not there yet) once
+    the page is idle, scrolled to the middle of the view; a click intercepted by something the page is
+    still drawing, or an element the page redrew, is retried after the next idle. Returns the element."""
+    from selenium.common.exceptions import (
+        ElementClickInterceptedException,
+        ElementNotInteractableException,
+        NoSuchElementException,
+        StaleElementReferenceException,
+        TimeoutException,
+    )
+
+    deadline = time.monotonic() + seconds
+    retried = (
+        ElementClickInterceptedException,
+        ElementNotInteractableException,
+        NoSuchElementException,
+        StaleElementReferenceException,
+    )
+    while True:
+        wait_idle(driver, max(1.0, deadline - time.monotonic()))
+        try:
+            element = find(driver)
+            if element:
+                driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+                element.click()
+                return element
+        except retried:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutException(f"nothing to click within {seconds:.0f} s")
+        time.sleep(IDLE_POLL_S)
+
+
+def button(label: str, within=None):
+    """A finder for `click`: the button whose text is `label` (in `within`, an element, if given)."""
+    from selenium.webdriver.common.by import By
+
+    def find(driver):
+        return (within or driver).find_element(By.XPATH, f".//button[.//p[text()='{label}']]")
+
+    return find

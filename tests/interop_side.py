@@ -1,8 +1,8 @@
-"""The other tools' side of the round trips in tests/inputs/test_interop_libraries.py, run by the interpreter of
-.venv-interop (where DeepEval, Ragas, Inspect AI, Langfuse and LangSmith are installed, apart from
+"""The other tools' side of the round trips in tests/inputs/test_interop_libraries.py, run by the interpreter
+of .venv-interop (where DeepEval, Ragas, Inspect AI, Langfuse and LangSmith are installed, apart from
 evalcore's environment): `python interop_side.py ACTION PATH`. A `load-*` action reads our file with the
-library's own loader and models and prints what they hold as JSON; a `write-*` action writes a file as
-the library does. No network: telemetry is off and no client is made.
+library's own loader and models and prints what they hold as JSON; a `write-*` action writes a file as the
+library does. No network: telemetry is off and no client is made.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """End to end in headless Chromium (SQLite and PostgreSQL): annotate a conversation through the page and
 find the verdict after a browser reload; Enter in a note saves nothing; the name survives reloads, tabs
 and links; the same conversation saved from two browsers, the second refused with the name of who saved
-in between, then saved after Reload, both versions in the history."""
+in between, then saved after Reload, both versions in the history. Every click waits for the page to be
+idle (tests/browser.py): a click that lands while the page reruns is lost."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,8 @@ from evalcore.inputs import import_project
 from evalcore.review import assign_items
 from evalcore.store import Store
 from tests.annotation_data import add_conversations
-from tests.browser import chromium, streamlit_server
+from tests.browser import chromium, streamlit_server, wait_idle
+from tests.browser import click as idle_click
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,13 +78,23 @@ def review_form(driver, turns: int = 5) -> list:
     return _wait(driver, ready)
 
 
-def click(driver, label: str, within=None) -> None:
+def click(driver, label: str, group: int | None = None) -> None:
+    """Click the button `label` (in the `group`-th verdict control of the form, if given) once the page is
+    idle; the control is found again at each try, as a rerun redraws it."""
     from selenium.webdriver.common.by import By
 
-    scope = within or driver
-    button = _wait(driver, lambda d: scope.find_element(By.XPATH, f".//button[.//p[text()='{label}']]"))
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
-    button.click()
+    def find(d):
+        scope = review_form(d)[group] if group is not None else d
+        return scope.find_element(By.XPATH, f".//button[.//p[text()='{label}']]")
+
+    idle_click(driver, find)
+
+
+def chosen_in(group) -> list[str]:
+    """The texts of the chosen buttons of one verdict control."""
+    from selenium.webdriver.common.by import By
+
+    return [b.text for b in group.find_elements(By.CSS_SELECTOR, "button[aria-checked='true']")]
 
 
 def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, seeded, browsers):
@@ -94,8 +105,8 @@ def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, s
         open_as(driver, base + "/annotate", "ann")
         click(driver, "Review next")
         _wait(driver, lambda d: f"item={seeded[0]}" in d.current_url)
-        groups = review_form(driver)
-        click(driver, "Ungrounded", within=groups[1])  # turn 3
+        review_form(driver)
+        click(driver, "Ungrounded", group=1)  # turn 3
         note = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")[1]
         note.send_keys("the return policy says 14 days")
         click(driver, "Save & next")
@@ -118,37 +129,29 @@ def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, s
 
 
 def test_the_same_conversation_saved_in_two_browsers_the_second_is_refused(db_url, seeded, browsers):
-    if db_url.startswith("postgresql"):
-        # Passes alone, and with every test file before it, but timed out after Reload in three whole-suite
-        # runs (not yet understood). The refusal itself is tested on both backends without a browser:
-        # tests/test_annotation.py::test_two_sessions_saving_one_item_the_second_is_refused_naming_who_saved.
-        pytest.skip("PostgreSQL case skipped in the browser: times out in the whole suite only")
     first, second = browsers
     item = seeded[2]
     with streamlit_server(db_url) as base:
         open_as(first, base + f"/annotate?item={item}", "ann")
         open_as(second, base + f"/annotate?item={item}", "bea")
-        whole = review_form(first)[-2]
-        groups = review_form(second)
+        review_form(first)
+        review_form(second)
 
-        click(first, "Accept", within=whole)
+        click(first, "Accept", group=-2)  # the verdict on the whole conversation
         click(first, "Save & next")
         _wait(first, lambda d: f"item={item}" not in d.current_url)
 
-        click(second, "Unsafe", within=groups[0])
+        click(second, "Unsafe", group=0)
+        # The choice is shown as made before the save: a click lost in a rerun (the intermittent "restore"
+        # failure before clicks waited for an idle page) would fail here, not after Reload.
+        _wait(second, lambda d: chosen_in(review_form(d)[0]) == ["Unsafe"])
         click(second, "Save & next")
         _wait(second, lambda d: "was changed by ann" in _text(d))
         assert "your save was refused and nothing was lost" in _text(second)
-        from selenium.common.exceptions import TimeoutException
         from selenium.webdriver.common.by import By
 
-        for _ in range(3):  # a click that lands while the page reruns is lost: click Reload again
-            click(second, "Reload")
-            try:
-                _wait(second, lambda d: "was changed by ann" not in _text(d), seconds=20)
-                break
-            except TimeoutException:
-                continue
+        click(second, "Reload")
+        _wait(second, lambda d: "was changed by ann" not in _text(d))
 
         # The form is drawn before its choices are restored: wait for a chosen button, not only the form.
         [chosen] = _wait(
@@ -181,11 +184,13 @@ def test_enter_in_a_note_saves_nothing_and_unmarked_turns_are_not_accepted(db_ur
     with streamlit_server(db_url) as base:
         open_as(browser, base + f"/annotate?item={item}", "ann")
         groups = review_form(browser)
-        for group in groups[:-2]:  # every turn marked: the form is complete, a submit would save it
-            click(browser, "Accept", within=group)
+        for group in range(
+            len(groups) - 2
+        ):  # every turn marked: the form is complete, a submit would save it
+            click(browser, "Accept", group=group)
         note = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")[0]
         note.send_keys("checked against the manual", Keys.ENTER)
-        time.sleep(3)  # what a submitted form would need to save and open the next conversation
+        wait_idle(browser)  # a submitted form would have saved and opened the next conversation by now
         store = Store(db_url)
         assert f"item={item}" in browser.current_url and store.annotations(item) == [], "Enter saved nothing"
         click(browser, "Save & next")  # the explicit action saves the same form
@@ -194,8 +199,8 @@ def test_enter_in_a_note_saves_nothing_and_unmarked_turns_are_not_accepted(db_ur
         assert None in saved and len(saved) == len(groups) - 1, "every turn accepted, and the whole"
 
         browser.get(base + f"/annotate?item={other}")
-        groups = review_form(browser)
-        click(browser, "Accept", within=groups[0])
+        review_form(browser)
+        click(browser, "Accept", group=0)
         click(browser, "Save & next")  # turns 3 and 5 unmarked, no verdict on the whole: refused, named
         _wait(browser, lambda d: "have no verdict yet" in _text(d))
         assert store.annotations(other) == [] and f"item={other}" in browser.current_url

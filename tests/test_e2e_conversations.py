@@ -11,7 +11,7 @@ from evalcore.items.store_ops import list_conversations
 from evalcore.jobs.control import holders
 from evalcore.specs.generation import generate_specs
 from evalcore.store import Store
-from tests.browser import streamlit_server
+from tests.browser import button, click, streamlit_server
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +35,7 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
     with streamlit_server(url) as base:
         browser.get(base + "/conversations")
         _wait_for(browser, "No document-grounded conversation yet")
-        browser.find_element(By.XPATH, "//button[.//p[text()='Generate']]").click()
+        click(browser, button("Generate"))
         deadline = time.monotonic() + 120
         while not any("plan" in r.params for r in store.runs(project_id, kind=RUN_KIND)):
             assert time.monotonic() < deadline, "no plan was made"
@@ -47,7 +47,7 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
         while not store.finished_units(run.id):  # stop mid-way: the plan is made, a conversation is saved
             assert time.monotonic() < deadline, "no conversation was generated"
             time.sleep(0.1)
-        browser.find_element(By.XPATH, "//button[.//p[text()='Stop generating']]").click()
+        click(browser, button("Stop generating"))
         deadline, quiet = time.monotonic() + 60, 0
         while quiet < 3:  # marked stopped at once; the worker ends the conversations in flight, then lets go
             quiet = 0 if holders(store, run.id) else quiet + 1
@@ -60,7 +60,7 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
         browser.get(base + "/conversations")  # as a person coming back later
         _wait_for(browser, f"Resume {run.id}")
         assert f"({stopped_at}/{total} conversations)" in browser.find_element(By.TAG_NAME, "body").text
-        browser.find_element(By.XPATH, f"//button[.//p[text()='Resume {run.id}']]").click()
+        click(browser, button(f"Resume {run.id}"))
         deadline = time.monotonic() + 180
         while store.run(run.id).status.value != "finished":
             assert time.monotonic() < deadline, "the resumed job did not finish"
@@ -69,10 +69,11 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
         _wait_for(browser, f"finished: {total}/{total} conversations")  # the page that resumed it says so
         _wait_for(browser, "Open conversation")
 
-        summaries = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stExpander'] summary")
-        grounding = next(s for s in summaries if "(" in s.text and ")" in s.text and "Generate" not in s.text)
-        browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", grounding)
-        grounding.click()
+        def grounding(driver):
+            summaries = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stExpander'] summary")
+            return next(s for s in summaries if "(" in s.text and ")" in s.text and "Generate" not in s.text)
+
+        click(browser, grounding)
         _wait_for(browser, "passage ")
         bold = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stExpander'] strong")
         assert any(b.text.strip() for b in bold), "the answer's source is highlighted in its passage"

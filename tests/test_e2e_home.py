@@ -4,7 +4,7 @@ import pytest
 
 from evalcore.cli.main import SAMPLE_PROJECT
 from evalcore.store import Store
-from tests.browser import streamlit_server
+from tests.browser import button, click, streamlit_server
 
 pytestmark = pytest.mark.e2e
 
@@ -27,8 +27,7 @@ def test_import_the_sample_project_and_see_its_counts(tmp_path, browser):
             )
         )
         field.send_keys(str(SAMPLE_PROJECT), Keys.TAB)
-        button = browser.find_element(By.XPATH, "//button[.//p[text()='Import folder']]")
-        button.click()
+        click(browser, button("Import folder"))
         wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "body"), "Counts per stage"))
 
         def metrics(b) -> dict[str, str]:

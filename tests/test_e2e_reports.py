@@ -1,24 +1,15 @@
-"""End to end in a real headless Chromium: run the demo target on the sample project, open a drill-down."""
-
-import time
+"""End to end in a real headless Chromium: run the demo target on the sample project, open a drill-down.
+Every click waits for the page to be idle (tests/browser.py), so a loaded machine cannot make one land on
+a page that is still drawing."""
 
 import pytest
 from runs_support import sample_project
 
 from evalcore.runs import RUN_KIND
 from evalcore.store import Store
-from tests.browser import streamlit_server
+from tests.browser import button, click, streamlit_server
 
 pytestmark = pytest.mark.e2e
-
-
-def _eventually(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.3)
-    return False
 
 
 def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, monkeypatch):
@@ -34,12 +25,7 @@ def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, mo
     with streamlit_server(url) as base:
         browser.get(base + "/runs")
         wait = WebDriverWait(browser, 120)
-        for _ in range(3):
-            # A click that lands while the page is still rerunning is lost: click again until a run exists.
-            start = wait.until(ec.element_to_be_clickable((By.XPATH, "//button[.//p[text()='Start run']]")))
-            start.click()
-            if _eventually(lambda: store.runs(pid, kind=RUN_KIND), seconds=20):
-                break
+        click(browser, button("Start run"))
         try:
             wait.until(ec.text_to_be_present_in_element(body, "14 / 14 turns · finished"))
         except Exception:
@@ -48,8 +34,7 @@ def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, mo
         [run] = store.runs(pid, kind=RUN_KIND)
         assert run.status.value == "finished" and run.target == "demo"
 
-        time.sleep(3)  # the page reruns once when the run ends; click after that, not into it
-        wait.until(ec.element_to_be_clickable((By.XPATH, "//button[.//p[text()='Open the report']]"))).click()
+        click(browser, button("Open the report"))  # after the rerun the run's end brings, not into it
         try:
             wait.until(ec.text_to_be_present_in_element(body, "Failed / scored turns"))
         except Exception:
@@ -61,19 +46,16 @@ def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, mo
         assert len(charts) == 2
 
         # The first tab's drill-down (a react-aria combobox): open it and pick the first failing row.
-        drill = wait.until(
-            ec.presence_of_element_located(
-                (
-                    By.CSS_SELECTOR,
-                    "[data-testid='stSelectbox']:has(input[aria-label='Show the failing turns of'])",
-                )
-            )
-        )
-        drill.find_element(By.CSS_SELECTOR, "button[aria-label='Open']").click()
+        drill = "[data-testid='stSelectbox']:has(input[aria-label='Show the failing turns of'])"
+        click(browser, lambda d: d.find_element(By.CSS_SELECTOR, f"{drill} button[aria-label='Open']"))
         options = wait.until(ec.visibility_of_all_elements_located((By.CSS_SELECTOR, "[role='option']")))
-        failing = [o for o in options if "failing" in o.text]
-        assert failing, [o.text for o in options]
-        failing[0].click()
+        assert any("failing" in o.text for o in options), [o.text for o in options]
+        click(
+            browser,
+            lambda d: next(
+                o for o in d.find_elements(By.CSS_SELECTOR, "[role='option']") if "failing" in o.text
+            ),
+        )
         wait.until(ec.text_to_be_present_in_element(body, "failing turn(s)"))
         text = browser.find_element(*body).text
         for part in ("Question:", "Expected", "Got", "Judge (offline)", "Grounding documents", "tier"):

@@ -6,7 +6,7 @@ from evalcore.cli.main import SAMPLE_PROJECT
 from evalcore.inputs import import_project
 from evalcore.specs.store_ops import current_selection
 from evalcore.store import Store
-from tests.browser import streamlit_server
+from tests.browser import button, click, streamlit_server
 
 pytestmark = pytest.mark.e2e
 
@@ -21,19 +21,14 @@ def test_generate_select_and_see_the_plots(tmp_path, browser):
     import_project(store, SAMPLE_PROJECT)
     project_id = store.projects()[0].id
 
-    def click(browser, label: str) -> None:
-        button = browser.find_element(By.XPATH, f"//button[.//p[text()='{label}']]")
-        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
-        button.click()
-
     with streamlit_server(url) as base:
         wait = WebDriverWait(browser, 180)
         body = (By.TAG_NAME, "body")
         browser.get(base + "/specs")
         wait.until(ec.text_to_be_present_in_element(body, "No specs yet"))
-        click(browser, "Generate")
+        click(browser, button("Generate"))
         wait.until(ec.text_to_be_present_in_element(body, "finished: "))  # a worker generated them
-        click(browser, "Re-select")
+        click(browser, button("Re-select"))
         wait.until(ec.text_to_be_present_in_element(body, "Coverage"))
         wait.until(lambda _: len(current_selection(store, project_id)) > 0)
 

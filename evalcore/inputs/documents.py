@@ -7,7 +7,9 @@ import io
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -91,16 +93,30 @@ def check_fields(doc: Document, problems: list[Problem], located: Located | None
     return len(problems) == found
 
 
+def _records(reader: Any, shown: str, problems: list[Problem]) -> Iterator[list[str]]:
+    """The reader's rows, until one it cannot read (a cell over the csv module's 131,072 characters, a
+    NUL): that is a problem with its line, and the rows stop there."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            problems.append(Problem(shown, f"cannot be read as CSV: {exc}", reader.line_num or 1))
+            return
+
+
 def read_table(path: Path, shown: str, problems: list[Problem]) -> Document | None:
     """A table document from a CSV file with a header row; every row must have the header's width."""
+    found_before = len(problems)
     text = read_text(path, shown, problems)
     if text is None:
         return None
     reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        problems.append(Problem(shown, "the table is empty (no header row)", 1))
+    header = next(_records(reader, shown, problems), None)
+    if header is None:
+        if not problems[found_before:]:
+            problems.append(Problem(shown, "the table is empty (no header row)", 1))
         return None
     header = [h.strip() for h in header]
     max_cells = current_limits().max_table_cells
@@ -115,7 +131,7 @@ def read_table(path: Path, shown: str, problems: list[Problem]) -> Document | No
         if name and count > 1:
             problems.append(Problem(shown, "column name used twice", 1, name))
     rows = []
-    for record in reader:
+    for record in _records(reader, shown, problems):
         if not any(cell.strip() for cell in record):
             continue
         if (len(rows) + 1) * len(header) > max_cells:  # stop reading: the rows held are what costs memory

@@ -1,5 +1,5 @@
-"""Names from files and models that become file names on export: checked on the way in and again on the
-way out, so no id can place a file outside the folder the user chose."""
+"""File names that come from data: an id, a user name or a file name from a store or an import becomes a
+file only after it is checked here, so nothing read from a file or a model writes outside its folder."""
 
 from __future__ import annotations
 
@@ -10,18 +10,21 @@ from evalcore.models.common import file_name_problem
 
 
 def safe_file_name(name: str, what: str) -> str:
-    """`name` itself when it is a plain file name; a one-line UsageError naming `what` otherwise."""
+    """Return `name` when it can be one file name inside a folder (`models.common.file_name_problem`);
+    otherwise raise a one-line UsageError naming `what` (the field it came from)."""
     problem = file_name_problem(name)
     if problem:
-        raise UsageError(f"{what} {problem}; nothing was written")
+        shown = repr(name[:60] + ("..." if len(name) > 60 else "")) if isinstance(name, str) else repr(name)
+        raise UsageError(f"{what} {shown}: {problem}")
     return name
 
 
 def path_inside(folder: Path, name: str, what: str) -> Path:
-    """`folder / name`, refused (UsageError naming `what`) unless it resolves inside `folder`."""
+    """Return `folder / name` resolved, after checking `name` with `safe_file_name` and that the result
+    (symbolic links followed) stays inside `folder`; otherwise raise a one-line UsageError naming `what`."""
     safe_file_name(name, what)
-    base = folder.resolve()
-    path = (base / name).resolve()
-    if path.parent != base:
-        raise UsageError(f"{what} {name!r} would be written outside {folder}; nothing was written")
+    root = folder.resolve()
+    path = (root / name).resolve()
+    if path.parent != root:
+        raise UsageError(f"{what} {name!r}: the file would land outside {folder}")
     return path

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, ClassVar
@@ -95,6 +96,11 @@ class Located:
         return line + self.line_offset if line is not None else None
 
 
+# Longer integers are no count, id or amount a tool or a conversation holds; Python refuses to read past
+# 4,300 digits with a ValueError, and reading close to that costs quadratic time.
+MAX_INTEGER_DIGITS = 100
+
+
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader that refuses aliases, deep nesting and huge node counts, and records duplicate keys."""
 
@@ -121,6 +127,14 @@ class _StrictLoader(yaml.SafeLoader):
         finally:
             self.depth -= 1
 
+    def construct_bounded_int(self, node: yaml.ScalarNode) -> int:
+        """An integer, refused with its line past MAX_INTEGER_DIGITS digits (see there)."""
+        digits = sum(c.isdigit() for c in str(node.value))
+        if digits > MAX_INTEGER_DIGITS:
+            message = f"an integer of {digits} digits (at most {MAX_INTEGER_DIGITS})"
+            raise yaml.constructor.ConstructorError(None, None, message, node.start_mark)
+        return self.construct_yaml_int(node)
+
     def compose_mapping_node(self, anchor: str | None) -> yaml.MappingNode:
         node = super().compose_mapping_node(anchor)
         first: dict[tuple[str, str], int] = {}
@@ -133,6 +147,7 @@ class _StrictLoader(yaml.SafeLoader):
         return node
 
 
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_bounded_int)
 _BOOL = "tag:yaml.org,2002:bool"
 
 
@@ -247,8 +262,19 @@ def parse_yaml(
     return located
 
 
+_CONSTANT = re.compile(r"(?<=[\[:,\s])-?(?:NaN|Infinity)\b")
+
+
+def _refused_at(text: str, pattern: re.Pattern[str] | str, message: str) -> json.JSONDecodeError:
+    """A JSONDecodeError at the first place `pattern` matches, so the line is reported as for others."""
+    found = re.search(pattern, text)
+    return json.JSONDecodeError(message, text, found.start() if found else 0)
+
+
 def load_json(text: str) -> tuple[Any, list[str]]:
     """json.loads, and the keys given twice in one object (json.loads alone keeps the last silently).
+    NaN and Infinity (which json.loads accepts but JSON does not have, and YAML importers refuse), numbers
+    that overflow to infinity and integers over MAX_INTEGER_DIGITS digits are refused as invalid JSON.
     Raises json.JSONDecodeError, or RecursionError on absurd nesting."""
     duplicated: list[str] = []
 
@@ -260,7 +286,25 @@ def load_json(text: str) -> tuple[Any, list[str]]:
             out[key] = value
         return out
 
-    return json.loads(text, object_pairs_hook=pairs), duplicated
+    def constant(name: str) -> Any:
+        raise _refused_at(text, _CONSTANT, f"{name} is not a JSON number")
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_INTEGER_DIGITS:
+            message = f"an integer of {len(digits.lstrip('-'))} digits (at most {MAX_INTEGER_DIGITS})"
+            raise _refused_at(text, rf"\d{{{MAX_INTEGER_DIGITS + 1},}}", message)
+        return int(digits)
+
+    def real(digits: str) -> float:
+        value = float(digits)
+        if not math.isfinite(value):
+            raise _refused_at(text, re.escape(digits), f"{digits[:40]} is too large for a number")
+        return value
+
+    decoded = json.loads(
+        text, object_pairs_hook=pairs, parse_constant=constant, parse_int=integer, parse_float=real
+    )
+    return decoded, duplicated
 
 
 def parse_json(text: str, shown: str, problems: list[Problem]) -> Located | None:

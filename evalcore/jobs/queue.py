@@ -36,6 +36,7 @@ from evalcore.models import RunStatus
 from evalcore.models.common import now_utc
 from evalcore.store import Store
 from evalcore.store import schema as t
+from evalcore.store.secrets import mask_url
 
 if TYPE_CHECKING:
     from huey import Huey
@@ -72,7 +73,7 @@ def queue_url_for(store_url: str) -> str:
 
 def display_url(url: str) -> str:
     """A queue URL to print: its password hidden."""
-    return sa.make_url(url).render_as_string(hide_password=True)
+    return mask_url(url)
 
 
 def resume_job(store_url: str, run_id: str) -> dict[str, Any]:
@@ -123,19 +124,29 @@ class JobQueue:
         self.store_url = store_url
         self.url = queue_url or queue_url_for(store_url)
         self.huey = _open_huey(self.url)
-        self.task = self.huey.task(retries=RETRIES, retry_delay=RETRY_DELAY_S, name="resume_job")(resume_job)
+        self.task = self.huey.task(retries=RETRIES, retry_delay=RETRY_DELAY_S, name="resume_job")(
+            self._resume
+        )
+
+    def _resume(self, store_url: str, run_id: str) -> dict[str, Any]:
+        """`resume_job` on this worker's own store when the task names it: a task carries the store's URL
+        with its password masked (the queue may sit on another server), so the worker supplies it."""
+        return resume_job(self.store_url if self._names_this_store(store_url) else store_url, run_id)
+
+    def _names_this_store(self, store_url: str) -> bool:
+        return mask_url(store_url) == mask_url(self.store_url)
 
     def enqueue(self, run_id: str, workers: int = 1) -> list[str]:
         """Queue the run for `workers` workers at once (they share its units by their claims); returns
-        the tasks' ids."""
-        return [self.task(self.store_url, run_id).id for _ in range(max(1, workers))]
+        the tasks' ids. A task never holds the store's password."""
+        return [self.task(mask_url(self.store_url), run_id).id for _ in range(max(1, workers))]
 
     def pending_runs(self) -> set[str]:
         """Ids of the runs of this store that a task waiting in the queue names."""
         return {
             task.args[1]
             for task in self.huey.pending()
-            if task.name == "resume_job" and task.args and task.args[0] == self.store_url
+            if task.name == "resume_job" and task.args and self._names_this_store(task.args[0])
         }
 
 
@@ -226,7 +237,7 @@ def _open_huey(url: str) -> Huey:
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         if not parsed.database:
-            raise EvalcoreError(f"the queue URL {url} names no file")
+            raise EvalcoreError(f"the queue URL {display_url(url)} names no file")
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         return huey.SqliteHuey(QUEUE_NAME, filename=parsed.database, utc=True)
     if backend == "postgresql":
@@ -247,5 +258,9 @@ def _open_huey(url: str) -> Huey:
         try:
             return huey.RedisHuey(QUEUE_NAME, url=url, utc=True)
         except ConfigurationError as exc:  # huey's Redis storage needs the client, which we do not install
-            raise EvalcoreError(f"the queue URL {url} needs the redis package: uv pip install redis") from exc
-    raise EvalcoreError(f"unsupported queue URL {url}: use sqlite:///FILE, postgresql://... or redis://...")
+            raise EvalcoreError(
+                f"the queue URL {display_url(url)} needs the redis package: uv pip install redis"
+            ) from exc
+    raise EvalcoreError(
+        f"unsupported queue URL {display_url(url)}: use sqlite:///FILE, postgresql://... or redis://..."
+    )

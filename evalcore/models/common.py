@@ -27,25 +27,45 @@ def chart_label(text: object) -> str:
     return str(text).replace("&", "＆").replace("<", "‹").replace(">", "›")
 
 
-# Letters and digits of any script, '_', '-', '.', ' ', '(' and ')': enough for every id we read
-# (ChatChecker's `generated_standard_persona_01`, scenario file names) and nothing a file system treats
-# as a path part or a device. A leading dot would hide the file or make `.` and `..`.
-_FILE_NAME = re.compile(r"[\w][\w.\- ()]*")
+# Long enough for any id a person types or a generator makes, short enough that a file name stays under
+# the 255-byte limit of common filesystems once a suffix and a `_<tag>` are added.
 MAX_FILE_NAME = 200
+_DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 def file_name_problem(name: object) -> str | None:
-    """Why `name` cannot be a file name in an export folder, or None when it can."""
-    if not isinstance(name, str) or not name:
-        return "is empty; it becomes a file name"
+    """Why `name` cannot be one file name inside a folder, or None when it can: empty, a path separator,
+    `..`, a drive letter, NUL or another control character, a leading dot (a hidden file, or `.`), or over
+    MAX_FILE_NAME characters. Ids that become file names are checked with it on import and on export."""
+    if not isinstance(name, str) or not name.strip():
+        return "a file name cannot be empty"
     if len(name) > MAX_FILE_NAME:
-        return f"is {len(name)} characters long; it becomes a file name (at most {MAX_FILE_NAME})"
-    if not _FILE_NAME.fullmatch(name) or name.endswith((".", " ")):
-        return (
-            f"{name!r} cannot be a file name: use letters, digits, '_', '-', '.' and spaces, "
-            "with no path separator, no leading dot and no '..'"
-        )
+        return f"a file name is at most {MAX_FILE_NAME} characters ({len(name)})"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "a file name cannot hold NUL or other control characters"
+    if "/" in name or "\\" in name:
+        return "a file name cannot hold a path separator ('/' or '\\')"
+    if ".." in name:
+        return "a file name cannot hold '..'"
+    if _DRIVE.match(name):
+        return "a file name cannot start with a drive letter"
+    if name.startswith("."):
+        return "a file name cannot start with a dot"
     return None
+
+
+# OWASP's CSV injection guidance: a cell starting with one of these is read as a formula by Excel,
+# LibreOffice or Google Sheets (tab and carriage return too, which some of them strip first).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value: object) -> object:
+    """`value` as a CSV cell that no spreadsheet runs: text starting with = + - @ tab or carriage return
+    gets a leading apostrophe (OWASP), so it shows as the text it is. Numbers stay numbers (a negative
+    number is no formula). Every CSV the product writes passes its header and cells through here."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def content_hash(value: Any) -> str:

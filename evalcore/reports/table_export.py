@@ -14,6 +14,8 @@ The LaTeX is written here rather than by `Styler.to_latex`, which needs jinja2.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -24,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from evalcore.models.common import spreadsheet_cell
 from evalcore.reports.tables import TOTAL_LABEL
 
 Format = Literal["csv", "jsonl", "md", "latex"]
@@ -173,7 +176,19 @@ def _one_line(value: object) -> str:
 def _csv(df: pd.DataFrame, provenance: Mapping[str, str]) -> str:
     # '#' lines before the header (pandas: read_csv(..., comment="#")).
     head = "".join(f"# {k}: {_one_line(v)}\n" for k, v in provenance.items())
-    return head + df.to_csv(index=False, lineterminator="\n")
+    safe = df.map(spreadsheet_cell).rename(columns=spreadsheet_cell)  # names and cells may come from data
+    # The csv module quotes a cell holding a character of its line terminator only, and a bare carriage
+    # return left unquoted starts a new row in a spreadsheet (where a formula would run): each row is
+    # written with CRLF, so such cells are quoted, and ends in '\n' like every file we write.
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    rows = []
+    for row in csv.reader(io.StringIO(safe.to_csv(index=False, lineterminator="\r\n"), newline="")):
+        writer.writerow(row)
+        rows.append(buffer.getvalue().removesuffix("\r\n") + "\n")
+        buffer.seek(0)
+        buffer.truncate()
+    return head + "".join(rows)
 
 
 def _jsonl(df: pd.DataFrame, provenance: Mapping[str, str]) -> str:

@@ -9,12 +9,13 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy import event
 
+from evalcore.errors import UsageError
 from evalcore.store import secrets
 
 
 def redact(url: str) -> str:
-    """The URL with any password replaced, for pages and logs."""
-    return sa.make_url(url).render_as_string(hide_password=True)
+    """The URL with any password replaced, for pages and logs (`secrets.mask_url`)."""
+    return secrets.mask_url(url)
 
 
 def _enable_wal(cursor: sqlite3.Cursor, wait_seconds: float = 30.0) -> None:
@@ -44,7 +45,15 @@ def _redact_credentials(engine: sa.Engine) -> None:
 def create_engine(url: str) -> sa.Engine:
     """An engine for `url`; SQLite gets WAL, foreign keys, a busy timeout and real transactions. Neither
     kind ever stores a credential value (`_redact_credentials`)."""
-    parsed = sa.make_url(url)
+    authority = url.partition("://")[2].partition("/")[0]
+    if authority.count("@") > 1:  # SQLAlchemy would take part of the password for the host, and say so
+        raise UsageError(f"the store URL {secrets.mask_url(url)} has an '@' in its password: write it as %40")
+    try:
+        parsed = sa.make_url(url)
+    except (sa.exc.ArgumentError, ValueError) as exc:  # their messages quote the URL, password and all
+        raise UsageError(
+            f"the store URL {secrets.mask_url(url)} cannot be read: {secrets.mask_url(str(exc))}"
+        ) from None
     if parsed.get_backend_name() != "sqlite":
         engine = sa.create_engine(url, pool_pre_ping=True, future=True)
         _redact_credentials(engine)

@@ -19,7 +19,9 @@ from evalcore.store import schema as t
 from evalcore.store.engine import create_engine, redact
 from evalcore.store.location import database_url
 from evalcore.store.migrations import migrate
+from evalcore.store.outage import reported_unreachable
 from evalcore.store.runs import RunTables
+from evalcore.store.space import reported_full
 
 
 @dataclass(frozen=True)
@@ -106,14 +108,20 @@ class Store(RunTables):
 
     @contextmanager
     def write(self) -> Iterator[sa.Connection]:
-        """A write transaction: committed when the block ends, rolled back whole if it raises."""
-        with self.engine.connect().execution_options(evalcore_write=True) as conn, conn.begin():
+        """A write transaction: committed when the block ends, rolled back whole if it raises (a full disk
+        raises StoreFullError, one line)."""
+        with (
+            reported_unreachable(self.display_url),
+            reported_full(self.display_url),
+            self.engine.connect().execution_options(evalcore_write=True) as conn,
+            conn.begin(),
+        ):
             yield conn
 
     @contextmanager
     def read(self) -> Iterator[sa.Connection]:
-        """A read-only transaction."""
-        with self.engine.connect() as conn, conn.begin():
+        """A read-only transaction (a lost store raises StoreUnreachableError, one line)."""
+        with reported_unreachable(self.display_url), self.engine.connect() as conn, conn.begin():
             yield conn
 
     # ----------------------------------------------------------------- projects

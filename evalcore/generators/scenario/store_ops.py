@@ -19,6 +19,7 @@ from evalcore.generators.scenario.e2e import E2ETestCase, as_scenario, read_e2e
 from evalcore.generators.scenario.format import file_name, parse_scenario, read_scenarios, to_yaml
 from evalcore.generators.scenario.from_specs import OFFLINE_MARK, generate_scenarios
 from evalcore.generators.scenario.records import Scenario
+from evalcore.inputs.paths import path_inside, safe_file_name
 from evalcore.llm.client import ModelClient
 from evalcore.specs.choice import selected_first
 from evalcore.store import Revision, Store
@@ -271,13 +272,17 @@ def export_scenarios(store: Store, project_id: str, out: Path) -> list[Path]:
 def write_files(out: Path, files: Sequence[tuple[str, str, str]]) -> list[Path]:
     """Write each (file name, text, tag) to its own file in `out` (created if missing), a name already
     written getting `_<tag>` before its suffix; return the files written."""
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
+    named: list[tuple[str, str]] = []
     taken: set[str] = set()
     for name, text, tag in files:
         if name in taken:  # e.g. two scenarios imported from files of one name in different folders
             name = f"{Path(name).stem}_{tag}{Path(name).suffix}"
-        taken.add(name)
+        taken.add(safe_file_name(name, "scenario file name"))  # every name checked before any file is written
+        named.append((name, text))
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, text in named:
+        path_inside(out, name, "scenario file name")
         path = out / name
         partial = path.with_name(path.name + ".partial")
         partial.write_text(text, encoding="utf-8")

@@ -33,6 +33,7 @@ from evalcore.generators.simulation.records import (
     FinishReason,
 )
 from evalcore.generators.simulation.taxonomy import is_task_oriented
+from evalcore.inputs.paths import path_inside
 from evalcore.inputs.sources import Located, parse_yaml, read_text, validation_problems
 from evalcore.models import Persona, TurnRole
 from evalcore.models.common import Record
@@ -367,14 +368,16 @@ def write_run(run: ChatCheckerRun, out: Path) -> list[Path]:
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         for dialogue in run.dialogues:
-            folder = staging / dialogue.user_name
+            folder = path_inside(staging, dialogue.user_name, "user name")  # ids from a store or an import
             folder.mkdir(exist_ok=True)
-            _dump(dialogue_file(dialogue, run.task_oriented, run.rating_dimensions), folder / dialogue.file)
+            dialogue_path = path_inside(folder, dialogue.file, "dialogue file")
+            _dump(dialogue_file(dialogue, run.task_oriented, run.rating_dimensions), dialogue_path)
             if dialogue.user_name in run.personas:
                 persona = run.personas[dialogue.user_name].model_dump(mode="json", exclude={"provenance"})
                 _dump({"run_id": run.run_id, "persona": persona}, folder / PERSONA_FILE)
             elif dialogue.user_file is not None:
-                _dump(dialogue.user_file["content"], folder / dialogue.user_file["name"])
+                user_path = path_inside(folder, dialogue.user_file["name"], "user file")
+                _dump(dialogue.user_file["content"], user_path)
         for name, content in run_files(run).items():
             _dump(content, staging / name)
         if out.exists():
