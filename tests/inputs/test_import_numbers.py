@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from import_cases import cli, copy_sample, error_lines, sample_store, store_bytes
-from test_runs_support import conversation
+from runs_support import conversation
 
 from evalcore.inputs.sources import load_json
 

@@ -9,8 +9,8 @@ import io
 
 import pandas as pd
 import pytest
+from runs_support import conversation
 from test_runs_report import PROJECT, judged
-from test_runs_support import conversation
 from typer.testing import CliRunner
 
 from evalcore.cli.main import app

@@ -7,12 +7,12 @@ from __future__ import annotations
 import base64
 
 import pytest
-from evalcore.runs.targets import save_target
-from test_runs_support import sample_project
-from test_targets import Endpoint, http_target
+from runs_support import sample_project
+from target_endpoints import Endpoint, http_target
 
 from evalcore.runs import create_run, execute_run
 from evalcore.store import secrets
+from evalcore.targets import save_target
 
 KEY = "rb-live-7Qx2Lm9Zt4Wp8Kd3Vn6Hs1Jc5"
 ALTERED = {

@@ -13,15 +13,15 @@ import time
 from pathlib import Path
 
 import pytest
-from evalcore.runs.targets import save_target
 from pg import Databases, LocalServer, find_bin_dir
+from runs_support import SAMPLE, sample_project
 from test_runs import turns_of
-from test_runs_support import SAMPLE, sample_project
 
 from evalcore.models import RunStatus, Target
 from evalcore.runs import create_run, execute_run
 from evalcore.runs.control import run_progress
 from evalcore.store import Store
+from evalcore.targets import save_target
 
 pytestmark = pytest.mark.postgres
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,14 +16,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evalcore.runs.targets import save_target
+from runs_support import SAMPLE, sample_project
 from test_runs import turns_of
-from test_runs_support import SAMPLE, sample_project
 
 from evalcore.cli.main import SAMPLE_PROJECT
 from evalcore.models import RunStatus, Target
 from evalcore.runs import create_run, execute_run
 from evalcore.store import Store
+from evalcore.targets import save_target
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,7 +72,7 @@ def test_a_run_on_a_full_disk_stops_with_one_line_and_resumes_without_replaying(
     save_target(
         sqlite_store,
         pid,
-        Target(name="py", kind="python", config={"callable": "test_runs_support:logging_bot"}),
+        Target(name="py", kind="python", config={"callable": "runs_support:logging_bot"}),
     )
     run = create_run(sqlite_store, pid, "py", judge="offline", concurrency=2)
     sqlite_store.close()  # its log checkpointed into the file: the child's log starts empty
