@@ -76,3 +76,8 @@ def http_target(endpoint: Endpoint, **config: Any) -> Target:
             **config,
         },
     )
+
+
+def echo_bot(messages: list[dict[str, str]]) -> str:
+    """A python target (`target_endpoints:echo_bot`): echoes the number of messages and the last one."""
+    return f"{len(messages)}: {messages[-1]['content']}"

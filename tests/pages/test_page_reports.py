@@ -132,7 +132,9 @@ def test_two_runs_side_by_side_with_a_drill_down_per_side(db_url):
     store = Store(db_url)
     pid, _ = sample_project(store)
     first = run_target(store, pid, "demo", judge="offline").run
-    save_target(store, pid, Target(name="echo", kind="python", config={"callable": "test_targets:echo_bot"}))
+    save_target(
+        store, pid, Target(name="echo", kind="python", config={"callable": "target_endpoints:echo_bot"})
+    )
     second = run_target(store, pid, "echo", judge="offline").run
     at = open_page("pages/reports.py")
     assert at.selectbox(key="report_run").value == second.id, "the newest run first"

@@ -59,7 +59,7 @@ def test_postgres_restarted_mid_run_loses_no_turn_and_pays_no_call_twice(own_ser
     run = create_run(store, pid, "py", judge="offline", concurrency=CONCURRENCY)
     log = tmp_path / "calls.log"
     code = (
-        "import sys; sys.path[:0] = ['tests', '.']\nimport typer\n"
+        "import sys; sys.path[:0] = ['tests/runs', 'tests', '.']\nimport typer\n"
         "from evalcore.cli.common import friendly\nfrom evalcore.runs import execute_run\n"
         "from evalcore.store import Store\n"
         f"try:\n    friendly(lambda: execute_run(Store({url!r}), {run.id!r}))()\n"

@@ -240,7 +240,7 @@ def test_a_test_is_played_with_its_context_and_its_assertions(project):
     )
     add_test(project, PROJECT, test)
     save_target(
-        project, PROJECT, Target(name="echo", kind="python", config={"callable": "test_targets:echo_bot"})
+        project, PROJECT, Target(name="echo", kind="python", config={"callable": "target_endpoints:echo_bot"})
     )
     outcome = run_target(project, PROJECT, "echo", judge="offline", source="tests")
     [played] = turns_of(project, outcome.run.id)

@@ -213,11 +213,6 @@ def test_template_and_path_helpers():
 # --------------------------------------------------------------------------------- Python callable
 
 
-def echo_bot(messages: list[dict[str, str]]) -> str:
-    """A target: echoes the number of messages and the last one."""
-    return f"{len(messages)}: {messages[-1]['content']}"
-
-
 def dict_bot(messages: list[dict[str, str]]) -> dict[str, str]:
     return {"content": "from a dict"}
 
@@ -244,13 +239,21 @@ def python_target(fn: str, **config: Any) -> Target:
 
 
 def test_python_callable_target(project):
-    bot = adapter(project, python_target("echo_bot", system_prompt="Be kind."))
+    bot = adapter(
+        project,
+        Target(
+            name="py-echo",
+            kind="python",
+            config={"callable": "target_endpoints:echo_bot", "system_prompt": "Be kind."},
+        ),
+    )
     assert bot.reply(CHAT).text == "4: And on Sundays?", "system prompt + the three chat messages"
     from_dict = adapter(project, python_target("dict_bot")).reply(CHAT)
     assert from_dict.text == "from a dict" and not from_dict.ended
     closing = adapter(project, python_target("closing_bot")).reply(CHAT)
     assert closing.text == "Your return is booked. Goodbye!" and closing.ended
-    assert not adapter(project, python_target("echo_bot")).reply(CHAT).ended
+    echo = Target(name="py-echo2", kind="python", config={"callable": "target_endpoints:echo_bot"})
+    assert not adapter(project, echo).reply(CHAT).ended
     for fn, kind in (("failing_bot", "error"), ("number_bot", "garbage")):
         with pytest.raises(TargetCrash) as crash:
             adapter(project, python_target(fn)).reply(CHAT)

@@ -135,7 +135,7 @@ def test_a_persona_id_with_path_parts_is_refused_on_import_and_nothing_is_writte
 def test_an_export_path_is_refused_when_it_would_leave_its_folder(tmp_path):
     assert path_inside(tmp_path, "a.yaml", "persona_id") == (tmp_path / "a.yaml").resolve()
     for name in ("../x.yaml", "/etc/x.yaml", "sub/x.yaml", "..", ".x.yaml"):
-        with pytest.raises(UsageError, match=r"^persona_id .*nothing was written$"):
+        with pytest.raises(UsageError, match=r"^persona_id '"):
             path_inside(tmp_path, name, "persona_id")
 
 
