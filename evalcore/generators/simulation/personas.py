@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-from evalcore.errors import Problem, UsageError, ValidationFailed
+from evalcore.errors import EvalcoreError, Problem, UsageError, ValidationFailed
 from evalcore.generators.simulation.records import GENERATOR
 from evalcore.inputs.paths import path_inside
 from evalcore.inputs.sources import parse_yaml, read_text, validation_problems
@@ -299,11 +299,22 @@ def profile_fields(persona: dict[str, Any]) -> dict[str, Any]:
     return {"interaction_style": [profile]} if isinstance(profile, str) else profile
 
 
+def stored_persona(body: dict[str, Any], item_id: str) -> Persona:
+    """A persona read back from the store; one that does not validate (written around the importer) is a
+    one-line EvalcoreError naming the item and the field."""
+    try:
+        return Persona.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise EvalcoreError(f"stored persona {item_id} [{where}]: {first['msg']}") from None
+
+
 def list_personas(store: Store, project_id: str, kind: str | None = None) -> dict[str, Persona]:
     """The project's personas by item id, oldest first (of one type when `kind` is given)."""
     found = {}
     for revision in store.list_current(project_id, PERSONA_KIND):
-        persona = Persona.model_validate(revision.body or {})
+        persona = stored_persona(revision.body or {}, revision.item_id)
         if kind is None or persona.type == kind:
             found[revision.item_id] = persona
     return found

@@ -16,6 +16,7 @@ from evalcore import jobs
 from evalcore.errors import NotFoundError, Problem, ValidationFailed
 from evalcore.generators.simulation import stats
 from evalcore.generators.simulation.chatchecker import RUN_INFO, ChatCheckerRun, read_run, write_run
+from evalcore.generators.simulation.personas import stored_persona
 from evalcore.generators.simulation.records import (
     GENERATOR,
     RUN_KIND,
@@ -160,7 +161,7 @@ def load_simulation_run(store: Store, run_id: str) -> SimulationRun:
     for dialogue in dialogues:
         if dialogue.persona_item and dialogue.user_name not in personas:
             body = store.current(dialogue.persona_item).body or {}
-            personas[dialogue.user_name] = Persona.model_validate(body)
+            personas[dialogue.user_name] = stored_persona(body, dialogue.persona_item)
     return SimulationRun(pid, store.run(run_id), dialogues, personas)
 
 
