@@ -28,7 +28,7 @@ class ProviderConfig:
     """How to reach one provider. Keys are named by environment variable, never stored."""
 
     name: str
-    kind: Literal["openai", "openai_compatible", "anthropic", "offline", "wordllama"]
+    kind: Literal["openai", "openai_compatible", "anthropic", "local", "offline", "wordllama"]
     base_url: str | None = None
     api_key_env: str | None = None
     structured: Structured = "json_schema"
@@ -324,12 +324,13 @@ class AnthropicProvider(Provider):
 
 def kinds() -> dict[str, type[Provider]]:
     """Provider classes by kind."""
-    from evalcore.llm.local import OfflineProvider, WordLlamaProvider
+    from evalcore.llm.local import LocalProvider, OfflineProvider, WordLlamaProvider
 
     return {
         "openai": OpenAIProvider,
         "openai_compatible": OpenAIProvider,
         "anthropic": AnthropicProvider,
+        "local": LocalProvider,
         "offline": OfflineProvider,
         "wordllama": WordLlamaProvider,
     }
