@@ -1,5 +1,6 @@
 """The local provider and `models serve-local` (issue 32), without a real model: the GGUF assembled from
-package parts and verified, the roles pointed at the server, the caps per task, the CLI's errors."""
+package parts and verified, the roles pointed at the server, the caps per task, the CLI's errors, a 500
+that refuses a feature not retried and the probe kept."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from llm_server import PROJECT
+from llm_server import FAST_RETRY, PROJECT
 from typer.testing import CliRunner
 
 from evalcore.cli.main import app
-from evalcore.llm import ConfigError, ModelClient, status
+from evalcore.llm import ConfigError, Message, ModelCallError, ModelClient, status
 from evalcore.llm import pypi_models as pm
 from evalcore.llm.local import LocalProvider
 from evalcore.llm.profiles import ModelProfile, profile_for
@@ -117,3 +118,37 @@ def test_serve_local_takes_a_file_or_a_size(tmp_path):
     assert neither.exit_code == 2 and "either a GGUF file or --from-pypi" in neither.output
     unknown = runner.invoke(app, ["models", "serve-local", "--from-pypi", "7b"])
     assert unknown.exit_code == 1 and "unknown model size '7b'" in unknown.output
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["response_format type json_schema is not supported", "Unsupported param: tools"],
+)
+def test_a_500_refusing_a_feature_is_not_retried(project, llm_env, message):
+    llm_env.fail_next(500, count=5, message=message)
+    llm = ModelClient(project, PROJECT, retry=FAST_RETRY)
+    with pytest.raises(ModelCallError, match="HTTP 500 after 1 attempt"):
+        llm.complete([Message("user", "hi")], model="openai/gpt-4o-mini")
+    assert len(llm_env.calls) == 1
+
+
+def test_a_500_that_refuses_nothing_is_still_retried(project, llm_env):
+    llm_env.fail_next(500, message="the model is still loading")
+    llm_env.enqueue("hello")
+    reply = ModelClient(project, PROJECT, retry=FAST_RETRY).complete(
+        [Message("user", "hi")], model="openai/gpt-4o-mini"
+    )
+    assert reply.text == "hello" and len(llm_env.calls) == 2
+
+
+def test_serving_probes_the_structured_mode_once_and_keeps_it(project, llm_env):
+    port = int(llm_env.openai_base_url.rsplit(":", 1)[1].split("/")[0])
+    llm_env.fail_next(500, count=5, message="response_format json_schema is not supported")
+    gguf = Path("small.gguf")
+    model = point_roles(project, PROJECT, gguf, ServeOptions(port=port))
+    assert len(llm_env.calls) == 1  # refused once, not retried
+    learned = profile_for(project.project(PROJECT).settings, model)
+    assert learned.structured == "json_object" and learned.probed_at and learned.max_tokens == MAX_TOKENS
+    point_roles(project, PROJECT, gguf, ServeOptions(port=port))  # the server started again
+    assert len(llm_env.calls) == 1
+    assert profile_for(project.project(PROJECT).settings, model).structured == "json_object"
