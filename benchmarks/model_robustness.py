@@ -17,7 +17,10 @@ verdict ended unscored.
 
 Then the same on a real small model's replies, where recorded (benchmarks/record_small_model.py writes
 them to tests/fixtures/small_model/): the first reply of each unit read without a re-ask before and
-after, and at which recorded attempt each unit was read by the current parser (or never).
+after, and at which recorded attempt each unit was read by the current parser (or never); each file
+labelled REAL with the model, its package and the date it was recorded, and a last table of the read rate
+without a re-ask on the SYNTHETIC corpus beside each REAL file. Recorded with
+`benchmarks/record_small_model.py` (Qwen2.5-Coder 0.5B: `--local-caps` against `evalcore models serve-local`).
 
     .venv/bin/python benchmarks/model_robustness.py [--before REV] [--per-task 240] [--kinds]
 """
@@ -444,26 +447,42 @@ def outcome(parse: Callable[[str, type[BaseModel]], Any], item: dict[str, Any], 
 RECORDED = ROOT / "tests" / "fixtures" / "small_model"
 
 
-def recorded_figures(path: Path, parsers: dict[str, Callable[[str, type[BaseModel]], Any]]) -> None:
-    """Print, per task, the recorded first replies read without a re-ask, and how the units ended."""
+# Tasks whose output has the schema of a task in BASES (the card's specs are SpecDrafts too).
+SAME_SCHEMA = {"specs_from_card": "generate_specs"}
+
+
+def recorded_figures(
+    path: Path, parsers: dict[str, Callable[[str, type[BaseModel]], Any]]
+) -> dict[str, tuple[int, int]]:
+    """Print, per task, the recorded first replies read without a re-ask, and how the units ended;
+    return, per task, (first replies read by the current parser, units)."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     units: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         units[row["unit"]].append(row)
     modes = sorted({r["structured"] for r in rows})
-    print(f"\n{path.name}: {len(rows)} replies in {len(units)} units (structured mode {', '.join(modes)})")
+    origin = rows[0] if rows else {}
+    source = "model as the file name says; package and date not recorded"
+    if "model" in origin:
+        package = origin.get("package") or "package not recorded"
+        source = f"{origin['model']}, {package}, recorded {origin['recorded']}"
+    print(f"\nREAL replies, {path.name}: {len(rows)} replies in {len(units)} units (structured mode "
+          f"{', '.join(modes)}; {source})")  # fmt: skip
     labels = list(parsers)
     print(f"{'task':<24}{'units':>6}" + "".join(f"{'first read, ' + label[:6]:>22}" for label in labels)
           + f"{'attempts recorded: read at 1/2/3, never':>44}")  # fmt: skip
-    for task in BASES:
-        mine = [attempts for attempts in units.values() if attempts[0]["task"] == task]
-        if not mine:
+    read_first: dict[str, tuple[int, int]] = {}
+    for task in sorted({a[0]["task"] for a in units.values()}):
+        base = SAME_SCHEMA.get(task, task)
+        if base not in BASES:
             continue
-        schema = BASES[task][0]
+        mine = [attempts for attempts in units.values() if attempts[0]["task"] == task]
+        schema = BASES[base][0]
         row = f"{task:<24}{len(mine):>6}"
         for parse in parsers.values():
             read = sum(parse(a[0]["reply"], schema).value is not None for a in mine)
             row += f"{read:>14} ({read / len(mine):4.0%})"
+        read_first[task] = (read, len(mine))  # the last parser is the current one
         ended: Counter[str] = Counter()
         for attempts in mine:
             ok = next(
@@ -471,6 +490,26 @@ def recorded_figures(path: Path, parsers: dict[str, Callable[[str, type[BaseMode
             )
             ended[str(ok) if ok else "lost"] += 1
         row += f"{ended['1']:>24} / {ended['2']} / {ended['3']}, {ended['lost']}"
+        print(row)
+    return read_first
+
+
+def side_by_side(synthetic: dict[str, Counter[str]], real: dict[str, dict[str, tuple[int, int]]]) -> None:
+    """Read without a re-ask by the current parser: SYNTHETIC (constructed faults) beside each REAL file."""
+    names = list(real)
+    print(
+        "\nread without a re-ask, current parser: SYNTHETIC = constructed faults, REAL = a recorded model's"
+    )
+    for i, name in enumerate(names, start=1):
+        print(f"  REAL {i}: {name}")
+    print(f"{'task':<24}{'SYNTHETIC':>12}" + "".join(f"{f'REAL {i}':>14}" for i in range(1, len(names) + 1)))
+    for task in sorted({*BASES, *(t for r in real.values() for t in r)}):
+        counts = synthetic.get(SAME_SCHEMA.get(task, task))
+        total = sum(counts.values()) if counts and task in BASES else 0
+        row = f"{task:<24}" + (f"{counts['no re-ask'] / total:>12.1%}" if total else f"{'-':>12}")
+        for name in names:
+            read, n = real[name].get(task, (0, 0))
+            row += f"{f'{read}/{n} ({read / n:.0%})' if n else '-':>14}"
         print(row)
 
 
@@ -486,7 +525,8 @@ def main() -> None:
     parsers = {"after": parsing.parse_output}
     if before is not None:
         parsers = {f"before ({rev[:12]})": before, **parsers}
-    print(f"{len(items)} replies, {args.per_task} per task; outcome: read without a re-ask / with one / "
+    print(f"SYNTHETIC replies (constructed faults): {len(items)}, {args.per_task} per task; outcome: read "
+          "without a re-ask / with one / "
           "lost / misread (read, but not as intended)\n")  # fmt: skip
     columns = ["no re-ask", "one re-ask", "lost", "misread"]
     results: dict[str, dict[str, Counter[str]]] = {}
@@ -526,8 +566,8 @@ def main() -> None:
                 total = sum(counts.values())
                 row += f"{'  '.join(f'{counts[c] / total:8.1%}' for c in columns):>40}"
             print(row + f"   (n={sum(kinds['after'][kind].values())})")
-    for path in sorted(RECORDED.glob("*.jsonl")):
-        recorded_figures(path, parsers)
+    real = {path.name: recorded_figures(path, parsers) for path in sorted(RECORDED.glob("*.jsonl"))}
+    side_by_side(results["after"], real)
 
 
 if __name__ == "__main__":

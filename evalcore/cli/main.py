@@ -18,6 +18,7 @@ from evalcore.cli.common import open_store as _store
 from evalcore.cli.common import project_id_of as _project_id
 from evalcore.cli.conversations import app as conversations_app
 from evalcore.cli.interop import FormatOption, RunOption
+from evalcore.cli.models import app as models_app
 from evalcore.cli.procedures import app as procedures_app
 from evalcore.cli.runs import app as runs_app
 from evalcore.cli.scenarios import app as scenarios_app
@@ -54,6 +55,7 @@ app.add_typer(toolcases_app, name="toolcases")
 app.add_typer(rubrics_app, name="rubrics")
 app.add_typer(users_app, name="users")
 app.command("audit")(audit_command)
+app.add_typer(models_app, name="models")
 
 
 @app.command()

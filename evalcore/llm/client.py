@@ -73,7 +73,7 @@ class ModelClient(CallCore):
         offline = lambda: task.run_offline(inputs, seed).model_dump_json()  # noqa: E731
         error = ""
         profile = profile_for(self.registry.settings, full)
-        max_tokens = profile.limit(task.max_tokens)
+        max_tokens = profile.limit(task.max_tokens, task.name)
         unusable: list[Request] = []  # requests whose replies could not be parsed
         for attempt in range(1, task.max_reasks + 2):
             request = Request(
@@ -111,7 +111,7 @@ class ModelClient(CallCore):
                 return result.model_copy(update=update)
             error = parsed.error or "unparseable"
             unusable.append(request)
-            grown = profile.limit(2 * max_tokens)
+            grown = profile.limit(2 * max_tokens, task.name)
             if done.response.finish_reason in TRUNCATED and grown > max_tokens:
                 # The same limit would cut the reply again: ask afresh, with room to finish.
                 max_tokens = grown

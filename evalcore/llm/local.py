@@ -1,4 +1,5 @@
-"""Providers that need no key and no network: the offline provider and the local wordllama embeddings."""
+"""Providers that need no key and no network beyond this machine: the offline provider, a local llama.cpp
+server (started by serve_local.py) and the local wordllama embeddings."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from evalcore.llm.providers import Provider, ProviderConfig
+from evalcore.llm.providers import OpenAIProvider, Provider, ProviderConfig
 from evalcore.llm.types import ConfigError, Request, Response
 
 
@@ -35,6 +36,13 @@ class OfflineProvider(Provider):
         """Hashed character n-grams (3 to 5), signed, L2-normalised: needs nothing, fully deterministic."""
         dim = int(model.rsplit("-", 1)[-1]) if model.rsplit("-", 1)[-1].isdigit() else 256
         return np.stack([hashed_ngrams(t, dim) for t in texts]) if texts else np.zeros((0, dim)), 0
+
+
+class LocalProvider(OpenAIProvider):
+    """llama.cpp's OpenAI-compatible server on this machine: no key, no price; replies are cached, being
+    slow to make again. What it writes is marked with its model, like any provider's but the offline one."""
+
+    priced = False
 
 
 def hashed_ngrams(text: str, dim: int = 256) -> np.ndarray:

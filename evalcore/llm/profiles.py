@@ -37,6 +37,9 @@ class ModelProfile:
     temperature: bool = True
     probed_at: str | None = None
     note: str = ""  # what the probe saw, in words
+    # Caps per task name, under `max_tokens`: a slow local model writes a judge's verdict in 200 tokens,
+    # and a cap set for the longest task would let a short task's runaway reply take minutes.
+    task_max_tokens: dict[str, int] | None = None
 
     def to_setting(self) -> dict[str, Any]:
         """The form kept in the project settings (no empty fields)."""
@@ -46,9 +49,11 @@ class ModelProfile:
         """This profile with another token limit (None: no limit)."""
         return replace(self, max_tokens=max_tokens)
 
-    def limit(self, max_tokens: int) -> int:
-        """`max_tokens` capped at the model's limit."""
-        return min(max_tokens, self.max_tokens) if self.max_tokens else max_tokens
+    def limit(self, max_tokens: int, task: str | None = None) -> int:
+        """`max_tokens` capped at the model's limit, and at its limit for `task` when it has one."""
+        capped = min(max_tokens, self.max_tokens) if self.max_tokens else max_tokens
+        task_cap = (self.task_max_tokens or {}).get(task or "")
+        return min(capped, task_cap) if task_cap else capped
 
     def apply(self, request: Request) -> Request:
         """The request as this model takes it."""
@@ -56,7 +61,7 @@ class ModelProfile:
             request,
             structured=self.structured or request.structured,
             temperature=request.temperature if self.temperature else None,
-            max_tokens=self.limit(request.max_tokens),
+            max_tokens=self.limit(request.max_tokens, request.task),
         )
 
 
@@ -90,7 +95,7 @@ def probe(client: ModelClient, model: str) -> ModelProfile:
     model follows). The call is cached and accounted like any other.
     """
     provider, name, full = client.registry.resolve("generator", model)
-    if provider.config.kind != "openai_compatible":
+    if provider.config.kind not in ("openai_compatible", "local"):
         raise ConfigError(f"'{full}': only models behind an OpenAI-compatible server are probed")
     request = Request(PROBE_MESSAGES, 0.0, PROBE_TOKENS, schema=_Probe.model_json_schema(),
                       schema_name="probe", task="probe", structured="json_schema")  # fmt: skip

@@ -23,7 +23,7 @@ from evalcore.store.secrets import register
 Structured = Literal["json_schema", "tools", "json_object", "none"]
 
 
-ProviderKind = Literal["openai", "openai_compatible", "anthropic", "offline", "wordllama"]
+ProviderKind = Literal["openai", "openai_compatible", "anthropic", "local", "offline", "wordllama"]
 
 
 @dataclass(frozen=True)
@@ -327,12 +327,13 @@ class AnthropicProvider(Provider):
 
 def kinds() -> dict[str, type[Provider]]:
     """Provider classes by kind."""
-    from evalcore.llm.local import OfflineProvider, WordLlamaProvider
+    from evalcore.llm.local import LocalProvider, OfflineProvider, WordLlamaProvider
 
     return {
         "openai": OpenAIProvider,
         "openai_compatible": OpenAIProvider,
         "anthropic": AnthropicProvider,
+        "local": LocalProvider,
         "offline": OfflineProvider,
         "wordllama": WordLlamaProvider,
     }

@@ -8,6 +8,8 @@ Built-in providers, configured by environment variables (keys are read from the 
   anthropic  ANTHROPIC_API_KEY, optional ANTHROPIC_BASE_URL
   compat     EVALCORE_COMPAT_BASE_URL (e.g. http://localhost:11434/v1), optional EVALCORE_COMPAT_API_KEY
   (all three: request timeout EVALCORE_LLM_TIMEOUT seconds, default 60)
+  local      llama.cpp's server started by `evalcore models serve-local` (evalcore/llm/serve_local.py):
+             EVALCORE_LOCAL_BASE_URL, default http://127.0.0.1:8765/v1; no key, nothing priced
   offline    always available; no key, no network
   wordllama  local static embedding model shipped in the wordllama wheel
 More providers, or overrides, come from the project setting `providers`:
@@ -39,6 +41,10 @@ OFFLINE_EMBEDDING = "offline/hash-256"
 LOCAL_EMBEDDING = "wordllama/l2_supercat_256"
 EMBEDDING_ROLE = "embedding"
 OFFLINE_ENV = "EVALCORE_OFFLINE"
+LOCAL_URL_ENV = "EVALCORE_LOCAL_BASE_URL"
+LOCAL_URL = "http://127.0.0.1:8765/v1"
+# A small model on a CPU writes 4-9 tokens/s: a capped reply can take minutes, and a timeout is retried.
+LOCAL_TIMEOUT = 600.0
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _BUILTIN_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
@@ -71,6 +77,9 @@ def builtin_providers() -> dict[str, ProviderConfig]:
         ),
         "anthropic": ProviderConfig(
             "anthropic", "anthropic", env.get("ANTHROPIC_BASE_URL"), "ANTHROPIC_API_KEY", "tools", timeout
+        ),
+        "local": ProviderConfig(
+            "local", "local", env.get(LOCAL_URL_ENV) or LOCAL_URL, timeout_s=LOCAL_TIMEOUT
         ),
         "offline": ProviderConfig("offline", "offline"),
         "wordllama": ProviderConfig("wordllama", "wordllama"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +36,19 @@ class RetryPolicy:
         return backoff * random.uniform(0.5, 1.0)
 
 
+# A server that cannot do what a request asks (llama.cpp's, vLLM's, some proxies') may say so with a 500:
+# a message that names a request feature and says it is not supported. Asking again gets the same answer.
+_REFUSAL = re.compile(r"not supported|unsupported|not implemented|must be one of|is not available", re.I)
+_FEATURES = re.compile(
+    r"response_format|json_schema|json_object|grammar|tool|temperature|seed|logprobs", re.I
+)
+
+
+def refuses_feature(error: ProviderError) -> bool:
+    """True when a server error refuses a feature of the request for good (so it is not retried)."""
+    return bool(_REFUSAL.search(error.message) and _FEATURES.search(error.message))
+
+
 def with_retries(
     call: Callable[[], T],
     policy: RetryPolicy,
@@ -49,7 +63,7 @@ def with_retries(
         try:
             return call(), attempt
         except ProviderError as e:
-            if not e.retryable or attempt > policy.max_retries:
+            if not e.retryable or refuses_feature(e) or attempt > policy.max_retries:
                 raise ModelCallError(provider, model, e.status, e.message, attempt) from None
             wait = policy.delay(attempt, e.retry_after)
             if wait is None:
