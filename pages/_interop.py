@@ -44,7 +44,7 @@ def export_picker(store: Store, project_id: str, kind: str, key: str) -> None:
 
 def import_picker(store: Store, project_id: str, key: str) -> None:
     """A format picker and an upload of another tool's test data into the project, reported line by line."""
-    with st.form(f"{key}:form"):
+    with st.form(f"{key}:form", enter_to_submit=False):
         fmt = st.selectbox("Format", list(READERS), format_func=LABELS.get, key=f"{key}:fmt")
         upload = st.file_uploader("File", type=["json", "jsonl", "yaml", "yml"], key=f"{key}:file")
         if st.form_submit_button("Import file", type="primary") and upload is not None:

@@ -31,7 +31,8 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
     url = f"sqlite:///{tmp_path / 'e2e.db'}"
     store = Store(url)
     project_id = import_project(store, SAMPLE_PROJECT).project_id
-    generate_specs(store, project_id, m=10, batch=5, from_card=False)
+    # enough specs that the job is still working when the Stop click lands (it waits for the page to be idle)
+    generate_specs(store, project_id, m=40, batch=5, from_card=False)
     with streamlit_server(url) as base:
         browser.get(base + "/conversations")
         _wait_for(browser, "No document-grounded conversation yet")

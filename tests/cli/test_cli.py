@@ -64,7 +64,10 @@ def test_errors_are_one_clear_line_and_exit_non_zero(db, tmp_path):
 
     bad_url = runner.invoke(app, ["status", "--db", "postgresql://nobody@127.0.0.1:9/none"])
     assert bad_url.exit_code == 1
-    assert bad_url.output.startswith("error: cannot open the store")
+    assert bad_url.output.startswith(
+        "error: the store postgresql+psycopg://nobody@127.0.0.1:9/none could not"
+    )
+    assert len(bad_url.output.strip().splitlines()) == 1
     assert "Traceback" not in bad_url.output
 
 
