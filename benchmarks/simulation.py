@@ -65,6 +65,7 @@ def main() -> None:
         store = Store(f"sqlite:///{Path(folder) / 'bench.db'}")
         by_type: dict[str, list] = {"standard": [], "challenging": []}
         task_oriented = True
+        clean: list[tuple] = []  # (dialogue, persona) of every seed, for the user-fault check
         print(f"demo target, sample project, offline; {n} standard and {n} challenging personas per seed")
         for seed in args.seeds:  # a project per seed: its own personas and its own users' draws
             pid = import_project(store, ROOT / "data" / "sample", f"sample-{seed}").project_id
@@ -73,6 +74,7 @@ def main() -> None:
             seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             sim = load_simulation_run(store, outcome.run.id)
             task_oriented = sim.task_oriented
+            clean += [(d, sim.personas[d.user_name].model_dump(mode="json")) for d in sim.dialogues]
             rates = {}
             for kind in by_type:
                 dialogues = [d for d in sim.dialogues if sim.personas[d.user_name].type == kind]
@@ -123,6 +125,70 @@ def main() -> None:
             f"(score 0)"
         )
         store.close()
+    _user_faults(clean, args.seeds[0])
+
+
+def _user_faults(clean: list[tuple], seed: int) -> None:
+    """Recall and precision of `user_fault` per kind on injected faults mixed with the clean dialogues,
+    and the share of the published ChatChecker run's dialogues flagged."""
+    import random
+
+    from benchmarks.user_fault_injection import inject
+    from evalcore.generators.simulation.chatchecker import read_run
+    from evalcore.generators.simulation.user_faults import UserFaultKind, detect_user_faults, fault_kinds
+
+    folder = _reference_run()
+    run = read_run(folder) if folder else None
+    if run is not None:  # the published dialogues are clean ones too: their bot asks questions to walk out on
+        clean = clean + [(d, _persona(run, d)) for d in run.dialogues]
+    rng = random.Random(seed)
+    cases = [(d, p, None) for d, p in clean]
+    for kind in UserFaultKind:
+        made: list[tuple] = []
+        for _ in range(5):  # rounds over the clean dialogues until the kind has 20 (other turns each round)
+            made += [(f, p, kind) for d, p in clean if (f := inject(d, p, kind, rng)) is not None]
+            if len(made) >= 20:
+                break
+        cases += made
+    found = [(fault_kinds(detect_user_faults(d, p)), kind) for d, p, kind in cases]
+    if os.environ.get("EVALCORE_SHOW_FLAGGED"):  # why a clean dialogue was flagged, when tuning
+        for d, p, kind in cases:
+            if kind is None and (faults := detect_user_faults(d, p)):
+                print(" ", [(f.kind.value, f.turn, f.reason) for f in faults])
+    flagged_clean = sum(1 for kinds, kind in found if kind is None and kinds)
+    print(
+        f"user faults: {len(clean)} clean dialogues ({flagged_clean} flagged) and "
+        f"{len(cases) - len(clean)} with one injected fault"
+    )
+    print(f"{'kind':<17}{'injected':>9}{'recall':>8}{'precision':>10}")
+    for kind in UserFaultKind:
+        injected = sum(1 for _, k in found if k == kind)
+        hits = sum(1 for kinds, k in found if k == kind and kind in kinds)
+        flagged = sum(1 for kinds, _ in found if kind in kinds)
+        recall = hits / injected if injected else float("nan")
+        precision = hits / flagged if flagged else float("nan")
+        print(f"{kind.value:<17}{injected:>9}{recall:>8.2f}{precision:>10.2f}")
+    if folder is None or run is None:
+        print("published ChatChecker run not found beside the repository: share flagged not measured")
+        return
+    flagged = [d.dialogue_id for d in run.dialogues if detect_user_faults(d, _persona(run, d))]
+    print(
+        f"published ChatChecker run {folder.name}: {len(flagged)} of {len(run.dialogues)} dialogues flagged "
+        f"({len(flagged) / len(run.dialogues):.0%}){': ' + ', '.join(flagged) if flagged else ''}"
+    )
+
+
+def _persona(run, dialogue) -> dict | None:
+    persona = run.personas.get(dialogue.user_name)
+    return persona.model_dump(mode="json") if persona else None
+
+
+def _reference_run() -> Path | None:
+    for parent in ROOT.parents:
+        runs = parent / "shared" / "reference" / "chatchecker" / "runs"
+        if runs.is_dir():
+            return next((p for p in sorted(runs.glob("*/*")) if p.is_dir()), None)
+    return None
 
 
 def _rate(dialogues: list, task_oriented: bool) -> float:
