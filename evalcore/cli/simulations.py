@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from evalcore.generators.simulation.fault_report import FaultReport
 
 from evalcore.cli.common import (
     DbOption,
@@ -78,8 +81,10 @@ def stats(
 ) -> None:
     """ChatChecker's run statistics: turns, MTLD, breakdowns, crashes and ratings."""
     from evalcore.generators.simulation import simulation_statistics
+    from evalcore.generators.simulation.fault_report import run_fault_report
 
-    figures = simulation_statistics(open_store(db, existing=True), run)
+    store = open_store(db, existing=True)
+    figures = simulation_statistics(store, run)
     if as_json:
         typer.echo(json.dumps(figures))
         return
@@ -88,6 +93,19 @@ def stats(
         typer.echo(f"{key:<38}{value}")
     for dimension, values in ratings.items():
         typer.echo(f"rating {dimension:<31}{values['average']:.3f} (std {values['std']:.3f})")
+    _echo_faults(run_fault_report(store, run))
+
+
+def _echo_faults(report: FaultReport) -> None:
+    """The simulator-fault lines of `stats`: faulted dialogues, and the figures with and without them."""
+    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(report.kind_counts().items())) or "none"
+    typer.echo(f"{'user_fault dialogues':<38}{len(report.faults)} ({kinds})")
+    for key, value in report.with_faulted.items():
+        without = report.without_faulted[key]
+        shown = [
+            ("-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)) for v in (value, without)
+        ]
+        typer.echo(f"{key:<38}{shown[0]} (without user_fault dialogues: {shown[1]})")
 
 
 @app.command()

@@ -4,7 +4,10 @@ that must not be flagged, the published ChatChecker run left unflagged, and the 
 from __future__ import annotations
 
 import pytest
+from chatchecker_reference import reference_run
+from typer.testing import CliRunner
 
+from evalcore.cli.main import app
 from evalcore.generators.simulation.chatchecker import read_run
 from evalcore.generators.simulation.records import Dialogue, DialogueTurn, FinishReason
 from evalcore.generators.simulation.user_faults import (
@@ -16,7 +19,6 @@ from evalcore.generators.simulation.user_faults import (
     user_fault_inputs,
 )
 from evalcore.models import TurnRole
-from tests.chatchecker_reference import reference_run
 
 STANDARD = {
     "type": "standard",
@@ -197,3 +199,15 @@ def test_the_task_renders_a_numbered_transcript_and_answers_offline_with_the_rul
     answer = DETECT_USER_FAULTS.run_offline(inputs)
     assert isinstance(answer, UserFaults)
     assert [(f.kind, f.turn) for f in answer.faults] == [(UserFaultKind.broke_character, 1)]
+
+
+def test_stats_prints_the_faulted_dialogues_and_the_figures_without_them(tmp_path):
+    runner = CliRunner()
+    db = f"sqlite:///{tmp_path / 'faults.db'}"
+    imported = runner.invoke(app, ["simulations", "import", str(reference_run()), "--db", db])
+    run_id = imported.stdout.strip().splitlines()[-1]
+    table = runner.invoke(app, ["simulations", "stats", run_id, "--db", db])
+    assert table.exit_code == 0, table.output
+    lines = table.stdout.splitlines()
+    assert "user_fault dialogues                  0 (none)" in lines
+    assert "dialogues_with_breakdowns             5 (without user_fault dialogues: 5)" in lines
