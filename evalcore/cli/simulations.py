@@ -66,9 +66,13 @@ def import_(
     store = open_store(db)
     result = import_chatchecker_run(store, path, project)
     created = " (new project)" if result.project_created else ""
-    typer.echo(
-        f"project {result.project_id}{created}: {result.dialogues} dialogue(s), {result.personas} persona(s)"
-    )
+    if result.already:
+        typer.echo(
+            f"project {result.project_id}: this run was imported before as {result.run_id}; nothing added"
+        )
+    else:
+        wrote = f"{result.dialogues} dialogue(s), {result.personas} persona(s)"
+        typer.echo(f"project {result.project_id}{created}: {wrote}")
     typer.echo(result.run_id)
 
 
