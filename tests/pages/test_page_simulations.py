@@ -70,6 +70,8 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     assert set(side_by_side.columns) == {simulated, imported}
     assert side_by_side.loc["Dialogues", imported] == 10
     assert side_by_side.loc["Breakdowns per target turn", imported] == pytest.approx(5 / 155)  # as published
+    assert side_by_side.loc["Target turns per dialogue (ST/D)", imported] == pytest.approx(15.5)
+    assert side_by_side.loc["Median user turn length (words)", imported] == 5.0
     box(at, "Run").select(simulated).run()
     assert any("Offline output" in str(i.value) for i in at.info)
     box(at, "Run").select(imported).run()
