@@ -66,6 +66,7 @@ def main() -> None:
         by_type: dict[str, list] = {"standard": [], "challenging": []}
         task_oriented = True
         clean: list[tuple] = []  # (dialogue, persona) of every seed, for the user-fault check
+        run_ids: list[str] = []  # a run per seed, for Tables 4 and 5 over the seeds
         print(f"demo target, sample project, offline; {n} standard and {n} challenging personas per seed")
         for seed in args.seeds:  # a project per seed: its own personas and its own users' draws
             pid = import_project(store, ROOT / "data" / "sample", f"sample-{seed}").project_id
@@ -73,6 +74,7 @@ def main() -> None:
             outcome = simulate(store, pid, "demo", standard=n, challenging=n, seed=seed)
             seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             sim = load_simulation_run(store, outcome.run.id)
+            run_ids.append(outcome.run.id)
             task_oriented = sim.task_oriented
             clean += [(d, sim.personas[d.user_name].model_dump(mode="json")) for d in sim.dialogues]
             rates = {}
@@ -100,6 +102,8 @@ def main() -> None:
             f"{rates['challenging']:.3f} -> challenging personas produce {verdict}"
         )
 
+        _tables(store, run_ids)
+
         save_target(
             store,
             pid,
@@ -126,6 +130,20 @@ def main() -> None:
         )
         store.close()
     _user_faults(clean, args.seeds[0])
+
+
+def _tables(store, run_ids: list[str]) -> None:
+    """Seed 002's Tables 4 and 5 shaped: mean ± std over the seeds' runs, per persona type."""
+    from evalcore.generators.simulation.run_tables import COLUMNS, runs_table
+
+    table = runs_table(store, run_ids)
+    print(f"Tables 4 and 5 shaped, mean ± std over {len(run_ids)} run(s) (a seed each):")
+    print(f"{'personas':<13}" + "".join(f"{name:>15}" for name in COLUMNS.values()))
+    for kind, cells in table.items():
+        row = "".join(
+            f"{f'{cells[k][0]:.3g} ± {cells[k][1]:.2g}' if k in cells else '-':>15}" for k in COLUMNS
+        )
+        print(f"{kind:<13}{row}")
 
 
 def _user_faults(clean: list[tuple], seed: int) -> None:
