@@ -186,6 +186,7 @@ def _user_faults(clean: list[tuple], seed: int) -> None:
         recall = hits / injected if injected else float("nan")
         precision = hits / flagged if flagged else float("nan")
         print(f"{kind.value:<17}{injected:>9}{recall:>8.2f}{precision:>10.2f}")
+    _handwritten()
     if folder is None or run is None:
         print("published ChatChecker run not found beside the repository: share flagged not measured")
         return
@@ -193,6 +194,38 @@ def _user_faults(clean: list[tuple], seed: int) -> None:
     print(
         f"published ChatChecker run {folder.name}: {len(flagged)} of {len(run.dialogues)} dialogues flagged "
         f"({len(flagged) / len(run.dialogues):.0%}){': ' + ', '.join(flagged) if flagged else ''}"
+    )
+
+
+def _handwritten() -> None:
+    """The check on dialogues written by hand (benchmarks/data/user_faults_handwritten.yaml), not injected."""
+    import yaml
+
+    from evalcore.generators.simulation.records import Dialogue, DialogueTurn, FinishReason
+    from evalcore.generators.simulation.user_faults import detect_user_faults, fault_kinds
+    from evalcore.models import TurnRole
+
+    data = yaml.safe_load((ROOT / "benchmarks" / "data" / "user_faults_handwritten.yaml").read_text("utf-8"))
+    expected = found = hits = clean = clean_flagged = 0
+    for n, case in enumerate(data["dialogues"]):
+        turns = [
+            DialogueTurn(role=TurnRole.assistant if i % 2 == 0 else TurnRole.user, content=text)
+            for i, text in enumerate(case["turns"])
+        ]
+        finish = FinishReason(case.get("finish", "chatbot_ended_chat"))
+        dialogue = Dialogue(
+            dialogue_id=f"hand_{n}", user_name=case["persona"], turns=turns, finish_reason=finish
+        )
+        kinds = {
+            k.value for k in fault_kinds(detect_user_faults(dialogue, data["personas"][case["persona"]]))
+        }
+        wanted = set(case["expect"])
+        expected, found, hits = expected + len(wanted), found + len(kinds), hits + len(kinds & wanted)
+        if not wanted:
+            clean, clean_flagged = clean + 1, clean_flagged + bool(kinds)
+    print(
+        f"hand-written: {len(data['dialogues'])} dialogues, {hits} of {expected} written faults found, "
+        f"{found - hits} flagged that were not written; {clean_flagged} of {clean} clean ones flagged"
     )
 
 
