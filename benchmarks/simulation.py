@@ -65,6 +65,8 @@ def main() -> None:
         store = Store(f"sqlite:///{Path(folder) / 'bench.db'}")
         by_type: dict[str, list] = {"standard": [], "challenging": []}
         task_oriented = True
+        clean: list[tuple] = []  # (dialogue, persona) of every seed, for the user-fault check
+        run_ids: list[str] = []  # a run per seed, for Tables 4 and 5 over the seeds
         print(f"demo target, sample project, offline; {n} standard and {n} challenging personas per seed")
         for seed in args.seeds:  # a project per seed: its own personas and its own users' draws
             pid = import_project(store, ROOT / "data" / "sample", f"sample-{seed}").project_id
@@ -72,7 +74,9 @@ def main() -> None:
             outcome = simulate(store, pid, "demo", standard=n, challenging=n, seed=seed)
             seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             sim = load_simulation_run(store, outcome.run.id)
+            run_ids.append(outcome.run.id)
             task_oriented = sim.task_oriented
+            clean += [(d, sim.personas[d.user_name].model_dump(mode="json")) for d in sim.dialogues]
             rates = {}
             for kind in by_type:
                 dialogues = [d for d in sim.dialogues if sim.personas[d.user_name].type == kind]
@@ -97,6 +101,8 @@ def main() -> None:
             f"breakdowns per target turn, pooled: standard {rates['standard']:.3f}, challenging "
             f"{rates['challenging']:.3f} -> challenging personas produce {verdict}"
         )
+
+        _tables(store, run_ids)
 
         save_target(
             store,
@@ -123,6 +129,117 @@ def main() -> None:
             f"(score 0)"
         )
         store.close()
+    _user_faults(clean, args.seeds[0])
+
+
+def _tables(store, run_ids: list[str]) -> None:
+    """Seed 002's Tables 4 and 5 shaped: mean ± std over the seeds' runs, per persona type."""
+    from evalcore.generators.simulation.run_tables import COLUMNS, runs_table
+
+    table = runs_table(store, run_ids)
+    print(f"Tables 4 and 5 shaped, mean ± std over {len(run_ids)} run(s) (a seed each):")
+    print(f"{'personas':<13}" + "".join(f"{name:>15}" for name in COLUMNS.values()))
+    for kind, cells in table.items():
+        row = "".join(
+            f"{f'{cells[k][0]:.3g} ± {cells[k][1]:.2g}' if k in cells else '-':>15}" for k in COLUMNS
+        )
+        print(f"{kind:<13}{row}")
+
+
+def _user_faults(clean: list[tuple], seed: int) -> None:
+    """Recall and precision of `user_fault` per kind on injected faults mixed with the clean dialogues,
+    and the share of the published ChatChecker run's dialogues flagged."""
+    import random
+
+    from benchmarks.user_fault_injection import inject
+    from evalcore.generators.simulation.chatchecker import read_run
+    from evalcore.generators.simulation.user_faults import UserFaultKind, detect_user_faults, fault_kinds
+
+    folder = _reference_run()
+    run = read_run(folder) if folder else None
+    if run is not None:  # the published dialogues are clean ones too: their bot asks questions to walk out on
+        clean = clean + [(d, _persona(run, d)) for d in run.dialogues]
+    rng = random.Random(seed)
+    cases = [(d, p, None) for d, p in clean]
+    for kind in UserFaultKind:
+        made: list[tuple] = []
+        for _ in range(5):  # rounds over the clean dialogues until the kind has 20 (other turns each round)
+            made += [(f, p, kind) for d, p in clean if (f := inject(d, p, kind, rng)) is not None]
+            if len(made) >= 20:
+                break
+        cases += made
+    found = [(fault_kinds(detect_user_faults(d, p)), kind) for d, p, kind in cases]
+    if os.environ.get("EVALCORE_SHOW_FLAGGED"):  # why a clean dialogue was flagged, when tuning
+        for d, p, kind in cases:
+            if kind is None and (faults := detect_user_faults(d, p)):
+                print(" ", [(f.kind.value, f.turn, f.reason) for f in faults])
+    flagged_clean = sum(1 for kinds, kind in found if kind is None and kinds)
+    print(
+        f"user faults: {len(clean)} clean dialogues ({flagged_clean} flagged) and "
+        f"{len(cases) - len(clean)} with one injected fault"
+    )
+    print(f"{'kind':<17}{'injected':>9}{'recall':>8}{'precision':>10}")
+    for kind in UserFaultKind:
+        injected = sum(1 for _, k in found if k == kind)
+        hits = sum(1 for kinds, k in found if k == kind and kind in kinds)
+        flagged = sum(1 for kinds, _ in found if kind in kinds)
+        recall = hits / injected if injected else float("nan")
+        precision = hits / flagged if flagged else float("nan")
+        print(f"{kind.value:<17}{injected:>9}{recall:>8.2f}{precision:>10.2f}")
+    _handwritten()
+    if folder is None or run is None:
+        print("published ChatChecker run not found beside the repository: share flagged not measured")
+        return
+    flagged = [d.dialogue_id for d in run.dialogues if detect_user_faults(d, _persona(run, d))]
+    print(
+        f"published ChatChecker run {folder.name}: {len(flagged)} of {len(run.dialogues)} dialogues flagged "
+        f"({len(flagged) / len(run.dialogues):.0%}){': ' + ', '.join(flagged) if flagged else ''}"
+    )
+
+
+def _handwritten() -> None:
+    """The check on dialogues written by hand (benchmarks/data/user_faults_handwritten.yaml), not injected."""
+    import yaml
+
+    from evalcore.generators.simulation.records import Dialogue, DialogueTurn, FinishReason
+    from evalcore.generators.simulation.user_faults import detect_user_faults, fault_kinds
+    from evalcore.models import TurnRole
+
+    data = yaml.safe_load((ROOT / "benchmarks" / "data" / "user_faults_handwritten.yaml").read_text("utf-8"))
+    expected = found = hits = clean = clean_flagged = 0
+    for n, case in enumerate(data["dialogues"]):
+        turns = [
+            DialogueTurn(role=TurnRole.assistant if i % 2 == 0 else TurnRole.user, content=text)
+            for i, text in enumerate(case["turns"])
+        ]
+        finish = FinishReason(case.get("finish", "chatbot_ended_chat"))
+        dialogue = Dialogue(
+            dialogue_id=f"hand_{n}", user_name=case["persona"], turns=turns, finish_reason=finish
+        )
+        kinds = {
+            k.value for k in fault_kinds(detect_user_faults(dialogue, data["personas"][case["persona"]]))
+        }
+        wanted = set(case["expect"])
+        expected, found, hits = expected + len(wanted), found + len(kinds), hits + len(kinds & wanted)
+        if not wanted:
+            clean, clean_flagged = clean + 1, clean_flagged + bool(kinds)
+    print(
+        f"hand-written: {len(data['dialogues'])} dialogues, {hits} of {expected} written faults found, "
+        f"{found - hits} flagged that were not written; {clean_flagged} of {clean} clean ones flagged"
+    )
+
+
+def _persona(run, dialogue) -> dict | None:
+    persona = run.personas.get(dialogue.user_name)
+    return persona.model_dump(mode="json") if persona else None
+
+
+def _reference_run() -> Path | None:
+    for parent in ROOT.parents:
+        runs = parent / "shared" / "reference" / "chatchecker" / "runs"
+        if runs.is_dir():
+            return next((p for p in sorted(runs.glob("*/*")) if p.is_dir()), None)
+    return None
 
 
 def _rate(dialogues: list, task_oriented: bool) -> float:

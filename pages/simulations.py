@@ -8,6 +8,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.generators.simulation import load_simulation_run
+from evalcore.generators.simulation.fault_report import fault_report
 from evalcore.generators.simulation.job import create_simulation, simulation_runs
 from evalcore.generators.simulation.personas import (
     OCEAN,
@@ -327,6 +328,30 @@ else:
             width="stretch",
         )  # fmt: skip
 human = {(t.dialogue_id, t.turn_index): t for t in labelled}
+
+faulted = fault_report(sim)
+st.markdown(
+    "**Simulator faults** (dialogues whose simulated user, not the target, went wrong: discount them)"
+)
+st.dataframe(
+    [
+        {"figure": key, "all dialogues": value, "without user_fault dialogues": faulted.without_faulted[key]}
+        for key, value in faulted.with_faulted.items()
+    ],
+    hide_index=True,
+)
+if faulted.faults:
+    st.dataframe(
+        [
+            {"dialogue": dialogue_id, "turn": f.turn, "kind": f.kind.value, "reason": f.reason}
+            for dialogue_id, found in faulted.faults.items()
+            for f in found
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+else:
+    st.caption("No simulated user of this run is at fault.")
 
 matrix = breakdown_matrix(sim)
 st.markdown("**Breakdown types per persona** (target turns with a breakdown of the type)")

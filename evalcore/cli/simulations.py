@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from evalcore.errors import UsageError
+
+if TYPE_CHECKING:
+    from evalcore.generators.simulation.fault_report import FaultReport
 
 from evalcore.cli.common import (
     DbOption,
@@ -63,23 +68,49 @@ def import_(
     store = open_store(db)
     result = import_chatchecker_run(store, path, project)
     created = " (new project)" if result.project_created else ""
-    typer.echo(
-        f"project {result.project_id}{created}: {result.dialogues} dialogue(s), {result.personas} persona(s)"
-    )
+    if result.already:
+        typer.echo(
+            f"project {result.project_id}: this run was imported before as {result.run_id}; nothing added"
+        )
+    else:
+        wrote = f"{result.dialogues} dialogue(s), {result.personas} persona(s)"
+        typer.echo(f"project {result.project_id}{created}: {wrote}")
     typer.echo(result.run_id)
 
 
 @app.command()
 @friendly
 def stats(
-    run: RunArgument,
+    run: Annotated[
+        str | None, typer.Argument(help="Simulation run id (printed by `simulations import`).")
+    ] = None,
+    runs: Annotated[
+        str | None,
+        typer.Option("--runs", help="Comma-separated run ids: mean ± std over them per persona type."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object, ChatChecker's names.")] = False,
     db: DbOption = None,
 ) -> None:
-    """ChatChecker's run statistics: turns, MTLD, breakdowns, crashes and ratings."""
-    from evalcore.generators.simulation import simulation_statistics
+    """ChatChecker's run statistics: turns, MTLD, breakdowns, crashes and ratings; with --runs A,B,C the
+    paper's run-wise mean and standard deviation (Tables 4 and 5) per persona type."""
+    from evalcore.generators.simulation import load_simulation_run, simulation_statistics
+    from evalcore.generators.simulation.fault_report import run_fault_report
+    from evalcore.generators.simulation.run_tables import by_persona_type, runs_table
 
-    figures = simulation_statistics(open_store(db, existing=True), run)
+    if (run is None) == (runs is None):
+        raise UsageError("give one run id, or --runs A,B,C (not both)")
+    store = open_store(db, existing=True)
+    if runs is not None:
+        ids = [r.strip() for r in runs.split(",") if r.strip()]
+        table = runs_table(store, ids)
+        if as_json:
+            typer.echo(
+                json.dumps({kind: {k: list(v) for k, v in cells.items()} for kind, cells in table.items()})
+            )
+            return
+        _echo_table(table, f"mean ± std over {len(ids)} run(s)")
+        return
+    figures = simulation_statistics(store, run)
     if as_json:
         typer.echo(json.dumps(figures))
         return
@@ -88,6 +119,42 @@ def stats(
         typer.echo(f"{key:<38}{value}")
     for dimension, values in ratings.items():
         typer.echo(f"rating {dimension:<31}{values['average']:.3f} (std {values['std']:.3f})")
+    for kind, cells in by_persona_type(load_simulation_run(store, run)).items():
+        shown = ", ".join(
+            f"{name} {'-' if cells[key] is None else round(cells[key], 1)}"
+            for key, name in (
+                ("chatbot_turns_per_dialogue", "ST/D"),
+                ("median_user_turn_length", "median |UT|"),
+                ("median_chatbot_turn_length", "median |ST|"),
+            )
+        )
+        typer.echo(f"{'turns, ' + kind + ' personas':<38}{shown}")
+    _echo_faults(run_fault_report(store, run))
+
+
+def _echo_table(table: dict, title: str) -> None:
+    """Tables 4 and 5 shaped: a row per persona type, mean ± std per column."""
+    from evalcore.generators.simulation.run_tables import COLUMNS
+
+    typer.echo(title)
+    typer.echo(f"{'personas':<13}" + "".join(f"{name:>16}" for name in COLUMNS.values()))
+    for kind, cells in table.items():
+        row = "".join(
+            f"{f'{cells[key][0]:.2f} ± {cells[key][1]:.2f}' if key in cells else '-':>16}" for key in COLUMNS
+        )
+        typer.echo(f"{kind:<13}{row}")
+
+
+def _echo_faults(report: FaultReport) -> None:
+    """The simulator-fault lines of `stats`: faulted dialogues, and the figures with and without them."""
+    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(report.kind_counts().items())) or "none"
+    typer.echo(f"{'user_fault dialogues':<38}{len(report.faults)} ({kinds})")
+    for key, value in report.with_faulted.items():
+        without = report.without_faulted[key]
+        shown = [
+            ("-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)) for v in (value, without)
+        ]
+        typer.echo(f"{key:<38}{shown[0]} (without user_fault dialogues: {shown[1]})")
 
 
 @app.command()

@@ -3,6 +3,7 @@ per-turn breakdown badges and ratings, marks offline output, and shows data as t
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,8 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     assert set(side_by_side.columns) == {simulated, imported}
     assert side_by_side.loc["Dialogues", imported] == 10
     assert side_by_side.loc["Breakdowns per target turn", imported] == pytest.approx(5 / 155)  # as published
+    assert side_by_side.loc["Target turns per dialogue (ST/D)", imported] == pytest.approx(15.5)
+    assert side_by_side.loc["Median user turn length (words)", imported] == 5.0
     box(at, "Run").select(simulated).run()
     assert any("Offline output" in str(i.value) for i in at.info)
     box(at, "Run").select(imported).run()
@@ -223,3 +226,30 @@ def test_a_persona_with_a_text_profile_is_listed_by_its_id_and_edited_as_text(db
     assert (
         list_personas(store, pid)[item_id].profile == "A day nurse." and store.current(item_id).version == 2
     )
+
+
+def test_dialogues_whose_simulated_user_is_at_fault_are_listed_and_the_figures_shown_without_them(
+    db_url, tmp_path
+):
+    folder = tmp_path / "run"
+    shutil.copytree(REFERENCE_RUN, folder)
+    dialogue = folder / "generated_standard_persona_01" / "dialogue_1.yaml"
+    text = dialogue.read_text(encoding="utf-8")
+    dialogue.write_text(
+        text.replace(
+            "I'm aiming to land my first full-time job!", "As an AI language model, I have no goals."
+        ),
+        encoding="utf-8",
+    )
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    run_id = import_chatchecker_run(store, folder, pid).run_id
+    at = open_page()
+    box(at, "Run").select(run_id).run()
+    figures = frame(at, "without user_fault dialogues").set_index("figure")
+    assert figures.loc["dialogues", "all dialogues"] == 10
+    assert figures.loc["dialogues", "without user_fault dialogues"] == 9
+    faults = frame(at, "reason")
+    assert faults[["dialogue", "turn", "kind"]].values.tolist() == [
+        ["generated_standard_persona_01_dialogue_1", 1, "broke_character"]
+    ]

@@ -26,6 +26,7 @@ from evalcore.generators.simulation.records import (
 )
 from evalcore.items.store_ops import add_conversation, list_conversations
 from evalcore.models import Conversation, Persona, Provenance, Run, RunStatus
+from evalcore.models.common import content_hash
 from evalcore.store import Store, schema
 from evalcore.store.store import new_id
 
@@ -42,6 +43,7 @@ class ImportedRun:
     project_created: bool
     dialogues: int
     personas: int
+    already: bool = False  # the same run was imported into the project before; nothing was added
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,10 @@ def import_chatchecker_run(store: Store, folder: Path, project_id: str | None = 
     """
     source = read_run(folder)
     pid, create = _project_for(store, project_id, source.chatbot_id, folder.resolve().name)
+    digest = _run_hash(source)
+    earlier = None if create else _imported_before(store, pid, digest)
+    if earlier is not None:
+        return ImportedRun(earlier.id, pid, False, 0, 0, already=True)
     if create:
         store.create_project(pid, source.chatbot_id or pid, str(folder))
     params = {
@@ -99,6 +105,7 @@ def import_chatchecker_run(store: Store, folder: Path, project_id: str | None = 
         "task_oriented": source.task_oriented,
         "rating_dimensions": source.rating_dimensions,
         "files": source.files,  # the run's own files, so an export keeps their timings and costs
+        "content_hash": digest,  # a second import of the same run finds the first by it
     }
     run = jobs.create(store, pid, RUN_KIND, params, pending=False)
     producer = str(source.files.get(RUN_INFO, {}).get("user_simulator_llm") or "chatchecker")
@@ -127,6 +134,30 @@ def import_chatchecker_run(store: Store, folder: Path, project_id: str | None = 
         store.finish_run(run.id, RunStatus.failed, f"import failed: {exc.__class__.__name__}: {exc}")
         raise
     return ImportedRun(run.id, pid, create, len(source.dialogues), len(source.personas))
+
+
+def _run_hash(source: ChatCheckerRun) -> str:
+    """What makes two imports the same run: its dialogues, personas and files, wherever its folder is."""
+    return content_hash(
+        {
+            "run_id": source.run_id,
+            "dialogues": [d.model_dump(mode="json") for d in source.dialogues],
+            "personas": {user: p.model_dump(mode="json") for user, p in source.personas.items()},
+            "files": source.files,
+        }
+    )
+
+
+def _imported_before(store: Store, project_id: str, digest: str) -> Run | None:
+    """The finished import of the same run in the project, if there is one."""
+    return next(
+        (
+            run
+            for run in store.runs(project_id, kind=RUN_KIND)
+            if run.status == RunStatus.finished and run.params.get("content_hash") == digest
+        ),
+        None,
+    )
 
 
 def run_project(store: Store, run_id: str) -> str:

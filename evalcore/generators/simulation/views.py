@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from evalcore.generators.simulation import stats
+from evalcore.generators.simulation import run_tables, stats
 from evalcore.generators.simulation.records import BreakdownDecision, DialogueTurn
 from evalcore.generators.simulation.store_ops import SimulationRun, load_simulation_run
 from evalcore.generators.simulation.taxonomy import CHATBOT_CRASH_TITLE, TAXONOMY
@@ -87,8 +87,23 @@ def statistics_frame(store: Store, run_ids: list[str]) -> pd.DataFrame:
         column.update(
             {f"Rating: {dim.replace('_', ' ')}": values["average"] for dim, values in ratings.items()}
         )
+        turns = run_tables.figures(*_dialogues_of(store, run_id))
+        column.update({label: turns[key] for key, label in TURN_LABELS.items()})
         columns[run_id] = column
     return pd.DataFrame(columns)
+
+
+# Seed 002's turn figures beside ChatChecker's statistics (Tables 4 and 5).
+TURN_LABELS = {
+    "chatbot_turns_per_dialogue": "Target turns per dialogue (ST/D)",
+    "median_user_turn_length": "Median user turn length (words)",
+    "median_chatbot_turn_length": "Median target turn length (words)",
+}
+
+
+def _dialogues_of(store: Store, run_id: str) -> tuple[list, bool]:
+    sim = load_simulation_run(store, run_id)
+    return sim.dialogues, sim.task_oriented
 
 
 def stats_of(store: Store, run_id: str) -> dict:

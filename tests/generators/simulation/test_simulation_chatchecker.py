@@ -73,6 +73,12 @@ def test_cli_import_then_stats_json_equals_the_published_statistics(db):
     assert_same(json.loads(shown.stdout), published_summary())
     table = runner.invoke(app, ["simulations", "stats", run_id, "--db", db])
     assert "n_unique_breakdown_types" in table.stdout and "rating naturalness" in table.stdout
+    twice = runner.invoke(app, ["simulations", "import", str(reference_run()), "--db", db])
+    assert twice.exit_code == 0, twice.output
+    assert twice.stdout.splitlines() == [
+        f"project study_goal_assistant: this run was imported before as {run_id}; nothing added",
+        run_id,
+    ]
 
 
 def test_cli_help_names_the_project_rule_and_unknown_runs_are_one_line(db):
@@ -121,9 +127,20 @@ def test_an_existing_project_is_used_as_it_is(sqlite_store):
     result = import_chatchecker_run(sqlite_store, reference_run(), "team")
     assert (result.project_id, result.project_created) == ("team", False)
     assert sqlite_store.project("team").title == "The team's project"
-    again = import_chatchecker_run(sqlite_store, reference_run(), "team")  # a second run, not a clash
-    assert again.run_id != result.run_id
-    assert simulation_statistics(sqlite_store, again.run_id)["num_dialogues"] == 10
+    assert simulation_statistics(sqlite_store, result.run_id)["num_dialogues"] == 10
+
+
+def test_importing_the_same_run_twice_says_so_and_adds_nothing(sqlite_store, tmp_path):
+    first = import_chatchecker_run(sqlite_store, reference_run())
+    conversations = len(list_conversations(sqlite_store, first.project_id))
+    moved = tmp_path / "elsewhere"  # the same run from another folder is still the same run
+    shutil.copytree(reference_run(), moved)
+    again = import_chatchecker_run(sqlite_store, moved)
+    assert (again.already, again.run_id, again.dialogues) == (True, first.run_id, 0)
+    assert len(sqlite_store.runs(first.project_id, kind="simulation")) == 1
+    assert len(list_conversations(sqlite_store, first.project_id)) == conversations
+    other = import_chatchecker_run(sqlite_store, moved, "elsewhere")  # another project takes its own copy
+    assert not other.already and other.run_id != first.run_id
 
 
 def test_export_writes_the_published_folder_back(sqlite_store, tmp_path):
@@ -140,7 +157,8 @@ def test_import_of_an_export_round_trips(sqlite_store, tmp_path):
     first = import_chatchecker_run(sqlite_store, reference_run())
     out = tmp_path / "exported"
     export_chatchecker_run(sqlite_store, first.run_id, out)
-    second = import_chatchecker_run(sqlite_store, out)
+    second = import_chatchecker_run(sqlite_store, out, "copy")
+    assert not second.already
     a, b = load_simulation_run(sqlite_store, first.run_id), load_simulation_run(sqlite_store, second.run_id)
     plain = {"persona_item"}  # new items, new ids
     assert [d.model_dump(exclude=plain) for d in a.dialogues] == [
