@@ -12,7 +12,8 @@ implementation compiles the procedure's structured steps:
   the `result` enum of the tool's return schema;
 - a step whose text opens with a condition ("Only if ...", "If ...", "For ...", "When ...") is a branch:
   the step before it leads both to it (edge: the condition) and past it. A conditional message step
-  rejoins the procedure; a conditional api step (a hand-over) ends it;
+  rejoins the procedure, unless it says to end the conversation (a customer who declines to confirm);
+  a conditional api step (a hand-over) ends it;
 - where a branch has nothing left to go on to, one closing end_message node ends it; every other node
   left without a successor is an end_message.
 
@@ -39,6 +40,7 @@ from evalcore.models import Procedure, ProcedureStep, Tool
 _CONDITION = re.compile(r"^\s*(only\s+(if|for|when)|if|for|when|in case)\b[\s,]*", re.IGNORECASE)
 CLOSING = "Ask whether there is anything else, then close the conversation."
 _STEP = re.compile(r"\bstep\s+(\d+)\b", re.IGNORECASE)
+_ENDS = re.compile(r"\bend the conversation\b", re.IGNORECASE)
 
 
 def is_conditional(step: ProcedureStep) -> bool:
@@ -139,6 +141,9 @@ def compile_flowgraph(procedure: Procedure, tools: list[Tool]) -> GraphBody:
                     b.edge(outcome, entry[later], "Customer agrees")
                 elif k == 0 and not conditional[i]:
                     exits.append(outcome)
+        if conditional[i] and step.kind == "message" and _ENDS.search(step.text):
+            b.edge(entry[i], b.close(), _reply(step))
+            continue
         branches = []
         following = None
         for j in range(i + 1, len(steps)):
