@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
+import json
 import os
 import re
 import sys
@@ -113,15 +114,40 @@ def tool_calls(conversation) -> list:
     return [t for t in conversation.turns if t.role == "tool_call" and t.tool_name]
 
 
-def strings(value):
+def strings(value, name: str = ""):
+    """(field name, string) of every string in a value, nested ones under their own field's name."""
     if isinstance(value, str):
-        yield value
+        yield name, value
     elif isinstance(value, dict):
-        for v in value.values():
-            yield from strings(v)
+        for k, v in value.items():
+            yield from strings(v, k)
     elif isinstance(value, list):
         for v in value:
-            yield from strings(v)
+            yield from strings(v, name)
+
+
+def placeholder(name: str, text: str) -> bool:
+    """A value that looks written in place of a real one: a generic pattern, or the field's own name in
+    capitals with a number (PAYMENT-METHOD-783 for payment_method, NEW-SKU-304 for new_skus)."""
+    own = name.upper().rstrip("S").replace("_", "-")
+    return bool(PLACEHOLDER.search(text.strip())) or bool(
+        own and re.match(rf"^{re.escape(own)}S?-?\d+$", text)
+    )
+
+
+def result_placeholders(conversations) -> list[str]:
+    """The placeholder-looking values of the tool results (tool: field=value)."""
+    found = []
+    for conversation in conversations:
+        for turn in conversation.turns:
+            if turn.role != "tool_result":
+                continue
+            try:
+                output = json.loads(turn.content or "{}")
+            except json.JSONDecodeError:
+                continue
+            found += [f"{turn.tool_name}: {k}={v[:30]!r}" for k, v in strings(output) if placeholder(k, v)]
+    return found
 
 
 def call_checks(conversations, tools: dict) -> tuple[int, int, list[str], int, list[str]]:
@@ -145,8 +171,8 @@ def call_checks(conversations, tools: dict) -> tuple[int, int, list[str], int, l
                 invalid.append(f"{call.tool_name}: {errors[0].message[:90]}")
             else:
                 valid += 1
-            for text in strings(call.arguments or {}):
-                if PLACEHOLDER.search(text.strip()):
+            for name, text in strings(call.arguments or {}):
+                if placeholder(name, text):
                     placeholders += 1
                     examples.append(f"{call.tool_name}: {text[:40]!r}")
     return n, valid, invalid, placeholders, examples
@@ -188,7 +214,7 @@ def procedure_figures(store: Store, pid: str, args, tools: dict) -> list:
                 t.role == "user" and CONFIRM_YES.search(t.content or "") for t in before[asked[-1] + 1 :]
             )
             if tool.name in rules:
-                records = [index[v] for v in strings(turn.arguments or {}) if v in index]
+                records = [index[v] for _, v in strings(turn.arguments or {}) if v in index]
                 if records:
                     judged += 1
                     allowed += all(status in rules[tool.name] for status in records)
@@ -280,6 +306,10 @@ def main() -> None:
                 print(f"    invalid x{count}: {reason}")
             for example, count in Counter(examples).most_common(5):
                 print(f"    placeholder x{count}: {example}")
+            in_results = result_placeholders(conversations)
+            print(f"  {'':<11} placeholder-looking values in tool results {len(in_results)}")
+            for example, count in Counter(in_results).most_common(3):
+                print(f"    x{count}: {example}")
 
 
 if __name__ == "__main__":

@@ -143,14 +143,19 @@ def from_tables(
     item = schema.get("items", {}) if schema.get("type") == "array" else schema
     best: list[dict[str, str]] = []
     rank = (-1, -1)
+    found = column
     for _, rows in tables:
-        if not rows or column not in rows[0]:
+        if not rows:
             continue
-        agree = [r for r in rows if all(str(given[c]) == r[c] for c in r if c in given and c != column)]
+        # a qualified name ("new_sku", "return_store_id") takes a table's key (first) column of its last words
+        col = column if column in rows[0] else column.split("_", 1)[-1]
+        if col not in rows[0] or (col != column and col != next(iter(rows[0]))):
+            continue
+        agree = [r for r in rows if all(str(given[c]) == r[c] for c in r if c in given and c != col)]
         if agree and (len(set(fields) & set(rows[0])), len(agree)) > rank:
-            best, rank = agree, (len(set(fields) & set(rows[0])), len(agree))
+            best, rank, found = agree, (len(set(fields) & set(rows[0])), len(agree)), col
     numeric = item.get("type") in ("number", "integer")
-    raw = [_number(r[column]) if numeric else r[column] for r in best]
+    raw = [_number(r[found]) if numeric else r[found] for r in best]
     values = [v for v in raw if not check_arguments({"properties": {"v": item}}, {"v": v})]
     if not values:
         return None

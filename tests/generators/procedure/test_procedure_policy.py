@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import shutil
 from pathlib import Path
 
@@ -86,3 +87,32 @@ def test_hand_written_procedures_win_on_the_sample(sqlite_store: Store, monkeypa
         sqlite_store.documents(pid), sqlite_store.tools(pid), sqlite_store.procedures(pid)
     )
     assert reading.procedures == []
+
+
+def test_retail_conversations_keep_the_tables_and_the_status_the_branch_needs(retail):
+    store, pid = retail
+    generate(store, pid, paths=10, seed=0)
+    tables = {d.path.rsplit("/", 1)[-1]: d.rows for d in store.documents(pid) if d.rows}
+    status = {r["order_id"]: r["status"] for r in tables["orders.csv"]}
+    owner = {r["order_id"]: r["customer_id"] for r in tables["orders.csv"]}
+    items = {r["item_id"]: r["order_id"] for r in tables["order_items.csv"]}
+    emails = {r["email"]: r["customer_id"] for r in tables["customers.csv"]}
+    allowed = {"cancel_order": {"pending"}, "change_order_items": {"pending"}, "return_items": {"delivered"}}
+    acted = 0
+    for view in list_conversations(store, pid, generator="procedure"):
+        turns = view.conversation.turns
+        said = [t for t in turns if t.role == "tool_result"]
+        for call in (t for t in turns if t.role == "tool_call"):
+            args = call.arguments or {}
+            if call.tool_name == "find_customer_by_email":
+                assert args["email"] in emails
+            if call.tool_name in allowed:
+                acted += 1
+                assert status[args["order_id"]] in allowed[call.tool_name], view.conversation.id
+                assert all(items[i] == args["order_id"] for i in args.get("item_ids", []))
+        for result in said:
+            output = json.loads(result.content)
+            if result.tool_name == "get_order" and output["result"] == "found":
+                assert output["status"] == status[output["order_id"]]
+                assert output["customer_id"] == owner[output["order_id"]]
+    assert acted >= 1
