@@ -39,6 +39,7 @@ from evalcore.inputs.tool_values import (
     from_tables,
     is_failure,
     result_values,
+    rows_for,
     value_for,
 )
 from evalcore.llm.tasks import Task
@@ -154,6 +155,9 @@ def from_record(output: dict[str, Any], returns: dict[str, Any], args: dict[str,
         )
         if row is None:
             continue
+        for name, spec in props.items():
+            if name in output and name not in args and (listed := rows_for(spec, args, tables)) is not None:
+                output[name] = listed
         for name, value in row.items():
             if name in output and name in props and name not in args:
                 typed = value
