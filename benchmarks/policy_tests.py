@@ -150,9 +150,18 @@ def result_placeholders(conversations) -> list[str]:
     return found
 
 
-def call_checks(conversations, tools: dict) -> tuple[int, int, list[str], int, list[str]]:
-    """(calls, schema-valid calls, first invalid reasons, placeholder values, examples of them)."""
-    n = valid = placeholders = 0
+def rejected(conversation, call) -> bool:
+    """Whether the tool answered the call with an error: a tool case whose situation is an invalid call
+    (the agent passed the user's vague words, or an option the tool does not have) makes it on purpose."""
+    after = conversation.turns[conversation.turns.index(call) + 1 :]
+    result = next((t for t in after if t.role == "tool_result"), None)
+    return result is not None and '"error"' in (result.content or "")
+
+
+def call_checks(conversations, tools: dict) -> tuple[int, int, list[str], int, list[str], int]:
+    """(calls, schema-valid calls, first invalid reasons, placeholder values, examples of them, invalid
+    calls the tool rejected, as the case intends)."""
+    n = valid = placeholders = on_purpose = 0
     invalid: list[str] = []
     examples: list[str] = []
     for conversation in conversations:
@@ -167,7 +176,9 @@ def call_checks(conversations, tools: dict) -> tuple[int, int, list[str], int, l
                     tool.parameters, format_checker=jsonschema.FormatChecker()
                 ).iter_errors(call.arguments or {})
             )
-            if errors:
+            if errors and rejected(conversation, call):
+                on_purpose += 1
+            elif errors:
                 invalid.append(f"{call.tool_name}: {errors[0].message[:90]}")
             else:
                 valid += 1
@@ -175,7 +186,7 @@ def call_checks(conversations, tools: dict) -> tuple[int, int, list[str], int, l
                 if placeholder(name, text):
                     placeholders += 1
                     examples.append(f"{call.tool_name}: {text[:40]!r}")
-    return n, valid, invalid, placeholders, examples
+    return n, valid, invalid, placeholders, examples, on_purpose
 
 
 def procedure_figures(store: Store, pid: str, args, tools: dict) -> list:
@@ -298,9 +309,11 @@ def main() -> None:
             ("procedures", procedure_conversations),
             ("tool cases", case_conversations),
         ):
-            n, valid, invalid, placeholders, examples = call_checks(conversations, tools)
+            n, valid, invalid, placeholders, examples, on_purpose = call_checks(conversations, tools)
             print(
-                f"  {label:<11} schema-valid calls {pct(valid, n)}; placeholder-looking values {placeholders}"
+                f"  {label:<11} schema-valid calls {pct(valid, n - on_purpose)} (besides {on_purpose} "
+                f"invalid on purpose, rejected by the tool; of all calls {pct(valid, n)}); "
+                f"placeholder-looking values {placeholders}"
             )
             for reason, count in Counter(invalid).most_common(5):
                 print(f"    invalid x{count}: {reason}")
