@@ -137,6 +137,14 @@ def read_policies(documents: list[Document], tools: list[Tool], procedures: list
         reading.procedures.append(
             _procedure(task, identifier, lookup, handover, sentences, statuses, confirms, identify)
         )
+    columns = {c for d in documents if d.kind == DocumentKind.table for c in d.columns}
+    for name in dict.fromkeys(api for p in reading.procedures for api in p.apis):
+        tool = by_name[name]
+        if tool.returns is None and not set(_required(tool)) & columns:
+            reading.warnings.append(
+                f"tool {name}: no return schema and no table to build its results from; its results in "
+                "these tests carry only the outcome"
+            )
     return reading
 
 

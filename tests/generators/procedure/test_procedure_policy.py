@@ -116,3 +116,23 @@ def test_retail_conversations_keep_the_tables_and_the_status_the_branch_needs(re
                 assert output["status"] == status[output["order_id"]]
                 assert output["customer_id"] == owner[output["order_id"]]
     assert acted >= 1
+
+
+def test_a_tool_without_return_schema_or_table_is_a_located_warning(
+    sqlite_store: Store, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    project = tmp_path / "retail"
+    shutil.copytree(DATA / "retail", project)
+    tool = json.loads((project / "tools" / "transfer_to_staff.json").read_text(encoding="utf-8"))
+    del tool["returns"]
+    (project / "tools" / "transfer_to_staff.json").write_text(json.dumps(tool), encoding="utf-8")
+    pid = import_project(sqlite_store, project).project_id
+    reading = read_policies(
+        sqlite_store.documents(pid), sqlite_store.tools(pid), sqlite_store.procedures(pid)
+    )
+    assert reading.warnings == [
+        "tool transfer_to_staff: no return schema and no table to build its results from; its results in "
+        "these tests carry only the outcome"
+    ]
+    assert len(reading.procedures) == 6
