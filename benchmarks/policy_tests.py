@@ -60,9 +60,10 @@ RETRY = re.compile(r"\bretry|try again|call it again\b", re.I)
 # values a writer puts where a real one belongs: PAYMENT-ID-807, <order_id>, {email}, "string", xxx
 PLACEHOLDER = re.compile(
     r"^(<[^>]*>|\{[^}]*\}|\[[^\]]*\]|string|value|example|placeholder|tbd|n/?a|none|null|xxx+|foo|bar|"
-    r"test|dummy|sample|unknown|your[ _].*)$|\b[A-Z]+[-_]ID[-_]?\d*\b|\bID[-_]\d+\b",
+    r"test|dummy|sample|unknown|your[ _].*)$",
     re.I,
 )
+PLACEHOLDER_ID = re.compile(r"\b[A-Z]+[-_]ID[-_]?\d*\b|\bID[-_]\d+\b")  # capitals only: not 'store_id'
 
 
 def pct(hits: int, n: int) -> str:
@@ -130,7 +131,7 @@ def placeholder(name: str, text: str) -> bool:
     """A value that looks written in place of a real one: a generic pattern, or the field's own name in
     capitals with a number (PAYMENT-METHOD-783 for payment_method, NEW-SKU-304 for new_skus)."""
     own = name.upper().rstrip("S").replace("_", "-")
-    return bool(PLACEHOLDER.search(text.strip())) or bool(
+    return bool(PLACEHOLDER.search(text.strip()) or PLACEHOLDER_ID.search(text)) or bool(
         own and re.match(rf"^{re.escape(own)}S?-?\d+$", text)
     )
 
