@@ -35,4 +35,6 @@ def test_a_policy_procedure_lists_the_passages_its_steps_cite(db_url):
     assert not at.exception, at.exception
     passages = next(e for e in at.expander if e.label == "Policy passages each step comes from")
     text = " ".join(m.value for m in passages.markdown).replace("\\", "")  # markdown escapes undone
-    assert "step 4 (get_order): retail/policies/02_order_states.md: Cancel an order with `cancel_order`" in text
+    assert (
+        "step 4 (get_order): retail/policies/02_order_states.md: Cancel an order with `cancel_order`" in text
+    )
