@@ -136,3 +136,16 @@ def test_a_tool_without_return_schema_or_table_is_a_located_warning(
         "these tests carry only the outcome"
     ]
     assert len(reading.procedures) == 6
+
+
+def test_an_outcome_naming_its_own_tool_is_a_retry_only_when_it_says_so():
+    from evalcore.generators.procedure.flowgraph import compile_flowgraph
+    from evalcore.models import Procedure, ProcedureStep
+
+    def calls(said: str) -> int:
+        step = ProcedureStep(kind="api", api="get_order", outcomes={"found": "Go on.", "not_found": said})
+        procedure = Procedure(name="p", intent="look up an order", steps=[step])
+        return sum(n.node_type == "api" for n in compile_flowgraph(procedure, []).nodes)
+
+    assert calls("Say what get_order answered; change nothing.") == 1
+    assert calls("Ask for the number again, then call get_order again.") == 2
