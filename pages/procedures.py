@@ -107,6 +107,15 @@ else:
              else f"Made by {md(producer)}")
             + ("; a generated procedure, not one of the project's" if name.startswith("generated_") else "")
         )  # fmt: skip
+        from_policy = {p["name"]: p for p in store.run(run_id).params.get("generated_procedures") or []}
+        cited = [
+            (k, step.get("api") or "message", source)
+            for k, step in enumerate(from_policy.get(name, {}).get("steps") or [], 1)
+            for source in step.get("sources") or []
+        ]
+        if cited:
+            with st.expander("Policy passages each step comes from"):
+                st.markdown("\n".join(f"- step {k} ({md(kind)}): {md(source)}" for k, kind, source in cited))
         made_up = set(chosen.generated_apis)
         if made_up:
             st.warning(

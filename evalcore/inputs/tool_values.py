@@ -139,23 +139,61 @@ def from_tables(
     parameter), from a row agreeing with the values already given (the store's own fleet), in the table
     that has the most of `fields` (the other fields of the call or object) as columns; None when no table
     has the column or no value fits the schema."""
+    if schema.get("type") == "object":
+        return object_from_tables(schema, tables, rng)
     column = name if schema.get("type") != "array" else name.removesuffix("s")
     item = schema.get("items", {}) if schema.get("type") == "array" else schema
     best: list[dict[str, str]] = []
     rank = (-1, -1)
+    found = column
     for _, rows in tables:
-        if not rows or column not in rows[0]:
+        if not rows:
             continue
-        agree = [r for r in rows if all(str(given[c]) == r[c] for c in r if c in given and c != column)]
+        # a qualified name ("new_sku", "return_store_id") takes a table's key (first) column of its last words
+        col = column if column in rows[0] else column.split("_", 1)[-1]
+        if col not in rows[0] or (col != column and col != next(iter(rows[0]))):
+            continue
+        agree = [r for r in rows if all(str(given[c]) == r[c] for c in r if c in given and c != col)]
         if agree and (len(set(fields) & set(rows[0])), len(agree)) > rank:
-            best, rank = agree, (len(set(fields) & set(rows[0])), len(agree))
+            best, rank, found = agree, (len(set(fields) & set(rows[0])), len(agree)), col
     numeric = item.get("type") in ("number", "integer")
-    raw = [_number(r[column]) if numeric else r[column] for r in best]
+    raw = [_number(r[found]) if numeric else r[found] for r in best]
     values = [v for v in raw if not check_arguments({"properties": {"v": item}}, {"v": v})]
     if not values:
         return None
     value = rng.choice(values)
     return [value] if schema.get("type") == "array" else value
+
+
+def object_from_tables(schema: dict[str, Any], tables: Sequence[Table], rng: random.Random) -> dict | None:
+    """An object value (an address) from one row of a table that has a column for each of its properties
+    and whose values fit them; None when the schema is no object or no table fits."""
+    props = (schema.get("properties") or {}) if schema.get("type") == "object" else {}
+    for _, rows in tables:
+        if not props or not rows or not set(props) <= set(rows[0]):
+            continue
+        usable = [r for r in rows if not check_arguments(schema, {p: r[p] for p in props})]
+        if usable:
+            row = rng.choice(usable)
+            return {p: row[p] for p in props}
+    return None
+
+
+def rows_for(schema: dict[str, Any], arguments: dict[str, Any], tables: Sequence[Table]) -> list | None:
+    """A list of objects (an order's items) from the rows of the table that has every required property
+    of the items as a column and agrees with a call argument (the rows of `order_id`); None otherwise."""
+    item = schema.get("items") or {} if schema.get("type") == "array" else {}
+    props, needed = item.get("properties") or {}, set(item.get("required") or [])
+    for _, rows in tables:
+        if not props or not needed or not rows or not needed <= set(rows[0]):
+            continue
+        shared = [k for k, v in arguments.items() if k in rows[0] and isinstance(v, str)]
+        found = [r for r in rows if shared and all(r[k] == arguments[k] for k in shared)]
+        if found:
+            listed = [{p: _number(r[p]) if props[p].get("type") in ("number", "integer") else r[p]
+                       for p in props if p in r} for r in found]  # fmt: skip
+            return [o for o in listed if not check_arguments(item, o)] or None
+    return None
 
 
 def _number(text: str) -> Any:

@@ -129,6 +129,11 @@ class ProcedureStep(Record):
         description="For 'api' steps: outcome name -> what the assistant tells the customer, in its own "
         "words ('{slot}' fills from what was collected); the built-in flow assistant says it.",
     )
+    sources: list[str] = Field(
+        default_factory=list,
+        description="The policy passages the step comes from ('file: sentence'), for procedures read from "
+        "the project's policies.",
+    )
 
     @model_validator(mode="after")
     def _api_named(self) -> ProcedureStep:

@@ -21,8 +21,10 @@ reasons in its metadata and not cut into tests.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,7 +38,9 @@ from evalcore.inputs.tool_values import (
     check_arguments,
     consistent,
     from_tables,
+    is_failure,
     result_values,
+    rows_for,
     value_for,
 )
 from evalcore.llm.tasks import Task
@@ -116,6 +120,58 @@ def _drawn_from(turns: list[GeneratedTurn], name: str) -> random.Random:
     return random.Random(hashlib.sha256(key.encode()).hexdigest())
 
 
+def target_record(graph: Graph, path: list[str], tables: list[Table], rng: random.Random) -> dict[str, str]:
+    """The ids and status of the record a path's status branch needs (issue 26): after an api node, an
+    outcome message that names statuses of a table's `status` column wants a row with one of them, or,
+    on a failing outcome ("status_not_allowed"), a row with none of them; {} when the path has no such
+    branch (then nothing is drawn, so projects without statuses keep their conversations)."""
+    statuses = {r["status"] for _, rows in tables for r in rows if r.get("status")}
+    if not statuses:
+        return {}
+    g = graph.digraph()
+    for a, b in itertools.pairwise(path):
+        if g.nodes[a]["type"] != "api":
+            continue
+        said = g.nodes[b]["description"].lower()
+        named = {v for v in statuses if re.search(rf"\b{re.escape(v.lower())}\b", said)}
+        if not named:
+            continue
+        refused = is_failure(g.edges[a, b]["description"])
+        rows = [r for _, t in tables for r in t if r.get("status") and (r["status"] in named) != refused]
+        if rows:
+            row = rng.choice(rows)
+            return {k: v for k, v in row.items() if k.endswith("_id") or k == "status"}
+    return {}
+
+
+def from_record(output: dict[str, Any], returns: dict[str, Any], args: dict[str, Any], tables: list[Table]):
+    """The output with its top-level fields taken from the table row the call's arguments name (a row
+    holding an argument's value under the argument's name: the order of `order_id`), where the row has a
+    column of the field's name and its value fits the return schema; a realistic record, not a draw."""
+    props = returns.get("properties") or {}
+    for _, rows in tables:
+        row = next(
+            (r for r in rows if any(k in r and r[k] == v for k, v in args.items() if isinstance(v, str))),
+            None,
+        )
+        if row is None:
+            continue
+        for name, spec in props.items():
+            if name in output and name not in args and (listed := rows_for(spec, args, tables)) is not None:
+                output[name] = listed
+        for name, value in row.items():
+            if name in output and name in props and name not in args:
+                typed = value
+                if props[name].get("type") in ("number", "integer"):
+                    try:
+                        typed = float(value) if props[name]["type"] == "number" else int(value)
+                    except ValueError:
+                        continue
+                if not check_arguments({"type": "object", "properties": {name: props[name]}}, {name: typed}):
+                    output[name] = typed
+    return output
+
+
 def render_path(
     graph: Graph,
     path: list[str],
@@ -129,7 +185,8 @@ def render_path(
     parameters' schema, `returns` to its result's schema, `tables` are the project's."""
     g = graph.digraph()
     rows = tables or []
-    values = _Values(g, path, apis, intent, rng, rows)
+    target = target_record(graph, path, rows, rng)
+    values = _Values(g, path, apis, intent, rng, rows, target=target)
     turns = values.turns
     last_agent = ""
     for i, node_id in enumerate(path):
@@ -154,6 +211,8 @@ def render_path(
             call.content = json.dumps({"name": text, "arguments": args}, ensure_ascii=False)
             outcome = g.edges[node_id, path[i + 1]]["description"] if i + 1 < len(path) else ""
             output = result_values((returns or {}).get(text), outcome, args, rng, rows)
+            if not is_failure(outcome):
+                output = from_record(output, (returns or {}).get(text) or {}, args, rows)
             result = json.dumps(output, ensure_ascii=False)
             values.seen.update(output_fields(result))
             turns += [call, GeneratedTurn(role="tool_result", tool_name=text, content=result, node=node_id)]
@@ -174,6 +233,7 @@ class _Values:
     given: dict[str, Any] = field(default_factory=dict)  # what the customer said and the calls sent
     seen: dict[str, Any] = field(default_factory=dict)  # fields of the API outputs so far
     turns: list[GeneratedTurn] = field(default_factory=list)
+    target: dict[str, Any] = field(default_factory=dict)  # the record the path's status branch needs
 
     def accepts(self, name: str, prop: dict[str, Any], value: Any) -> bool:
         """True when `value` fits the parameter's schema."""
@@ -184,7 +244,11 @@ class _Values:
     ) -> Any:
         """A value for a parameter: from the project's tables, else made up; consistent with the others."""
         draw = self.rng if draw is None else draw
-        drawn = from_tables(name, prop, self.rows, draw, self.given, fields)
+        drawn = (
+            self.target[name] if name in self.target and self.accepts(name, prop, self.target[name]) else None
+        )
+        if drawn is None:
+            drawn = from_tables(name, prop, self.rows, draw, {**self.target, **self.given}, fields)
         drawn = value_for(name, prop, draw, self.intent) if drawn is None else drawn
         fitted = consistent(name, drawn, prop, self.given, draw)
         return fitted if self.accepts(name, prop, fitted) else drawn

@@ -12,11 +12,13 @@ implementation compiles the procedure's structured steps:
   the `result` enum of the tool's return schema;
 - a step whose text opens with a condition ("Only if ...", "If ...", "For ...", "When ...") is a branch:
   the step before it leads both to it (edge: the condition) and past it. A conditional message step
-  rejoins the procedure; a conditional api step (a hand-over) ends it;
+  rejoins the procedure, unless it says to end the conversation (a customer who declines to confirm);
+  a conditional api step (a hand-over) ends it;
 - where a branch has nothing left to go on to, one closing end_message node ends it; every other node
   left without a successor is an end_message.
 
-- an outcome that sends the agent back (it names the tool of this or an earlier api step: "Re-run
+- an outcome that sends the agent back (it names the tool of this or an earlier api step and says so
+  with "again", "re-run", "retry", "go back" or "step N": "Re-run
   check_rental_availability ...", "Go back to step 1 and call check_stock again", or "step N" of an earlier
   api step) is a bounded retry, since the seed's graphs have no cycle: the loop is unrolled once, to a
   second call node of that API (directly, or after the outcome's message when it asks the customer
@@ -39,6 +41,8 @@ from evalcore.models import Procedure, ProcedureStep, Tool
 _CONDITION = re.compile(r"^\s*(only\s+(if|for|when)|if|for|when|in case)\b[\s,]*", re.IGNORECASE)
 CLOSING = "Ask whether there is anything else, then close the conversation."
 _STEP = re.compile(r"\bstep\s+(\d+)\b", re.IGNORECASE)
+_AGAIN = re.compile(r"\bagain\b|\bre-?(run|try|check)\b|\bretry\b|\bgo back\b|\bstep\s+\d+|\brepeat", re.I)
+_ENDS = re.compile(r"\bend the conversation\b", re.IGNORECASE)
 
 
 def is_conditional(step: ProcedureStep) -> bool:
@@ -128,7 +132,8 @@ def compile_flowgraph(procedure: Procedure, tools: list[Tool]) -> GraphBody:
         if step.kind == "api":
             exits = []
             for k, (name, text) in enumerate(_outcomes(step, by_name).items()):
-                earlier = _named_step(text, steps, i)
+                # naming a tool is no retry by itself ("the order lookup_order found"): it must say so
+                earlier = _named_step(text, steps, i) if _AGAIN.search(text) else None
                 if earlier is not None:
                     _retry(b, entry[i], name, text, steps[earlier], by_name)
                     continue
@@ -139,6 +144,9 @@ def compile_flowgraph(procedure: Procedure, tools: list[Tool]) -> GraphBody:
                     b.edge(outcome, entry[later], "Customer agrees")
                 elif k == 0 and not conditional[i]:
                     exits.append(outcome)
+        if conditional[i] and step.kind == "message" and _ENDS.search(step.text):
+            b.edge(entry[i], b.close(), _reply(step))
+            continue
         branches = []
         following = None
         for j in range(i + 1, len(steps)):

@@ -48,6 +48,7 @@ from evalcore.generators.procedure.graphs import Graph, GraphBody, Kind
 from evalcore.generators.procedure.intents import GENERATE_INTENTS, GENERATE_PROCEDURE, as_procedure
 from evalcore.generators.procedure.noise import DEFAULT_P, GENERATE_NOISE, NOISE_MESSAGES, add_noise
 from evalcore.generators.procedure.paths import WALKS, edge_coverage
+from evalcore.generators.procedure.policy import read_policies
 from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
@@ -114,6 +115,10 @@ def create_generation(
     generated, apis = (
         _generated_procedures(store, project_id, intents, seed, model) if intents > 0 else ([], [])
     )
+    # procedures read from the policies, for the tasks no hand-written procedure covers (issue 26)
+    read = read_policies(store.documents(project_id), store.tools(project_id), store.procedures(project_id))
+    from_policy = [p for p in read.procedures if procedures is None or p.name in procedures]
+    generated = from_policy + generated
     chosen = (procedures or sorted(known)) + [g.name for g in generated]
     known |= {g.name for g in generated}
     missing = [name for name in chosen if name not in known]
@@ -136,10 +141,10 @@ def create_generation(
     }
     # the model layer stops a call that would exceed the run's budget; the unit is released, not failed
     short = (
-        [f"made {len(generated)} of the {intents} procedures asked for new intents"]
-        if len(generated) < intents
+        [f"made {len(generated) - len(from_policy)} of the {intents} procedures asked for new intents"]
+        if len(generated) - len(from_policy) < intents
         else []
-    )
+    ) + read.warnings
     return jobs.create(
         store, project_id, RUN_KIND, params, entry=execute_generation, total=len(chosen), budget=budget,
         warnings=short,

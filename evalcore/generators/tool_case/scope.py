@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from evalcore.errors import UsageError
 from evalcore.generators.tool_case import signals as sig
 from evalcore.generators.tool_case.records import transcript
 from evalcore.generators.tool_case.rubrics import (
@@ -382,6 +383,13 @@ def discover_rubrics(
             rubrics.append(
                 Rubric(id=rubric_id, area=area, polarity=polarity, text=summary.text, support=summary.support)
             )
+    if missing := [p for p in ("POS", "NEG") if not any(r.polarity == p for r in rubrics)]:
+        counts = {label: sum(_label(c) == label for c in train) for label in ("POS", "NEG")}
+        raise UsageError(
+            f"no {' or '.join(missing)} rubric could be learnt from {len(train)} conversations "
+            f"({counts['POS']} POS, {counts['NEG']} NEG): generate more with "
+            "`evalcore toolcases generate --per-situation N`"
+        )
     made = RubricSet(
         method=method,
         areas=areas,

@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from evalcore.generators.tool_case.groups import properties
-from evalcore.inputs.tool_values import value_for
+from evalcore.inputs.tool_values import object_from_tables, rows_for, value_for
 from evalcore.models import Tool
 
 Table = tuple[str, list[dict[str, str]]]  # a project table: its name and rows
@@ -36,8 +36,12 @@ def _column(param: str, spec: dict[str, Any], columns: list[str]) -> str | None:
     parameter (`service_codes` <- `service_code`)."""
     if param in columns:
         return param
-    single = param.removesuffix("s")
-    return single if spec.get("type") == "array" and single in columns else None
+    single = param.removesuffix("s") if spec.get("type") == "array" else param
+    if single in columns:
+        return single
+    # a qualified name ("new_skus", "return_store_id") takes a table's key (first) column of its last words
+    tail = single.split("_", 1)[-1]
+    return tail if columns and tail == columns[0] else None
 
 
 def _fits(value: str, spec: dict[str, Any]) -> bool:
@@ -94,7 +98,7 @@ def arguments(tool: Tool, rng: random.Random, tables: tuple[Table, ...] = ()) ->
     each other and with the project's tables (see the module docstring)."""
     props = properties(tool.parameters)
     wanted = [p for p in tool.parameters.get("required") or list(props) if p in props]
-    drawn = {p: value_for(p, props[p], rng) for p in wanted}
+    drawn = {p: object_from_tables(props[p], tables, rng) or value_for(p, props[p], rng) for p in wanted}
     return _ordered({**drawn, **_table_values(tool, wanted, tables, rng)})
 
 
@@ -146,6 +150,8 @@ def result_for(
             out[name] = spec["enum"][0]
         elif name in known:
             out[name] = known[name]
+        elif (listed := rows_for(spec, args, tables)) is not None:
+            out[name] = listed
         else:
             out[name] = _consistent(value_for(name, spec, rng), known)
     return out or {"result": "ok"}
