@@ -7,7 +7,9 @@ import pytest
 import sqlalchemy as sa
 from runs_support import sample_project
 from scipy.stats import binomtest
+from typer.testing import CliRunner
 
+from evalcore.cli.main import app
 from evalcore.errors import UsageError
 from evalcore.models import Run, RunStatus
 from evalcore.reports.compare import BROKEN, FIXED, compare_to_baseline, summary_markdown
@@ -93,3 +95,43 @@ def test_a_baseline_that_cannot_be_compared_is_refused_saying_why(two_runs):
     store.finish_run("empty", RunStatus.finished)
     with pytest.raises(UsageError, match="no scored item in common"):
         compare_to_baseline(store, now, "empty")
+
+
+def _cli(store: Store, *args: str):
+    return CliRunner().invoke(app, ["report", "--db", store.url, *args])
+
+
+def test_the_gate_exits_1_on_a_regression_prints_what_broke_and_writes_a_summary(sqlite_store, tmp_path):
+    store = sqlite_store
+    pid, _ = sample_project(store)
+    base = run_target(store, pid, "demo", judge="offline").run.id
+    now = run_target(store, pid, "demo", judge="offline").run.id
+    passing = [r for r in _scored(store, now) if r[3] == 1]
+    assert len(passing) >= 6, "the gate test needs six passing turns to break (p < 0.05)"
+    _seed(store, now, {r[0]: 0.0 for r in passing})
+    summary = tmp_path / "gate.md"
+    result = _cli(store, "--run", now, "--baseline", base, "--fail-on-regression", "--summary", str(summary))
+    p = binomtest(len(passing), len(passing), 0.5).pvalue
+    assert p < 0.05 and result.exit_code == 1, result.output
+    assert f"broke: {passing[0][1]} turn {passing[0][2]}" in result.output
+    text = summary.read_text()
+    assert text.startswith(f"## {now} vs baseline {base}: worse")
+    assert f"### Broken ({len(passing)})" in text
+    # At a level the p-value does not reach, the same run passes the gate.
+    lenient = _cli(store, "--run", now, "--baseline", base, "--fail-on-regression", "--alpha", f"{p / 2}")
+    assert lenient.exit_code == 0, lenient.output
+    # Against itself nothing broke: exit 0, and the report is the one without --baseline plus the compare.
+    same = _cli(store, "--run", now, "--baseline", now, "--fail-on-regression")
+    plain = _cli(store, "--run", now)
+    assert same.exit_code == 0 and plain.exit_code == 0
+    assert same.stdout == plain.stdout
+
+
+def test_a_baseline_still_running_is_exit_2_and_writes_nothing(two_runs, tmp_path):
+    store, pid, _, now, _, _ = two_runs
+    store.start_run(pid, Run(id="live", kind="run", status=RunStatus.running, params={"project_id": pid}))
+    out, summary = tmp_path / "tables.md", tmp_path / "gate.md"
+    result = _cli(store, "--run", now, "--baseline", "live", "--summary", str(summary), "-o", str(out))
+    assert result.exit_code == 2
+    assert "baseline live is still running" in result.output
+    assert not out.exists() and not summary.exists()
