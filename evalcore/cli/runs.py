@@ -77,6 +77,9 @@ def run_(
             "--pairs", help="Also ask each later turn alone (its resolved question), for the pair table."
         ),
     ] = False,
+    include_rejected: Annotated[
+        bool, typer.Option(help="Also play the items annotators rejected (left out by default).")
+    ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -116,7 +119,8 @@ def run_(
         if history not in ("own", "expected"):
             raise UsageError(f"--history is 'own' or 'expected', not {history!r}")
         options = {"judge": judge, "budget": limits, "source": source, "spec_id": spec, "limit": limit,
-                   "history": history, "single_turn_pairs": pairs}  # fmt: skip
+                   "history": history, "single_turn_pairs": pairs,
+                   "include_rejected": include_rejected}  # fmt: skip
         run_id = create_run(store, pid, target, concurrency=concurrency or DEFAULT_CONCURRENCY, **options).id
     if queue:
         queue_run(store, run_id, retry_failed=retry_failed, budget=limits, concurrency=concurrency)
@@ -195,14 +199,14 @@ def report(
         Path | None, typer.Option(help="Write the compare with --baseline here as Markdown (for CI).")
     ] = None,
     include_rejected: Annotated[
-        bool, typer.Option(help="Count items annotators rejected in the compare with --baseline.")
+        bool, typer.Option(help="Count the items annotators rejected (left out of tables and compare).")
     ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
     """Failure-rate tables of a run (with counts and 95% Wilson intervals), or two runs side by side."""
     from evalcore.reports import build_report, compare_runs, export_tables, provenance, table_name
-    from evalcore.reports.compare import compare_to_baseline
+    from evalcore.reports.compare import compare_to_baseline, scope_label
     from evalcore.runs import RUN_KIND
 
     threshold = _rate(fail_above) if fail_above is not None else None  # a usage error before any work
@@ -222,7 +226,9 @@ def report(
     )
     try:
         names = [table_name(b) for b in by] if by else None
-        rep = build_report(store, [run, compare] if compare else [run], tiers=tiers)
+        rep = build_report(
+            store, [run, compare] if compare else [run], tiers=tiers, include_rejected=include_rejected
+        )
         tables = compare_runs(rep.frame, run, compare) if compare else rep.tables
         chosen = {k: v for k, v in tables.items() if names is None or k in names}
         texts = export_tables(chosen, fmt, provenance(rep.runs))
@@ -243,7 +249,7 @@ def report(
         f"run {run}{f' vs {compare}' if compare else ''}: failure rate {_percent(overall['failure_rate'])} "
         f"[{_percent(overall['ci_low'])}, {_percent(overall['ci_high'])}], {int(overall['failures'])} of "
         f"{int(overall['n'])} scored turns failed, {int(overall['unscored'])} unscored, "
-        f"{rep.crashes} crashes",
+        f"{rep.crashes} crashes; counts {scope_label(tiers, include_rejected)}",
         err=True,
     )
     if rep.outdated:

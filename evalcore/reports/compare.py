@@ -30,9 +30,13 @@ ITEM_COLUMNS = ("change", "item_id", "turn_index", "spec", "baseline_error", "er
 LIVE = (RunStatus.pending, RunStatus.running)
 
 
-def scope_label(include_rejected: bool) -> str:
-    """The words a headline uses to say which tiers it counts."""
-    return "all tiers" if include_rejected else "all tiers but rejected"
+SCOPE_WORDS = {"all": "all tiers", "gold": "gold only", "silver+gold": "silver and gold"}
+
+
+def scope_label(tiers: str = "all", include_rejected: bool = False) -> str:
+    """The words a headline uses to say which tiers it counts ('all tiers but rejected', 'gold only')."""
+    words = SCOPE_WORDS.get(tiers, tiers)
+    return f"{words} but rejected" if tiers == "all" and not include_rejected else words
 
 
 @dataclass(frozen=True)
@@ -172,7 +176,7 @@ def compare_to_baseline(
         items=items,
         by_spec=by_spec,
         overall=_change(base_failed, failed),
-        scope=scope_label(include_rejected),
+        scope=scope_label("all", include_rejected),
         only_in_run=len(now.index.difference(common)),
         only_in_baseline=len(base.index.difference(common)),
     )

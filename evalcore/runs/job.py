@@ -65,12 +65,14 @@ def create_run(
     keys: list[str] | None = None,
     history: str = "own",
     single_turn_pairs: bool = False,
+    include_rejected: bool = False,
 ) -> Run:
     """Record a new run (status pending) with everything needed to play, resume and report it.
 
     `history` is what the target sees as its earlier turns: 'own' (its own replies) or 'expected' (the
     expected answers). `single_turn_pairs` also plays each later turn of a conversation alone (its
     resolved question, no history), for the report's pair table. Both are kept in the run's params.
+    Items annotators rejected are not played unless `include_rejected` (kept in the params' filters).
     """
     if history not in HISTORY_MODES:
         raise EvalcoreError(f"history must be one of {', '.join(HISTORY_MODES)}, not {history!r}")
@@ -78,7 +80,15 @@ def create_run(
     keys = (
         keys
         if keys is not None
-        else select_keys(store, project_id, source=source, spec_id=spec_id, generator=generator, limit=limit)
+        else select_keys(
+            store,
+            project_id,
+            source=source,
+            spec_id=spec_id,
+            generator=generator,
+            limit=limit,
+            include_rejected=include_rejected,
+        )
     )
     items, missing = load_items(store, keys)
     if missing:
@@ -100,7 +110,12 @@ def create_run(
         "total_turns": total,
         "concurrency": max(1, int(concurrency)),
         "source": source,
-        "filters": {"spec_id": spec_id, "generator": generator, "limit": limit},
+        "filters": {
+            "spec_id": spec_id,
+            "generator": generator,
+            "limit": limit,
+            "include_rejected": include_rejected,
+        },
         "history": history,
         "single_turn_pairs": bool(single_turn_pairs),
     }
