@@ -80,6 +80,10 @@ def run_(
     include_rejected: Annotated[
         bool, typer.Option(help="Also play the items annotators rejected (left out by default).")
     ] = False,
+    name: Annotated[
+        str | None, typer.Option(help="Name of the run (default: target, model and date).")
+    ] = None,
+    notes: Annotated[str, typer.Option(help="Notes on the run: what changed, why it was run.")] = "",
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -120,7 +124,7 @@ def run_(
             raise UsageError(f"--history is 'own' or 'expected', not {history!r}")
         options = {"judge": judge, "budget": limits, "source": source, "spec_id": spec, "limit": limit,
                    "history": history, "single_turn_pairs": pairs,
-                   "include_rejected": include_rejected}  # fmt: skip
+                   "include_rejected": include_rejected, "name": name, "notes": notes}  # fmt: skip
         run_id = create_run(store, pid, target, concurrency=concurrency or DEFAULT_CONCURRENCY, **options).id
     if queue:
         queue_run(store, run_id, retry_failed=retry_failed, budget=limits, concurrency=concurrency)

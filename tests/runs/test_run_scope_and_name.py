@@ -1,4 +1,4 @@
-"""Tiers scoped on purpose: a run leaves out the items annotators rejected unless asked to play them."""
+"""Runs as named experiments that leave out the items annotators rejected unless asked to play them."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from runs_support import sample_project
 from evalcore.items.store_ops import KIND
 from evalcore.models import Annotation
 from evalcore.runs import create_run
+from evalcore.runs.control import run_label
 from evalcore.runs.items import item_key, select_keys
 
 
@@ -28,3 +29,13 @@ def test_a_rejected_conversation_is_not_played_unless_included(sqlite_store):
     assert run.params["filters"]["include_rejected"] is False
     every = create_run(store, pid, "demo", judge="offline", include_rejected=True)
     assert item_key(KIND, rejected) in every.params["items"]
+
+
+def test_a_run_is_a_named_experiment_with_notes(sqlite_store):
+    store = sqlite_store
+    pid, _ = sample_project(store)
+    named = create_run(store, pid, "demo", judge="offline", name="new prompt", notes="shorter answers")
+    assert (named.params["name"], named.params["notes"]) == ("new prompt", "shorter answers")
+    assert run_label(store.run(named.id)).startswith("new prompt: demo · judged by offline · ")
+    plain = create_run(store, pid, "demo", judge="offline")
+    assert plain.params["name"] == f"demo · demo · {plain.started_at:%Y-%m-%d}"
