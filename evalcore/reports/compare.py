@@ -18,8 +18,10 @@ from dataclasses import dataclass
 import pandas as pd
 
 from evalcore.errors import UsageError
+from evalcore.items.current import content_field
 from evalcore.models import Run, RunStatus
-from evalcore.reports.failures import judged_turns
+from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_rows
+from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.stats.paired import mcnemar_exact, wilson_interval
 from evalcore.store import Store
 
@@ -115,6 +117,28 @@ def _check(run: Run, baseline: Run) -> None:
         )
 
 
+def _turns(store: Store, run_ids: Sequence[str], project_id: str | None) -> pd.DataFrame:
+    """The few columns the compare needs of the runs' judged turns: item, turn, score, error type, spec
+    label and the item's tier now (lighter than the report's frame, which also works out corrections)."""
+    parts = [
+        pd.DataFrame.from_records(judgment_rows(store, rid), columns=list(ROW_COLUMNS)).assign(run_id=rid)
+        for rid in run_ids
+    ]
+    frame = pd.concat(parts, ignore_index=True)
+    frame["item_id"] = frame["conversation_id"].where(frame["conversation_id"].notna(), frame["test_id"])
+    labels = (
+        {i: str(v) for i, v in content_field(store, project_id, SPEC_KIND, "scenario").items()}
+        if project_id
+        else {}
+    )
+    frame["spec_label"] = frame["spec_id"].map(labels).fillna(frame["spec_id"])
+    passed = frame.drop_duplicates("item_id").set_index("item_id")["item_judge_passed"]
+    judge_passed = {str(k): (None if pd.isna(v) else bool(v)) for k, v in passed.items()}
+    tiers = item_tiers(store, judge_passed, project_ids=[project_id] if project_id else [])
+    frame["tier"] = frame["item_id"].map({k: v.value for k, v in tiers.items()})
+    return frame
+
+
 def _scored(frame: pd.DataFrame, run_id: str, include_rejected: bool) -> pd.DataFrame:
     """The run's scored turns in scope, keyed by item and turn (a turn played alone keyed apart)."""
     part = frame[(frame["run_id"] == run_id) & frame["score"].notna()]
@@ -134,7 +158,7 @@ def compare_to_baseline(
     """Compare a run with a baseline run over the turns both scored (see the module docstring)."""
     run, baseline = store.run(run_id), store.run(baseline_id)
     _check(run, baseline)
-    frame = judged_turns(store, [baseline_id, run_id])
+    frame = _turns(store, [baseline_id, run_id], run.params.get("project_id"))
     now = _scored(frame, run_id, include_rejected)
     base = _scored(frame, baseline_id, include_rejected)
     common = now.index.intersection(base.index, sort=False)
