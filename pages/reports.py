@@ -14,6 +14,7 @@ from evalcore.reports import (
     provenance,
 )
 from evalcore.reports.charts import failure_rate_chart
+from evalcore.reports.compare import scope_label
 from evalcore.reports.failures import TABLE_KEYS, history_label, overall, per_run_table, report_stamp, snippet
 from evalcore.reports.tables import TOTAL_LABEL, column_kind, column_label, display_order, points_change
 from evalcore.runs import RUN_KIND
@@ -57,6 +58,11 @@ tiers = middle.selectbox(
     key="report_tiers",
     help="Verification tier of the played items.",
 )
+with_rejected = middle.checkbox(
+    "Include rejected items",
+    key="report_rejected",
+    help="Items annotators rejected are left out of every count unless ticked.",
+)
 others = ["-", *[r for r in by_id if r != run_id]]
 versus = right.selectbox(
     "Compare with",
@@ -68,13 +74,14 @@ versus = None if versus == "-" else versus
 
 
 @st.cache_data(show_spinner="Loading judged turns...", max_entries=16)
-def _report(url: str, run_ids: tuple[str, ...], scope: str, stamp: tuple):
+def _report(url: str, run_ids: tuple[str, ...], scope: str, rejected: bool, stamp: tuple):
     # `stamp` changes as a run progresses and as annotators decide or correct: the report is re-read.
-    return build_report(store, list(run_ids), tiers=scope)
+    return build_report(store, list(run_ids), tiers=scope, include_rejected=rejected)
 
 
 run_ids = (run_id, versus) if versus else (run_id,)
-report = _report(store.url, run_ids, tiers, report_stamp(store, run_ids))
+report = _report(store.url, run_ids, tiers, with_rejected, report_stamp(store, run_ids))
+st.caption(f"Counts {scope_label(tiers, with_rejected)}.")
 run = by_id[run_id]
 if report.outdated:
     st.caption(

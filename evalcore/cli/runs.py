@@ -5,6 +5,7 @@ evalcore run --target bot --judge anthropic/claude-sonnet-4-6 --budget 2 --concu
 evalcore run --tests --target agent-bot     # procedure tests: the next action with the tools (Table 2)
 evalcore report --by spec --format latex
 evalcore report --fail-above 0.25        # exit 1 when the failure rate is above 25% (CI gate)
+evalcore report --baseline RUN --fail-on-regression --summary gate.md   # exit 1 when worse than RUN
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from evalcore.cli.common import (
 from evalcore.errors import EvalcoreError, UsageError
 
 if TYPE_CHECKING:
-    pass
+    from evalcore.reports.compare import RunComparison
 
 app = typer.Typer(help="Runs against targets and their reports.")
 targets_app = typer.Typer(help="The targets (systems under test) of a project.", no_args_is_help=True)
@@ -76,6 +77,13 @@ def run_(
             "--pairs", help="Also ask each later turn alone (its resolved question), for the pair table."
         ),
     ] = False,
+    include_rejected: Annotated[
+        bool, typer.Option(help="Also play the items annotators rejected (left out by default).")
+    ] = False,
+    name: Annotated[
+        str | None, typer.Option(help="Name of the run (default: target, model and date).")
+    ] = None,
+    notes: Annotated[str, typer.Option(help="Notes on the run: what changed, why it was run.")] = "",
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -115,7 +123,8 @@ def run_(
         if history not in ("own", "expected"):
             raise UsageError(f"--history is 'own' or 'expected', not {history!r}")
         options = {"judge": judge, "budget": limits, "source": source, "spec_id": spec, "limit": limit,
-                   "history": history, "single_turn_pairs": pairs}  # fmt: skip
+                   "history": history, "single_turn_pairs": pairs,
+                   "include_rejected": include_rejected, "name": name, "notes": notes}  # fmt: skip
         run_id = create_run(store, pid, target, concurrency=concurrency or DEFAULT_CONCURRENCY, **options).id
     if queue:
         queue_run(store, run_id, retry_failed=retry_failed, budget=limits, concurrency=concurrency)
@@ -183,23 +192,47 @@ def report(
         str | None, typer.Option(help="Exit 1 when the failure rate is above this (0.25 or 25%).")
     ] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of printing.")] = None,
+    baseline: Annotated[
+        str | None, typer.Option(help="A baseline run id: what changed item by item, with McNemar's test.")
+    ] = None,
+    fail_on_regression: Annotated[
+        bool, typer.Option(help="Exit 1 when the paired test says the run is worse than --baseline.")
+    ] = False,
+    alpha: Annotated[float, typer.Option(help="Level of the paired test for --fail-on-regression.")] = 0.05,
+    summary: Annotated[
+        Path | None, typer.Option(help="Write the compare with --baseline here as Markdown (for CI).")
+    ] = None,
+    include_rejected: Annotated[
+        bool, typer.Option(help="Count the items annotators rejected (left out of tables and compare).")
+    ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
     """Failure-rate tables of a run (with counts and 95% Wilson intervals), or two runs side by side."""
     from evalcore.reports import build_report, compare_runs, export_tables, provenance, table_name
+    from evalcore.reports.compare import compare_to_baseline, scope_label
     from evalcore.runs import RUN_KIND
 
     threshold = _rate(fail_above) if fail_above is not None else None  # a usage error before any work
+    if baseline is None and (fail_on_regression or summary is not None):
+        raise UsageError("--fail-on-regression and --summary need --baseline RUN")
+    if not 0 < alpha < 1:
+        raise UsageError(f"--alpha takes a level between 0 and 1 such as 0.05 (got {alpha})")
     store = open_store(db)
     if run is None:
         runs = store.runs(project_id_of(store, project), kind=RUN_KIND)
         if not runs:
             raise EvalcoreError("no run yet: start one with `evalcore run --target NAME`")
         run = runs[0].id
+    # Compared first: a baseline that cannot be compared is a usage error before anything is written.
+    comparison = (
+        compare_to_baseline(store, run, baseline, include_rejected=include_rejected) if baseline else None
+    )
     try:
         names = [table_name(b) for b in by] if by else None
-        rep = build_report(store, [run, compare] if compare else [run], tiers=tiers)
+        rep = build_report(
+            store, [run, compare] if compare else [run], tiers=tiers, include_rejected=include_rejected
+        )
         tables = compare_runs(rep.frame, run, compare) if compare else rep.tables
         chosen = {k: v for k, v in tables.items() if names is None or k in names}
         texts = export_tables(chosen, fmt, provenance(rep.runs))
@@ -220,7 +253,7 @@ def report(
         f"run {run}{f' vs {compare}' if compare else ''}: failure rate {_percent(overall['failure_rate'])} "
         f"[{_percent(overall['ci_low'])}, {_percent(overall['ci_high'])}], {int(overall['failures'])} of "
         f"{int(overall['n'])} scored turns failed, {int(overall['unscored'])} unscored, "
-        f"{rep.crashes} crashes",
+        f"{rep.crashes} crashes; counts {scope_label(tiers, include_rejected)}",
         err=True,
     )
     if rep.outdated:
@@ -229,11 +262,35 @@ def report(
             "corrected since (run again to judge them against the correction)",
             err=True,
         )
+    if comparison is not None:
+        _print_comparison(comparison, alpha, summary)
+        if fail_on_regression and comparison.overall.worse(alpha):
+            raise typer.Exit(1)
     if threshold is not None and overall["failure_rate"] > threshold:
         typer.secho(
             f"failure rate {_percent(overall['failure_rate'])} is above {fail_above}", err=True, fg="red"
         )
         raise typer.Exit(1)
+
+
+def _print_comparison(comparison: RunComparison, alpha: float, summary: Path | None) -> None:
+    """The compare with the baseline on stderr (what broke first), and its Markdown summary if asked."""
+    from evalcore.reports.compare import broken_lines, summary_markdown
+
+    o = comparison.overall
+    worse = o.worse(alpha)
+    for line in broken_lines(comparison):
+        typer.echo(line, err=True)
+    typer.secho(
+        f"vs baseline {comparison.baseline.id} ({comparison.scope}, {o.n:,} turns in both): failure rate "
+        f"{_percent(o.baseline_rate)} -> {_percent(o.rate)}, {o.broken} broken, {o.fixed} fixed, "
+        f"McNemar p = {o.p_value:.3g}: {'worse' if worse else 'not worse'} at alpha {alpha:g}",
+        err=True,
+        fg="red" if worse else None,
+    )
+    if summary is not None:
+        summary.write_text(summary_markdown(comparison, alpha), encoding="utf-8")
+        typer.echo(f"wrote the compare summary to {summary}", err=True)
 
 
 @targets_app.command("list")

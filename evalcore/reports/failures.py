@@ -182,11 +182,17 @@ class Report:
         return "target" if self.frame["target"].nunique() > 1 else None
 
 
-def build_report(store: Store, run_ids: Sequence[str], *, tiers: str = "all") -> Report:
-    """Tables of the runs, over the turns whose item is in the tier scope ('all', 'gold', 'silver+gold')."""
+def build_report(
+    store: Store, run_ids: Sequence[str], *, tiers: str = "all", include_rejected: bool = True
+) -> Report:
+    """Tables of the runs, over the turns whose item is in the tier scope ('all', 'gold', 'silver+gold');
+    with `include_rejected` False the 'all' scope leaves out items annotators rejected (the CLI and the
+    Reports page do so by default and say so in their headline)."""
     if tiers not in TIER_SCOPES:
         raise ValueError(f"tiers must be one of {', '.join(TIER_SCOPES)}, not {tiers!r}")
     frame = judged_turns(store, run_ids)
+    if not include_rejected:
+        frame = frame[frame["tier"] != "rejected"]
     outdated = 0
     if TIER_SCOPES[tiers] is not None:
         frame = tier_filter(frame, TIER_SCOPES[tiers])

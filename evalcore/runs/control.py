@@ -23,4 +23,7 @@ def run_label(run: Run) -> str:
     judge asked for until the run records the one it chose; 'queued' for a run no worker has started)."""
     judge = run.judge or run.params.get("judge_requested") or "the judge role"
     status = "queued" if run.status == RunStatus.pending else run.status.value
-    return f"{run.target or '-'} · judged by {judge} · {run.started_at:%Y-%m-%d %H:%M} · {status} ({run.id})"
+    name = run.params.get("name")
+    prefix = f"{name}: " if name else ""  # runs recorded before runs had names show as they did
+    started = f"{run.started_at:%Y-%m-%d %H:%M}"
+    return f"{prefix}{run.target or '-'} · judged by {judge} · {started} · {status} ({run.id})"

@@ -24,10 +24,10 @@ from typing import Any
 
 from evalcore.errors import NotFoundError
 from evalcore.generators.doc_qa.schema import CANNOTANSWER, is_cannot_answer
-from evalcore.items.current import CurrentItem, item_ids, read_items
+from evalcore.items.current import CurrentItem, item_ids, read_items, read_tiers
 from evalcore.items.store_ops import KIND, TEST_KIND
 from evalcore.llm.types import Message
-from evalcore.models import Conversation, Test, Turn, TurnRole
+from evalcore.models import Conversation, Test, Tier, Turn, TurnRole
 from evalcore.store import Store
 
 
@@ -192,15 +192,26 @@ def select_keys(
     spec_id: str | None = None,
     generator: str | None = None,
     limit: int | None = None,
+    include_rejected: bool = False,
 ) -> list[str]:
     """Keys of the items a run plays: the project's conversations and/or tests, oldest first; at most
-    `limit` of them (None: all)."""
+    `limit` of them (None: all). Items annotators rejected are left out unless `include_rejected`, as
+    procedure tests are: a run measures the target, not data people marked wrong."""
     if source not in ("conversations", "tests", "both"):
         raise ValueError(f"source must be 'conversations', 'tests' or 'both', not {source!r}")
     keys: list[str] = []
     if source in ("conversations", "both"):
         ids = item_ids(store, project_id, KIND, generator=generator, spec_id=spec_id)
-        keys += [item_key(KIND, i) for i in ids]
+        keys += [item_key(KIND, i) for i in _kept(store, project_id, ids, include_rejected)]
     if source in ("tests", "both"):
-        keys += [item_key(TEST_KIND, i) for i in item_ids(store, project_id, TEST_KIND, spec_id=spec_id)]
+        ids = item_ids(store, project_id, TEST_KIND, spec_id=spec_id)
+        keys += [item_key(TEST_KIND, i) for i in _kept(store, project_id, ids, include_rejected)]
     return keys if limit is None else keys[: max(limit, 0)]
+
+
+def _kept(store: Store, project_id: str, ids: list[str], include_rejected: bool) -> list[str]:
+    """The ids a run plays: all of them, or those no annotator rejected."""
+    if include_rejected:
+        return ids
+    tiers = read_tiers(store, project_id, ids)
+    return [i for i in ids if tiers.get(i) != Tier.rejected]

@@ -28,6 +28,7 @@ from evalcore.items.store_ops import KIND
 from evalcore.llm.client import ModelClient
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Run, RunStatus, Target
+from evalcore.models.common import now_utc
 from evalcore.runs.items import load_items, select_keys
 from evalcore.runs.judges import make_judge
 from evalcore.runs.player import HISTORY_MODES, Player
@@ -65,12 +66,17 @@ def create_run(
     keys: list[str] | None = None,
     history: str = "own",
     single_turn_pairs: bool = False,
+    include_rejected: bool = False,
+    name: str | None = None,
+    notes: str = "",
 ) -> Run:
     """Record a new run (status pending) with everything needed to play, resume and report it.
 
     `history` is what the target sees as its earlier turns: 'own' (its own replies) or 'expected' (the
     expected answers). `single_turn_pairs` also plays each later turn of a conversation alone (its
     resolved question, no history), for the report's pair table. Both are kept in the run's params.
+    Items annotators rejected are not played unless `include_rejected` (kept in the params' filters).
+    A run is a named experiment: `name` (default: target, model and date) and `notes` live in its params.
     """
     if history not in HISTORY_MODES:
         raise EvalcoreError(f"history must be one of {', '.join(HISTORY_MODES)}, not {history!r}")
@@ -78,7 +84,15 @@ def create_run(
     keys = (
         keys
         if keys is not None
-        else select_keys(store, project_id, source=source, spec_id=spec_id, generator=generator, limit=limit)
+        else select_keys(
+            store,
+            project_id,
+            source=source,
+            spec_id=spec_id,
+            generator=generator,
+            limit=limit,
+            include_rejected=include_rejected,
+        )
     )
     items, missing = load_items(store, keys)
     if missing:
@@ -93,6 +107,8 @@ def create_run(
         )
     params: dict[str, Any] = {
         "project_id": project_id,
+        "name": name or default_run_name(chosen),
+        "notes": notes,
         "target": chosen.model_dump(mode="json"),
         "target_description": describe(chosen),
         "judge_requested": judge,
@@ -100,7 +116,12 @@ def create_run(
         "total_turns": total,
         "concurrency": max(1, int(concurrency)),
         "source": source,
-        "filters": {"spec_id": spec_id, "generator": generator, "limit": limit},
+        "filters": {
+            "spec_id": spec_id,
+            "generator": generator,
+            "limit": limit,
+            "include_rejected": include_rejected,
+        },
         "history": history,
         "single_turn_pairs": bool(single_turn_pairs),
     }
@@ -108,6 +129,11 @@ def create_run(
         store, project_id, RUN_KIND, params, entry=execute_run, total=total, target=chosen.name, judge=judge,
         budget=budget,
     )  # fmt: skip
+
+
+def default_run_name(target: Target) -> str:
+    """A run's name when none is given: target, model (or kind) and today's date."""
+    return f"{target.name} · {target.model or target.kind.value} · {now_utc():%Y-%m-%d}"
 
 
 def execute_run(

@@ -216,14 +216,20 @@ def test_every_table_exports_in_every_format(hand):
 def test_cli_report_prints_tables_and_gates_ci_on_the_failure_rate(hand, tmp_path):
     store, _ = hand
     db = ["--db", store.url]
-    csv = runner.invoke(app, ["report", "--run", "r1", "--by", "turns", "--format", "csv", *db])
+    args = ["report", "--run", "r1", "--by", "turns", "--format", "csv", "--include-rejected", *db]
+    csv = runner.invoke(app, args)
     assert csv.exit_code == 0, csv.output
     lines = csv.stdout.splitlines()
     assert lines[0] == "# run: r1", "what produced the table comes first"
     assert next(x for x in lines if not x.startswith("#")).startswith("turns,n,failures,failure_rate")
     assert "single-turn,3,1," in csv.stdout and "failure rate 57.1%" in csv.stderr
-    assert runner.invoke(app, ["report", "--run", "r1", "--fail-above", "0.5", *db]).exit_code == 1
-    assert runner.invoke(app, ["report", "--run", "r1", "--fail-above", "60%", *db]).exit_code == 0
+    assert "counts all tiers\n" in csv.stderr
+    # By default the rejected test t1 (one failed turn) is left out, and the headline says so.
+    default = runner.invoke(app, ["report", "--run", "r1", *db])
+    assert "failure rate 50.0%" in default.stderr and "counts all tiers but rejected" in default.stderr
+    rejected = ["--include-rejected"]
+    assert runner.invoke(app, ["report", "--run", "r1", "--fail-above", "0.5", *rejected, *db]).exit_code == 1
+    assert runner.invoke(app, ["report", "--run", "r1", "--fail-above", "60%", *rejected, *db]).exit_code == 0
     out = tmp_path / "tables.tex"
     latex = runner.invoke(
         app, ["report", "--run", "r1", "--compare", "r2", "-f", "latex", "-o", str(out), *db]

@@ -1,0 +1,109 @@
+"""Speed of comparing two runs item by item (issue 27) at 100,000 judged turns each, CPU and wall.
+
+Run: .venv/bin/python benchmarks/results.py   (--quick: 10,000 judgments per run)
+
+A SQLite store with two runs of one target over the same 14,286 conversations of 7 turns (30 specs, 10% of
+the conversations annotated, 30% of those rejected); the second run flips 2% of the first run's verdicts.
+Times `compare_to_baseline` (judged turns of both runs, tiers, pairing, per-spec McNemar) cold (the first
+call in the process: imports done, nothing of the store read yet) and warm (best and median of 5). Goal:
+under 1 s warm. The results view of the issue is not built yet, so only the compare is timed.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+import sqlalchemy as sa  # noqa: E402
+
+from evalcore.models import Annotation, Provenance, Run, RunStatus  # noqa: E402
+from evalcore.models.common import now_utc  # noqa: E402
+from evalcore.reports.compare import compare_to_baseline  # noqa: E402
+from evalcore.specs.drafts import SpecDraft  # noqa: E402
+from evalcore.specs.store_ops import add_specs  # noqa: E402
+from evalcore.store import Store  # noqa: E402
+from evalcore.store import schema as t  # noqa: E402
+
+TURNS = 7
+FLIP = 0.02  # share of verdicts the second run changes
+
+
+def fill(store: Store, pid: str, n: int, specs: list[str]) -> None:
+    """Two finished runs, 'base' and 'new', of n judged turns each over the same conversations."""
+    rng = random.Random(n)
+    conversations = [f"c{i}" for i in range((n + TURNS - 1) // TURNS)]
+    stamp = now_utc()
+    with store.write() as conn:
+        for cid in conversations:
+            store.add_item(pid, "conversation", {"id": cid, "turns": []}, "offline", item_id=cid, conn=conn)
+        for cid in conversations[::10]:
+            label = "accept" if rng.random() < 0.7 else "reject"
+            verdict = Annotation(item_kind="conversation", item_id=cid, label=label, author="ann")
+            store.annotate(cid, [verdict], "ann", 1, conn=conn)
+    base_scores = [None if rng.random() < 0.01 else float(rng.random() >= 0.4) for _ in range(n)]
+    new_scores = [s if s is None or rng.random() >= FLIP else 1.0 - s for s in base_scores]
+    for run_id, scores in (("base", base_scores), ("new", new_scores)):
+        store.start_run(pid, Run(id=run_id, kind="run", target="bench-bot", params={"project_id": pid}))
+        rows = []
+        with store.write() as conn:
+            for i, score in enumerate(scores):
+                k = i % TURNS
+                rows.append({
+                    "run_id": run_id, "conversation_id": conversations[i // TURNS], "test_id": None,
+                    "turn_index": 2 * k + 1, "score": score,
+                    "error_type": "wrong_fact" if score == 0 else None,
+                    "spec_id": specs[(i // TURNS) % len(specs)], "n_documents": 2, "query_type": "SINGLE-DOC",
+                    "multi_turn": k > 0, "item_judge_passed": True, "judge": "offline", "created_at": stamp,
+                    "body": {"question": f"question {i}", "expected": "expected", "reply": "reply"},
+                })  # fmt: skip
+                if len(rows) == 5000:
+                    conn.execute(sa.insert(t.judgments), rows)
+                    rows = []
+            if rows:
+                conn.execute(sa.insert(t.judgments), rows)
+        store.finish_run(run_id, RunStatus.finished)
+
+
+def timed(store: Store) -> tuple[float, float, int]:
+    """(wall s, CPU s, flipped turns) of one compare."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    cmp = compare_to_baseline(store, "new", "base")
+    return time.perf_counter() - wall, time.process_time() - cpu, len(cmp.flipped())
+
+
+def main() -> None:
+    n = 10_000 if "--quick" in sys.argv else 100_000
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(f"sqlite:///{tmp}/bench.db")
+        store.create_project("bench", "Benchmark")
+        drafts = [
+            SpecDraft(scenario=f"Spec {i}", given="g", when="w", then="t", category="c") for i in range(30)
+        ]
+        specs = add_specs(store, "bench", drafts, Provenance(producer="offline"))
+        started = time.perf_counter()
+        fill(store, "bench", n, specs)
+        print(f"two runs of {n:,} judged turns each stored in {time.perf_counter() - started:.1f} s")
+        wall, cpu, flipped = timed(store)
+        print(
+            f"compare, cold: wall {wall * 1000:.0f} ms, CPU {cpu * 1000:.0f} ms ({flipped:,} turns flipped)"
+        )
+        walls, cpus = [], []
+        for _ in range(5):
+            wall, cpu, _ = timed(store)
+            walls.append(wall)
+            cpus.append(cpu)
+        print(
+            f"compare, warm: wall {min(walls) * 1000:.0f} ms (median {statistics.median(walls) * 1000:.0f}), "
+            f"CPU {min(cpus) * 1000:.0f} ms (median {statistics.median(cpus) * 1000:.0f})   goal < 1000 ms"
+        )
+
+
+if __name__ == "__main__":
+    main()
