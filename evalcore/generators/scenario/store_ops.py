@@ -154,6 +154,27 @@ def scenario_text(stored: StoredScenario) -> str:
     return to_yaml(stored.scenario)
 
 
+def _save_all(
+    store: Store, project_id: str, author: str, entries: list[tuple[str, dict, str]], skipped: list[str]
+) -> ImportedScenarios:
+    """Store each (name, body, note) in one transaction, a scenario being known by its name: added when the
+    project has none of that name, unchanged when the stored body is the same, else a new revision."""
+    stored = {(r.body or {}).get("name"): r for r in store.list_current(project_id, KIND)}
+    result = ImportedScenarios(skipped=skipped)
+    with store.write() as conn:
+        for name, body, note in entries:
+            old = stored.get(name)
+            if old is None:
+                store.add_item(project_id, KIND, body, author, item_id=new_id(KIND), note=note, conn=conn)
+                result.added.append(name)
+            elif old.body == body:
+                result.unchanged.append(name)
+            else:
+                store.save_revision(old.item_id, body, author, old.version, note=note, conn=conn)
+                result.updated.append(name)
+    return result
+
+
 def import_scenarios(
     store: Store,
     project_id: str,
@@ -172,26 +193,14 @@ def import_scenarios(
         raise ValidationFailed(problems, "scenario files")
     if not found:
         raise ValidationFailed([Problem("(arguments)", "no scenario file given")], "scenario files")
-    stored = {s.scenario.name: s for s in list_scenarios(store, project_id)}
-    result = ImportedScenarios(skipped=skipped)
-    with store.write() as conn:
-        for item in found:
-            name, file = item.scenario.name, Path(item.path).name
-            by = (written_by or {}).get(item.path)
-            old = stored.get(name)
-            note = f"imported from {item.path}" + (f", written by {by}" if by else "")
-            source = item.text
-            if old is None:
-                body = _body(item.scenario, file, by, source)
-                store.add_item(project_id, KIND, body, author, item_id=new_id(KIND), note=note, conn=conn)
-                result.added.append(name)
-            elif (old.scenario, old.file, old.written_by, old.source) == (item.scenario, file, by, source):
-                result.unchanged.append(name)
-            else:
-                body = _body(item.scenario, file, by, source)
-                store.save_revision(old.item_id, body, author, old.version, note=note, conn=conn)
-                result.updated.append(name)
-    return result
+    entries = []
+    for item in found:
+        by = (written_by or {}).get(item.path)
+        body = _body(item.scenario, Path(item.path).name, by, item.text)
+        entries.append(
+            (item.scenario.name, body, f"imported from {item.path}" + (f", written by {by}" if by else ""))
+        )
+    return _save_all(store, project_id, author, entries, skipped)
 
 
 def import_e2e(
@@ -208,22 +217,12 @@ def import_e2e(
         raise ValidationFailed(problems, "E2E test files")
     if not cases:
         raise ValidationFailed([Problem("(arguments)", "no Rasa E2E test case found")], "E2E test files")
-    stored = {s.scenario.name: s for s in list_scenarios(store, project_id)}
-    result = ImportedScenarios(skipped=skipped)
-    with store.write() as conn:
-        for case in cases:
-            scenario, file = as_scenario(case), Path(case.file).name
-            body = {**_body(scenario, file), E2E_KEY: case.model_dump(mode="json")}
-            old = stored.get(case.name)
-            note = f"imported from {case.file}:{case.line} (Rasa E2E test)"
-            if old is None:
-                store.add_item(project_id, KIND, body, author, item_id=new_id(KIND), note=note, conn=conn)
-                result.added.append(case.name)
-            elif (old.scenario, old.file, old.e2e) == (scenario, file, case):
-                result.unchanged.append(case.name)
-            else:
-                store.save_revision(old.item_id, body, author, old.version, note=note, conn=conn)
-                result.updated.append(case.name)
+    entries = [
+        (case.name, {**_body(as_scenario(case), Path(case.file).name), E2E_KEY: case.model_dump(mode="json")},
+         f"imported from {case.file}:{case.line} (Rasa E2E test)")
+        for case in cases
+    ]  # fmt: skip
+    result = _save_all(store, project_id, author, entries, skipped)
     if as_scenarios is not None:
         files = [(file_name(as_scenario(c)), to_yaml(as_scenario(c)), str(i)) for i, c in enumerate(cases)]
         write_files(as_scenarios, files)
