@@ -19,7 +19,7 @@ import pytest
 
 from evalcore.models import Conversation, Provenance, Turn
 from evalcore.store import Store
-from tests.browser import free_port, streamlit_server
+from tests.browser import free_port, streamlit_server, wait_idle
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +152,8 @@ def assert_inert(driver, beacon: Beacon, shown: str) -> None:
     from selenium.webdriver.common.by import By
 
     _wait(driver, lambda d: shown in d.find_element(By.TAG_NAME, "body").text)
-    time.sleep(1.5)  # images and scripts would have loaded or run by now
+    wait_idle(driver)  # the page has drawn everything from the data; then a moment for a load to start
+    time.sleep(0.5)
     with pytest.raises(NoAlertPresentException):
         driver.switch_to.alert.text  # noqa: B018 (reading it is the check)
     assert driver.execute_script("return typeof window.__pwned") == "undefined"
