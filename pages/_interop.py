@@ -10,7 +10,7 @@ from evalcore.inputs.formats import READERS
 from evalcore.items.interop import import_text
 from evalcore.reports.formats import WRITERS, export_format
 from evalcore.store import Store
-from pages._common import md, show_error
+from pages._common import current_actor, md, show_error
 
 LABELS = {
     "deepeval": "DeepEval goldens",
@@ -49,7 +49,9 @@ def import_picker(store: Store, project_id: str, key: str) -> None:
         upload = st.file_uploader("File", type=["json", "jsonl", "yaml", "yml"], key=f"{key}:file")
         if st.form_submit_button("Import file", type="primary") and upload is not None:
             try:
-                done = import_text(store, project_id, fmt, upload.getvalue(), upload.name)
+                done = import_text(
+                    store, project_id, fmt, upload.getvalue(), upload.name, actor=current_actor()
+                )
             except EvalcoreError as exc:
                 show_error(exc)
                 return

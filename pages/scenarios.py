@@ -108,7 +108,7 @@ with st.expander("Import scenario files or Rasa E2E test files"):
         try:
             author = require_user()
             files = [(f.name, f.getvalue()) for f in uploaded or []]
-            done = import_uploads(store, project_id, files, author, e2e=kind == "e2e")
+            done = import_uploads(store, project_id, files, author, e2e=kind == "e2e", actor=current_actor())
             summary = f"{len(done.added)} added, {len(done.updated)} updated, {len(done.unchanged)} unchanged"
             flash("success", md("; ".join([summary, *done.skipped])))
         except EvalcoreError as exc:

@@ -364,7 +364,12 @@ with io_col, st.expander("Import or export specs"):
     if upload is not None and st.button("Import file"):
         try:
             result = import_specs(
-                store, project_id, upload.getvalue().decode("utf-8"), upload.name, require_user()
+                store,
+                project_id,
+                upload.getvalue().decode("utf-8"),
+                upload.name,
+                require_user(),
+                actor=current_actor(),
             )
             st.success(f"{len(result.added)} added, {len(result.updated)} updated.")
         except EvalcoreError as exc:

@@ -20,6 +20,6 @@ __getattr__, __dir__, __all__ = lazy_exports(
             "author_for",
             "require",
         ),
-        "evalcore.auth.audit": ("acting_author", "authorize", "authorized", "record"),
+        "evalcore.auth.audit": ("acting_author", "authorize", "authorized", "importing", "record"),
     },
 )

@@ -91,6 +91,29 @@ def authorized(
     record(store, who, action, project_id=project_id, target=target)
 
 
+@contextmanager
+def importing(
+    store: Store,
+    actor: Actor | None,
+    action: str,
+    *,
+    project_id: str | None = None,
+    target: str = "",
+    author: str | None = None,
+) -> Iterator[str]:
+    """Around an import: the actor must hold the import permission (a refusal is logged), the block gets
+    the author name to store under (a signed-in actor is always themself; the local user's `author` as
+    given), and the import is kept in the audit log once the block ends without an error."""
+    who = authorize(store, actor, Permission.import_inputs, action, project_id=project_id, target=target)
+    try:
+        name = author_for(who, author) if author is not None else who.name
+    except PermissionDenied as exc:
+        record(store, who, action, outcome="refused", project_id=project_id, target=target, detail=str(exc))
+        raise
+    yield name
+    record(store, who, action, project_id=project_id, target=target)
+
+
 def acting_author(store: Store, actor: Actor | None, permission: Permission, action: str, author: str) -> str:
     """The author name to save a version or verdict under: the actor must hold `permission`, and a
     signed-in actor saves as themself only (`author_for`). Refusals are logged; the saved row keeps the

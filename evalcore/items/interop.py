@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalcore.auth.audit import importing
+from evalcore.auth.roles import Actor
 from evalcore.errors import Problem, UsageError, ValidationFailed
 from evalcore.inputs.formats import READERS
 from evalcore.inputs.limits import MAX_UNPACKED_MB_ENV, current_limits
@@ -30,10 +32,18 @@ def check_format(fmt: str) -> None:
         raise UsageError(f"cannot import format '{fmt}': one of {', '.join(READERS)}")
 
 
-def import_text(store: Store, project_id: str, fmt: str, text: str | bytes, shown: str) -> FormatImport:
-    """Import the text of a file in format `fmt` (named `shown` in problems) into a project."""
+def import_text(
+    store: Store, project_id: str, fmt: str, text: str | bytes, shown: str, *, actor: Actor | None = None
+) -> FormatImport:
+    """Import the text of a file in format `fmt` (named `shown` in problems) into a project; the actor must
+    hold the import permission."""
     check_format(fmt)
     store.project(project_id)
+    with importing(store, actor, f"import.{fmt}", project_id=project_id, target=shown):
+        return _import_text(store, project_id, fmt, text, shown)
+
+
+def _import_text(store: Store, project_id: str, fmt: str, text: str | bytes, shown: str) -> FormatImport:
     problems: list[Problem] = []
     decoded = decode_text(text, shown, problems)
     if decoded is None:
@@ -43,7 +53,9 @@ def import_text(store: Store, project_id: str, fmt: str, text: str | bytes, show
     return FormatImport(result, read.notes())
 
 
-def import_file(store: Store, project_id: str, fmt: str, path: Path | str) -> FormatImport:
+def import_file(
+    store: Store, project_id: str, fmt: str, path: Path | str, *, actor: Actor | None = None
+) -> FormatImport:
     """Import a file in format `fmt` into a project (bounded like a JSONL import: it is a whole import)."""
     check_format(fmt)
     path = Path(path)
@@ -52,4 +64,4 @@ def import_file(store: Store, project_id: str, fmt: str, path: Path | str) -> Fo
     raw = read_bounded(path, path.name, problems, limit, MAX_UNPACKED_MB_ENV)
     if raw is None:
         raise ValidationFailed(problems, f"{fmt} file {path.name}")
-    return import_text(store, project_id, fmt, raw, path.name)
+    return import_text(store, project_id, fmt, raw, path.name, actor=actor)

@@ -19,6 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evalcore.auth.audit import importing
+from evalcore.auth.roles import Actor
 from evalcore.errors import NotFoundError, Problem, ValidationFailed
 from evalcore.inputs.limits import MAX_UNPACKED_MB_ENV, current_limits
 from evalcore.inputs.sources import decode_text, load_json, read_bounded, value_problems
@@ -205,10 +207,18 @@ def _test_problems(
     return problems
 
 
-def import_jsonl(store: Store, project_id: str, path: Path | str, kind: str | None = None) -> ImportResult:
-    """Validate a JSONL file whole, then add every item in one transaction; a bad file changes nothing."""
+def import_jsonl(
+    store: Store, project_id: str, path: Path | str, kind: str | None = None, *, actor: Actor | None = None
+) -> ImportResult:
+    """Validate a JSONL file whole, then add every item in one transaction; a bad file changes nothing.
+    The actor must hold the import permission."""
     store.project(project_id)
     path = Path(path)
+    with importing(store, actor, "import.jsonl", project_id=project_id, target=path.name):
+        return _import_jsonl(store, project_id, path, kind)
+
+
+def _import_jsonl(store: Store, project_id: str, path: Path, kind: str | None) -> ImportResult:
     shown = path.name
     problems: list[Problem] = []
     limit = current_limits().max_unpacked_bytes  # a JSONL file is a whole import, not one document

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from evalcore.auth.audit import importing
+from evalcore.auth.roles import Actor
 from evalcore.errors import EvalcoreError, NotFoundError, Problem, ValidationFailed
 from evalcore.inputs.limits import MAX_FILE_MB_ENV, current_limits
 from evalcore.inputs.sources import decode_text, read_bounded
@@ -39,12 +41,26 @@ class SpecImportResult:
 
 
 def import_specs(
-    store: Store, project_id: str, text: str | bytes, file: str, author: str
+    store: Store,
+    project_id: str,
+    text: str | bytes,
+    file: str,
+    author: str,
+    *,
+    actor: Actor | None = None,
 ) -> SpecImportResult:
     """Validate a spec file (its text, or its bytes: UTF-8) whole, then add its specs (or new versions of
-    known ids) in one transaction."""
+    known ids) in one transaction. The actor must hold the import permission; a signed-in one imports as
+    themself."""
     if not author.strip():
         raise EvalcoreError("say who is importing: an author name is required")
+    with importing(store, actor, "import.specs", project_id=project_id, target=file, author=author) as name:
+        return _import_specs(store, project_id, text, file, name)
+
+
+def _import_specs(
+    store: Store, project_id: str, text: str | bytes, file: str, author: str
+) -> SpecImportResult:
     problems: list[Problem] = []
     decoded = decode_text(text, file, problems)
     if decoded is None:
@@ -102,10 +118,12 @@ def _taken(store: Store, item_id: str, conn: sa.Connection) -> bool:
     return True
 
 
-def import_specs_file(store: Store, project_id: str, path: Path, author: str) -> SpecImportResult:
+def import_specs_file(
+    store: Store, project_id: str, path: Path, author: str, *, actor: Actor | None = None
+) -> SpecImportResult:
     """import_specs on a file, read only within the import limit of one file (evalcore.inputs.limits)."""
     problems: list[Problem] = []
     raw = read_bounded(path, path.name, problems, current_limits().max_file_bytes, MAX_FILE_MB_ENV)
     if raw is None:
         raise ValidationFailed(problems, path.name)
-    return import_specs(store, project_id, raw, path.name, author)
+    return import_specs(store, project_id, raw, path.name, author, actor=actor)

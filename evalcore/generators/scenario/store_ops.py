@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalcore.auth.audit import importing
+from evalcore.auth.roles import Actor
 from evalcore.errors import EvalcoreError, Problem, ValidationFailed
 from evalcore.generators.scenario.e2e import E2ETestCase, as_scenario, read_e2e
 from evalcore.generators.scenario.format import file_name, parse_scenario, read_scenarios, to_yaml
@@ -182,11 +184,28 @@ def import_scenarios(
     author: str,
     domain: Domain | None = None,
     written_by: Mapping[str, str] | None = None,
+    *,
+    actor: Actor | None = None,
 ) -> ImportedScenarios:
     """Validate every file named (folders: their .yml/.yaml files) and store their scenarios; raise
     ValidationFailed with every problem, storing nothing, when any file has one. `written_by` names the
-    model that wrote a file (by its path as given), for scenarios a model wrote."""
+    model that wrote a file (by its path as given). The actor must hold the import permission; a signed-in
+    one imports as themself."""
     store.project(project_id)
+    with importing(store, actor, "import.scenarios", project_id=project_id, author=author) as name:
+        return _import_scenarios(store, project_id, paths, name, domain, written_by)
+
+
+def _import_scenarios(
+    store: Store,
+    project_id: str,
+    paths: Iterable[Path],
+    author: str,
+    domain: Domain | None = None,
+    written_by: Mapping[str, str] | None = None,
+) -> ImportedScenarios:
+    """import_scenarios without the permission check: also for the scenarios a generation job just wrote
+    (writing them needs the generation permission, checked where the job starts)."""
     skipped: list[str] = []
     found, problems = read_scenarios(paths, domain, skipped)
     if problems:
@@ -204,13 +223,26 @@ def import_scenarios(
 
 
 def import_e2e(
-    store: Store, project_id: str, paths: Iterable[Path], author: str, as_scenarios: Path | None = None
+    store: Store,
+    project_id: str,
+    paths: Iterable[Path],
+    author: str,
+    as_scenarios: Path | None = None,
+    *,
+    actor: Actor | None = None,
 ) -> ImportedScenarios:
     """Validate Rasa E2E test files (folders: their E2E files; others skipped with a line) and store each
     test case as a scripted test, known by its name like a scenario; raise ValidationFailed with every
     problem, storing nothing, when any file has one. With `as_scenarios`, also write a seed-003 scenario
-    file per test case into that folder (`e2e.as_scenario`)."""
+    file per test case into that folder (`e2e.as_scenario`). The actor must hold the import permission."""
     store.project(project_id)
+    with importing(store, actor, "import.e2e", project_id=project_id, author=author) as name:
+        return _import_e2e(store, project_id, paths, name, as_scenarios)
+
+
+def _import_e2e(
+    store: Store, project_id: str, paths: Iterable[Path], author: str, as_scenarios: Path | None
+) -> ImportedScenarios:
     skipped: list[str] = []
     cases, problems = read_e2e(paths, skipped)
     if problems:
@@ -237,6 +269,7 @@ def import_uploads(
     *,
     e2e: bool = False,
     domain: Domain | None = None,
+    actor: Actor | None = None,
 ) -> ImportedScenarios:
     """Import files a page received ((file name, content) pairs) as scenario files, or with `e2e` as Rasa
     E2E test files: each written under its own base name into a temporary folder, then imported as from
@@ -249,8 +282,8 @@ def import_uploads(
             paths.append(path)
         try:
             if e2e:
-                return import_e2e(store, project_id, paths, author)
-            return import_scenarios(store, project_id, paths, author, domain)
+                return import_e2e(store, project_id, paths, author, actor=actor)
+            return import_scenarios(store, project_id, paths, author, domain, actor=actor)
         except (
             ValidationFailed
         ) as exc:  # name the files as the person uploaded them, not the temporary folder
@@ -328,6 +361,6 @@ def write_from_specs(
     imported = None
     if import_as is not None:
         origins = {str(path): who for path, who in zip(written, by, strict=True)}
-        imported = import_scenarios(store, project_id, written, import_as, domain, origins)
+        imported = _import_scenarios(store, project_id, written, import_as, domain, origins)
     checkable = sum(1 for g in made if g.scenario.assertions)
     return WrittenScenarios(written, by, checkable, imported)

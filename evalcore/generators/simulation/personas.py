@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from evalcore.auth.audit import importing
+from evalcore.auth.roles import Actor
 from evalcore.errors import EvalcoreError, Problem, UsageError, ValidationFailed
 from evalcore.generators.simulation.records import GENERATOR
 from evalcore.inputs.paths import path_inside
@@ -478,11 +480,16 @@ def read_persona_files(path: Path) -> list[Persona]:
     return personas
 
 
-def import_personas(store: Store, project_id: str, path: Path, author: str = "import") -> list[str]:
-    """Import ChatChecker persona files as `persona` items, all or nothing; their item ids."""
-    personas = read_persona_files(path)
-    with store.write() as conn:
-        return [add_persona(store, project_id, p, author, conn=conn) for p in personas]
+def import_personas(
+    store: Store, project_id: str, path: Path, author: str = "import", *, actor: Actor | None = None
+) -> list[str]:
+    """Import ChatChecker persona files as `persona` items, all or nothing; their item ids. The actor must
+    hold the import permission."""
+    with importing(store, actor, "import.personas", project_id=project_id, target=path.name) as who:
+        personas = read_persona_files(path)
+        by = who if actor is not None and not actor.local else author  # a signed-in importer is the author
+        with store.write() as conn:
+            return [add_persona(store, project_id, p, by, conn=conn) for p in personas]
 
 
 def export_personas(store: Store, project_id: str, out: Path) -> list[Path]:

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from evalcore import jobs
+from evalcore.auth.audit import importing
+from evalcore.auth.roles import Actor
 from evalcore.errors import NotFoundError, Problem, ValidationFailed
 from evalcore.generators.simulation import stats
 from evalcore.generators.simulation.chatchecker import RUN_INFO, ChatCheckerRun, read_run, write_run
@@ -81,14 +83,22 @@ def _project_for(
     return wanted, wanted not in {p.id for p in store.projects()}
 
 
-def import_chatchecker_run(store: Store, folder: Path, project_id: str | None = None) -> ImportedRun:
-    """Import a ChatChecker run folder as a finished simulation run, validated whole first.
+def import_chatchecker_run(
+    store: Store, folder: Path, project_id: str | None = None, *, actor: Actor | None = None
+) -> ImportedRun:
+    """Import a ChatChecker run folder as a finished simulation run, validated whole first; the actor must
+    hold the import permission.
 
     A folder with problems raises ValidationFailed and writes nothing. The run row is recorded first (the
     store records runs in their own transaction); the project, personas and dialogues are then written in
     one transaction, which also marks the run finished. Should that transaction fail, the run is marked
     failed with the reason and holds nothing.
     """
+    with importing(store, actor, "import.chatchecker", project_id=project_id, target=folder.name):
+        return _import_run(store, folder, project_id)
+
+
+def _import_run(store: Store, folder: Path, project_id: str | None) -> ImportedRun:
     source = read_run(folder)
     pid, create = _project_for(store, project_id, source.chatbot_id, folder.resolve().name)
     digest = _run_hash(source)
