@@ -130,6 +130,16 @@ def main() -> None:
         )
         store.close()
     _user_faults(clean, args.seeds[0])
+    _detector()
+
+
+def _detector() -> None:
+    """The offline breakdown detector: types covered, and its scores on two label sets."""
+    from benchmarks.breakdown_detector import coverage, handwritten, published
+
+    coverage()
+    published()
+    handwritten()
 
 
 def _tables(store, run_ids: list[str]) -> None:

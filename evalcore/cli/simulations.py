@@ -147,6 +147,7 @@ def _echo_table(table: dict, title: str) -> None:
 
 def _echo_faults(report: FaultReport) -> None:
     """The simulator-fault lines of `stats`: faulted dialogues, and the figures with and without them."""
+    typer.echo(f"{'user faults found by':<38}{report.source}")
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(report.kind_counts().items())) or "none"
     typer.echo(f"{'user_fault dialogues':<38}{len(report.faults)} ({kinds})")
     for key, value in report.with_faulted.items():
@@ -155,6 +156,40 @@ def _echo_faults(report: FaultReport) -> None:
             ("-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)) for v in (value, without)
         ]
         typer.echo(f"{key:<38}{shown[0]} (without user_fault dialogues: {shown[1]})")
+
+
+@app.command("check-faults")
+@friendly
+def check_faults(
+    run: RunArgument,
+    model: Annotated[
+        str | None, typer.Option(help="Model 'provider/model' (default: the judge role; offline: rules).")
+    ] = None,
+    resume: Annotated[str | None, typer.Option(help="Resume this check instead of starting one.")] = None,
+    retry_failed: RetryFailedOption = False,
+    queue: QueueOption = False,
+    db: DbOption = None,
+) -> None:
+    """Check every dialogue of a simulation run (simulated or imported) for simulated users at fault, and
+    store what is found; `simulations stats RUN` and the Simulations page then read it. The check's id is
+    the last line printed."""
+    from evalcore.generators.simulation.fault_check import create_fault_check, execute_fault_check
+
+    require_resume(retry_failed, resume)
+    store = open_store(db, existing=True)
+    check_id = resume or create_fault_check(store, run, model=model).id
+    if queue:
+        queue_run(store, check_id, retry_failed=retry_failed)
+        return
+    outcome = execute_fault_check(
+        store, check_id, on_progress=progress_printer("dialogues"), retry_failed=retry_failed
+    )
+    total = len(outcome.run.params["units"])
+    typer.echo(
+        f"check {check_id}: {outcome.run.status.value}; {outcome.checked}/{total} dialogue(s) checked, "
+        f"{len(outcome.failed)} failed"
+    )
+    typer.echo(check_id)
 
 
 @app.command()
