@@ -130,6 +130,37 @@ def stats(
         )
         typer.echo(f"{'turns, ' + kind + ' personas':<38}{shown}")
     _echo_faults(run_fault_report(store, run))
+    _echo_fidelity(store, run)
+
+
+def _number(value: object) -> str:
+    return "-" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def _echo_fidelity(store, run: str) -> None:
+    """How far the simulated users were from their personas, per persona and for the run, and the run's
+    users beside other users of the project."""
+    from evalcore.generators.simulation.fidelity import fidelity_of
+    from evalcore.generators.simulation.user_comparison import side_by_side
+
+    rows, summary = fidelity_of(store, run)
+    typer.echo("simulated users against their personas (distance 0 = played as given, 1 = nothing kept)")
+    for row in rows:
+        traits = (
+            ", ".join(f"{t} {given}->{shown}" for t, (given, shown) in row.traits.items()) or "none given"
+        )
+        typer.echo(
+            f"  {row.name} ({row.type}): distance {row.distance:.2f}; type "
+            f"{'kept' if row.type_kept else 'NOT kept'} ({row.challenging_share:.0%} pushy turns); traits "
+            f"{row.traits_kept}/{len(row.traits)} kept ({traits}); median turn "
+            f"{_number(row.median_turn_words)} words (card {_number(row.typical_turn_words)}); MTLD "
+            f"{row.mtld:.1f}; goal words said {row.goal_coverage:.0%}"
+        )
+    typer.echo("  run: " + ", ".join(f"{k.replace('_', ' ')} {_number(v)}" for k, v in summary.items()))
+    columns = side_by_side(store, run)
+    typer.echo("users side by side: " + " | ".join(columns))
+    for key in next(iter(columns.values())):
+        typer.echo(f"  {key:<26}" + " | ".join(f"{_number(c[key]):>10}" for c in columns.values()))
 
 
 def _echo_table(table: dict, title: str) -> None:
