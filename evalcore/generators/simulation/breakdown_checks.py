@@ -18,7 +18,7 @@ Each rule looks for a sign in the words, not for meaning, and rather misses than
   X" when the user already said "my X is ...";
 - Lack of brevity (task-oriented): a reply over `LONG_REPLY_WORDS` words;
 - Lack of clarity (task-oriented): a template or raw data left in the reply ("{name}", "null", a JSON
-  object), or a sentence over `LONG_SENTENCE_WORDS` words;
+  object, stored field names such as "warranty_code:"), or a sentence over `LONG_SENTENCE_WORDS` words;
 - Failure to communicate capabilities (task-oriented): the user asks what the bot can do and the reply
   says nothing of what it can or cannot do;
 - Failure to resolve out-of-domain request (task-oriented): an out-of-scope request declined with no way
@@ -98,6 +98,9 @@ _TEMPLATE = re.compile(
     r"\{\{?\s*\w+\s*\}\}?|<[A-Z_]{3,}>|\[(?:insert|name|placeholder)[^\]]*\]|\b(?:null|undefined|NaN|None)\b"
     r"|\{\s*\"\w+\"\s*:",
 )
+# A record read out as it is stored ("warranty_code: WR-EXR; applies_to: ..."): field names a customer
+# never wrote, two or more of them.
+_RAW_FIELD = re.compile(r"\b[a-z]+(?:_[a-z]+)+\s*:")
 _CAPABILITY_QUESTION = re.compile(
     r"\b(?:what (?:else )?can you (?:do|help(?: me)? with)|what are you able to|how can you help"
     r"|what do you (?:do|help with)|what kinds? of (?:things|questions|requests)"
@@ -233,6 +236,8 @@ def unclear(reply: str) -> str | None:
     """A template or raw data left in, or a sentence too long to follow."""
     if found := _TEMPLATE.search(reply):
         return f"It shows unfilled or raw text ('{found.group(0)}')."
+    if len(fields := _RAW_FIELD.findall(reply)) >= 2:
+        return f"It reads out stored fields as they are ('{fields[0]}')."
     for line in reply.splitlines():
         for sentence in split_sentences(line, chat=True):
             if len(sentence.split()) > LONG_SENTENCE_WORDS:

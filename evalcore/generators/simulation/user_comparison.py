@@ -19,6 +19,7 @@ from evalcore.store import Store
 
 OUR_GENERATORS = frozenset({"doc_qa", "procedure", "simulation", "scenario", "tool_case"})
 SPOKEN = (TurnRole.user, TurnRole.assistant)
+SHORT_NAME = 20  # ChatChecker run ids run to 40 characters: a column header shows their start
 
 
 def _dialogue(conversation: Conversation) -> Dialogue:
@@ -59,8 +60,9 @@ def side_by_side(store: Store, run_id: str) -> dict[str, dict[str, float | int |
     for other in store.runs(sim.project_id, kind=RUN_KIND):
         if other.id == run_id or other.params.get("source") != "chatchecker":
             continue
-        name = other.params.get("chatchecker_run_id") or other.id
-        columns[f"ChatChecker run {name}"] = user_side(load_simulation_run(store, other.id).dialogues)
+        name = str(other.params.get("chatchecker_run_id") or other.id)
+        short = name if len(name) <= SHORT_NAME else name[: SHORT_NAME - 1] + "…"
+        columns[f"ChatChecker run {short}"] = user_side(load_simulation_run(store, other.id).dialogues)
     imported = imported_dialogues(store, sim.project_id)
     if imported:
         columns["imported conversations (breakdowns by the offline rules)"] = user_side(imported)

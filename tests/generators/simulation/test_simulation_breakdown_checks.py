@@ -85,3 +85,11 @@ def test_precision_on_the_published_run_is_measured_against_its_labels():
     assert got.turns == 155  # every assistant turn of the run is labelled
     # The rules flag few turns of a run its own detector found nearly clean (7 of 155 labelled).
     assert got.decision.tp + got.decision.fp <= 8
+
+
+def test_a_record_read_out_as_stored_is_unclear_and_one_colon_is_not():
+    raw = "Warranty Terms: warranty_code: WR-EXR; applies_to: Ex-rental e-bikes; duration: 1 year"
+    fires = talk(["Is my e-bike under warranty?", raw])
+    assert "Lack of clarity" in judge_turn(fires, 1, True, EXAMPLES["domain"]).breakdown_types
+    plain = talk(["Is my e-bike under warranty?", "Warranty: one year for ex-rental e-bikes."])
+    assert "Lack of clarity" not in judge_turn(plain, 1, True, EXAMPLES["domain"]).breakdown_types
