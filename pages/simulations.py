@@ -43,6 +43,7 @@ from evalcore.review.detector_quality import (
     score_detector,
 )
 from evalcore.review.reports import annotation_stamp
+from evalcore.review.rules_quality import rules_quality
 from evalcore.targets import list_targets
 from pages._common import (
     current_actor,
@@ -203,6 +204,11 @@ def _conversations(run_id: str, key: tuple) -> dict[str, str]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
+def _rules_quality(run_id: str, key: tuple):
+    return rules_quality(store, run_id)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
 def _quality(run_id: str, key: tuple):
     turns = labelled_turns(store, run_id)
     return score_detector(run_id, turns), turns
@@ -331,6 +337,22 @@ else:
             hide_index=True,
             width="stretch",
         )  # fmt: skip
+    rules = _rules_quality(run_id, (store.url, stamps[run_id], labels_stamp))
+    st.caption(
+        "The offline rules on the same turns (evalcore's word rules, not a model): "
+        + ", ".join(
+            f"{name} {'-' if value is None else f'{value:.3f}'}"
+            for name, value in [
+                ("accuracy", rules.accuracy),
+                ("precision", rules.precision),
+                ("recall", rules.recall),
+                ("F1", rules.f1),
+            ]
+        )
+        + "; F1 per type: "
+        + (", ".join(f"{t.title} {'-' if t.f1 is None else f'{t.f1:.2f}'}" for t in rules.per_type) or "-")
+        + "."
+    )
 human = {(t.dialogue_id, t.turn_index): t for t in labelled}
 
 checks = fault_checks(store, run_id)

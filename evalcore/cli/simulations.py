@@ -257,6 +257,18 @@ def quality(
             f"type {score['title']:<43}human {score['human']:>3}  detector {score['detector']:>3}  "
             f"both {score['both']:>3}  F1 {f1}"
         )
+    from evalcore.review.rules_quality import rules_quality
+
+    rules = rules_quality(open_store(db, existing=True), run)
+    shown_rules = ", ".join(
+        f"{name} {'-' if value is None else f'{value:.3f}'}"
+        for name, value in (("accuracy", rules.accuracy), ("precision", rules.precision),
+                            ("recall", rules.recall), ("F1", rules.f1))
+    )  # fmt: skip
+    typer.echo(f"offline rules, same turns: {shown_rules}")
+    for score in rules.per_type:
+        f1 = "-" if score.f1 is None else f"{score.f1:.3f}"
+        typer.echo(f"rules type {score.title:<37}human {score.human:>3}  rules {score.detector:>3}  F1 {f1}")
 
 
 @app.command()

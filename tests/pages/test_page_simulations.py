@@ -168,6 +168,11 @@ def test_the_detectors_quality_against_human_labels_beside_each_run_and_on_the_t
     assert metrics == {"accuracy": "0.500", "precision": "1.000", "recall": "0.500", "F1": "0.667"}
     per_type = frame(at, "detector")
     assert per_type["type"].tolist() == ["Contradiction", "Repetition", "Lack of clarity"], "taxonomy order"
+    # the rules flag neither labelled turn: both breakdowns missed, nothing flagged
+    rules_line = next(c for c in captions(at).splitlines() if c.startswith("The offline rules"))
+    assert rules_line.endswith(
+        "accuracy 0.000, precision -, recall 0.000, F1 -; F1 per type: Contradiction -, Repetition -."
+    )
     box(at, "Dialogue").select("generated_standard_persona_04_dialogue_1").run()
     shown = [str(m.value) for m in at.markdown]
     assert ":red-badge[human\\: breakdown\\: Contradiction \\(1 of 1 say breakdown\\)]" in shown
