@@ -103,6 +103,7 @@ def main() -> None:
         )
 
         _tables(store, run_ids)
+        _fidelity(store, run_ids)
 
         save_target(
             store,
@@ -130,6 +131,16 @@ def main() -> None:
         )
         store.close()
     _user_faults(clean, args.seeds[0])
+    _detector()
+
+
+def _detector() -> None:
+    """The offline breakdown detector: types covered, and its scores on two label sets."""
+    from benchmarks.breakdown_detector import coverage, handwritten, published
+
+    coverage()
+    published()
+    handwritten()
 
 
 def _tables(store, run_ids: list[str]) -> None:
@@ -144,6 +155,28 @@ def _tables(store, run_ids: list[str]) -> None:
             f"{f'{cells[k][0]:.3g} ± {cells[k][1]:.2g}' if k in cells else '-':>15}" for k in COLUMNS
         )
         print(f"{kind:<13}{row}")
+
+
+def _fidelity(store, run_ids: list[str]) -> None:
+    """How far the offline simulated users were from their personas, per persona type over the runs."""
+    import statistics
+
+    from evalcore.generators.simulation.fidelity import fidelity_of
+
+    rows = [row for run_id in run_ids for row in fidelity_of(store, run_id)[0]]
+    print(f"simulated users against their personas ({len(rows)} personas over {len(run_ids)} runs):")
+    for kind in ("standard", "challenging"):
+        mine = [r for r in rows if r.type == kind]
+        traits = sum(len(r.traits) for r in mine)
+        lengths = [r.length_kept for r in mine if r.length_kept is not None]
+        print(
+            f"  {kind:<12} distance {statistics.fmean(r.distance for r in mine):.2f}, kind kept "
+            f"{sum(r.type_kept for r in mine) / len(mine):.0%} (pushy turns "
+            f"{statistics.fmean(r.challenging_share for r in mine):.0%}), traits kept "
+            f"{sum(r.traits_kept for r in mine) / traits if traits else float('nan'):.0%}, length as the "
+            f"card {sum(lengths) / len(lengths) if lengths else float('nan'):.0%}, task words said "
+            f"{statistics.fmean(r.goal_coverage for r in mine):.0%}"
+        )
 
 
 def _user_faults(clean: list[tuple], seed: int) -> None:

@@ -8,7 +8,9 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.generators.simulation import load_simulation_run
-from evalcore.generators.simulation.fault_report import fault_report
+from evalcore.generators.simulation.fault_check import CHECK_KIND, create_fault_check, fault_checks
+from evalcore.generators.simulation.fault_report import run_fault_report
+from evalcore.generators.simulation.fidelity import fidelity_of
 from evalcore.generators.simulation.job import create_simulation, simulation_runs
 from evalcore.generators.simulation.personas import (
     OCEAN,
@@ -21,12 +23,14 @@ from evalcore.generators.simulation.personas import (
 from evalcore.generators.simulation.records import RUN_KIND as SIMULATION_KIND
 from evalcore.generators.simulation.simulator import Limits
 from evalcore.generators.simulation.store_ops import run_dialogues
+from evalcore.generators.simulation.user_comparison import side_by_side
 from evalcore.generators.simulation.views import (
     breakdown_matrix,
     is_offline,
     statistics_frame,
     summaries,
     turn_badge,
+    user_label,
 )
 from evalcore.jobs import failed_units, progress, request_stop
 from evalcore.jobs.queue import enqueue
@@ -39,6 +43,7 @@ from evalcore.review.detector_quality import (
     score_detector,
 )
 from evalcore.review.reports import annotation_stamp
+from evalcore.review.rules_quality import rules_quality
 from evalcore.targets import list_targets
 from pages._common import (
     current_actor,
@@ -199,6 +204,11 @@ def _conversations(run_id: str, key: tuple) -> dict[str, str]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
+def _rules_quality(run_id: str, key: tuple):
+    return rules_quality(store, run_id)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
 def _quality(run_id: str, key: tuple):
     turns = labelled_turns(store, run_id)
     return score_detector(run_id, turns), turns
@@ -327,12 +337,58 @@ else:
             hide_index=True,
             width="stretch",
         )  # fmt: skip
+    rules = _rules_quality(run_id, (store.url, stamps[run_id], labels_stamp))
+    st.caption(
+        "The offline rules on the same turns (evalcore's word rules, not a model): "
+        + ", ".join(
+            f"{name} {'-' if value is None else f'{value:.3f}'}"
+            for name, value in [
+                ("accuracy", rules.accuracy),
+                ("precision", rules.precision),
+                ("recall", rules.recall),
+                ("F1", rules.f1),
+            ]
+        )
+        + "; F1 per type: "
+        + (", ".join(f"{t.title} {'-' if t.f1 is None else f'{t.f1:.2f}'}" for t in rules.per_type) or "-")
+        + "."
+    )
 human = {(t.dialogue_id, t.turn_index): t for t in labelled}
 
-faulted = fault_report(sim)
+checks = fault_checks(store, run_id)
+check_key = tuple((c.id, c.status.value, progress(store, c)[0]) for c in checks[:1])
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _faults(run_id: str, key: tuple):
+    return run_fault_report(store, run_id)
+
+
+faulted = _faults(run_id, (store.url, stamps[run_id], check_key))
 st.markdown(
     "**Simulator faults** (dialogues whose simulated user, not the target, went wrong: discount them)"
 )
+st.caption(md(f"Found by: {faulted.source}."))
+latest = checks[0] if checks else None
+if latest is not None and latest.status in (RunStatus.pending, RunStatus.running):
+    done, total = progress(store, latest)
+    st.progress(done / total if total else 1.0, text=f"Checking: {done} / {total} dialogues")
+elif st.button(
+    "Check the simulated users with the judge model",
+    key=f"sim_check:{run_id}",
+    icon=":material/fact_check:",
+    help="Runs the check of each simulated user against its persona and goal with the model set for "
+    "judging (offline: evalcore's rules), and stores what it finds.",
+):
+    try:
+        may_start(store, CHECK_KIND)
+        check = create_fault_check(store, run_id)
+        enqueue(store, check.id, actor=current_actor())
+    except EvalcoreError as exc:
+        show_error(exc)
+    else:
+        flash("success", f"Started the check {md(check.id)}: handed to the workers.")
+        st.rerun()
 st.dataframe(
     [
         {"figure": key, "all dialogues": value, "without user_fault dialogues": faulted.without_faulted[key]}
@@ -340,10 +396,17 @@ st.dataframe(
     ],
     hide_index=True,
 )
+users = {d.dialogue_id: d.user_name for d in sim.dialogues}
 if faulted.faults:
     st.dataframe(
         [
-            {"dialogue": dialogue_id, "turn": f.turn, "kind": f.kind.value, "reason": f.reason}
+            {
+                "persona": user_label(sim, users.get(dialogue_id, "")),
+                "dialogue": dialogue_id,
+                "turn": f.turn,
+                "kind": f.kind.value,
+                "reason": f.reason,
+            }
             for dialogue_id, found in faulted.faults.items()
             for f in found
         ],
@@ -353,6 +416,107 @@ if faulted.faults:
 else:
     st.caption("No simulated user of this run is at fault.")
 
+
+def _rounded(value):
+    return round(value, 2) if isinstance(value, float) else value
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _fidelity(run_id: str, key: tuple):
+    return fidelity_of(store, run_id), side_by_side(store, run_id)
+
+
+(played, played_summary), beside = _fidelity(run_id, (store.url, stamps[run_id], tuple(stamps.items())))
+st.markdown("**How closely the simulated users played their personas**")
+st.caption(
+    "Each persona's dialogues against what the persona says: its kind (standard users rarely push back, "
+    "challenging ones often do), its personality, how long its turns are, and whether it talked about "
+    "its task. 0 means it played the persona as given, 1 that it kept nothing of it. Read from the words "
+    "only: a rough guide to a lazy simulator, not a verdict."
+)
+if played:
+    cells = st.columns(5)
+    shown = [
+        ("Off persona", played_summary["mean_distance"], "Mean over the personas: 0 = played as given."),
+        ("Kind kept", played_summary["type_kept"], "Share of personas that behaved as their kind."),
+        ("Personality", played_summary["traits_kept"], "Share of OCEAN traits shown as given."),
+        ("Turn length", played_summary["length_kept"], "Share of personas writing as long as the card says."),
+        ("Task words", played_summary["goal_coverage"], "Mean share of the task's words the users said."),
+    ]
+    for n, (cell, (label, value, tip)) in enumerate(zip(cells, shown, strict=True)):
+        text = "-" if value is None else f"{value:.2f}" if n == 0 else f"{value:.0%}"
+        cell.metric(label, text, help=tip)
+    st.dataframe(
+        [
+            {
+                "persona": row.name,
+                "kind": row.type,
+                "dialogues": row.dialogues,
+                "off from the persona": round(row.distance, 2),
+                "kept its kind": "yes" if row.type_kept else "no",
+                "pushy turns": f"{row.challenging_share:.0%}",
+                "personality kept": f"{row.traits_kept} of {len(row.traits)}",
+                "personality (given → shown)": ", ".join(
+                    f"{trait} {given} → {seen}" for trait, (given, seen) in row.traits.items()
+                ),
+                "words per turn (middle)": row.median_turn_words,
+                "card's usual words per turn": row.typical_turn_words,
+                "word variety": round(row.mtld, 1),
+                "task words said": f"{row.goal_coverage:.0%}",
+            }
+            for row in played
+        ],
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "off from the persona": st.column_config.NumberColumn(
+                help="Share of the checks the persona misses: kind, each personality trait, turn length "
+                "and task."
+            ),
+            "pushy turns": st.column_config.TextColumn(
+                help="Turns that are impatient, rude, vague, contradicting or questioning the bot "
+                "(seed 002: challenging personas)."
+            ),
+            "personality (given → shown)": st.column_config.TextColumn(
+                help="OCEAN (Big Five) traits the persona was given, against the level its words show: "
+                "openness by questions asked, conscientiousness by task words said, extraversion by "
+                "words per turn and exclamations, agreeableness by polite against hostile words, "
+                "neuroticism by words of worry or upset."
+            ),
+            "words per turn (middle)": st.column_config.NumberColumn(
+                help="Median user turn length in words."
+            ),
+            "card's usual words per turn": st.column_config.NumberColumn(
+                help="typical_user_turn_length of the system card's user_simulation_config."
+            ),
+            "word variety": st.column_config.NumberColumn(
+                help="MTLD (measure of textual lexical diversity) of the user's turns, as ChatChecker "
+                "reports it; higher is more varied."
+            ),
+        },
+    )
+else:
+    st.caption("No persona played in this run.")
+st.markdown("**These users beside other users of the project**")
+st.dataframe(
+    [
+        {"figure": key, **{label: _rounded(column[key]) for label, column in beside.items()}}
+        for key in next(iter(beside.values()))
+    ],
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "figure": st.column_config.TextColumn(
+            help="MTLD is word variety; breakdowns per user turn counts the bot turns judged as a "
+            "breakdown right after a user turn."
+        )
+    },
+)
+if len(beside) == 1:
+    st.caption(
+        "Import a ChatChecker run or conversations people had with the bot to see them side by side here."
+    )
+
 matrix = breakdown_matrix(sim)
 st.markdown("**Breakdown types per persona** (target turns with a breakdown of the type)")
 if matrix.empty:
@@ -361,7 +525,7 @@ else:
     heat = go.Figure(
         go.Heatmap(
             z=matrix.to_numpy(),
-            x=[chart_label(c) for c in matrix.columns],
+            x=[chart_label(user_label(sim, c)) for c in matrix.columns],
             y=[chart_label(i) for i in matrix.index],
             colorscale="Reds",
             text=matrix.to_numpy(),
@@ -378,7 +542,13 @@ if not sim.dialogues:
     st.caption("This run has no dialogue yet.")
     st.stop()
 names = {d.dialogue_id: d for d in sim.dialogues}
-chosen = names[st.selectbox("Dialogue", list(names))]
+chosen = names[
+    st.selectbox(
+        "Dialogue",
+        list(names),
+        format_func=lambda i: f"{user_label(sim, names[i].user_name)}: {names[i].file.removesuffix('.yaml')}",
+    )
+]
 persona = sim.personas.get(chosen.user_name)
 if persona is not None:
     st.caption(md(f"{persona.type} persona {persona_name(persona)}: {persona.task}"))

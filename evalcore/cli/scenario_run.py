@@ -109,9 +109,21 @@ def run(
         if row.scenario != TOTAL_LABEL:
             share = f"{row.share_passed:.0%}" if row.repetitions else "-"
             typer.echo(f"{share:>5}  {row.passed}/{row.repetitions} passed  {row.scenario}")
+    _echo_user_faults(store, run_id)
     if outcome.failed:
         typer.secho(f"{len(outcome.failed)} conversation(s) failed to play: --resume {run_id} --retry-failed",
                     fg=typer.colors.RED)  # fmt: skip
     done = f"{outcome.done}/{outcome.total} conversations"
     typer.echo(f"run {run_id} {outcome.run.status.value}: {done}, target {outcome.run.target}")
     typer.echo(run_id)
+
+
+def _echo_user_faults(store, run_id: str) -> None:
+    """The pass count over all conversations and over those whose simulated user did its part."""
+    from evalcore.generators.scenario.user_faults import scenario_fault_report
+
+    found = scenario_fault_report(store, run_id)
+    typer.echo(
+        f"{found.passed}/{found.played} passed; {len(found.faults)} conversation(s) whose simulated user was "
+        f"at fault; without them {found.passed_without}/{found.played_without} passed"
+    )

@@ -130,6 +130,37 @@ def stats(
         )
         typer.echo(f"{'turns, ' + kind + ' personas':<38}{shown}")
     _echo_faults(run_fault_report(store, run))
+    _echo_fidelity(store, run)
+
+
+def _number(value: object) -> str:
+    return "-" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def _echo_fidelity(store, run: str) -> None:
+    """How far the simulated users were from their personas, per persona and for the run, and the run's
+    users beside other users of the project."""
+    from evalcore.generators.simulation.fidelity import fidelity_of
+    from evalcore.generators.simulation.user_comparison import side_by_side
+
+    rows, summary = fidelity_of(store, run)
+    typer.echo("simulated users against their personas (distance 0 = played as given, 1 = nothing kept)")
+    for row in rows:
+        traits = (
+            ", ".join(f"{t} {given}->{shown}" for t, (given, shown) in row.traits.items()) or "none given"
+        )
+        typer.echo(
+            f"  {row.name} ({row.type}): distance {row.distance:.2f}; type "
+            f"{'kept' if row.type_kept else 'NOT kept'} ({row.challenging_share:.0%} pushy turns); traits "
+            f"{row.traits_kept}/{len(row.traits)} kept ({traits}); median turn "
+            f"{_number(row.median_turn_words)} words (card {_number(row.typical_turn_words)}); MTLD "
+            f"{row.mtld:.1f}; goal words said {row.goal_coverage:.0%}"
+        )
+    typer.echo("  run: " + ", ".join(f"{k.replace('_', ' ')} {_number(v)}" for k, v in summary.items()))
+    columns = side_by_side(store, run)
+    typer.echo("users side by side: " + " | ".join(columns))
+    for key in next(iter(columns.values())):
+        typer.echo(f"  {key:<26}" + " | ".join(f"{_number(c[key]):>10}" for c in columns.values()))
 
 
 def _echo_table(table: dict, title: str) -> None:
@@ -147,6 +178,7 @@ def _echo_table(table: dict, title: str) -> None:
 
 def _echo_faults(report: FaultReport) -> None:
     """The simulator-fault lines of `stats`: faulted dialogues, and the figures with and without them."""
+    typer.echo(f"{'user faults found by':<38}{report.source}")
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(report.kind_counts().items())) or "none"
     typer.echo(f"{'user_fault dialogues':<38}{len(report.faults)} ({kinds})")
     for key, value in report.with_faulted.items():
@@ -155,6 +187,40 @@ def _echo_faults(report: FaultReport) -> None:
             ("-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)) for v in (value, without)
         ]
         typer.echo(f"{key:<38}{shown[0]} (without user_fault dialogues: {shown[1]})")
+
+
+@app.command("check-faults")
+@friendly
+def check_faults(
+    run: RunArgument,
+    model: Annotated[
+        str | None, typer.Option(help="Model 'provider/model' (default: the judge role; offline: rules).")
+    ] = None,
+    resume: Annotated[str | None, typer.Option(help="Resume this check instead of starting one.")] = None,
+    retry_failed: RetryFailedOption = False,
+    queue: QueueOption = False,
+    db: DbOption = None,
+) -> None:
+    """Check every dialogue of a simulation run (simulated or imported) for simulated users at fault, and
+    store what is found; `simulations stats RUN` and the Simulations page then read it. The check's id is
+    the last line printed."""
+    from evalcore.generators.simulation.fault_check import create_fault_check, execute_fault_check
+
+    require_resume(retry_failed, resume)
+    store = open_store(db, existing=True)
+    check_id = resume or create_fault_check(store, run, model=model).id
+    if queue:
+        queue_run(store, check_id, retry_failed=retry_failed)
+        return
+    outcome = execute_fault_check(
+        store, check_id, on_progress=progress_printer("dialogues"), retry_failed=retry_failed
+    )
+    total = len(outcome.run.params["units"])
+    typer.echo(
+        f"check {check_id}: {outcome.run.status.value}; {outcome.checked}/{total} dialogue(s) checked, "
+        f"{len(outcome.failed)} failed"
+    )
+    typer.echo(check_id)
 
 
 @app.command()
@@ -191,6 +257,18 @@ def quality(
             f"type {score['title']:<43}human {score['human']:>3}  detector {score['detector']:>3}  "
             f"both {score['both']:>3}  F1 {f1}"
         )
+    from evalcore.review.rules_quality import rules_quality
+
+    rules = rules_quality(open_store(db, existing=True), run)
+    shown_rules = ", ".join(
+        f"{name} {'-' if value is None else f'{value:.3f}'}"
+        for name, value in (("accuracy", rules.accuracy), ("precision", rules.precision),
+                            ("recall", rules.recall), ("F1", rules.f1))
+    )  # fmt: skip
+    typer.echo(f"offline rules, same turns: {shown_rules}")
+    for score in rules.per_type:
+        f1 = "-" if score.f1 is None else f"{score.f1:.3f}"
+        typer.echo(f"rules type {score.title:<37}human {score.human:>3}  rules {score.detector:>3}  F1 {f1}")
 
 
 @app.command()

@@ -44,6 +44,11 @@ def frame(at: AppTest, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
+def captions(at: AppTest) -> str:
+    """The page's captions as read (markdown escapes taken out)."""
+    return "\n".join(str(c.value).replace("\\", "") for c in at.caption)
+
+
 def box(at: AppTest, label: str):
     """The page's selectbox with this label."""
     return next(b for b in at.selectbox if b.label == label)
@@ -159,10 +164,15 @@ def test_the_detectors_quality_against_human_labels_beside_each_run_and_on_the_t
     at = open_page()
     row = frame(at, "source").iloc[0]
     assert row["human-labelled turns"] == 2 and row["precision"] == "1.00" and row["recall"] == "0.50"
-    metrics = {m.label: m.value for m in at.metric}
+    metrics = {m.label: m.value for m in at.metric if m.label in ("accuracy", "precision", "recall", "F1")}
     assert metrics == {"accuracy": "0.500", "precision": "1.000", "recall": "0.500", "F1": "0.667"}
     per_type = frame(at, "detector")
     assert per_type["type"].tolist() == ["Contradiction", "Repetition", "Lack of clarity"], "taxonomy order"
+    # the rules flag neither labelled turn: both breakdowns missed, nothing flagged
+    rules_line = next(c for c in captions(at).splitlines() if c.startswith("The offline rules"))
+    assert rules_line.endswith(
+        "accuracy 0.000, precision -, recall 0.000, F1 -; F1 per type: Contradiction -, Repetition -."
+    )
     box(at, "Dialogue").select("generated_standard_persona_04_dialogue_1").run()
     shown = [str(m.value) for m in at.markdown]
     assert ":red-badge[human\\: breakdown\\: Contradiction \\(1 of 1 say breakdown\\)]" in shown
@@ -253,3 +263,38 @@ def test_dialogues_whose_simulated_user_is_at_fault_are_listed_and_the_figures_s
     assert faults[["dialogue", "turn", "kind"]].values.tolist() == [
         ["generated_standard_persona_01_dialogue_1", 1, "broke_character"]
     ]
+
+
+def test_a_fault_check_is_started_from_the_page_and_its_stored_findings_are_read(db_url):
+    from evalcore.generators.simulation.fault_check import execute_fault_check, fault_checks
+    from evalcore.jobs.queue import open_queue
+
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    run_id = import_chatchecker_run(store, REFERENCE_RUN, pid).run_id
+    at = open_page("Rosa")
+    box(at, "Run").select(run_id).run()
+    assert "Found by: offline rules (no model), computed now." in captions(at)
+    next(b for b in at.button if b.label.startswith("Check the simulated users")).click().run()
+    assert not at.exception, at.exception
+    [check] = fault_checks(store, run_id)
+    assert check.id in open_queue(store.url).pending_runs(), "handed to the workers"
+    execute_fault_check(store, check.id)  # what the worker taking the task does
+    at = open_page("Rosa")
+    box(at, "Run").select(run_id).run()
+    found = f"Found by: stored: offline rules (no model), check {check.id}."
+    assert found in captions(at)
+
+
+def test_each_persona_by_name_with_how_closely_it_was_played_and_users_side_by_side(db_url):
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    run_id = import_chatchecker_run(store, REFERENCE_RUN, pid).run_id
+    at = open_page()
+    box(at, "Run").select(run_id).run()
+    played = frame(at, "off from the persona").set_index("persona")
+    assert len(played) == 10 and "Emma Thompson" in played.index
+    assert played.loc["Emma Thompson", "personality kept"] == "1 of 5"
+    assert played.loc["Emma Thompson", "off from the persona"] == 0.62
+    beside = frame(at, "this imported ChatChecker run").set_index("figure")
+    assert beside.loc["dialogues", "this imported ChatChecker run"] == 10

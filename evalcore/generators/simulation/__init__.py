@@ -4,9 +4,12 @@ Modules: the records of a simulated dialogue and their mapping onto Conversation
 taxonomy (taxonomy), personas from the system card and ChatChecker persona YAML (personas), the reusable
 one-dialogue simulator with ChatChecker's stop rules (simulator; scenario tests drive it with a briefing)
 and its offline user (offline_user), the breakdown detector and rater tasks (detection) with the offline
-rules (breakdown_rules), the simulation job (job), ChatChecker's run statistics (stats), ChatChecker run
-folders both ways (chatchecker), simulation runs in the store (store_ops), and what the Simulations page
-shows (views).
+rules (breakdown_rules, breakdown_checks) and their scores against labels (detector_scores), the
+simulation job (job), ChatChecker's run statistics (stats) and Tables 4 and 5 (run_tables), ChatChecker
+run folders both ways (chatchecker), simulation runs in the store (store_ops), simulator faults (the
+rules and task: user_faults; the stored check: fault_check; the figures with and without: fault_report),
+how far simulated users are from their personas and beside other users (fidelity, user_comparison), and
+what the Simulations page shows (views).
 """
 
 from evalcore import lazy_exports

@@ -5,8 +5,8 @@ decision, score, types}, types by their taxonomy titles), from five rules that n
 - a crash: the dialogue ended with `chatbot_error` and this is its last turn -> "Chatbot Crash", score 0;
 - an empty reply -> "Uninterpretable";
 - a sentence the assistant said before (paraphrases included, by shared content words) -> "Repetition";
-- a user question the reply neither answers (less than a third of its content words in common) nor asks
-  back about -> "Ignore question";
+- a user question the reply neither answers (less than a third of its content words in common), declines
+  nor asks back about -> "Ignore question";
 - a sentence that says the opposite of an earlier sentence (the same content words, the other polarity):
   of the assistant's own -> "Self-contradiction", of the user's -> "Contradiction".
 - a user request (an imperative: "Book it for me", "Just give me ...") the reply neither takes up nor
@@ -29,6 +29,7 @@ import re
 
 from evalcore.documents.retrieval import tokenize
 from evalcore.documents.sentences import split_sentences
+from evalcore.generators.simulation import breakdown_checks
 from evalcore.generators.simulation.records import (
     BreakdownAnnotation,
     BreakdownDecision,
@@ -53,6 +54,18 @@ SCORES = {
     "Failure to recognize out-of-domain request": 0.5,
     "Repetition": 0.5,
     "Clarification failure": 0.6,
+    "Task performance failure": 0.3,
+    "Lack of sociality": 0.3,
+    "Lack of information": 0.4,
+    "Ignore greeting": 0.6,
+    "Ignore proposal": 0.5,
+    "Topic transition error": 0.5,
+    "Grammatical error": 0.6,
+    "Redundancy": 0.6,
+    "Lack of clarity": 0.6,
+    "Lack of brevity": 0.7,
+    "Failure to communicate capabilities": 0.6,
+    "Failure to resolve out-of-domain request": 0.5,
 }
 # Share of content words two sentences must have in common to count as the same (Jaccard): high enough
 # that two sentences on one topic are not a repetition, low enough that a reworded one is.
@@ -178,9 +191,9 @@ def _asks_back(text: str) -> bool:
 
 
 def _ignored_question(reply: str, words: set[str], previous: DialogueTurn | None) -> bool:
-    """The user asked, and the reply takes up less than `TAKEN_UP` of the question's content words and
-    asks nothing back."""
-    if previous is None or previous.role != TurnRole.user or _asks_back(reply):
+    """The user asked, and the reply takes up less than `TAKEN_UP` of the question's content words, asks
+    nothing back and does not decline (a refusal answers a question the bot is not for)."""
+    if previous is None or previous.role != TurnRole.user or _asks_back(reply) or _DECLINE.search(reply):
         return False
     questions = [s for s in split_sentences(previous.content, chat=True) if s.endswith("?")]
     asked = set().union(*(_words(q) for q in questions)) - _GENERIC if questions else set()
@@ -218,11 +231,11 @@ def _update_ignored(reply: str, words: set[str], previous: DialogueTurn | None) 
     return taken < TAKEN_UP * len(new) or len(dropped & words) > taken
 
 
-def _out_of_domain_acted_on(reply: str, turns: list[DialogueTurn], index: int, domain: set[str]) -> bool:
+def _out_of_domain(turns: list[DialogueTurn], index: int, domain: set[str]) -> bool:
     """The user's question or request is about nothing the bot is for (of its topic words, at least
-    `MIN_CLAIM_WORDS`, less than `TAKEN_UP` are among the chatbot info's words and the bot's earlier words)
-    and the reply goes along with it instead of declining."""
-    if not domain or index < 1 or turns[index - 1].role != TurnRole.user or _DECLINE.search(reply):
+    `MIN_CLAIM_WORDS`, less than `TAKEN_UP` are among the chatbot info's words and the bot's earlier
+    words)."""
+    if not domain or index < 1 or turns[index - 1].role != TurnRole.user:
         return False
     asked_for = [x for x in _sentences_of(turns[index - 1].content) if x.endswith("?") or _REQUEST.search(x)]
     asked = set().union(*(_words(x) for x in asked_for)) - _FILLER - _GENERIC if asked_for else set()
@@ -250,8 +263,7 @@ def _vague_input_acted_on(reply: str, turns: list[DialogueTurn], index: int) -> 
 def _annotation(findings: dict[str, str]) -> BreakdownAnnotation:
     if not findings:
         return BreakdownAnnotation(
-            reasoning="Offline rules: no crash, empty reply, repetition, ignored question or request, "
-            "contradiction or ignored change.",
+            reasoning="Offline rules: none of the breakdowns the rules can see from the words.",
             score=1.0,
             decision=BreakdownDecision.no_breakdown,
         )
@@ -296,10 +308,13 @@ def judge_turn(
         findings["Contradiction"] = f"It says the opposite of the user's turn {said}."
     if task_oriented and _vague_input_acted_on(reply, turns, index):
         findings["Clarification failure"] = "It acts on a vague user turn without asking what was meant."
-    if task_oriented and _out_of_domain_acted_on(reply, turns, index, _words(domain)):
+    out_of_domain = task_oriented and _out_of_domain(turns, index, _words(domain))
+    declined = bool(_DECLINE.search(reply))
+    if out_of_domain and not declined:
         findings["Failure to recognize out-of-domain request"] = (
             "It answers a request about something it is not for as if it were."
         )
+    findings |= breakdown_checks.findings(turns, index, task_oriented, out_of_domain and declined)
     return _annotation(findings)
 
 

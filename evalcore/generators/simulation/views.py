@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from evalcore.generators.simulation import run_tables, stats
+from evalcore.generators.simulation.personas import persona_name
 from evalcore.generators.simulation.records import BreakdownDecision, DialogueTurn
 from evalcore.generators.simulation.store_ops import SimulationRun, load_simulation_run
 from evalcore.generators.simulation.taxonomy import CHATBOT_CRASH_TITLE, TAXONOMY
@@ -129,6 +130,17 @@ def breakdown_matrix(sim: SimulationRun) -> pd.DataFrame:
     titles = sorted(counts, key=lambda t: (order.get(t.lower(), len(TAXONOMY) + 1), t))
     users = sorted({d.user_name for d in sim.dialogues})
     return pd.DataFrame([[counts[t].get(u, 0) for u in users] for t in titles], index=titles, columns=users)
+
+
+def user_label(sim: SimulationRun, user_name: str) -> str:
+    """A simulated user as a person reads it: its persona's name and kind ('Ana Ruiz, challenging'); the
+    user's folder name when no persona played it. Two users with one name keep their folder beside it."""
+    persona = sim.personas.get(user_name)
+    if persona is None:
+        return user_name
+    label = f"{persona_name(persona)}, {persona.type}"
+    twins = [u for u, p in sim.personas.items() if f"{persona_name(p)}, {p.type}" == label]
+    return label if len(twins) < 2 else f"{label} ({user_name})"
 
 
 def turn_badge(turn: DialogueTurn) -> str | None:

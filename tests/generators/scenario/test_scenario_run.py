@@ -287,6 +287,7 @@ def test_the_cli_runs_files_or_the_projects_scenarios_and_ends_with_the_run_id(t
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert any("0/2 passed  Agent handles delayed order gracefully" in line for line in lines)
+    assert any(line.startswith("0/2 passed; ") and "without them" in line for line in lines), "user faults"
     run_id = lines[-1]
     assert run_id.startswith("run") and " " not in run_id
     # read from a file: the target's domain problems name its line and field
