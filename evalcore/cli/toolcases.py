@@ -102,6 +102,10 @@ def generate(
     ] = None,
     group: Annotated[list[str] | None, typer.Option(help="A tool group (repeatable; default all).")] = None,
     per_situation: Annotated[int, typer.Option(help="Conversations per situation.")] = 1,
+    pos_share: Annotated[
+        float,
+        typer.Option(help="Share of POS conversations (the POS situations get more; 0: as many as others)."),
+    ] = 0.35,
     seed: Annotated[int, typer.Option(help="Seed of the group draws and of the generation.")] = 0,
     model: ModelOption = None,
     resume: Annotated[
@@ -124,7 +128,7 @@ def generate(
         pid = project_id_of(store, project)
         run_id = create_toolcases(
             store, pid, situations=situation or None, groups=group or None, per_situation=per_situation,
-            seed=seed, model=model,
+            seed=seed, model=model, pos_share=pos_share or None,
         ).id  # fmt: skip
     if queue:
         queue_run(store, run_id, retry_failed=retry_failed)
