@@ -11,8 +11,8 @@ generates procedure tests (seed 001) and tool cases (seed 004) with the offline 
   the procedure has no retry step;
 - procedures with a branch, distinct paths per branching graph, the pairs of different tools called in
   order (a before b) in one conversation;
-- tool cases: situations produced out of the catalogue's, with the reason for each one skipped, and the
-  share of POS conversations.
+- tool cases: situations produced out of the catalogue's, with the reason for each one skipped, the
+  share of POS conversations, and Table 11 (SPUR vs SCOPE on gold and on silver apart).
 
     .venv/bin/python benchmarks/policy_tests.py [PROJECT] [--paths N] [--per-situation N] [--seed S]
 
@@ -31,6 +31,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -43,10 +44,14 @@ import jsonschema  # noqa: E402
 from evalcore.errors import EvalcoreError  # noqa: E402
 from evalcore.generators.procedure.job import generate, list_graphs  # noqa: E402
 from evalcore.generators.procedure.paths import has_branches  # noqa: E402
+from evalcore.generators.tool_case.evaluation import compare_by_tier, tier_subsets, tier_table  # noqa: E402
+from evalcore.generators.tool_case.filtering import filter_toolcases  # noqa: E402
 from evalcore.generators.tool_case.job import generate_toolcases  # noqa: E402
 from evalcore.generators.tool_case.records import GENERATOR as TOOL_CASES  # noqa: E402
 from evalcore.inputs import import_project  # noqa: E402
 from evalcore.items.store_ops import list_conversations  # noqa: E402
+from evalcore.llm.client import ModelClient  # noqa: E402
+from evalcore.models import Annotation, AnnotationLabel  # noqa: E402
 from evalcore.store import Store  # noqa: E402
 
 # A tool whose name starts with one of these reads and changes nothing; a hand-over changes no record.
@@ -285,7 +290,31 @@ def toolcase_figures(store: Store, pid: str, args) -> list:
     conversations = [v.conversation for v in list_conversations(store, pid, generator=TOOL_CASES)]
     pos = sum((c.metadata.get("labels") or {}).get("overall") == "POS" for c in conversations)
     print(f"  POS share of conversations:            {pct(pos, len(conversations))}")
+    table_11(store, pid, conversations, args)
     return conversations
+
+
+def table_11(store: Store, pid: str, conversations: list, args) -> None:
+    """Table 11 (seed 004): SPUR vs SCOPE on gold and silver apart. The offline judge makes silver; no
+    person reviews here, so a scripted stand-in accepts every third conversation of each label as gold."""
+    filter_toolcases(store, pid)
+    for label in ("POS", "NEG"):
+        for c in [c for c in conversations if c.metadata["labels"]["overall"] == label][::3]:
+            note = Annotation(
+                item_kind="conversation", item_id=c.id, label=AnnotationLabel.accept, author="ann"
+            )
+            store.annotate(c.id, [note], "ann", store.current(c.id).version)
+    started, cpu = time.perf_counter(), time.process_time()
+    found = compare_by_tier(
+        ModelClient(store, pid), tier_subsets(store, pid), folds=args.folds, seed=args.seed
+    )
+    wall, used = time.perf_counter() - started, time.process_time() - cpu
+    print(
+        f"  Table 11, SPUR vs SCOPE, {args.folds}-fold 40/60, Overall (gold: a scripted stand-in accepted "
+        f"every third of each label; {wall:.1f} s wall, {used:.1f} s CPU)"
+    )
+    for line in tier_table(found):
+        print(f"    {line}")
 
 
 def main() -> None:
@@ -293,6 +322,7 @@ def main() -> None:
     parser.add_argument("project", nargs="?", default=str(ROOT / "data" / "retail"))
     parser.add_argument("--paths", type=int, default=5, help="paths (conversations) per graph (default 5)")
     parser.add_argument("--per-situation", type=int, default=3, help="tool cases per situation (default 3)")
+    parser.add_argument("--folds", type=int, default=5, help="folds of Table 11 (default 5)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

@@ -178,17 +178,25 @@ def arguments(tool: Tool, rng: random.Random, tables: tuple[Table, ...] = ()) ->
 
 
 def other_value(
-    name: str, spec: dict[str, Any], current: Any, rng: random.Random, tables: tuple[Table, ...] = ()
+    name: str,
+    spec: dict[str, Any],
+    current: Any,
+    rng: random.Random,
+    tables: tuple[Table, ...] = (),
+    tool: Tool | None = None,
 ) -> Any:
     """A valid value for the field that differs from `current` (the same value when none can differ):
     another value of the tables' column for it where there is one (another order of the shop, not a
-    made-up code), else one the schema sampler draws."""
+    made-up code), else one the schema sampler draws (for a free-text field of `tool`, another word of
+    the table it reads)."""
     listed = [v for v in column_values(name, spec, tables) if v not in (current, *(current or []))]
     if listed and (isinstance(current, list) or spec.get("type") != "array"):
         chosen = rng.choice(listed)
         return [chosen] if spec.get("type") == "array" else chosen
     for _ in range(20):
         candidate = value_for(name, spec, rng)
+        if tool is not None and _made_up(name, candidate):
+            candidate = _free_text(tool, rng, tables) or candidate
         if candidate != current:
             return candidate
     return current
