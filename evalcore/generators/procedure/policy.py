@@ -15,7 +15,8 @@ one procedure per such tool (an intent per task tool), written from the policy's
 - hand-over: the policy's hand-over tool closes the failures it names.
 
 Each step cites the sentences it comes from (`ProcedureStep.sources`: "file: sentence"). What cannot be
-read (a tool a policy names that the project lacks) comes back as a located warning, never silently.
+read (a tool a policy names that the project lacks) and steps that contradict each other come back as
+located warnings ("file § section: ...", policy_checks.py), never silently and never a crash.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from evalcore.documents.sentences import split_sentences
+from evalcore.generators.procedure.policy_checks import missing_tools, refusal_conflicts, status_conflicts
 from evalcore.models import Document, DocumentKind, Procedure, ProcedureStep, Tool
 
 READ_VERBS = frozenset({"get", "find", "lookup", "look", "search", "list", "read", "show", "view", "fetch"})
@@ -33,7 +35,6 @@ _HANDOVER = re.compile(r"transfer|hand_?over|escalat|human|staff", re.IGNORECASE
 _IDENTIFY = re.compile(r"\bidentif|\bverify|\bauthenticat", re.IGNORECASE)
 _CONFIRM = re.compile(r"\bconfirm|explicit yes", re.IGNORECASE)
 _REFUSE = re.compile(r"\brefuse|\bnever\b|\bdo not\b", re.IGNORECASE)
-_NAMED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 
 
 @dataclass
@@ -58,10 +59,12 @@ def _sentences(documents: list[Document]) -> list[_Sentence]:
     """Every sentence of the policy documents, a markdown line at a time (list items stay apart)."""
     found = []
     for doc in documents:
-        section = doc.title
+        top = section = doc.title
         for line in doc.text.splitlines():
-            if line.startswith("#"):
-                section = f"{doc.title} {line.lstrip('# ')}"
+            if line.startswith("# "):  # the document's own heading
+                top = section = line.lstrip("# ").strip()
+            elif line.startswith("#"):
+                section = f"{top} / {line.lstrip('# ').strip()}"
             line = line.strip().lstrip("#-*| ").strip()
             for sentence in split_sentences(line) if line else []:
                 found.append(_Sentence(doc.path or doc.id, sentence, section))
@@ -109,17 +112,16 @@ def read_policies(documents: list[Document], tools: list[Tool], procedures: list
     policies = [d for d in documents if d.kind == DocumentKind.policy]
     sentences = _sentences(policies)
     by_name = {t.name: t for t in tools}
-    for s in sentences:
-        for name in _NAMED.findall(s.text):
-            if name not in by_name and "_" in name:
-                reading.warnings.append(f"{s.where}: the policy names tool '{name}', which the project lacks")
     named = [t for t in tools if _mentions(sentences, t.name)]
+    statuses = _statuses([d for d in documents if d.kind == DocumentKind.table])
+    reading.warnings += missing_tools(sentences, set(by_name))
+    reading.warnings += status_conflicts(sentences, {t.name for t in named}, statuses)
+    reading.warnings += refusal_conflicts(sentences, {t.name for t in named})
     covered = {api for p in procedures for api in p.apis}
     taken = {p.name for p in procedures}
     identify = [s for s in sentences if _IDENTIFY.search(s.text) or _IDENTIFY.search(s.section)]
     identifier = next((t for s in identify for t in named if is_read(t) and t.name in s.text), None)
     handover = next((t for t in named if is_handover(t)), None)
-    statuses = _statuses([d for d in documents if d.kind == DocumentKind.table])
     confirms = [s for s in sentences if _CONFIRM.search(s.text)]
     for task in named:
         if task.name in covered or task.name in taken or is_handover(task) or task is identifier:
