@@ -56,7 +56,7 @@ from evalcore.store import Store  # noqa: E402
 
 # A tool whose name starts with one of these reads and changes nothing; a hand-over changes no record.
 READ_VERBS = {"get", "find", "lookup", "look", "search", "list", "check", "track", "read", "show", "view"}
-HANDOVER = re.compile(r"transfer|hand_?over|escalate|human|staff|agent", re.I)
+HANDOVER = re.compile(r"transfer_to|hand_?over|escalate|human|staff|agent|officer", re.I)
 IDENTIFY_NAME = re.compile(r"find|lookup|look_up|identify|verify|authenticate|user|customer", re.I)
 IDENTIFY_DESCRIPTION = re.compile(r"\b(identify|verify|authenticate)", re.I)
 CONFIRM_ASK = re.compile(r"confirm|shall i|should i|go ahead|is that (right|correct)|do you want me to", re.I)
@@ -95,7 +95,7 @@ def status_rules(store: Store, pid: str, tools: dict, statuses: set[str]) -> dic
         for sentence in re.split(r"(?<=[.!?])\s+|\n", doc.text):
             if "status" not in sentence.lower():
                 continue
-            named = [name for name in tools if name in sentence]
+            named = [name for name in tools if re.search(rf"\b{re.escape(name)}\b", sentence)]
             allowed = {s for s in statuses if re.search(rf"\b{re.escape(s)}\b", sentence.lower())}
             for name in named:
                 if allowed:

@@ -31,7 +31,8 @@ from evalcore.models import Document, DocumentKind, Procedure, ProcedureStep, To
 READ_VERBS = frozenset({"get", "find", "lookup", "look", "search", "list", "read", "show", "view", "fetch"})
 # reads that are a customer's task of their own (track a parcel, check stock): a procedure, no confirmation
 TASK_READS = frozenset({"track", "check"})
-_HANDOVER = re.compile(r"transfer|hand_?over|escalat|human|staff", re.IGNORECASE)
+# "transfer" alone would take a money transfer (transfer_between_accounts) for a hand-over
+_HANDOVER = re.compile(r"transfer_to|hand_?over|escalat|human|staff", re.IGNORECASE)
 _IDENTIFY = re.compile(r"\bidentif|\bverify|\bauthenticat", re.IGNORECASE)
 _CONFIRM = re.compile(r"\bconfirm|explicit yes", re.IGNORECASE)
 _REFUSE = re.compile(r"\brefuse|\bnever\b|\bdo not\b", re.IGNORECASE)

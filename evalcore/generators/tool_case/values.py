@@ -80,11 +80,16 @@ def _table_values(tool: Tool, wanted: list[str], tables: tuple[Table, ...], rng:
             r
             for r in rows
             if all(_fits(r[c], props[p]) for p, c in mapping.items())
-            and all(r[c] == str(taken[p]) for p, c in agree.items())
+            and all(_typed(r[c], props[p]) == taken[p] for p, c in agree.items())
         ]
         if usable:
             row = rng.choice(usable)
-            taken |= {p: [row[c]] if props[p].get("type") == "array" else row[c] for p, c in mapping.items()}
+            taken |= {
+                p: [_typed(row[c], props[p].get("items") or {})]
+                if props[p].get("type") == "array"
+                else _typed(row[c], props[p])
+                for p, c in mapping.items()
+            }
     return taken
 
 
