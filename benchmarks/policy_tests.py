@@ -1,7 +1,8 @@
 """Tool-use tests against a project's policy, offline (issue 26, "Done means"; seeds 001 and 004).
 
-Imports the project folder named on the command line (default data/retail) into a temporary store,
-generates procedure tests (seed 001) and tool cases (seed 004) with the offline provider, and prints:
+Imports each project folder named on the command line (default data/retail and data/bank) into a
+temporary store, generates procedure tests (seed 001) and tool cases (seed 004) with the offline provider,
+and prints:
 
 - over the procedure conversations with a consequential action (a call to a tool that changes state):
   the share that identify the user before it, ask for and get an explicit confirmation before it, and
@@ -14,7 +15,10 @@ generates procedure tests (seed 001) and tool cases (seed 004) with the offline 
 - tool cases: situations produced out of the catalogue's, with the reason for each one skipped, the
   share of POS conversations, and Table 11 (SPUR vs SCOPE on gold and on silver apart).
 
-    .venv/bin/python benchmarks/policy_tests.py [PROJECT] [--paths N] [--per-situation N] [--seed S]
+    .venv/bin/python benchmarks/policy_tests.py [PROJECT ...] [--paths N] [--per-situation N] [--folds K]
+
+Without a project it runs on data/retail and then on data/bank, a project written after the figures were
+tuned on data/retail.
 
 Every heuristic below reads only the project's own files (tool names and descriptions, the tables, the
 policy sentences), so the same command runs on any project folder. A project the procedure generator
@@ -195,6 +199,17 @@ def call_checks(conversations, tools: dict) -> tuple[int, int, list[str], int, l
     return n, valid, invalid, placeholders, examples, on_purpose
 
 
+def per_tool_text(conversations, tools: dict) -> str:
+    """'cancel_order 4, return_items 3': the consequential calls by tool."""
+    counts = Counter(
+        t.tool_name
+        for c in conversations
+        for t in tool_calls(c)
+        if t.tool_name in tools and consequential(tools[t.tool_name])
+    )
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "none"
+
+
 def procedure_figures(store: Store, pid: str, args, tools: dict) -> list:
     print("== procedure tests (seed 001) ==")
     try:
@@ -235,7 +250,7 @@ def procedure_figures(store: Store, pid: str, args, tools: dict) -> list:
                 if records:
                     judged += 1
                     allowed += all(status in rules[tool.name] for status in records)
-    print(f"  conversations' consequential actions: {acting}")
+    print(f"  conversations' consequential actions: {acting} ({per_tool_text(conversations, tools)})")
     print(f"  identify the user before it:           {pct(identified, acting)}")
     print(f"  explicit confirmation before it:       {pct(confirmed, acting)}")
     print(
@@ -317,22 +332,18 @@ def table_11(store: Store, pid: str, conversations: list, args) -> None:
         print(f"    {line}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("project", nargs="?", default=str(ROOT / "data" / "retail"))
-    parser.add_argument("--paths", type=int, default=5, help="paths (conversations) per graph (default 5)")
-    parser.add_argument("--per-situation", type=int, default=3, help="tool cases per situation (default 3)")
-    parser.add_argument("--folds", type=int, default=5, help="folds of Table 11 (default 5)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+def project_figures(project: str, args) -> None:
+    """Every figure on one project folder, in a store of its own."""
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"sqlite:///{Path(tmp) / 'store.db'}")
         try:
-            pid = import_project(store, Path(args.project)).project_id
+            pid = import_project(store, Path(project)).project_id
         except EvalcoreError as error:
-            sys.exit(f"{args.project}: {error}")
+            print(f"{project}: {error}")
+            return
+        args.project = project
         tools = {t.name: t for t in store.tools(pid)}
-        print(f"project {pid} ({args.project}): {len(tools)} tools, {len(store.procedures(pid))} procedures")
+        print(f"project {pid} ({project}): {len(tools)} tools, {len(store.procedures(pid))} procedures")
         procedure_conversations = procedure_figures(store, pid, args, tools)
         case_conversations = toolcase_figures(store, pid, args)
         print("== every tool call ==")
@@ -354,6 +365,31 @@ def main() -> None:
             print(f"  {'':<11} placeholder-looking values in tool results {len(in_results)}")
             for example, count in Counter(in_results).most_common(3):
                 print(f"    x{count}: {example}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "projects",
+        nargs="*",
+        default=[str(ROOT / "data" / "retail"), str(ROOT / "data" / "bank")],
+        help="project folders (default: data/retail, then data/bank, which the figures were not tuned on)",
+    )
+    parser.add_argument(
+        "--paths",
+        type=int,
+        default=30,
+        help="paths (conversations) per graph (default 30: most paths end in a branch the policy names, "
+        "so it takes this many for the consequential actions to number in the tens)",
+    )
+    parser.add_argument("--per-situation", type=int, default=3, help="tool cases per situation (default 3)")
+    parser.add_argument("--folds", type=int, default=5, help="folds of Table 11 (default 5)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    for i, project in enumerate(args.projects):
+        if i:
+            print()
+        project_figures(project, args)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,13 @@ def _results(tool: Tool) -> list[str]:
     return [str(v) for v in prop.get("enum") or []]
 
 
+def _shared(lookup: Tool, task: Tool) -> list[str]:
+    """The lookup's required parameters the task also takes: by name, or as the task's qualified one
+    (get_account's `account_id` is the `from_account_id` of a transfer)."""
+    names = _required(task)
+    return [p for p in _required(lookup) if p in names or any(n.endswith(f"_{p}") for n in names)]
+
+
 def _mentions(sentences: list[_Sentence], name: str) -> list[_Sentence]:
     return [s for s in sentences if re.search(rf"\b{re.escape(name)}\b", s.text)]
 
@@ -130,11 +137,7 @@ def read_policies(documents: list[Document], tools: list[Tool], procedures: list
         if is_read(task):
             continue
         lookup = next(
-            (
-                t
-                for t in named
-                if is_read(t) and t is not identifier and set(_required(t)) & set(_required(task))
-            ),
+            (t for t in named if is_read(t) and t is not identifier and _shared(t, task)),
             None,
         )
         reading.procedures.append(
@@ -180,7 +183,7 @@ def _lookup_steps(
     lookup: Tool, task: Tool, about: list[_Sentence], sentences: list[_Sentence], statuses: set[str]
 ) -> list[ProcedureStep]:
     """Ask which record, then look it up and check its status against the statuses the policy allows."""
-    shared = [p for p in _required(lookup) if p in _required(task)]
+    shared = _shared(lookup, task)
     allowed = sorted(
         {
             v
@@ -282,7 +285,11 @@ def _procedure(
         steps += _identify_steps(identifier, identify, sentences, handover)
     if lookup is not None:
         steps += _lookup_steps(lookup, task, about, sentences, statuses)
-    others = [p for p in _required(task) if not lookup or p not in _required(lookup)]
+    # the record looked up stands for the first parameter it names (a transfer's from_account_id, not its
+    # to_account_id, which the customer still gives)
+    looked_up = _shared(lookup, task) if lookup else []
+    taken = [next(p for p in _required(task) if p == q or p.endswith(f"_{q}")) for q in looked_up]
+    others = [p for p in _required(task) if p not in taken]
     if others:
         text = f"Ask for the details of the request: {', '.join(others).replace('_', ' ')}."
         steps.append(ProcedureStep(kind="message", text=text, sources=[s.cite() for s in about[:2]]))
