@@ -47,6 +47,7 @@ from evalcore.generators.procedure.flowgraph import GENERATE_FLOWGRAPH, build_fl
 from evalcore.generators.procedure.graphs import Graph, GraphBody, Kind
 from evalcore.generators.procedure.intents import GENERATE_INTENTS, GENERATE_PROCEDURE, as_procedure
 from evalcore.generators.procedure.noise import DEFAULT_P, GENERATE_NOISE, NOISE_MESSAGES, add_noise
+from evalcore.generators.procedure.path_check import path_problems
 from evalcore.generators.procedure.paths import WALKS, edge_coverage
 from evalcore.generators.procedure.policy import read_policies
 from evalcore.items.store_ops import add_conversation, add_test
@@ -314,6 +315,8 @@ class _Worker:
         else:
             generated = GeneratedConversation.model_validate(result.output.model_dump())
             problems = conversation_problems(generated.turns, {t.name: t.parameters for t in self.tools})
+            # a model may stray from the path it was given: such a conversation yields no tests
+            problems += path_problems(generated.turns, noisy, path)
         made_by = Provenance(
             producer="offline" if result.offline else result.model,
             provider="offline" if result.offline else result.provider,
