@@ -1,7 +1,8 @@
 """Tool-use tests against a project's policy, offline (issue 26, "Done means"; seeds 001 and 004).
 
-Imports the project folder named on the command line (default data/retail) into a temporary store,
-generates procedure tests (seed 001) and tool cases (seed 004) with the offline provider, and prints:
+Imports each project folder named on the command line (default data/retail and data/bank) into a
+temporary store, generates procedure tests (seed 001) and tool cases (seed 004) with the offline provider,
+and prints:
 
 - over the procedure conversations with a consequential action (a call to a tool that changes state):
   the share that identify the user before it, ask for and get an explicit confirmation before it, and
@@ -11,10 +12,13 @@ generates procedure tests (seed 001) and tool cases (seed 004) with the offline 
   the procedure has no retry step;
 - procedures with a branch, distinct paths per branching graph, the pairs of different tools called in
   order (a before b) in one conversation;
-- tool cases: situations produced out of the catalogue's, with the reason for each one skipped, and the
-  share of POS conversations.
+- tool cases: situations produced out of the catalogue's, with the reason for each one skipped, the
+  share of POS conversations, and Table 11 (SPUR vs SCOPE on gold and on silver apart).
 
-    .venv/bin/python benchmarks/policy_tests.py [PROJECT] [--paths N] [--per-situation N] [--seed S]
+    .venv/bin/python benchmarks/policy_tests.py [PROJECT ...] [--paths N] [--per-situation N] [--folds K]
+
+Without a project it runs on data/retail and then on data/bank, a project written after the figures were
+tuned on data/retail.
 
 Every heuristic below reads only the project's own files (tool names and descriptions, the tables, the
 policy sentences), so the same command runs on any project folder. A project the procedure generator
@@ -31,6 +35,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -43,15 +48,19 @@ import jsonschema  # noqa: E402
 from evalcore.errors import EvalcoreError  # noqa: E402
 from evalcore.generators.procedure.job import generate, list_graphs  # noqa: E402
 from evalcore.generators.procedure.paths import has_branches  # noqa: E402
+from evalcore.generators.tool_case.evaluation import compare_by_tier, tier_subsets, tier_table  # noqa: E402
+from evalcore.generators.tool_case.filtering import filter_toolcases  # noqa: E402
 from evalcore.generators.tool_case.job import generate_toolcases  # noqa: E402
 from evalcore.generators.tool_case.records import GENERATOR as TOOL_CASES  # noqa: E402
 from evalcore.inputs import import_project  # noqa: E402
 from evalcore.items.store_ops import list_conversations  # noqa: E402
+from evalcore.llm.client import ModelClient  # noqa: E402
+from evalcore.models import Annotation, AnnotationLabel  # noqa: E402
 from evalcore.store import Store  # noqa: E402
 
 # A tool whose name starts with one of these reads and changes nothing; a hand-over changes no record.
 READ_VERBS = {"get", "find", "lookup", "look", "search", "list", "check", "track", "read", "show", "view"}
-HANDOVER = re.compile(r"transfer|hand_?over|escalate|human|staff|agent", re.I)
+HANDOVER = re.compile(r"transfer_to|hand_?over|escalate|human|staff|agent|officer", re.I)
 IDENTIFY_NAME = re.compile(r"find|lookup|look_up|identify|verify|authenticate|user|customer", re.I)
 IDENTIFY_DESCRIPTION = re.compile(r"\b(identify|verify|authenticate)", re.I)
 CONFIRM_ASK = re.compile(r"confirm|shall i|should i|go ahead|is that (right|correct)|do you want me to", re.I)
@@ -90,7 +99,7 @@ def status_rules(store: Store, pid: str, tools: dict, statuses: set[str]) -> dic
         for sentence in re.split(r"(?<=[.!?])\s+|\n", doc.text):
             if "status" not in sentence.lower():
                 continue
-            named = [name for name in tools if name in sentence]
+            named = [name for name in tools if re.search(rf"\b{re.escape(name)}\b", sentence)]
             allowed = {s for s in statuses if re.search(rf"\b{re.escape(s)}\b", sentence.lower())}
             for name in named:
                 if allowed:
@@ -190,6 +199,17 @@ def call_checks(conversations, tools: dict) -> tuple[int, int, list[str], int, l
     return n, valid, invalid, placeholders, examples, on_purpose
 
 
+def per_tool_text(conversations, tools: dict) -> str:
+    """'cancel_order 4, return_items 3': the consequential calls by tool."""
+    counts = Counter(
+        t.tool_name
+        for c in conversations
+        for t in tool_calls(c)
+        if t.tool_name in tools and consequential(tools[t.tool_name])
+    )
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "none"
+
+
 def procedure_figures(store: Store, pid: str, args, tools: dict) -> list:
     print("== procedure tests (seed 001) ==")
     try:
@@ -230,7 +250,7 @@ def procedure_figures(store: Store, pid: str, args, tools: dict) -> list:
                 if records:
                     judged += 1
                     allowed += all(status in rules[tool.name] for status in records)
-    print(f"  conversations' consequential actions: {acting}")
+    print(f"  conversations' consequential actions: {acting} ({per_tool_text(conversations, tools)})")
     print(f"  identify the user before it:           {pct(identified, acting)}")
     print(f"  explicit confirmation before it:       {pct(confirmed, acting)}")
     print(
@@ -285,24 +305,45 @@ def toolcase_figures(store: Store, pid: str, args) -> list:
     conversations = [v.conversation for v in list_conversations(store, pid, generator=TOOL_CASES)]
     pos = sum((c.metadata.get("labels") or {}).get("overall") == "POS" for c in conversations)
     print(f"  POS share of conversations:            {pct(pos, len(conversations))}")
+    table_11(store, pid, conversations, args)
     return conversations
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("project", nargs="?", default=str(ROOT / "data" / "retail"))
-    parser.add_argument("--paths", type=int, default=5, help="paths (conversations) per graph (default 5)")
-    parser.add_argument("--per-situation", type=int, default=3, help="tool cases per situation (default 3)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+def table_11(store: Store, pid: str, conversations: list, args) -> None:
+    """Table 11 (seed 004): SPUR vs SCOPE on gold and silver apart. The offline judge makes silver; no
+    person reviews here, so a scripted stand-in accepts every third conversation of each label as gold."""
+    filter_toolcases(store, pid)
+    for label in ("POS", "NEG"):
+        for c in [c for c in conversations if c.metadata["labels"]["overall"] == label][::3]:
+            note = Annotation(
+                item_kind="conversation", item_id=c.id, label=AnnotationLabel.accept, author="ann"
+            )
+            store.annotate(c.id, [note], "ann", store.current(c.id).version)
+    started, cpu = time.perf_counter(), time.process_time()
+    found = compare_by_tier(
+        ModelClient(store, pid), tier_subsets(store, pid), folds=args.folds, seed=args.seed
+    )
+    wall, used = time.perf_counter() - started, time.process_time() - cpu
+    print(
+        f"  Table 11, SPUR vs SCOPE, {args.folds}-fold 40/60, Overall (gold: a scripted stand-in accepted "
+        f"every third of each label; {wall:.1f} s wall, {used:.1f} s CPU)"
+    )
+    for line in tier_table(found):
+        print(f"    {line}")
+
+
+def project_figures(project: str, args) -> None:
+    """Every figure on one project folder, in a store of its own."""
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"sqlite:///{Path(tmp) / 'store.db'}")
         try:
-            pid = import_project(store, Path(args.project)).project_id
+            pid = import_project(store, Path(project)).project_id
         except EvalcoreError as error:
-            sys.exit(f"{args.project}: {error}")
+            print(f"{project}: {error}")
+            return
+        args.project = project
         tools = {t.name: t for t in store.tools(pid)}
-        print(f"project {pid} ({args.project}): {len(tools)} tools, {len(store.procedures(pid))} procedures")
+        print(f"project {pid} ({project}): {len(tools)} tools, {len(store.procedures(pid))} procedures")
         procedure_conversations = procedure_figures(store, pid, args, tools)
         case_conversations = toolcase_figures(store, pid, args)
         print("== every tool call ==")
@@ -324,6 +365,31 @@ def main() -> None:
             print(f"  {'':<11} placeholder-looking values in tool results {len(in_results)}")
             for example, count in Counter(in_results).most_common(3):
                 print(f"    x{count}: {example}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "projects",
+        nargs="*",
+        default=[str(ROOT / "data" / "retail"), str(ROOT / "data" / "bank")],
+        help="project folders (default: data/retail, then data/bank, which the figures were not tuned on)",
+    )
+    parser.add_argument(
+        "--paths",
+        type=int,
+        default=30,
+        help="paths (conversations) per graph (default 30: most paths end in a branch the policy names, "
+        "so it takes this many for the consequential actions to number in the tens)",
+    )
+    parser.add_argument("--per-situation", type=int, default=3, help="tool cases per situation (default 3)")
+    parser.add_argument("--folds", type=int, default=5, help="folds of Table 11 (default 5)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    for i, project in enumerate(args.projects):
+        if i:
+            print()
+        project_figures(project, args)
 
 
 if __name__ == "__main__":

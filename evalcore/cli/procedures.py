@@ -382,11 +382,19 @@ def report(
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
-    """Table 2 (seed 001) of procedure test runs against targets, with 95% Wilson intervals."""
+    """Table 1 (seed 001: what survived each stage of the newest generation run) and Table 2 of
+    procedure test runs against targets, with 95% Wilson intervals."""
+    from evalcore.generators.procedure.funnel import funnel, funnel_line
+    from evalcore.generators.procedure.job import latest_run
     from evalcore.reports.procedure_tables import export_procedure_tables, score_run
     from evalcore.runs.procedure_tests import procedure_runs
 
     store = open_store(db, existing=True)
+    pid = project_id_of(store, project)
+    generation = latest_run(store, pid)
+    if generation is not None and fmt == "md" and not out:
+        line = funnel_line(funnel(store, pid, generation.id))
+        typer.echo(f"Table 1, generation run {generation.id}: {line}\n")
     if not runs:
         newest: dict[str | None, str] = {}
         for r in procedure_runs(store, project_id_of(store, project)):

@@ -102,6 +102,10 @@ def generate(
     ] = None,
     group: Annotated[list[str] | None, typer.Option(help="A tool group (repeatable; default all).")] = None,
     per_situation: Annotated[int, typer.Option(help="Conversations per situation.")] = 1,
+    pos_share: Annotated[
+        float,
+        typer.Option(help="Share of POS conversations (the POS situations get more; 0: as many as others)."),
+    ] = 0.35,
     seed: Annotated[int, typer.Option(help="Seed of the group draws and of the generation.")] = 0,
     model: ModelOption = None,
     resume: Annotated[
@@ -124,7 +128,7 @@ def generate(
         pid = project_id_of(store, project)
         run_id = create_toolcases(
             store, pid, situations=situation or None, groups=group or None, per_situation=per_situation,
-            seed=seed, model=model,
+            seed=seed, model=model, pos_share=pos_share or None,
         ).id  # fmt: skip
     if queue:
         queue_run(store, run_id, retry_failed=retry_failed)
@@ -320,20 +324,36 @@ def compare(
     resume: Annotated[str | None, typer.Option(help="Resume this comparison run.")] = None,
     queue: QueueOption = False,
     out: Annotated[Path | None, typer.Option("--out", help="Write the Markdown table to this file.")] = None,
+    by_tier: Annotated[
+        bool, typer.Option(help="Table 11: SPUR and SCOPE on the gold and on the silver subset apart.")
+    ] = False,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
     """SPUR against SCOPE as Table 3 (mean and SD over folds), and Table 4's ablations, on the gold and
     silver conversations: a job, one unit per fold, stored (the Tool cases page shows it); the number of
-    conversations and their POS share come first, the run's id is the last line printed."""
+    conversations and their POS share come first, the run's id is the last line printed. With --by-tier,
+    Table 11 instead (each subset apart, computed here, not stored)."""
     from evalcore.generators.tool_case.evaluation import (
+        compare_by_tier,
         create_comparison,
         execute_comparison,
         stored_comparison,
+        tier_subsets,
+        tier_table,
         variant_names,
     )
 
     store = open_store(db)
+    if by_tier:
+        from evalcore.llm.client import ModelClient
+
+        pid = project_id_of(store, project)
+        found = compare_by_tier(ModelClient(store, pid), tier_subsets(store, pid), folds=folds, seed=seed,
+                                model=model)  # fmt: skip
+        emit([f"Table 11: SPUR vs SCOPE on gold and silver apart, {folds}-fold 40/60, Overall", "",
+              *tier_table(found)], out)  # fmt: skip
+        return
     run_id = (
         resume
         or create_comparison(

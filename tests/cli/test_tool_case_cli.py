@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from toolcase_support import mislabel
 from typer.testing import CliRunner
 
+from evalcore.cli.common import project_id_of
 from evalcore.cli.main import app
 from evalcore.jobs.control import failed_units
 from evalcore.store import Store
@@ -89,12 +91,15 @@ def test_a_situation_that_cannot_be_made_fails_its_unit_with_the_reason(db, monk
 
 
 def test_rubrics_discover_validate_evaluate_and_compare(db, tmp_path):
-    run("toolcases", "generate", "--per-situation", "2", "--db", db)
+    run("toolcases", "generate", "--per-situation", "2", "--pos-share", "0", "--db", db)
     refused = CliRunner().invoke(app, ["rubrics", "discover", "--db", db])
     assert refused.exit_code != 0 and "no gold or silver tool-case conversation (52 unreviewed)" in " ".join(
         refused.output.split()
     )
-    run("toolcases", "filter", "--db", db)  # silver: all but one the offline judge rejects
+    store = Store(db)
+    mislabel(store, project_id_of(store, None), as_="null_tool_response")  # the judge must reject it
+    store.close()
+    run("toolcases", "filter", "--db", db)  # silver: all but the one the offline judge rejects
     out = run("rubrics", "discover", "--db", db)
     assert "make-or-break" in out
     rubric_set = out.strip().splitlines()[-1]
@@ -134,7 +139,7 @@ def test_rubrics_discover_validate_evaluate_and_compare(db, tmp_path):
 def test_scoring_comparison_and_filtering_can_be_handed_to_the_workers(db):
     from evalcore.store import Store
 
-    run("toolcases", "generate", "--per-situation", "2", "--db", db)
+    run("toolcases", "generate", "--per-situation", "2", "--pos-share", "0", "--db", db)
     # Nothing is judged yet (the filter below is queued): every conversation, not gold and silver.
     rubric_set = run("rubrics", "discover", "--all-conversations", "--db", db).strip().splitlines()[-1]
     ids = [

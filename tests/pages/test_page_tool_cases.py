@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from toolcase_support import mislabel
 
 from evalcore import jobs
 from evalcore.generators.tool_case.catalog import add_project_situations
@@ -46,7 +47,7 @@ def template(tmp_path_factory) -> tuple[Path, str]:
     path = tmp_path_factory.mktemp("tool_cases") / "template.db"
     store = Store(f"sqlite:///{path}")
     pid = import_project(store, ROOT / "data" / "sample").project_id
-    generate_toolcases(store, pid, per_situation=2)
+    generate_toolcases(store, pid, per_situation=2, pos_share=None)
     store.close()
     mp.undo()
     return path, pid
@@ -121,7 +122,8 @@ def test_a_situations_conversation_shows_its_intended_labels_and_tool_turns(proj
     assert [t.value for t in at.text] == results == ["null"], "the tool's null result, as text"
     next(b for b in at.button if b.label == "Generate for every situation").click().run()
     newest = store.runs(pid, kind="tool_case")[0]
-    assert newest.status.value == "pending" and len(newest.params["units"]) == 26
+    # 25 NEG situations with 1 each; the one POS situation as many as make POS 35% of them (round(25 * 35/65))
+    assert newest.status.value == "pending" and len(newest.params["units"]) == 25 + 13
     assert newest.params.get("queued_at"), "handed to the queue"
 
 
@@ -258,6 +260,7 @@ def test_annotators_confirm_or_reject_the_intended_labels_and_the_threshold_is_t
     """Item 3 end to end: the judge makes silver; in Annotate a person sees what a tool case is meant to
     show and accepts (gold) or rejects it; calibration reads those decisions."""
     store, pid = project
+    mislabel(store, pid, as_="null_tool_response")  # shows bad input data: the judge must reject it
     filter_toolcases(store, pid)
     passed, failed = (
         next(c for c in tool_case_conversations(store, pid) if c.metadata["judge_passed"] is flag)

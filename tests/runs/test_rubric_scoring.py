@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from toolcase_support import mislabel
 
 from evalcore import jobs
 from evalcore.errors import EvalcoreError, UsageError
@@ -47,8 +48,9 @@ def project(tmp_path_factory) -> tuple:
     mp.setenv("EVALCORE_OFFLINE", "1")
     store = Store(f"sqlite:///{tmp_path_factory.mktemp('rs') / 'store.db'}")
     pid = import_project(store, SAMPLE).project_id
-    generate_toolcases(store, pid, per_situation=2)
-    filter_toolcases(store, pid)  # the offline judge makes them silver but one (bad_input_data)
+    generate_toolcases(store, pid, per_situation=2, pos_share=None)
+    mislabel(store, pid, as_="null_tool_response")  # shows bad input data, claims a null response
+    filter_toolcases(store, pid)  # the offline judge makes them silver but that one
     conversations = labelled_conversations(store, pid, all_conversations=True)
     scope = discover_rubrics(ModelClient(store, pid), conversations, "scope")
     item, version = save_rubric_set(store, pid, scope, "lead")
@@ -174,7 +176,9 @@ def test_the_comparison_job_stores_what_compare_computes_on_gold_and_silver(proj
 def test_a_comparison_that_would_train_without_a_pos_conversation_is_refused(sqlite_store, monkeypatch):
     monkeypatch.setenv("EVALCORE_OFFLINE", "1")
     pid = import_project(sqlite_store, SAMPLE).project_id
-    generate_toolcases(sqlite_store, pid, per_situation=1)  # one POS conversation: 40% of it rounds to 0
+    generate_toolcases(
+        sqlite_store, pid, per_situation=1, pos_share=None
+    )  # one POS conversation: 40% of it rounds to 0
     with pytest.raises(UsageError, match=r"no gold or silver tool-case conversation \(26 unreviewed\)"):
         create_comparison(sqlite_store, pid, folds=1)
     with pytest.raises(UsageError, match="fold 1 would train on no POS conversation"):

@@ -247,8 +247,10 @@ class _Values:
         drawn = (
             self.target[name] if name in self.target and self.accepts(name, prop, self.target[name]) else None
         )
-        if drawn is None:
-            drawn = from_tables(name, prop, self.rows, draw, {**self.target, **self.given}, fields)
+        tail = name.split("_", 1)[-1]
+        for _ in range(8):  # a qualified one (`to_account_id`) is another record than the one looked up
+            if drawn is None or (tail != name and drawn == self.given.get(tail)):
+                drawn = from_tables(name, prop, self.rows, draw, {**self.target, **self.given}, fields)
         drawn = value_for(name, prop, draw, self.intent) if drawn is None else drawn
         fitted = consistent(name, drawn, prop, self.given, draw)
         return fitted if self.accepts(name, prop, fitted) else drawn
@@ -278,9 +280,16 @@ class _Values:
         for name in sorted(schema.get("required", []), key=lambda n: "email" in n):
             prop = properties.get(name, {})
             # a value said earlier is reused only where this tool's schema accepts it ("reason" differs)
-            for source in (self.given, self.seen):
-                if name in source and self.accepts(name, prop, source[name]):
-                    args[name] = source[name]
+            # a qualified parameter (`from_account_id`) takes the record looked up earlier (`account_id`),
+            # unless another argument of this call already took it (the transfer's other account)
+            tail = name.split("_", 1)[-1]
+            for source, key in ((self.given, name), (self.seen, name), (self.given, tail), (self.seen, tail)):
+                if (
+                    key in source
+                    and self.accepts(name, prop, source[key])
+                    and (key == name or source[key] not in args.values())
+                ):
+                    args[name] = source[key]
                     break
             else:
                 args[name] = self.given[name] = _unstated(name, prop, self.turns) or self.value(

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import Field
 
 from evalcore import jobs
+from evalcore.documents.retrieval import PassageIndex, split_passages
 from evalcore.errors import EvalcoreError, NotFoundError, UsageError
 from evalcore.generators.procedure.apis import (
     GENERATE_API,
@@ -47,6 +48,7 @@ from evalcore.generators.procedure.flowgraph import GENERATE_FLOWGRAPH, build_fl
 from evalcore.generators.procedure.graphs import Graph, GraphBody, Kind
 from evalcore.generators.procedure.intents import GENERATE_INTENTS, GENERATE_PROCEDURE, as_procedure
 from evalcore.generators.procedure.noise import DEFAULT_P, GENERATE_NOISE, NOISE_MESSAGES, add_noise
+from evalcore.generators.procedure.path_check import path_problems
 from evalcore.generators.procedure.paths import WALKS, edge_coverage
 from evalcore.generators.procedure.policy import read_policies
 from evalcore.items.store_ops import add_conversation, add_test
@@ -166,9 +168,14 @@ def _generated_procedures(
         raise EvalcoreError(f"no intents generated: {found.error}")
     made: dict[str, Procedure] = {}
     apis: dict[str, Tool] = {}
+    passages = _policy_passages(store, project_id)
     for intent in found.output.intents[:count]:
+        policy = passages(intent)
         draft = llm.run_task(
-            GENERATE_PROCEDURE, {"intent": intent, "tools": inputs["tools"]}, model=model, seed=seed
+            GENERATE_PROCEDURE,
+            {"intent": intent, "tools": inputs["tools"], "policy": policy or "(no policy passage found)"},
+            model=model,
+            seed=seed,
         )
         if not draft.ok or draft.output is None:
             llm.warn(f"no procedure for intent '{intent}': {draft.error}")
@@ -185,6 +192,25 @@ def _generated_procedures(
             else:
                 apis[tool.name] = tool
     return list(made.values()), list(apis.values())
+
+
+POLICY_PASSAGES = 4  # passages per intent in the procedure prompt: its rules, bounded in size
+
+
+def _policy_passages(store: Store, project_id: str) -> Callable[[str], str]:
+    """The policy passages most relevant to an intent (BM25 over the project's policy documents), as
+    'file: text' lines for the procedure prompt (A.2 given the project's own rules); none without a
+    policy."""
+    policies = [d for d in store.documents(project_id) if d.kind == DocumentKind.policy]
+    index = PassageIndex(split_passages(policies)) if policies else None
+
+    def relevant(intent: str) -> str:
+        if index is None:
+            return ""
+        hits = index.retrieve(intent, k=POLICY_PASSAGES)
+        return "\n".join(f"- {h.passage.document_id}: {h.passage.text}" for h in hits)
+
+    return relevant
 
 
 class _Worker:
@@ -314,6 +340,8 @@ class _Worker:
         else:
             generated = GeneratedConversation.model_validate(result.output.model_dump())
             problems = conversation_problems(generated.turns, {t.name: t.parameters for t in self.tools})
+            # a model may stray from the path it was given: such a conversation yields no tests
+            problems += path_problems(generated.turns, noisy, path)
         made_by = Provenance(
             producer="offline" if result.offline else result.model,
             provider="offline" if result.offline else result.provider,

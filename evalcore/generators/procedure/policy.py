@@ -15,7 +15,8 @@ one procedure per such tool (an intent per task tool), written from the policy's
 - hand-over: the policy's hand-over tool closes the failures it names.
 
 Each step cites the sentences it comes from (`ProcedureStep.sources`: "file: sentence"). What cannot be
-read (a tool a policy names that the project lacks) comes back as a located warning, never silently.
+read (a tool a policy names that the project lacks) and steps that contradict each other come back as
+located warnings ("file § section: ...", policy_checks.py), never silently and never a crash.
 """
 
 from __future__ import annotations
@@ -24,16 +25,17 @@ import re
 from dataclasses import dataclass, field
 
 from evalcore.documents.sentences import split_sentences
+from evalcore.generators.procedure.policy_checks import missing_tools, refusal_conflicts, status_conflicts
 from evalcore.models import Document, DocumentKind, Procedure, ProcedureStep, Tool
 
 READ_VERBS = frozenset({"get", "find", "lookup", "look", "search", "list", "read", "show", "view", "fetch"})
 # reads that are a customer's task of their own (track a parcel, check stock): a procedure, no confirmation
 TASK_READS = frozenset({"track", "check"})
-_HANDOVER = re.compile(r"transfer|hand_?over|escalat|human|staff", re.IGNORECASE)
+# "transfer" alone would take a money transfer (transfer_between_accounts) for a hand-over
+_HANDOVER = re.compile(r"transfer_to|hand_?over|escalat|human|staff", re.IGNORECASE)
 _IDENTIFY = re.compile(r"\bidentif|\bverify|\bauthenticat", re.IGNORECASE)
 _CONFIRM = re.compile(r"\bconfirm|explicit yes", re.IGNORECASE)
 _REFUSE = re.compile(r"\brefuse|\bnever\b|\bdo not\b", re.IGNORECASE)
-_NAMED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 
 
 @dataclass
@@ -58,10 +60,12 @@ def _sentences(documents: list[Document]) -> list[_Sentence]:
     """Every sentence of the policy documents, a markdown line at a time (list items stay apart)."""
     found = []
     for doc in documents:
-        section = doc.title
+        top = section = doc.title
         for line in doc.text.splitlines():
-            if line.startswith("#"):
-                section = f"{doc.title} {line.lstrip('# ')}"
+            if line.startswith("# "):  # the document's own heading
+                top = section = line.lstrip("# ").strip()
+            elif line.startswith("#"):
+                section = f"{top} / {line.lstrip('# ').strip()}"
             line = line.strip().lstrip("#-*| ").strip()
             for sentence in split_sentences(line) if line else []:
                 found.append(_Sentence(doc.path or doc.id, sentence, section))
@@ -88,6 +92,13 @@ def _results(tool: Tool) -> list[str]:
     return [str(v) for v in prop.get("enum") or []]
 
 
+def _shared(lookup: Tool, task: Tool) -> list[str]:
+    """The lookup's required parameters the task also takes: by name, or as the task's qualified one
+    (get_account's `account_id` is the `from_account_id` of a transfer)."""
+    names = _required(task)
+    return [p for p in _required(lookup) if p in names or any(n.endswith(f"_{p}") for n in names)]
+
+
 def _mentions(sentences: list[_Sentence], name: str) -> list[_Sentence]:
     return [s for s in sentences if re.search(rf"\b{re.escape(name)}\b", s.text)]
 
@@ -109,17 +120,16 @@ def read_policies(documents: list[Document], tools: list[Tool], procedures: list
     policies = [d for d in documents if d.kind == DocumentKind.policy]
     sentences = _sentences(policies)
     by_name = {t.name: t for t in tools}
-    for s in sentences:
-        for name in _NAMED.findall(s.text):
-            if name not in by_name and "_" in name:
-                reading.warnings.append(f"{s.where}: the policy names tool '{name}', which the project lacks")
     named = [t for t in tools if _mentions(sentences, t.name)]
+    statuses = _statuses([d for d in documents if d.kind == DocumentKind.table])
+    reading.warnings += missing_tools(sentences, set(by_name))
+    reading.warnings += status_conflicts(sentences, {t.name for t in named}, statuses)
+    reading.warnings += refusal_conflicts(sentences, {t.name for t in named})
     covered = {api for p in procedures for api in p.apis}
     taken = {p.name for p in procedures}
     identify = [s for s in sentences if _IDENTIFY.search(s.text) or _IDENTIFY.search(s.section)]
     identifier = next((t for s in identify for t in named if is_read(t) and t.name in s.text), None)
     handover = next((t for t in named if is_handover(t)), None)
-    statuses = _statuses([d for d in documents if d.kind == DocumentKind.table])
     confirms = [s for s in sentences if _CONFIRM.search(s.text)]
     for task in named:
         if task.name in covered or task.name in taken or is_handover(task) or task is identifier:
@@ -127,11 +137,7 @@ def read_policies(documents: list[Document], tools: list[Tool], procedures: list
         if is_read(task):
             continue
         lookup = next(
-            (
-                t
-                for t in named
-                if is_read(t) and t is not identifier and set(_required(t)) & set(_required(task))
-            ),
+            (t for t in named if is_read(t) and t is not identifier and _shared(t, task)),
             None,
         )
         reading.procedures.append(
@@ -177,7 +183,7 @@ def _lookup_steps(
     lookup: Tool, task: Tool, about: list[_Sentence], sentences: list[_Sentence], statuses: set[str]
 ) -> list[ProcedureStep]:
     """Ask which record, then look it up and check its status against the statuses the policy allows."""
-    shared = [p for p in _required(lookup) if p in _required(task)]
+    shared = _shared(lookup, task)
     allowed = sorted(
         {
             v
@@ -279,7 +285,11 @@ def _procedure(
         steps += _identify_steps(identifier, identify, sentences, handover)
     if lookup is not None:
         steps += _lookup_steps(lookup, task, about, sentences, statuses)
-    others = [p for p in _required(task) if not lookup or p not in _required(lookup)]
+    # the record looked up stands for the first parameter it names (a transfer's from_account_id, not its
+    # to_account_id, which the customer still gives)
+    looked_up = _shared(lookup, task) if lookup else []
+    taken = [next(p for p in _required(task) if p == q or p.endswith(f"_{q}")) for q in looked_up]
+    others = [p for p in _required(task) if p not in taken]
     if others:
         text = f"Ask for the details of the request: {', '.join(others).replace('_', ' ')}."
         steps.append(ProcedureStep(kind="message", text=text, sources=[s.cite() for s in about[:2]]))

@@ -346,3 +346,49 @@ def variant_names(run: Run) -> tuple[list[str], list[str]]:
 def comparison_runs(store: Store, project_id: str) -> list[Run]:
     """The project's comparison runs, newest first."""
     return store.runs(project_id, kind=RUN_KIND)
+
+
+def tier_subsets(store: Store, project_id: str) -> dict[str, list[Conversation]]:
+    """The project's gold and the silver tool-case conversations, apart (Table 11's two subsets)."""
+    found = [v.conversation for v in list_conversations(store, project_id, generator=GENERATOR)]
+    tiers = read_tiers(store, project_id, [c.id for c in found])
+    return {tier.value: [c for c in found if tiers.get(c.id) == tier] for tier in USED_TIERS}
+
+
+def compare_by_tier(
+    llm: ModelClient,
+    subsets: dict[str, list[Conversation]],
+    *,
+    folds: int = DEFAULT_FOLDS,
+    seed: int = 0,
+    model: str | None = None,
+) -> dict[str, Comparison | str]:
+    """Table 11 (seed 004, Appendix F): SPUR against SCOPE by k-fold cross-validation on each subset
+    apart (gold, silver). A subset too small to split into training and test with both labels gets the
+    one-line reason instead of a comparison."""
+    out: dict[str, Comparison | str] = {}
+    for tier, conversations in subsets.items():
+        pos = _pos_count(conversations)
+        if min(pos, len(conversations) - pos) < 2:
+            out[tier] = f"{len(conversations)} conversations ({pos} POS): too few of a label to split"
+            continue
+        try:
+            out[tier] = compare(llm, conversations, folds=folds, seed=seed, ablations=False, model=model)
+        except UsageError as exc:  # a fold whose training part teaches no rubric of a label
+            out[tier] = str(exc)
+    return out
+
+
+def tier_table(results: dict[str, Comparison | str]) -> list[str]:
+    """Table 11 as Markdown rows: per subset (with its size and POS count) and method, the Overall
+    figures as 'mean (sd)' over folds; a subset that could not be compared says why."""
+    lines = ["| Subset | Model | Acc. | F1 | Pre. | Rec. |", "|---|---|---|---|---|---|"]
+    for tier, found in results.items():
+        if isinstance(found, str):
+            lines.append(f"| {tier} | - | {found} | | | |")
+            continue
+        for row in found.rows([m[0] for m in MAIN], ("Overall",)):
+            cells = [row[h] for h in ("Acc.", "F1", "Pre.", "Rec.")]
+            lines.append(f"| {tier} (n={found.conversations}, {found.pos} POS) | {row['Model']} | "
+                         + " | ".join(cells) + " |")  # fmt: skip
+    return lines

@@ -1,9 +1,10 @@
 """Tool-case generation as a job (seed 004, Section 2.2; issue 20, item 2): situations x tool groups ->
 labelled tool-use conversations. A job of evalcore.jobs.
 
-`plan_toolcases` decides the units: for each situation, `per_situation` conversations, each on a tool
-group drawn (seeded) among the groups whose schemas can produce it, as the seed samples one group at a
-time. A group that cannot produce a situation is recorded with the reason; a situation no group can
+`plan_toolcases` decides the units: for each situation, `per_situation` conversations (the POS situations
+more, so that POS is `pos_share` of them, as in TRACE's data), each on a tool group drawn (seeded) among
+the groups whose schemas can produce it, as the seed samples one group at a time. A group that cannot
+produce a situation is recorded with the reason; a situation no group can
 produce has no unit and is listed as skipped, never faked. `create_toolcases` records the run (kind
 `tool_case`) with its units; `execute_toolcases` works the units not done yet, each committed with its
 Conversation (generator `tool_case`, the intended labels in its metadata). `generate_toolcases` does both.
@@ -30,6 +31,7 @@ from evalcore.store import Store
 from evalcore.store.store import new_id
 
 RUN_KIND = GENERATOR
+POS_SHARE = 0.35  # seed 004, Table 2: 182 POS of the 516 conversations of TRACE
 
 
 @dataclass(frozen=True)
@@ -64,27 +66,49 @@ def project_groups(store: Store, project_id: str) -> list[ToolGroup]:
     return tool_groups(tools, store.project(project_id).settings)
 
 
+def pos_counts(situations: list[Situation], per_situation: int, pos_share: float | None) -> dict[str, int]:
+    """Conversations per producible situation: `per_situation` each, except that the POS situations share
+    as many as make POS `pos_share` of all (at least `per_situation` each). The catalogue has one POS
+    situation in 26, so equal counts give 4% POS, where TRACE's data is 35% POS (Table 2: 182 of 516),
+    and precision and F1 of the rubric methods would rest on a handful of POS conversations."""
+    counts = {s.id: per_situation for s in situations}
+    pos = [s.id for s in situations if s.overall == "POS"]
+    neg = len(situations) - len(pos)
+    if pos and neg and pos_share is not None and 0 < pos_share < 1:
+        wanted = round(neg * per_situation * pos_share / (1 - pos_share))
+        for i, sid in enumerate(pos):
+            counts[sid] = max(per_situation, wanted // len(pos) + (i < wanted % len(pos)))
+    return counts
+
+
 def plan_toolcases(
-    situations: list[Situation], groups: list[ToolGroup], per_situation: int, seed: int, offline: bool
+    situations: list[Situation],
+    groups: list[ToolGroup],
+    per_situation: int,
+    seed: int,
+    offline: bool,
+    pos_share: float | None = POS_SHARE,
 ) -> Plan:
-    """Units (see the module docstring); offline, a situation without a template cannot be produced."""
-    units: list[dict[str, Any]] = []
+    """Units (see the module docstring); offline, a situation without a template cannot be produced;
+    POS situations get more units so that POS is `pos_share` of them (None: `per_situation` for all)."""
     skipped: list[dict[str, str]] = []
     unproduced: list[str] = []
-    rng = random.Random(seed)
+    able: dict[str, list[ToolGroup]] = {}
     for situation in situations:
-        able = []
         for group in groups:
             why = requirement(situation.recipe, group) if (situation.recipe or offline) else None
             if why is None:
-                able.append(group)
+                able.setdefault(situation.id, []).append(group)
             else:
                 skipped.append({"situation": situation.id, "group": group.name, "reason": why})
-        if not able:
+        if situation.id not in able:
             unproduced.append(situation.id)
-            continue
-        for n in range(1, per_situation + 1):
-            group = rng.choice(able)
+    counts = pos_counts([s for s in situations if s.id in able], per_situation, pos_share)
+    rng = random.Random(seed)
+    units: list[dict[str, Any]] = []
+    for situation in situations:
+        for n in range(1, counts.get(situation.id, 0) + 1):
+            group = rng.choice(able[situation.id])
             units.append({"key": f"{situation.id}#{n}", "situation": situation.id, "group": group.name})
     return Plan(units, skipped, unproduced)
 
@@ -99,8 +123,12 @@ def create_toolcases(
     seed: int = 0,
     model: str | None = None,
     concurrency: int = 1,
+    pos_share: float | None = POS_SHARE,
 ) -> Run:
-    """Record a new tool-case run (status pending) with its plan; unknown situations or groups are refused."""
+    """Record a new tool-case run (status pending) with its plan; unknown situations or groups are refused.
+    `pos_share` is the share of POS conversations the plan aims at (None: as many per situation)."""
+    if pos_share is not None and not 0 <= pos_share < 1:
+        raise UsageError(f"pos_share must be in [0, 1), not {pos_share}")
     known = project_catalog(store, project_id)
     chosen_groups = project_groups(store, project_id)
     if unknown := [s for s in situations or [] if s not in known]:
@@ -115,12 +143,13 @@ def create_toolcases(
     provider, _, _ = ModelClient(store, project_id).registry.resolve("generator", model)
     offline = provider.name == "offline"
     wanted = [known[s] for s in situations] if situations else list(known.values())
-    plan = plan_toolcases(wanted, chosen_groups, max(1, per_situation), seed, offline)
+    plan = plan_toolcases(wanted, chosen_groups, max(1, per_situation), seed, offline, pos_share)
     params = {
         "project_id": project_id,
         "situations": [s.id for s in wanted],
         "groups": {g.name: [t.name for t in g.tools] for g in chosen_groups},
         "per_situation": max(1, per_situation),
+        "pos_share": pos_share,
         "seed": seed,
         "model": model,
         "units": plan.units,

@@ -254,7 +254,7 @@ def bad_input_data(tools: tuple[Tool, ...], d: _Dialogue) -> str:
     name = d.rng.choice(sorted(args))
     d.user(ask(tool, args))
     spec = properties(tool.parameters)[name]
-    used = {**args, name: other_value(name, spec, args[name], d.rng)}
+    used = {**args, name: other_value(name, spec, args[name], d.rng, d.tables, tool)}
     if used[name] == args[name]:
         used[name] = _changed(args[name])
     result = d.result(tool, used)

@@ -147,8 +147,13 @@ def estimate_label(rubrics: RubricSet, scores: dict[str, int]) -> tuple[str, dic
     rubrics of its label; POS when avg_POS - avg_NEG > 0 (decision threshold 0, Appendix C.3).
     SPUR (Section 3.1, USE): the impacts of the applicable SAT and DSAT rubrics summed; SAT (POS) when the
     SAT total exceeds the DSAT total.
+    A make-or-break rubric that applies makes the label NEG whatever the averages say (Appendix C.3).
     """
     sides: dict[str, float] = {}
+    # Appendix C.3: the make-or-break weight is there "to ensure that hitting that rubric will guarantee a
+    # NEG overall label"; an average over many NEG rubrics could dilute 100 below the POS side, so a hit
+    # decides by itself.
+    decided = any(r.make_or_break and scores.get(r.id, 0) > 0 for r in rubrics.rubrics)
     for polarity in ("POS", "NEG"):
         group = rubrics.of(polarity)
         if rubrics.method == "spur":
@@ -156,7 +161,7 @@ def estimate_label(rubrics: RubricSet, scores: dict[str, int]) -> tuple[str, dic
         else:
             total = sum(r.weight * scores.get(r.id, 0) / rubrics.max_score for r in group)
             sides[polarity] = total / len(group) if group else 0.0
-    return ("POS" if sides["POS"] - sides["NEG"] > 0 else "NEG"), sides
+    return ("POS" if sides["POS"] - sides["NEG"] > 0 and not decided else "NEG"), sides
 
 
 def parse_rubric_set(text: str, shown: str) -> RubricSet:

@@ -213,6 +213,19 @@ def offline_scores(inputs: dict[str, Any], rng: random.Random) -> Scores:
     return Scores(scores=out)
 
 
+def offline_satisfaction(inputs: dict[str, Any], rng: random.Random) -> Scores:
+    """SPUR's user satisfaction estimation offline: the maximum impact for every rubric whose signal the
+    user's own turns show (thanks, complaints, confusion, repeating themselves); tool calls and results
+    are not read, as a satisfaction-only estimate does not read them."""
+    seen = sig.observe(_turns(inputs)) & USER_SIGNALS
+    top = int(inputs["max_score"])
+    out = []
+    for rubric in inputs["rubrics"]:
+        signal = signal_for(rubric["text"])
+        out.append(ScoreOut(id=rubric["id"], score=top if signal and signal.code in seen else 0))
+    return Scores(scores=out)
+
+
 DISCOVER_AREAS = Task(
     "discover_areas", Areas, offline_areas, prompt="discover_areas.md", temperature=0.7, max_tokens=1024
 )
@@ -224,6 +237,15 @@ SUMMARIZE_RUBRICS = Task(
 )
 WEIGH_RUBRICS = Task("weigh_rubrics", Weights, offline_weights, prompt="weigh_rubrics.md", max_tokens=2048)
 SCORE_RUBRICS = Task("score_rubrics", Scores, offline_scores, prompt="score_rubrics.md", max_tokens=2048)
+# SPUR's baseline is scored as SPUR scores (Section 3.1, USE; Appendix D, Figure 20): a prompt about the
+# user's satisfaction only, not SCOPE's prompt that also reads the tool calls and results.
+ESTIMATE_SATISFACTION = Task(
+    "estimate_satisfaction",
+    Scores,
+    offline_satisfaction,
+    prompt="estimate_satisfaction.md",
+    max_tokens=2048,
+)
 # Appendix C.2: temperature 0.7 where diverse thinking helps (areas, extraction), 0 for clear-cut decisions.
 
 PERSPECTIVES = {
@@ -307,8 +329,12 @@ class Pipeline:
             else "Give at most one reason per area, for each area that applies.",
         }
         names = {a.name for a in areas}
+        # SCOPE gives positive or negative reasons for each applicable area (Section 3.2, step 2): a NEG
+        # conversation's right tool choice is a POS reason too. SPUR explains the label it was given.
         return [
-            r for r in self.run(EXTRACT_REASONS, inputs).reasons if r.area in names and r.polarity == label
+            r
+            for r in self.run(EXTRACT_REASONS, inputs).reasons
+            if r.area in names and (method == "scope" or r.polarity == label)
         ]
 
     def summarise(self, texts: dict[str, int], area: str, polarity: str, most: int) -> list[Summary]:
@@ -357,26 +383,19 @@ def discover_rubrics(
         for reason in pipe.reasons(conversation, label, areas, method):
             texts = grouped.setdefault((reason.area, reason.polarity), {})
             texts[reason.reason] = texts.get(reason.reason, 0) + 1
-    rubrics: list[Rubric] = []
+    made: list[tuple[str, str, Summary]] = []  # (area, polarity, rubric) summarised per area and polarity
+    cap = MAX_SPUR if method == "spur" else MAX_PER_AREA
     for polarity in ("POS", "NEG"):
-        made: list[tuple[str, Summary]] = []
         for (area, pol), texts in grouped.items():
             if pol == polarity:
-                made += [
-                    (area, s)
-                    for s in pipe.summarise(
-                        texts, area, polarity, MAX_SPUR if method == "spur" else MAX_PER_AREA
-                    )
-                ]
-        if method == "scope" and made:
-            most = max(len(made) // 2, MIN_DEDUPED)
-            deduped = pipe.summarise({s.text: s.support for _, s in made}, "all areas", polarity, most)
-            originals = [(a, s.text) for a, s in made]
-            made = [(_area_of(s.text, originals), s) for s in deduped]
+                made += [(area, polarity, s) for s in pipe.summarise(texts, area, polarity, cap)]
+    if method == "scope" and made:
+        made = _deduplicated(pipe, made)
+    rubrics: list[Rubric] = []
+    for polarity in ("POS", "NEG"):
         per_area: dict[str, int] = {}
-        for area, summary in sorted(made, key=lambda m: -m[1].support):
+        for area, _, summary in sorted((m for m in made if m[1] == polarity), key=lambda m: -m[2].support):
             per_area[area] = per_area.get(area, 0) + 1
-            cap = MAX_SPUR if method == "spur" else MAX_PER_AREA
             if (per_area[area] if method == "scope" else sum(per_area.values())) > cap:
                 continue
             rubric_id = f"{polarity.lower()}-{len([r for r in rubrics if r.polarity == polarity]) + 1}"
@@ -405,6 +424,24 @@ def discover_rubrics(
     if method == "scope" and options.weights:
         made = made.model_copy(update={"rubrics": _weighted(pipe, made, train, options)})
     return made.model_copy(update={"producer": ", ".join(sorted(pipe.producers)) or "offline"})
+
+
+def _deduplicated(pipe: Pipeline, made: list[tuple[str, str, Summary]]) -> list[tuple[str, str, Summary]]:
+    """Rubric de-duplication (step 3b, Appendix C.3): every rubric of every area and both polarities
+    summarised together into at most max(total/2, 12); each merged rubric takes the area and polarity of
+    the rubric it shares most words with. A polarity the merge lost keeps its best supported rubric, so
+    the set still has both."""
+    most = max(len(made) // 2, MIN_DEDUPED)
+    texts: dict[str, int] = {}
+    for _, _, summary in made:
+        texts[summary.text] = texts.get(summary.text, 0) + summary.support
+    merged = pipe.summarise(texts, "all areas", "POS and NEG", most)
+    originals = [(f"{area}\t{polarity}", s.text) for area, polarity, s in made]
+    out = [(*_area_of(s.text, originals).split("\t"), s) for s in merged]
+    for polarity in ("POS", "NEG"):
+        if not any(p == polarity for _, p, _ in out) and (own := [m for m in made if m[1] == polarity]):
+            out.append(max(own, key=lambda m: m[2].support))
+    return [(area, polarity, s) for area, polarity, s in out]
 
 
 def _weighted(
@@ -448,5 +485,6 @@ def score_conversation(
     pipe = Pipeline(llm, model, seed)
     listed = [{"id": r.id, "text": r.text} for r in rubrics.rubrics]
     inputs = {**pipe.conversation_inputs(conversation), "rubrics": listed, "max_score": rubrics.max_score}
-    got = {s.id: min(s.score, rubrics.max_score) for s in pipe.run(SCORE_RUBRICS, inputs).scores}
+    task = ESTIMATE_SATISFACTION if rubrics.method == "spur" else SCORE_RUBRICS
+    got = {s.id: min(s.score, rubrics.max_score) for s in pipe.run(task, inputs).scores}
     return {r.id: got.get(r.id, 0) for r in rubrics.rubrics}

@@ -17,7 +17,7 @@ from evalcore.generators.tool_case.catalog import Situation
 from evalcore.generators.tool_case.groups import ToolGroup, properties
 from evalcore.generators.tool_case.offline import realise
 from evalcore.generators.tool_case.records import CaseConversation
-from evalcore.generators.tool_case.values import Table
+from evalcore.generators.tool_case.values import Table, result_names
 from evalcore.llm.tasks import Task
 from evalcore.models import Tool
 
@@ -30,10 +30,19 @@ TABLE_ROWS = 40  # rows of each table the prompt shows: enough to pick consisten
 
 def group_tables(group: ToolGroup, tables: tuple[Table, ...]) -> tuple[Table, ...]:
     """The project's tables with a column named like a parameter of the group's tools (or its singular,
-    `service_codes` -> `service_code`), each cut to TABLE_ROWS rows."""
+    `service_codes` -> `service_code`), keyed by a qualified parameter's last word, or holding two or more
+    of the fields the tools return (a shipment's carrier and tracking number), each cut to TABLE_ROWS
+    rows."""
     names = {p for t in group.tools for p in properties(t.parameters)}
     names |= {n.removesuffix("s") for n in names}
-    return tuple((name, rows[:TABLE_ROWS]) for name, rows in tables if rows and names & set(rows[0]))
+    # a qualified parameter ("new_skus") reads the table keyed by its last word (the variants' `sku`)
+    keys = {n.split("_", 1)[-1] for n in names}
+    fields = {f for t in group.tools for f in result_names(t)}
+    return tuple(
+        (name, rows[:TABLE_ROWS])
+        for name, rows in tables
+        if rows and (names & set(rows[0]) or next(iter(rows[0])) in keys or len(fields & set(rows[0])) > 1)
+    )
 
 
 def case_inputs(

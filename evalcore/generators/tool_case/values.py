@@ -31,6 +31,11 @@ def _names(schema: dict[str, Any]) -> set[str]:
     return found
 
 
+def result_names(tool: Tool) -> set[str]:
+    """Every field name of the tool's return schema, nested ones too."""
+    return _names(tool.returns)
+
+
 def _column(param: str, spec: dict[str, Any], columns: list[str]) -> str | None:
     """The table column a parameter takes its value from: the same name, or the singular of an array
     parameter (`service_codes` <- `service_code`)."""
@@ -75,11 +80,16 @@ def _table_values(tool: Tool, wanted: list[str], tables: tuple[Table, ...], rng:
             r
             for r in rows
             if all(_fits(r[c], props[p]) for p, c in mapping.items())
-            and all(r[c] == str(taken[p]) for p, c in agree.items())
+            and all(_typed(r[c], props[p]) == taken[p] for p, c in agree.items())
         ]
         if usable:
             row = rng.choice(usable)
-            taken |= {p: [row[c]] if props[p].get("type") == "array" else row[c] for p, c in mapping.items()}
+            taken |= {
+                p: [_typed(row[c], props[p].get("items") or {})]
+                if props[p].get("type") == "array"
+                else _typed(row[c], props[p])
+                for p, c in mapping.items()
+            }
     return taken
 
 
@@ -93,19 +103,105 @@ def _ordered(args: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
+def _made_up(name: str, value: Any) -> bool:
+    """Whether the shared sampler fell back to the field's own name with a number (QUERY-619 for `query`,
+    NEW-SKU-651 for `new_skus`): it found nothing better, and a person never writes that."""
+    own = name.upper().removesuffix("S").replace("_", "-")
+    texts = value if isinstance(value, list) else [value]
+    return any(isinstance(t, str) and re.fullmatch(rf"{re.escape(own)}S?-\d+", t) for t in texts)
+
+
+def column_values(name: str, spec: dict[str, Any], tables: tuple[Table, ...]) -> list[str]:
+    """Every value of the tables' column for the field (its name, its singular for an array, or a table's
+    key column of its last word: `new_skus` <- `sku`) that fits the field's schema, in table order."""
+    found: list[str] = []
+    for _, rows in tables:
+        column = _column(name, spec, list(rows[0])) if rows else None
+        found += [r[column] for r in rows if column and r[column] and _fits(r[column], spec)]
+    return list(dict.fromkeys(found))
+
+
+def _text_columns(rows: list[dict[str, str]]) -> list[str]:
+    """Columns of words (with lower-case letters, not ids or numbers), fewest distinct values first: a
+    category before a name, which is what a person types into a search."""
+    words_only = [c for c in rows[0] if all(re.search(r"[a-z]", r[c] or "a") for r in rows)]
+    return sorted(words_only, key=lambda c: len({r[c] for r in rows}))
+
+
+def related_rows(tool: Tool, tables: tuple[Table, ...]) -> list[dict[str, str]]:
+    """The rows of the table sharing most columns with the fields the tool returns (none: empty)."""
+    fields = _names(tool.returns)
+    best = max(tables, key=lambda t: len(fields & set(t[1][0])) if t[1] else 0, default=None)
+    return best[1] if best and best[1] and fields & set(best[1][0]) else []
+
+
+def _free_text(tool: Tool, rng: random.Random, tables: tuple[Table, ...]) -> str | None:
+    """A free-text argument (a search query) from the table the tool reads: a word of its category-like
+    column; None when the tool reads no table of words."""
+    rows = related_rows(tool, tables)
+    columns = _text_columns(rows) if rows else []
+    return rng.choice(rows)[columns[0]] if columns else None
+
+
+def _realistic(
+    tool: Tool,
+    name: str,
+    spec: dict[str, Any],
+    value: Any,
+    rng: random.Random,
+    tables: tuple[Table, ...],
+    nested: bool = False,
+) -> Any:
+    """`value`, or where the sampler made one up from the field's name, a value from the tables (nested
+    fields too: the SKU of an order's line); a nested one with none, a reference code."""
+    if isinstance(value, dict):
+        props = properties(spec)
+        return {
+            k: _realistic(tool, k, props.get(k, {}), v, rng, tables, nested=True) for k, v in value.items()
+        }
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return [_realistic(tool, name, spec.get("items") or {}, v, rng, tables, nested) for v in value]
+    if not _made_up(name, value):
+        return value
+    if listed := column_values(name, spec, tables):
+        chosen = rng.choice(listed)
+        return [chosen] if spec.get("type") == "array" else chosen
+    return _free_text(tool, rng, tables) or (_code(name, rng) if nested else value)
+
+
 def arguments(tool: Tool, rng: random.Random, tables: tuple[Table, ...] = ()) -> dict[str, Any]:
     """Values for the tool's required parameters (all of them when none is required), consistent with
     each other and with the project's tables (see the module docstring)."""
     props = properties(tool.parameters)
     wanted = [p for p in tool.parameters.get("required") or list(props) if p in props]
-    drawn = {p: object_from_tables(props[p], tables, rng) or value_for(p, props[p], rng) for p in wanted}
+    drawn = {
+        p: object_from_tables(props[p], tables, rng)
+        or _realistic(tool, p, props[p], value_for(p, props[p], rng), rng, tables)
+        for p in wanted
+    }
     return _ordered({**drawn, **_table_values(tool, wanted, tables, rng)})
 
 
-def other_value(name: str, spec: dict[str, Any], current: Any, rng: random.Random) -> Any:
-    """A valid value for the field that differs from `current` (the same value when none can differ)."""
+def other_value(
+    name: str,
+    spec: dict[str, Any],
+    current: Any,
+    rng: random.Random,
+    tables: tuple[Table, ...] = (),
+    tool: Tool | None = None,
+) -> Any:
+    """A valid value for the field that differs from `current` (the same value when none can differ):
+    another value of the tables' column for it where there is one (another order of the shop, not a
+    made-up code), else one the schema sampler draws (for a free-text field of `tool`, another word of
+    the table it reads)."""
+    listed = [v for v in column_values(name, spec, tables) if v not in (current, *(current or []))]
+    if listed and (isinstance(current, list) or spec.get("type") != "array"):
+        chosen = rng.choice(listed)
+        return [chosen] if spec.get("type") == "array" else chosen
     for _ in range(20):
         candidate = value_for(name, spec, rng)
+        if tool is not None and _made_up(name, candidate):
+            candidate = _free_text(tool, rng, tables) or candidate
         if candidate != current:
             return candidate
     return current
@@ -150,11 +246,50 @@ def result_for(
             out[name] = spec["enum"][0]
         elif name in known:
             out[name] = known[name]
-        elif (listed := rows_for(spec, args, tables)) is not None:
+        elif (listed := rows_for(spec, args, tables) or _matching_rows(spec, args, tables, rng)) is not None:
             out[name] = listed
         else:
-            out[name] = _consistent(value_for(name, spec, rng), known)
+            drawn = _realistic(tool, name, spec, _consistent(value_for(name, spec, rng), known), rng, tables)
+            if not _made_up(name, drawn):
+                out[name] = drawn
+            elif name in (tool.returns.get("required") or []):
+                out[name] = _code(name, rng)
+            # else: an optional field nothing real can fill is left out, as a real API leaves it empty
     return out or {"result": "ok"}
+
+
+def _code(name: str, rng: random.Random) -> str:
+    """A reference a system issues, for a required field with no pattern and no table: the initials of
+    its name and six digits (`ticket_id` -> T-482913)."""
+    initials = "".join(w[0] for w in name.split("_") if w not in ("id", "number", "code")).upper() or "R"
+    return f"{initials}-{rng.randrange(100000, 999999)}"
+
+
+def _matching_rows(
+    spec: dict[str, Any], args: dict[str, Any], tables: tuple[Table, ...], rng: random.Random
+) -> list[dict[str, Any]] | None:
+    """A list of objects (search hits) from the table that has their required fields as columns: the rows
+    with a cell containing a text argument (the query), else one row; None when no table has them."""
+    item = (spec.get("items") or {}) if spec.get("type") == "array" else {}
+    props, needed = item.get("properties") or {}, set(item.get("required") or [])
+    texts = [v.lower() for v in args.values() if isinstance(v, str) and len(v) > 1]
+    for _, rows in tables:
+        if not props or not needed or not rows or not needed <= set(rows[0]):
+            continue
+        hits = [r for r in rows if any(t in (r[c] or "").lower() for c in props if c in r for t in texts)]
+        chosen = hits[:3] or [rng.choice(rows)]
+        return [{p: _typed(r[p], props[p]) for p in props if r.get(p)} for r in chosen]
+    return None
+
+
+def _typed(text: str, spec: dict[str, Any]) -> Any:
+    """A table cell as its field's type: '3' for an integer, '34.00' for a number."""
+    kind = spec.get("type")
+    if kind == "integer" and re.fullmatch(r"-?\d+", text):
+        return int(text)
+    if kind == "number" and re.fullmatch(r"-?\d+(\.\d+)?", text):
+        return float(text)
+    return text
 
 
 def words(name: str) -> str:

@@ -242,3 +242,27 @@ def test_offline_generated_api_takes_the_details_asked_before_and_the_outcomes()
     assert tool.returns["properties"]["result"]["enum"] == ["too_large", "wrapped"]
     assert as_tool(api, "another_name") is None  # a reply defining another API is not taken
     assert missing_apis(procedure, {"wrap_gift"}) == []
+
+
+def test_a_model_writes_a_procedure_with_the_policy_passages_retrieved_for_its_intent(
+    sqlite_store: Store, llm_env
+):
+    import json
+
+    retail = Path(__file__).resolve().parents[3] / "data" / "retail"
+    pid = import_project(sqlite_store, retail).project_id
+    replies = {
+        "Intents": {"intents": ["cancel an order that was not packed"]},
+        "ProcedureDraft": GIFT_WRAP,
+        "GeneratedApi": WRAP_API,
+    }
+    llm_env.responder = lambda api, body: json.dumps(replies[body["response_format"]["json_schema"]["name"]])
+    create_generation(sqlite_store, pid, intents=1, model="openai/gpt-4o-mini", paths=1)
+    asked = [
+        c.body for c in llm_env.calls if c.body["response_format"]["json_schema"]["name"] == "ProcedureDraft"
+    ]
+    prompt = asked[0]["messages"][-1]["content"]
+    passages = prompt.split("Policy passages about it:")[1].split("APIs:")[0]
+    # the order-states page says which status allows cancel_order, the refusals page when to refuse
+    assert "`cancel_order` only if the status is pending" in passages and "- 02-order-states:" in passages
+    assert "Refuse to cancel or change an order that is packed" in passages

@@ -76,8 +76,36 @@ def test_a_policy_naming_a_missing_tool_is_a_located_warning(sqlite_store: Store
         handle.write("\n- Offer a voucher with `issue_voucher` when a parcel is late.\n")
     pid = import_project(sqlite_store, project).project_id
     outcome = generate(sqlite_store, pid, paths=2, seed=0)
-    wanted = "policies/06_tracking.md: the policy names tool 'issue_voucher', which the project lacks"
-    assert [w for w in outcome.run.warnings if w.endswith(wanted)]
+    wanted = (
+        "policies/06_tracking.md § Tracking a shipment: the policy names tool 'issue_voucher', which the "
+        "project lacks"
+    )
+    assert [w for w in outcome.run.warnings if w.endswith(wanted)], outcome.run.warnings
+
+
+def test_contradicting_policy_steps_are_located_warnings_and_the_run_goes_on(
+    sqlite_store: Store, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    project = tmp_path / "retail"
+    shutil.copytree(DATA / "retail", project)
+    with (project / "policies" / "05_refusals_handover.md").open("a", encoding="utf-8") as handle:
+        handle.write(
+            "\n## Late changes\n\n- Cancel an order with `cancel_order` if the status is shipped.\n"
+            "- Never call `change_shipping_address`.\n"
+        )
+    pid = import_project(sqlite_store, project).project_id
+    outcome = generate(sqlite_store, pid, paths=2, seed=0)
+    warnings = outcome.run.warnings
+    status = [w for w in warnings if "tool 'cancel_order' is allowed for status shipped" in w]
+    assert status and "05_refusals_handover.md § " in status[0] and "Late changes" in status[0]
+    assert "02_order_states.md" in status[0] and "(status pending)" in status[0]
+    refusal = [w for w in warnings if "says never to call tool 'change_shipping_address'" in w]
+    assert refusal and "Late changes" in refusal[0] and "02_order_states.md" in refusal[0]
+    assert outcome.run.status.value == "finished"  # kept as warnings, never a crash
+    assert {g.procedure for g in list_graphs(sqlite_store, pid, outcome.run.id)} >= {
+        "policy_cancel_order", "policy_change_shipping_address"
+    }  # fmt: skip
 
 
 def test_hand_written_procedures_win_on_the_sample(sqlite_store: Store, monkeypatch):

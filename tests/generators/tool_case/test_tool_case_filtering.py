@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from toolcase_support import mislabel
 from typer.testing import CliRunner
 
 from evalcore.cli.main import app
@@ -27,7 +28,8 @@ SAMPLE = Path(__file__).resolve().parents[3] / "data" / "sample"
 def judged(sqlite_store: Store, monkeypatch) -> tuple[Store, str, list]:
     monkeypatch.setenv("EVALCORE_OFFLINE", "1")
     pid = import_project(sqlite_store, SAMPLE).project_id
-    generate_toolcases(sqlite_store, pid, per_situation=2)
+    generate_toolcases(sqlite_store, pid, per_situation=2, pos_share=None)
+    mislabel(sqlite_store, pid, as_="null_tool_response")  # shows bad input data: the judge rejects it
     outcome = filter_toolcases(sqlite_store, pid)
     assert (outcome.judged, outcome.total, outcome.failed) == (52, 52, [])
     conversations = [v.conversation for v in list_conversations(sqlite_store, pid, generator=GENERATOR)]

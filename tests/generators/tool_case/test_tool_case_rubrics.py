@@ -135,7 +135,7 @@ def generated(tmp_path_factory) -> tuple:
     mp.setenv("EVALCORE_OFFLINE", "1")
     store = Store(f"sqlite:///{tmp_path_factory.mktemp('tc') / 'store.db'}")
     pid = import_project(store, SAMPLE).project_id
-    generate_toolcases(store, pid, per_situation=3, seed=1)
+    generate_toolcases(store, pid, per_situation=3, pos_share=None, seed=1)
     conversations = [v.conversation for v in list_conversations(store, pid, generator=GENERATOR)]
     yield store, pid, conversations, ModelClient(store, pid)
     store.close()

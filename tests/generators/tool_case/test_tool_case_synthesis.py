@@ -175,7 +175,9 @@ def sample(sqlite_store: Store, monkeypatch) -> tuple[Store, str]:
 def test_offline_generation_gives_every_situation_labelled_conversations_and_resumes(sample):
     store, pid = sample
     seen = []
-    outcome = generate_toolcases(store, pid, per_situation=2, seed=3, on_progress=lambda d, n: seen.append(d))
+    outcome = generate_toolcases(
+        store, pid, per_situation=2, pos_share=None, seed=3, on_progress=lambda d, n: seen.append(d)
+    )
     assert (outcome.done, outcome.total, outcome.failed) == (52, 52, []) and seen[-1] == 52
     params = outcome.run.params
     assert params["unproduced"] == []
