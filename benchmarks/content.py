@@ -41,13 +41,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
 from evalcore.documents.naming import code_names  # noqa: E402
-from evalcore.generators.doc_qa.generate import qa_pairs  # noqa: E402
+from evalcore.documents.retrieval import build_index  # noqa: E402
+from evalcore.generators.doc_qa.generate import document_input, qa_pairs  # noqa: E402
 from evalcore.generators.doc_qa.job import generate_conversations  # noqa: E402
 from evalcore.generators.doc_qa.schema import is_cannot_answer  # noqa: E402
 from evalcore.generators.doc_qa.specs import system_description  # noqa: E402
 from evalcore.generators.doc_qa.subject import spec_subject  # noqa: E402
+from evalcore.generators.doc_qa.verify import verify_conversation  # noqa: E402
 from evalcore.inputs import import_project  # noqa: E402
 from evalcore.items.store_ops import list_conversations  # noqa: E402
+from evalcore.llm import ModelClient  # noqa: E402
 from evalcore.reports import build_report  # noqa: E402
 from evalcore.runs import run_target  # noqa: E402
 from evalcore.specs.generation import generate_specs  # noqa: E402
@@ -184,6 +187,53 @@ def conversation_figures(
         print(f"  message: {message}")
 
 
+def injected_corrections(store: Store, project_id: str, views: list, limit: int = 40) -> None:
+    """Offline correction on wrong answers: in up to `limit` conversations, every answer is made slightly
+    wrong (its last number changed, else its last word; its sources dropped); verification then keeps,
+    corrects (rewrites from the passages) or flags each. Offline generation copies answers
+    from the documents, so without injected errors the corrected share is ~0 by construction."""
+    specs = {v.spec.id: v.spec for v in views}
+    docs = {d.id: d for d in store.documents(project_id)}
+    index = build_index(list(docs.values()))
+    llm = ModelClient(store, project_id)
+    verdicts: Counter = Counter()
+    right = 0
+    for view in list_conversations(store, project_id)[:limit]:
+        conversation = view.conversation.model_copy(deep=True)
+        answered = [a for _, a in qa_pairs(conversation) if not is_cannot_answer(a.content)]
+        truth = [a.content for a in answered]
+        for answer in answered:
+            answer.content = _slightly_wrong(answer.content)
+            answer.metadata["sources"] = []
+        spec = specs[conversation.spec_id]
+        chain = (conversation.metadata.get("chain") or {}).get("documents", [])
+        context = {i: document_input(docs[i]) for i in chain if i in docs}
+        spec_inputs = {"system_description": "", "probe": spec.scenario, "probe_given": spec.given,
+                       "probe_when": spec.when, "probe_then": spec.then}  # fmt: skip
+        turns = conversation.metadata.get("num_turns", 7)
+        checked = verify_conversation(llm, conversation, spec_inputs, index, context, chain, turns)
+        injected = {a.index for a in answered}
+        after = [a for _, a in qa_pairs(checked.conversation) if a.index in injected]
+        for answer, own in zip(after, truth, strict=True):
+            verdicts[answer.metadata.get("correction", "none")] += 1
+            right += answer.content == own
+    total = sum(verdicts.values())
+    print(f"\nInjected wrong answers (last number or word changed), offline correction: "
+          f"corrected {_share(verdicts['corrected'], total)}, "
+          f"flagged {_share(verdicts['unsupported'], total)}, "
+          f"kept {_share(verdicts['supported'], total)}; corrected back to the document's own answer: "
+          f"{_share(right, total)}")  # fmt: skip
+
+
+def _slightly_wrong(answer: str) -> str:
+    numbers = list(re.finditer(r"\d+", answer))
+    if numbers:
+        last = numbers[-1]
+        return f"{answer[: last.start()]}{int(last.group()) + 7}{answer[last.end() :]}"
+    words = answer.rstrip(".").split()
+    return " ".join([*words[:-1], "unknown"]) + "."
+
+
 def _share(part: int, whole: int) -> str:
     return f"{part}/{whole} = {part / max(whole, 1):.1%}"
 
@@ -206,6 +256,7 @@ def content(folder: Path, project: Path, m: int, per_spec: int, run_demo: bool =
     print(f"Specs from the card's behaviours: {len(from_card)} of {len(behaviours)}")
     coverage_table(store, project_id)
     conversation_figures(store, project_id, views, max(K_VALUES), per_spec, None)
+    injected_corrections(store, project_id, views)
     # At d=3, the chain-length goal (conversations with 3 documents >= 60% where the graph allows).
     at3 = Store(f"sqlite:///{folder / 'd3.db'}")
     at3_id = import_project(at3, project).project_id

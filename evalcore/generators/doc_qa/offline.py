@@ -696,7 +696,8 @@ class _Writer:
             if turn is None:  # no bridge or no fact for the planned type: a plain lookup instead
                 turn = self.single(step.docs[-1]) or self.single(0) or self.cannot(0)
             turn = self.distinct(turn)
-            if _key(turn.question) in self.seen and step.type not in ("CANNOT", "SYNTHESIS"):
+            opening = not turns and bool(self.subject)  # the first question keeps to the spec's subject
+            if _key(turn.question) in self.seen and step.type not in ("CANNOT", "SYNTHESIS") and not opening:
                 # Every way of asking this pair was asked before: another fact of its document instead.
                 other = self.single(step.docs[-1])
                 turn = other if other is not None and _key(other.question) not in self.seen else turn
