@@ -665,6 +665,12 @@ class _Writer:
             bridge = turn.bridging_entity
             said = self.refer(asked, bridge, fact) if turn.query_type == "FILLER" and bridge else None
             options.append((said or asked, asked))
+        # Last, other wordings of a generic follow-up or summing-up question about the same entity.
+        entity = turn.bridging_entity
+        families = {"FILLER": (FOLLOW,), "MULTI-DOC": (ACROSS, SUM_UP), "SYNTHESIS": (SUM_UP, ACROSS)}
+        for family in families.get(turn.query_type, ()) if entity else ():
+            spoken = self.say(entity)
+            options += [(t.format(noun="one", e=spoken), t.format(noun="one", e=spoken)) for t in family]
         for said, meant in options:
             if _key(said) not in self.seen:
                 return turn.model_copy(update={"question": said, "resolved_question": meant})

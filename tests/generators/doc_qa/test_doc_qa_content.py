@@ -151,7 +151,10 @@ def test_specs_over_one_document_are_given_different_facts(sqlite_store):
     generate_specs(sqlite_store, project_id, m=3, batch=3, from_card=False)  # three rental-policy specs
     specs = list_specs(sqlite_store, project_id)
     assert {tuple(v.spec.documents) for v in specs} == {("rental-policy",)}
-    outcome = generate_conversations(sqlite_store, project_id, specs="all", per_spec=3, dense=False)
+    # Within the spec's one document (through the graph, chains reach other documents' facts too).
+    outcome = generate_conversations(
+        sqlite_store, project_id, specs="all", per_spec=3, dense=False, chains="spec"
+    )
     units = outcome.run.params["plan"]["units"]
     fresh = [set(u["fresh"]) for u in units]
     # 31 facts, 6 a conversation: the first five conversations, over three specs, share none.
