@@ -32,6 +32,7 @@ import logging
 import re
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -40,13 +41,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
 from evalcore.documents.naming import code_names  # noqa: E402
-from evalcore.generators.doc_qa.generate import qa_pairs  # noqa: E402
+from evalcore.documents.retrieval import build_index  # noqa: E402
+from evalcore.generators.doc_qa.generate import document_input, qa_pairs  # noqa: E402
 from evalcore.generators.doc_qa.job import generate_conversations  # noqa: E402
 from evalcore.generators.doc_qa.schema import is_cannot_answer  # noqa: E402
 from evalcore.generators.doc_qa.specs import system_description  # noqa: E402
 from evalcore.generators.doc_qa.subject import spec_subject  # noqa: E402
+from evalcore.generators.doc_qa.verify import verify_conversation  # noqa: E402
 from evalcore.inputs import import_project  # noqa: E402
 from evalcore.items.store_ops import list_conversations  # noqa: E402
+from evalcore.llm import ModelClient  # noqa: E402
 from evalcore.reports import build_report  # noqa: E402
 from evalcore.runs import run_target  # noqa: E402
 from evalcore.specs.generation import generate_specs  # noqa: E402
@@ -59,6 +63,7 @@ from evalcore.store import Store  # noqa: E402
 # GC-WHL-G30, RC-01). Codes that appear in the system card are exposed to customers and allowed.
 ID_LIKE = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
 K_VALUES = (8, 15)
+QUERY_TYPES = ("SINGLE-DOC", "MULTI-DOC", "PRE-FILLER", "FILLER", "SYNTHESIS", "CANNOTANSWER")
 README_K = 30  # `specs select`'s default, as the README's walk-through runs it
 RANDOM_SEEDS = range(10)
 
@@ -106,60 +111,131 @@ def demo_run(store: Store, project_id: str) -> None:
 
 def conversation_figures(
     store: Store, project_id: str, views: list, k: int, per_spec: int, d: int | list[int] | None,
-    goals: bool = True,
+    goals: bool = True, chains: str | None = None,
 ) -> None:  # fmt: skip
     """Select k specs, generate `per_spec` conversations each (chain lengths d) and print their figures;
     `goals` says the issue's goals apply (they are set at the script's settings, not the README's)."""
     select_specs(store, project_id, k=k)
-    lengths = {} if d is None else {"d": d}
+    extra = ({} if d is None else {"d": d}) | ({} if chains is None else {"chains": chains})
     outcome = generate_conversations(
-        store, project_id, specs="selected", per_spec=per_spec, dense=False, **lengths
+        store, project_id, specs="selected", per_spec=per_spec, dense=False, **extra
     )
     specs = {v.spec.id: v.spec for v in views}
     titles = [d.title for d in store.documents(project_id) if len(d.title) > 3]
     card_text, ignore = system_description(store, project_id)
     names = code_names(store.documents(project_id), ignore)
     conversations = [v.conversation for v in list_conversations(store, project_id)]
-    grounded_convs = turns = grounded_turns = 0
+    counts = Counter()
     on_subject = {True: [0, 0], False: [0, 0]}  # named subject or key nouns -> [mentioned, conversations]
     questions: list[str] = []
+    types: Counter = Counter()
+    lengths: Counter = Counter()
     for conversation in conversations:
         spec = specs[conversation.spec_id]
         own = set(spec.documents)
+        chain = set((conversation.metadata.get("chain") or {}).get("documents", []))
+        lengths[(conversation.metadata.get("chain") or {}).get("requested_length"), len(chain)] += 1
         pairs = qa_pairs(conversation)
         asked = [q.content for q, _ in pairs]
         questions.extend(asked)
+        types.update("CANNOTANSWER" if is_cannot_answer(a.content) else a.query_type for _, a in pairs)
         subject = spec_subject(spec.scenario, names, ignore)
         on_subject[subject.named][0] += subject.count(asked) > 0
         on_subject[subject.named][1] += 1
+        counts["first"] += bool(asked) and subject.said_in(asked[0])
         answered = [a for _, a in pairs if not is_cannot_answer(a.content)]
         inside = [a for a in answered if a.grounding and set(a.grounding) <= own]
-        turns += len(answered)
-        grounded_turns += len(inside)
-        grounded_convs += bool(answered) and len(inside) == len(answered)
+        in_chain = [a for a in answered if a.grounding and set(a.grounding) <= own | chain]
+        verification = conversation.metadata.get("verification") or {}
+        corrections = (verification.get("correction") or {}).get("turns") or []
+        counts["corrected"] += sum(c.get("verdict") == "corrected" for c in corrections)
+        counts["checked"] += len(corrections)
+        counts["turns"] += len(answered)
+        counts["own"] += len(inside)
+        counts["chain"] += len(in_chain)
+        counts["own_convs"] += bool(answered) and len(inside) == len(answered)
     leaky = [q for q in questions if _leaky(q, titles, card_text)]
     passed = sum(bool(c.metadata.get("judge_passed")) for c in conversations)
     n = len(conversations)
     shown = f"d={d}" if d is not None else "default d"
-    print(f"\nConversations at k={k}, --per-spec {per_spec}, {shown}: {n} ({outcome.added} added, "
-          f"{len(outcome.messages)} per-spec message(s))")  # fmt: skip
-    print(f"  grounded in their spec's documents: {grounded_convs}/{n} = {grounded_convs / max(n, 1):.1%} "
-          f"(turns: {grounded_turns}/{turns} = {grounded_turns / max(turns, 1):.1%})")  # fmt: skip
+    print(f"\nConversations at k={k}, --per-spec {per_spec}, {shown}, chains {chains or 'default'}: {n} "
+          f"({outcome.added} added, {len(outcome.messages)} per-spec message(s))")  # fmt: skip
+    print(f"  answers grounded in their spec's documents or its chain (goal >= 95%): "
+          f"{_share(counts['chain'], counts['turns'])}; in the spec's own documents: "
+          f"{_share(counts['own'], counts['turns'])} (conversations wholly: "
+          f"{_share(counts['own_convs'], n)})")  # fmt: skip
+    print(f"  first question names the spec's subject (goal >= 85%): {_share(counts['first'], n)}")
     mentioned = on_subject[True][0] + on_subject[False][0]
-    print(f"  mention their spec's subject (no goal in the issue): {mentioned}/{n} = "
-          f"{mentioned / max(n, 1):.1%} "
+    print(f"  some question names it: {_share(mentioned, n)} "
           f"(spec names a code or name: {on_subject[True][0]}/{on_subject[True][1]}; "
           f"key nouns: {on_subject[False][0]}/{on_subject[False][1]})")  # fmt: skip
     distinct = len({q.strip().lower() for q in questions})
-    print(f"  distinct questions{' (goal >= 0.9)' if goals else ''}: {distinct}/{len(questions)} = "
+    print(f"  distinct questions across the run (goal >= 0.9): {distinct}/{len(questions)} = "
           f"{distinct / max(len(questions), 1):.3f}")  # fmt: skip
-    print(f"  questions quoting a document title or an unexposed id: {len(leaky)}/{len(questions)} = "
-          f"{len(leaky) / max(len(questions), 1):.1%}")  # fmt: skip
+    total = sum(types.values())
+    print("  query types (goal: each of the seed's >= 5%): "
+          + ", ".join(f"{t} {types[t] / max(total, 1):.1%}" for t in QUERY_TYPES))  # fmt: skip
+    print("  chain length against d asked (d -> documents: conversations): "
+          + "; ".join(f"{a} -> {got}: {c}" for (a, got), c in sorted(lengths.items(), key=str)))  # fmt: skip
+    print(f"  answers corrected by the generation-time verification: "
+          f"{_share(counts['corrected'], counts['checked'])}")  # fmt: skip
+    print(f"  questions quoting a document title or an unexposed id: {_share(len(leaky), len(questions))}")
     print(f"  passed by the generation-time verification (offline judge): {passed}/{n}")
     for q in leaky[:3]:
         print(f"    e.g. {q}")
     for message in outcome.messages[:5]:
         print(f"  message: {message}")
+
+
+def injected_corrections(store: Store, project_id: str, views: list, limit: int = 40) -> None:
+    """Offline correction on wrong answers: in up to `limit` conversations, every answer is made slightly
+    wrong (its last number changed, else its last word; its sources dropped); verification then keeps,
+    corrects (rewrites from the passages) or flags each. Offline generation copies answers
+    from the documents, so without injected errors the corrected share is ~0 by construction."""
+    specs = {v.spec.id: v.spec for v in views}
+    docs = {d.id: d for d in store.documents(project_id)}
+    index = build_index(list(docs.values()))
+    llm = ModelClient(store, project_id)
+    verdicts: Counter = Counter()
+    right = 0
+    for view in list_conversations(store, project_id)[:limit]:
+        conversation = view.conversation.model_copy(deep=True)
+        answered = [a for _, a in qa_pairs(conversation) if not is_cannot_answer(a.content)]
+        truth = [a.content for a in answered]
+        for answer in answered:
+            answer.content = _slightly_wrong(answer.content)
+            answer.metadata["sources"] = []
+        spec = specs[conversation.spec_id]
+        chain = (conversation.metadata.get("chain") or {}).get("documents", [])
+        context = {i: document_input(docs[i]) for i in chain if i in docs}
+        spec_inputs = {"system_description": "", "probe": spec.scenario, "probe_given": spec.given,
+                       "probe_when": spec.when, "probe_then": spec.then}  # fmt: skip
+        turns = conversation.metadata.get("num_turns", 7)
+        checked = verify_conversation(llm, conversation, spec_inputs, index, context, chain, turns)
+        injected = {a.index for a in answered}
+        after = [a for _, a in qa_pairs(checked.conversation) if a.index in injected]
+        for answer, own in zip(after, truth, strict=True):
+            verdicts[answer.metadata.get("correction", "none")] += 1
+            right += answer.content == own
+    total = sum(verdicts.values())
+    print(f"\nInjected wrong answers (last number or word changed), offline correction: "
+          f"corrected {_share(verdicts['corrected'], total)}, "
+          f"flagged {_share(verdicts['unsupported'], total)}, "
+          f"kept {_share(verdicts['supported'], total)}; corrected back to the document's own answer: "
+          f"{_share(right, total)}")  # fmt: skip
+
+
+def _slightly_wrong(answer: str) -> str:
+    numbers = list(re.finditer(r"\d+", answer))
+    if numbers:
+        last = numbers[-1]
+        return f"{answer[: last.start()]}{int(last.group()) + 7}{answer[last.end() :]}"
+    words = answer.rstrip(".").split()
+    return " ".join([*words[:-1], "unknown"]) + "."
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} = {part / max(whole, 1):.1%}"
 
 
 def content(folder: Path, project: Path, m: int, per_spec: int, run_demo: bool = False) -> None:
@@ -180,6 +256,12 @@ def content(folder: Path, project: Path, m: int, per_spec: int, run_demo: bool =
     print(f"Specs from the card's behaviours: {len(from_card)} of {len(behaviours)}")
     coverage_table(store, project_id)
     conversation_figures(store, project_id, views, max(K_VALUES), per_spec, None)
+    injected_corrections(store, project_id, views)
+    # At d=3, the chain-length goal (conversations with 3 documents >= 60% where the graph allows).
+    at3 = Store(f"sqlite:///{folder / 'd3.db'}")
+    at3_id = import_project(at3, project).project_id
+    generate_specs(at3, at3_id, m=m)
+    conversation_figures(at3, at3_id, list_specs(at3, at3_id), max(K_VALUES), per_spec, 3)
     if run_demo:
         demo_run(store, project_id)
     # The README's walk-through settings, in a store of their own (a new selection, new conversations).

@@ -109,6 +109,17 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
         model = st.text_input(
             "Generator model (optional)", placeholder="e.g. openai/gpt-4o-mini; empty: Settings"
         )
+        chains = st.radio(
+            "Chains",
+            ["graph", "spec"],
+            horizontal=True,
+            format_func=lambda c: {
+                "graph": "Through the document graph",
+                "spec": "Within the spec's documents",
+            }[c],
+            help="Through the graph (seed 000): d documents from the spec's own, linked by shared entities "
+            "and fields. Within the spec's documents: only those it cites, so usually shorter than d.",
+        )
         start = st.form_submit_button("Generate", type="primary", disabled=not has_specs)
     if runs:
         rows = []
@@ -146,7 +157,8 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
     if resumable and st.button(f"Resume {unfinished.id}", type="primary"):
         _queue(unfinished.id)
     if start:
-        params = {"specs": which, "d": sorted(d) or [5], "turns": int(turns), "per_spec": int(per_spec)}
+        params = {"specs": which, "d": sorted(d) or [5], "turns": int(turns), "per_spec": int(per_spec),
+                  "chains": chains}  # fmt: skip
         try:
             may_start(store, DOC_QA_KIND)  # before a run record is made for nothing
             run_id = start_run(store, project_id, **params, model=model.strip() or None).id

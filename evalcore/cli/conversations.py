@@ -54,6 +54,14 @@ def generate(
             "--leave-spec", help="Let chains go on to retrieved documents when a spec is about fewer than d."
         ),
     ] = False,
+    chains: Annotated[
+        str,
+        typer.Option(
+            "--chains",
+            help="'graph': chains of d documents through the document graph from the spec's own documents "
+            "(seed 000); 'spec': chains only within the spec's documents (shorter, our earlier default).",
+        ),
+    ] = "graph",
     budget_usd: Annotated[float | None, typer.Option(help="Stop before spending more than this.")] = None,
     resume: Annotated[str | None, typer.Option(help="Resume this run id with its own parameters.")] = None,
     retry_failed: RetryFailedOption = False,
@@ -74,7 +82,7 @@ def generate(
     params = {} if resume else {
         "specs": which, "d": parse_lengths(d), "turns": turns, "per_spec": per_spec, "seed": seed,
         "model": model, "judge": judge, "budget": {"usd": budget_usd} if budget_usd is not None else None,
-        "leave_spec": leave_spec,
+        "leave_spec": leave_spec, "chains": chains,
     }  # fmt: skip
 
     if queue:

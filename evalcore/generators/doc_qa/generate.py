@@ -62,13 +62,17 @@ def conversation_inputs(
     ignore: list[str],
     names: Mapping[str, str] | None = None,
     fresh: list[str] | None = None,
+    subject: list[str] | None = None,
+    asked: list[str] | None = None,
 ) -> dict[str, Any]:
     """The task inputs of one conversation: every prompt placeholder, and what the offline generator uses.
 
     `names` maps codes to what a customer calls them (`wording.code_names` over the project's tables);
     only the codes the chain's and policies' documents use are passed on. `fresh` are the facts (their
     texts) the job gives this conversation, so conversations of one run ask different facts; the offline
-    generator picks them first.
+    generator picks them first. `subject` are the terms the spec's subject goes by
+    (evalcore.generators.doc_qa.subject): the first question asks about it. `asked` are the questions
+    earlier conversations of the run asked of these documents: this one asks others.
     """
     links = [
         {"from": a.id, "to": b.id, "bridging_entities": list(ents)}
@@ -91,6 +95,8 @@ def conversation_inputs(
         "variant": variant,
         "ignore": ignore,
         "fresh": list(fresh or []),
+        "subject": list(subject or []),
+        "asked": list(asked or []),
     }
 
 

@@ -8,9 +8,12 @@ finished conversation; model calls are cached, so even an interrupted unit costs
 job of evalcore.jobs: units are claimed before they are worked, so two processes never generate the same
 conversation; its progress and stop request are that package's (`jobs.progress`, `jobs.request_stop`).
 
-Chains run through the spec's own documents D_s (seed 000 draws them from the documents retrieved for
-the spec; ours are the ones the spec is about, so a conversation tests its spec). A spec about fewer
-than d documents gets shorter chains and a message; one whose documents are policies only gets chains
+Chains (`chains="graph"`, the default: seed 000, Algorithm 2, spec-first) start at one of the spec's own
+documents D_s and run d documents through the document graph over the documents retrieved for it (the
+seed's D_t), else through the whole graph; a chain shorter than d (the graph allows no longer one from
+the spec's documents) gets a message. With `chains="spec"` (our earlier behaviour) chains stay within
+the spec's own documents: a spec about fewer than d documents gets shorter chains and a message; with
+either, a spec whose documents are policies only gets chains
 with policies as graph nodes (our extension; the run says so). A spec citing no document (a card
 behaviour or tool spec no document is relevant enough to, see evalcore.specs.generation) is skipped with a
 message: its conversations could only be grounded in documents it is not about, so they would not test it;
@@ -27,6 +30,8 @@ conversations across specs do not re-ask the same facts.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,9 +53,11 @@ from evalcore.generators.doc_qa.generate import (
 from evalcore.generators.doc_qa.graph_build import build_document_graph
 from evalcore.generators.doc_qa.retrieval_per_spec import DEFAULT_K, retrieve_for_spec
 from evalcore.generators.doc_qa.specs import system_description
+from evalcore.generators.doc_qa.subject import spec_subject
 from evalcore.generators.doc_qa.verify import verify_conversation
 from evalcore.items.store_ops import add_conversation
 from evalcore.llm import ModelClient, TaskResult, choose_judge
+from evalcore.llm.registry import OFFLINE_MODEL
 from evalcore.models import Document, Run, Spec
 from evalcore.models.common import content_hash
 from evalcore.specs.choice import choose_specs
@@ -58,6 +65,8 @@ from evalcore.store import Store
 from evalcore.store.store import new_id
 
 RUN_KIND = "conversations.doc_qa"
+CHAIN_MODES = ("graph", "spec")  # see `start_run`
+ASKED_SHOWN = 200  # earlier questions a conversation is told of (its chain's documents'): bounds the prompt
 
 
 @dataclass
@@ -131,13 +140,17 @@ class _Planner:
             self.messages.append(f"{label}: it cites no document (a card behaviour or tool spec), so no "
                                  "conversation grounded in documents tests it; skipped")  # fmt: skip
             return
-        ranked, left, as_nodes = _chain_nodes(
-            own, own_policies, found, max(lengths), params.get("leave_spec")
-        )
+        through_graph = params.get("chains", "spec") == "graph" and bool(own)
+        if through_graph:  # spec-first: its own documents, then retrieval's, then the whole graph
+            ranked, left, as_nodes = list(dict.fromkeys(own + found.graph_ranked())), False, False
+        else:
+            ranked, left, as_nodes = _chain_nodes(
+                own, own_policies, found, max(lengths), params.get("leave_spec")
+            )
         graph = self._graph(as_nodes)
         # Conversation m of a spec uses length lengths[m % len(lengths)], so n conversations spread evenly.
         wanted = {d: sum(1 for m in range(n) if lengths[m % len(lengths)] == d) for d in lengths}
-        picks = {d: chains_for_spec(graph, ranked, d, n=count, seed=params["seed"])
+        picks = {d: self._pick(graph, ranked, len(own), d, count, through_graph)
                  for d, count in wanted.items()}  # fmt: skip
         if not any(p.chains for p in picks.values()):
             reason = next((p.reason for p in picks.values() if p.reason), "")
@@ -147,6 +160,20 @@ class _Planner:
         context_policies = found.policy if left or params.get("leave_spec") else own_policies
         self._note_chains(label, own, ranked, left, picks, wanted, context_policies)
         self._add_units(spec, label, own or own_policies, picks, context_policies)
+
+    def _pick(self, graph: Any, ranked: list[str], starts: int, d: int, count: int, whole: bool) -> Any:
+        """A spec's chains of length d. Through the graph (`whole`, the seed's Algorithm 2, spec-first):
+        chains start at one of the spec's own documents and run through the documents retrieved for it
+        (the seed's D_t); when those hold no chain of d, through the whole document graph."""
+        seed = self.params["seed"]
+        if not whole:
+            return chains_for_spec(graph, ranked, d, n=count, seed=seed)
+        picked = chains_for_spec(graph, ranked, d, top=starts, n=count, seed=seed)
+        if picked.used < d or len(picked.chains) < count:
+            wider = chains_for_spec(graph, ranked, d, top=starts, n=count, seed=seed, restrict=False)
+            if (wider.used, len(wider.chains)) > (picked.used, len(picked.chains)):
+                return wider
+        return picked
 
     def _graph(self, as_nodes: bool) -> Any:
         """The document graph chains are drawn from: with policies as nodes for a spec that needs it."""
@@ -168,7 +195,7 @@ class _Planner:
         shorter or fewer than asked, or its documents hold too few facts for its conversations."""
         n, turns = self.n, self.params["turns"]
         leaving = sum(1 for p in picks.values() for c in p.chains if not set(c.doc_ids) <= set(own))
-        if own and leaving:
+        if own and leaving and self.params.get("chains", "spec") != "graph":
             self.messages.append(
                 f"{label}: {leaving} of its chains leave its {len(own)} document(s) to reach the length asked"
             )
@@ -301,13 +328,18 @@ def start_run(
     turns: int = 7,
     per_spec: int = 10, seed: int = 0, model: str | None = None, judge: str | None = None,
     k: dict[str, int] | None = None, dense: bool = True, budget: dict[str, float] | None = None,
-    leave_spec: bool = False,
+    leave_spec: bool = False, chains: str = "graph",
 ) -> Run:  # fmt: skip
     """Record a new doc-QA run with its parameters (validated); `generate_conversations` runs it.
 
-    `leave_spec` lets a chain go on from a spec's documents to those retrieval finds, when the spec is
-    about fewer than d documents (the seed's behaviour; each spec whose chains leave it gets a note).
+    `chains` says where a spec's chains of d documents come from: "graph" (the default, seed 000's
+    Algorithm 2) walks the document graph from the spec's own documents through those retrieved for it,
+    then the whole graph, so chains reach d where the graph allows; "spec" (our earlier behaviour) keeps
+    them within the documents the spec cites. With "spec", `leave_spec` lets a chain go on to those
+    retrieval finds when the spec is about fewer than d documents (each such spec gets a note).
     """
+    if chains not in CHAIN_MODES:
+        raise EvalcoreError(f"chains must be one of {', '.join(CHAIN_MODES)} (got '{chains}')")
     lengths = chain_lengths(d)
     if turns < 2:
         raise EvalcoreError(
@@ -321,7 +353,7 @@ def start_run(
         "spec_ids": [s.id for s in chosen], "selection_note": note,
         "d": lengths[0] if len(lengths) == 1 else lengths, "turns": turns, "per_spec": per_spec,
         "seed": seed, "model": model, "judge": judge, "k": {**DEFAULT_K, **(k or {})}, "dense": dense,
-        "leave_spec": leave_spec,
+        "leave_spec": leave_spec, "chains": chains,
     }  # fmt: skip
     return jobs.create(store, project_id, RUN_KIND, params, entry=resume, budget=budget)
 
@@ -372,6 +404,7 @@ class _Producer:
     ignore: list[str]
     names: Any  # what a customer calls each code (code_names)
     judge: Any  # the judge chosen for the generator's model (choose_judge)
+    run_id: str
     added: list[str] = field(default_factory=list)
 
     @classmethod
@@ -396,11 +429,30 @@ class _Producer:
         if judge.warning:
             store.add_run_warning(run.id, judge.warning)
         by_id = {doc.id: doc for doc in docs}
-        return cls(store, project_id, p, llm, index, by_id, specs, card_text, ignore, names, judge)
+        return cls(store, project_id, p, llm, index, by_id, specs, card_text, ignore, names, judge, run.id)
 
     def __post_init__(self) -> None:
         self.plan: dict[str, Any] = self.params["plan"]  # see `_plan`
         self.units: dict[str, dict[str, Any]] = {u["key"]: u for u in self.plan["units"]}
+        # The questions finished units asked, by document: a conversation is told those of its chain's
+        # documents so it asks others (questions distinct across the run, not only within a spec).
+        self.asked: dict[str, list[str]] = {}
+        self.answered: dict[str, list[str]] = {}
+        generator = self.llm.registry.choose("generator", self.params["model"]).model
+        self.serial: Any = threading.Lock() if generator == OFFLINE_MODEL else contextlib.nullcontext()
+        for unit in self.store.finished_units(self.run_id).values():
+            self._remember((unit or {}).get("result") or {})
+
+    def _remember(self, result: dict[str, Any]) -> None:
+        for doc in result.get("documents", []):
+            self.asked.setdefault(doc, []).extend(result.get("questions", []))
+            self.answered.setdefault(doc, []).extend(result.get("answers", []))
+
+    def asked_of(self, chain: list[str], what: str = "questions") -> list[str]:
+        """The questions (or answers) earlier conversations of the run had on these documents, latest
+        last (at most ASKED_SHOWN, so the prompt stays short)."""
+        had = self.asked if what == "questions" else self.answered
+        return list(dict.fromkeys(q for doc in chain for q in had.get(doc, [])))[-ASKED_SHOWN:]
 
     def produce(self, unit: dict[str, Any]) -> dict[str, Any]:
         """One unit's conversation, verified: {"conversation"}, or {"error", "raw"} when the model gave
@@ -410,7 +462,16 @@ class _Producer:
         chain = [self.by_id[i] for i in unit["chain"] if i in self.by_id]
         policies = [self.by_id[i] for i in unit["policies"] if i in self.by_id]
         inputs = conversation_inputs(self.card_text, spec, chain, unit["bridges"], policies, p["turns"],
-                                     unit["variant"], self.ignore, self.names, unit.get("fresh"))  # fmt: skip
+                                     unit["variant"], self.ignore, self.names, unit.get("fresh"),
+                                     self._subject(spec),
+                                     self.asked_of(unit["chain"]))  # fmt: skip
+        if p.get("chains", "spec") == "graph":  # with "spec", our earlier behaviour whole
+            # Offline only (no placeholder): every question and answer the run had so far, so a question
+            # or fact is not asked again (the model is shown the questions on its chain's documents).
+            inputs["asked_run"] = sorted({q for qs in self.asked.values() for q in qs})
+            inputs["answered"] = sorted({a for answers in self.answered.values() for a in answers})
+        else:
+            inputs["asked"] = []
         result = llm.run_task(
             GENERATE_CONVERSATION, inputs, role="generator", model=p["model"], seed=p["seed"]
         )
@@ -440,6 +501,13 @@ class _Producer:
             return {"stopped": verified.stopped}
         return {"conversation": verified.conversation}
 
+    def _subject(self, spec: Spec) -> list[str]:
+        """What the first question asks about: the spec's subject; none with `chains="spec"` (our earlier
+        behaviour, kept whole as the option)."""
+        if self.params.get("chains", "spec") != "graph":
+            return []
+        return list(spec_subject(spec.scenario, self.names, self.ignore).terms)
+
     def _metadata(self, unit: dict[str, Any], result: TaskResult[Any]) -> dict[str, Any]:
         """What a conversation keeps of how it was made: its chain, policies, retrieval, model."""
         chain_meta = {
@@ -465,7 +533,15 @@ class _Producer:
         }
 
     def work(self, claim: jobs.Claim) -> None:
-        """One unit: its conversation committed with the unit's done mark (or the unit failed)."""
+        """One unit: its conversation committed with the unit's done mark (or the unit failed).
+
+        Offline, units of one process are made one at a time, so each is told every question of the
+        units before it (the heuristic is CPU-bound: little is lost); a model's calls run side by side,
+        each told the questions of the units finished when it starts."""
+        with self.serial:
+            self._work(claim)
+
+    def _work(self, claim: jobs.Claim) -> None:
         made = self.produce(self.units[claim.key])
         if "stopped" in made:
             raise jobs.UnitStopped(f"budget: {made['stopped']}")  # not done: a resume does it
@@ -476,8 +552,12 @@ class _Producer:
             conversation = made["conversation"]
             add_conversation(self.store, self.project_id, conversation, conn=writer.conn)
             meta = conversation.metadata
+            questions = [t.content for t in conversation.turns if t.role == "user"]
+            answers = [t.content for t in conversation.turns if t.role == "assistant"]
             writer.result = {"conversation": conversation.id, "judge_passed": meta.get("judge_passed"),
-                             "tier": conversation.tier.value}  # fmt: skip
+                             "tier": conversation.tier.value, "questions": questions, "answers": answers,
+                             "documents": self.units[claim.key]["chain"]}  # fmt: skip
+        self._remember(writer.result)
         self.added.append(conversation.id)
 
 

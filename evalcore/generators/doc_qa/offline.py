@@ -14,12 +14,16 @@ offline items as such.
 The turn plan for a chain of d documents and L pairs (`plan_turns`):
 - the last pair is SYNTHESIS over all d documents; one pair is unanswerable (CANNOTANSWER), placed after
   the first FILLER (or mid-way), never between a PRE-FILLER and its FILLER;
-- with room, the first pair is a SINGLE-DOC lookup on the first document;
+- with room, the first pair is a SINGLE-DOC lookup on the first document (the spec's own), about the
+  spec's subject (`subject`, evalcore.generators.doc_qa.subject) and naming it;
 - the first document switch is a PRE-FILLER (answer names the bridging entity) then a FILLER on the next
   document (refers to the entity without naming it); later switches are PRE-FILLER/FILLER pairs while
-  the pairs left allow one for every remaining switch, else MULTI-DOC pairs (one fact from each side of
-  the bridge); with room left, one MULTI-DOC over the last switch, then SINGLE-DOC lookups on unvisited
-  chain documents, then policies.
+  the pairs left allow one for every remaining switch and one more, else MULTI-DOC pairs (one fact
+  from each side of the bridge); with room left, one MULTI-DOC over the last switch, then SINGLE-DOC
+  lookups on unvisited chain documents, then policies.
+- questions are distinct across the run: the job passes the questions and answers of the conversations
+  before (`asked_run`, `answered`); a fact already answered is picked only when no other fits, a question
+  already asked is asked another way (`distinct`), else another fact of its document is asked.
 """
 
 from __future__ import annotations
@@ -47,7 +51,14 @@ from evalcore.documents.wording import (
     sentence_question,
     topic_question,
 )
-from evalcore.generators.doc_qa.schema import CANNOTANSWER, QAConversation, QATurn, QueryType, Source
+from evalcore.generators.doc_qa.schema import (
+    CANNOTANSWER,
+    QAConversation,
+    QATurn,
+    QueryType,
+    Source,
+    is_cannot_answer,
+)
 from evalcore.models.common import content_hash
 
 _ID = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
@@ -67,6 +78,7 @@ ASPECTS = (
     ("Can {e} be shipped to Canada?", ("canada", "international")),
     ("Is there a loyalty points scheme that covers {e}?", ("loyalty", "points")),
 )
+OPENING_TRIES = 3  # facts on the spec's subject tried for a first question the run has not asked
 FOLLOW = (
     "And what about the {noun} you just mentioned?",
     "What else should I know about that {noun}?",
@@ -113,7 +125,9 @@ def plan_turns(d: int, pairs: int, extra_docs: int = 0) -> list[Step]:
         for t in range(d - 1):
             if remaining <= 0:
                 break
-            if remaining >= 2 and (t == 0 or remaining - 2 >= d - 2 - t):
+            # Later switches bridge with PRE-FILLER/FILLER only with a pair to spare, else by MULTI-DOC,
+            # so every query type of the seed occurs at every d >= 2 (issue 33: each >= 5%).
+            if remaining >= 2 and (t == 0 or remaining - 2 > d - 2 - t):
                 plan += [Step("PRE-FILLER", (t,), t), Step("FILLER", (t + 1,), t)]
                 remaining -= 2
             else:
@@ -159,7 +173,12 @@ class _Writer:
         self.exposed = set(_ID_IN_TEXT.findall(str(inputs.get("system_description", ""))))
         self.names: dict[str, str] = dict(inputs.get("names") or {})  # code -> what a customer calls it
         self.titles = [str(d.get("title", "")) for d in self.docs if len(str(d.get("title", ""))) > 3]
+        self.subject = [str(t) for t in inputs.get("subject") or [] if str(t).strip()]  # spec_subject's
         self.used: set[tuple[str, str]] = set()
+        # Questions earlier conversations of the run asked of these documents, then this one's own.
+        self.seen = {_key(q) for q in [*(inputs.get("asked") or []), *(inputs.get("asked_run") or [])]}
+        self.last_facts: list[Fact] = []  # the facts of the pair made last (`pair`)
+        self.answered = "\n".join(str(a) for a in inputs.get("answered") or []).casefold()
         self.by_doc: dict[int, list[Fact]] = defaultdict(list)
         self.bridges = self._bridges(inputs.get("bridges") or [])
 
@@ -192,6 +211,8 @@ class _Writer:
             pool = in_value or [f for f in pool if self.unique_value(f)] or pool
         if not pool:
             return None
+        # Facts earlier conversations of the run gave as answers are asked again only when no other fits.
+        pool = [f for f in pool if not self.stale(f)] or pool
         # The job's fresh facts first, while some fit: conversations of one run then ask different facts.
         pool = [f for f in pool if f.text in self.fresh and (f.document_id, f.text) not in self.used] or pool
         # Ties on relevance go by a hash of spec and fact, not document order: specs on one document
@@ -211,6 +232,13 @@ class _Writer:
         self.used.add((fact.document_id, fact.text))
         self.by_doc[i].append(fact)
         return fact
+
+    def stale(self, fact: Fact) -> bool:
+        """True when an earlier conversation of the run answered with this fact (`answered`)."""
+        if not self.answered:
+            return False
+        said = fact.text if fact.kind != "cells" else self.answer(fact)
+        return said.casefold() in self.answered
 
     def unique_value(self, fact: Fact) -> bool:
         """True when the fact's (last) cited cell value occurs in one row only of its table."""
@@ -400,10 +428,13 @@ class _Writer:
             asked = next((self.ask(f) for f in reversed(used) if entity in self.ask(f)), "")
             if asked:  # the same question as an answerable one, about the neighbour
                 question = asked.replace(entity, variant)
-        else:
-            subject = self.topic(facts[-1]) if facts else "this"
-            usable = [q for q, phrases in ASPECTS if not any(p in context for p in phrases)]
-            question = self.rng.choice(usable or [ASPECTS[0][0]]).format(e=subject)
+        subject = self.topic(facts[-1]) if facts else "this"
+        usable = [q for q, phrases in ASPECTS if not any(p in context for p in phrases)] or [ASPECTS[0][0]]
+        options = [q.format(e=subject) for q in self.rng.sample(usable, len(usable))]
+        if miss is None:
+            question = options[0]
+        # A question earlier conversations of the run asked is not asked again while another fits.
+        question = next((q for q in [question, *options] if _key(q) not in self.seen), question)
         return QATurn(
             question=question,
             answer=CANNOTANSWER,
@@ -420,6 +451,7 @@ class _Writer:
     ) -> QATurn:
         # Each fact is a whole sentence or whole sentences of table cells: together they read as one answer.
         answer = " ".join(self.answer(f) for f in facts)
+        self.last_facts = facts
         return QATurn(
             question=question,
             answer=answer,
@@ -462,6 +494,30 @@ class _Writer:
         if fact is None:
             return None
         return self.pair(qtype, [fact], self.ask(fact, avoid=must), must)
+
+    def opening(self, i: int) -> QATurn | None:
+        """The first pair: a lookup in document i (the spec's own) on the spec's subject, naming it, so
+        the conversation starts on what its spec tests; None when no fact of the document names it."""
+        first: QATurn | None = None
+        for term in self.subject:
+            about = [f for f in self.facts[i] if f.mentions(term)]
+            about = [f for f in about if not self.stale(f)] or about
+            # Conversation m of a spec opens on its m-th fact about the subject: conversations of one spec
+            # worked at the same time (so not told of each other's questions) still open differently.
+            about.sort(key=lambda f: (-relevance(f.text, self.query), content_hash([self.probe, f.text])))
+            shift = self.variant % len(about) if about else 0
+            for fact in (about[shift:] + about[:shift])[:OPENING_TRIES]:
+                self.used.add((fact.document_id, fact.text))
+                self.by_doc[i].append(fact)
+                question = self.ask(fact)
+                spoken = self.say(term)
+                if not mentions(question, term) and not mentions(question, spoken):
+                    question = f"About {spoken}: {_lower_first(question)}"
+                turn = self.pair("SINGLE-DOC", [fact], question, None)
+                if _key(question) not in self.seen:
+                    return turn
+                first = first or turn
+        return first
 
     def refer(self, question: str, bridge: str, fact: Fact) -> str | None:
         """`question` with the bridging entity referred to, not named ("... at that store"); None when
@@ -592,27 +648,72 @@ class _Writer:
     def _bridge(self, i: int) -> str | None:
         return self.bridges[i] if i < len(self.bridges) else None
 
+    def distinct(self, turn: QATurn) -> QATurn:
+        """`turn`, or the same pair asked another way when the run already asked its question (issue 33:
+        questions distinct across the run): about one aspect of its facts in particular, else each fact
+        asked on its own (a FILLER still referring to its bridge). Kept as is when every way was asked."""
+        if _key(turn.question) not in self.seen or is_cannot_answer(turn.answer):
+            return turn
+        question, resolved = turn.question.rstrip("?"), (turn.resolved_question or turn.question).rstrip("?")
+        options: list[tuple[str, str]] = []
+        for fact in self.last_facts:
+            aspect = self.aspect(fact)
+            if aspect and self.clean(aspect) and not mentions(question, aspect):
+                options.append((f"{question}, especially {aspect}?", f"{resolved}, especially {aspect}?"))
+        for fact in self.last_facts:
+            asked = self.ask(fact)
+            bridge = turn.bridging_entity
+            said = self.refer(asked, bridge, fact) if turn.query_type == "FILLER" and bridge else None
+            options.append((said or asked, asked))
+        # Last, other wordings of a generic follow-up or summing-up question about the same entity.
+        entity = turn.bridging_entity
+        families = {"FILLER": (FOLLOW,), "MULTI-DOC": (ACROSS, SUM_UP), "SYNTHESIS": (SUM_UP, ACROSS)}
+        for family in families.get(turn.query_type, ()) if entity else ():
+            spoken = self.say(entity)
+            options += [(t.format(noun="one", e=spoken), t.format(noun="one", e=spoken)) for t in family]
+        for said, meant in options:
+            if _key(said) not in self.seen:
+                return turn.model_copy(update={"question": said, "resolved_question": meant})
+        return turn
+
+    def step(self, step: Step, first: bool) -> QATurn | None:
+        """The pair of one planned step, or None when its bridge or facts are missing."""
+        bridge = self.bridges[step.transition] if step.transition is not None else None
+        if first and step.type == "SINGLE-DOC" and (turn := self.opening(step.docs[0])):
+            return turn
+        if step.type == "CANNOT":
+            return self.cannot(step.docs[0])
+        if step.type == "SYNTHESIS":
+            return self.synthesis()
+        if step.type == "PRE-FILLER" and bridge:
+            return self.single(step.docs[0], "PRE-FILLER", must=bridge)
+        if step.type == "FILLER" and bridge:
+            return self.filler(step.docs[0], bridge)
+        if step.type == "MULTI-DOC":
+            return self.multi(step.docs[0], step.docs[1], bridge)
+        return None
+
     def write(self, pairs: int) -> QAConversation:
         """The whole conversation; a step whose facts are missing falls back to a SINGLE-DOC lookup."""
         d = len(self.chain)
         turns: list[QATurn] = []
         for step in plan_turns(d, pairs, len(self.docs) - d):
-            bridge = self.bridges[step.transition] if step.transition is not None else None
-            turn: QATurn | None = None
-            if step.type == "CANNOT":
-                turn = self.cannot(step.docs[0])
-            elif step.type == "SYNTHESIS":
-                turn = self.synthesis()
-            elif step.type == "PRE-FILLER" and bridge:
-                turn = self.single(step.docs[0], "PRE-FILLER", must=bridge)
-            elif step.type == "FILLER" and bridge:
-                turn = self.filler(step.docs[0], bridge)
-            elif step.type == "MULTI-DOC":
-                turn = self.multi(step.docs[0], step.docs[1], bridge)
+            turn = self.step(step, not turns)
             if turn is None:  # no bridge or no fact for the planned type: a plain lookup instead
                 turn = self.single(step.docs[-1]) or self.single(0) or self.cannot(0)
+            turn = self.distinct(turn)
+            opening = not turns and bool(self.subject)  # the first question keeps to the spec's subject
+            if _key(turn.question) in self.seen and step.type not in ("CANNOT", "SYNTHESIS") and not opening:
+                # Every way of asking this pair was asked before: another fact of its document instead.
+                other = self.single(step.docs[-1])
+                turn = other if other is not None and _key(other.question) not in self.seen else turn
+            self.seen.add(_key(turn.question))
             turns.append(turn)
         return QAConversation(turns=turns)
+
+
+def _key(question: str) -> str:
+    return question.strip().casefold()
 
 
 def _lower_first(text: str) -> str:

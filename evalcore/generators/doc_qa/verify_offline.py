@@ -1,9 +1,13 @@
 """Offline verification: retrieval-augmented correction and the adherence check without a model.
 
 Correction compares each claim of an answer (its cited sentences or cells, else its own sentences) with
-the retrieved passages: exact containment, else word coverage of at least COVERAGE; a claim not
-supported is replaced by the passage sentence that best answers the question, if that sentence covers
-at least REPAIR of the claim's words (a fix stays close to the claim), else the answer is flagged.
+the retrieved passages: exact containment, else word coverage of at least COVERAGE with every number
+of the claim in the passage. A claim not supported is replaced by the passage sentence that best
+answers the question with the claim's words, if that sentence covers at least REPAIR of them (a fix
+stays close to the claim); else by the sentence of its documents' passages that holds most of the
+question's words (at least ANSWERS of them): the answer is rewritten from its passage, as seed 000's
+retrieval-augmented correction does. Only an answer no passage answers is flagged. The original answer
+is kept in the turn's metadata (verify._apply).
 The check: a conversation adheres when enough pairs use the spec's vocabulary, and is coherent when each
 FILLER follows a turn whose answer names its bridging entity; rule problems and flags fail it.
 """
@@ -11,6 +15,7 @@ FILLER follows a turn whose answer names its bridging entity; rule problems and 
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from evalcore.documents.facts import plain
@@ -18,8 +23,10 @@ from evalcore.documents.retrieval import tokenize
 from evalcore.documents.sentences import split_sentences
 from evalcore.generators.doc_qa.schema import AdherenceCheck, Corrections, TurnCorrection, is_cannot_answer
 
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 COVERAGE = 0.8  # share of an answer sentence's words a passage must hold for it to count as supported
 REPAIR = 0.5  # share of the claim's words the replacing sentence must cover
+ANSWERS = 0.5  # share of the question's words a sentence must hold to replace an answer far from it
 
 
 def _words(text: str) -> set[str]:
@@ -61,6 +68,24 @@ def _best_sentence(question: str, claim: str, passages: list[dict[str, Any]]) ->
     return best[0], best[1], best[2]
 
 
+def _same_numbers(part: str, passage: str) -> bool:
+    """True when every number the claim states is in the passage: a claim with one figure changed keeps
+    most of its words, but it is a different claim (a price, a limit, a period)."""
+    return set(_NUMBER.findall(part)) <= set(_NUMBER.findall(passage))
+
+
+def _answering_sentence(question: str, passages: list[dict[str, Any]]) -> tuple[str, str, float]:
+    """The passage sentence holding most of the question's words, and the share it holds."""
+    best = ("", "", 0.0)
+    for passage in passages:
+        for line in passage["text"].splitlines():
+            for sentence in split_sentences(plain(line)):
+                share = _coverage(question, sentence)
+                if share > best[2]:
+                    best = (sentence, passage["id"], share)
+    return best
+
+
 def _correct_one(turn: dict[str, Any]) -> TurnCorrection:
     passages = turn.get("passages") or []
     if is_cannot_answer(turn["answer"]):
@@ -76,15 +101,28 @@ def _correct_one(turn: dict[str, Any]) -> TurnCorrection:
     fixes: list[tuple[str, str]] = []
     for part in answer_claims(turn):
         hit = next((p["id"] for p in passages if plain(part) in plain(p["text"])), None)
-        hit = hit or next((p["id"] for p in passages if _coverage(part, p["text"]) >= COVERAGE), None)
+        hit = hit or next(
+            (
+                p["id"]
+                for p in passages
+                if _coverage(part, p["text"]) >= COVERAGE and _same_numbers(part, p["text"])
+            ),
+            None,
+        )
         if hit:
             support.append(hit)
             continue
         own = [p for p in passages if p["document_id"] in turn.get("document_ids", [])] or passages
         sentence, pid, score = _best_sentence(turn["question"], part, own)
         if score < REPAIR:
-            note = f"no retrieved passage supports: {part[:120]}"
-            return TurnCorrection(pair=turn["pair"], verdict="unsupported", answer=turn["answer"], note=note)
+            # Not close to any passage: rewritten from the passage sentence that answers the question
+            # (seed 000's retrieval-augmented correction), flagged only when none does.
+            sentence, pid, score = _answering_sentence(turn["question"], own)
+            if score < ANSWERS:
+                note = f"no retrieved passage supports: {part[:120]}"
+                return TurnCorrection(
+                    pair=turn["pair"], verdict="unsupported", answer=turn["answer"], note=note
+                )
         fixes.append((part, sentence))
         support.append(pid)
     support = list(dict.fromkeys(support))

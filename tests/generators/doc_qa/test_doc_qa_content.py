@@ -5,9 +5,12 @@ import random
 import shutil
 from pathlib import Path
 
+from evalcore.documents.naming import code_names
 from evalcore.generators.doc_qa.generate import qa_pairs
 from evalcore.generators.doc_qa.job import generate_conversations
 from evalcore.generators.doc_qa.schema import is_cannot_answer
+from evalcore.generators.doc_qa.specs import system_description
+from evalcore.generators.doc_qa.subject import spec_subject
 from evalcore.inputs import import_project
 from evalcore.items.store_ops import list_conversations
 from evalcore.specs.generation import generate_specs
@@ -18,10 +21,42 @@ def _answered(conversation):
     return [a for _, a in qa_pairs(conversation) if not is_cannot_answer(a.content)]
 
 
+def test_chains_run_through_the_graph_from_the_specs_own_documents(sqlite_store):
+    """The default (seed 000, Algorithm 2, spec-first): a chain starts at one of its spec's documents
+    and reaches d documents through the graph; its answers stay within the spec's documents and chain;
+    the first question names the spec's subject; no question repeats across the run."""
+    project_id = import_project(sqlite_store, "data/sample").project_id
+    generate_specs(sqlite_store, project_id, m=12, from_card=False)
+    outcome = generate_conversations(sqlite_store, project_id, specs="all", per_spec=2, d=3, dense=False)
+    specs = {v.spec.id: v.spec for v in list_specs(sqlite_store, project_id)}
+    conversations = [v.conversation for v in list_conversations(sqlite_store, project_id)]
+    assert len(conversations) == outcome.total > 0
+    # Where the graph allows (no note on the chain), every chain has d documents; a spec whose document
+    # has no neighbour gets a shorter chain and a note.
+    allowed = [c for c in conversations if not c.metadata["chain"]["note"]]
+    assert len(allowed) >= len(conversations) / 3
+    assert all(c.metadata["chain"]["length"] == 3 for c in allowed)
+    assert all(c.metadata["chain"]["length"] < 3 for c in conversations if c.metadata["chain"]["note"])
+    names = code_names(sqlite_store.documents(project_id), system_description(sqlite_store, project_id)[1])
+    first_on_subject = 0
+    for conversation in conversations:
+        spec = specs[conversation.spec_id]
+        chain = conversation.metadata["chain"]["documents"]
+        assert chain[0] in spec.documents
+        assert all(set(a.grounding) <= set(spec.documents) | set(chain) for a in _answered(conversation))
+        subject = spec_subject(spec.scenario, names, system_description(sqlite_store, project_id)[1])
+        first_on_subject += subject.said_in(qa_pairs(conversation)[0][0].content)
+    assert first_on_subject >= 0.8 * len(conversations)
+    questions = [q.content.casefold() for c in conversations for q, _ in qa_pairs(c)]
+    assert len(set(questions)) >= 0.9 * len(questions)
+
+
 def test_conversations_stay_in_their_specs_documents(sqlite_store):
     project_id = import_project(sqlite_store, "data/sample").project_id
     generate_specs(sqlite_store, project_id, m=12, from_card=False)
-    outcome = generate_conversations(sqlite_store, project_id, specs="all", per_spec=1, dense=False)
+    outcome = generate_conversations(
+        sqlite_store, project_id, specs="all", per_spec=1, dense=False, chains="spec"
+    )
     specs = {v.spec.id: v.spec for v in list_specs(sqlite_store, project_id)}
     conversations = [v.conversation for v in list_conversations(sqlite_store, project_id)]
     assert len(conversations) == outcome.total > 0
@@ -36,7 +71,7 @@ def test_leaving_the_specs_documents_is_said_per_spec(sqlite_store):
     project_id = import_project(sqlite_store, "data/sample").project_id
     generate_specs(sqlite_store, project_id, m=6, from_card=False)
     outcome = generate_conversations(
-        sqlite_store, project_id, specs="all", per_spec=1, d=3, dense=False, leave_spec=True
+        sqlite_store, project_id, specs="all", per_spec=1, d=3, dense=False, leave_spec=True, chains="spec"
     )
     left = [v.conversation for v in list_conversations(sqlite_store, project_id)
             if v.conversation.metadata["chain"]["left_spec_documents"]]  # fmt: skip
@@ -116,7 +151,10 @@ def test_specs_over_one_document_are_given_different_facts(sqlite_store):
     generate_specs(sqlite_store, project_id, m=3, batch=3, from_card=False)  # three rental-policy specs
     specs = list_specs(sqlite_store, project_id)
     assert {tuple(v.spec.documents) for v in specs} == {("rental-policy",)}
-    outcome = generate_conversations(sqlite_store, project_id, specs="all", per_spec=3, dense=False)
+    # Within the spec's one document (through the graph, chains reach other documents' facts too).
+    outcome = generate_conversations(
+        sqlite_store, project_id, specs="all", per_spec=3, dense=False, chains="spec"
+    )
     units = outcome.run.params["plan"]["units"]
     fresh = [set(u["fresh"]) for u in units]
     # 31 facts, 6 a conversation: the first five conversations, over three specs, share none.

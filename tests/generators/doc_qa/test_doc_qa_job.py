@@ -157,7 +157,7 @@ def _one_conversation(store, project_id):
     return conversation, spec_inputs, context, [d.id for d in chain], build_index(docs.values())
 
 
-def test_correction_fixes_a_wrong_answer_and_flags_an_unsupported_one(sqlite_store):
+def test_correction_fixes_a_wrong_answer_rewrites_a_far_one_and_flags_an_unanswered_one(sqlite_store):
     store = sqlite_store
     project_id = _project(store, m=1)
     conversation, spec_inputs, context, chain, index = _one_conversation(store, project_id)
@@ -168,6 +168,12 @@ def test_correction_fixes_a_wrong_answer_and_flags_an_unsupported_one(sqlite_sto
     answers[0].metadata["sources"] = []
     answers[1].content = "Penguins migrate to the moon every February."
     answers[1].metadata["sources"] = []
+    # A question no passage answers, with an answer none supports: flagged, not rewritten.
+    answers[2].content = "Penguins migrate to the moon every February."
+    answers[2].metadata["sources"] = []
+    asked = next(t for t in conversation.turns if t.index == answers[2].index - 1)
+    asked.content = "When do penguins migrate to the moon?"
+    asked.metadata["resolved_question"] = asked.content
     verified = verify_conversation(llm, conversation, spec_inputs, index, context, chain, 5).conversation
     fixed = next(t for t in verified.turns if t.index == answers[0].index)
     assert fixed.metadata["correction"] == "corrected" and fixed.metadata["original_answer"].endswith(
@@ -176,11 +182,17 @@ def test_correction_fixes_a_wrong_answer_and_flags_an_unsupported_one(sqlite_sto
     assert (
         right.split()[-1].strip("$.") in fixed.content and "nonsense" not in fixed.content
     )  # what the document says (the cell's value, without the currency sign the answer puts before it)
-    flagged = next(t for t in verified.turns if t.index == answers[1].index)
+    # An answer far from every passage is rewritten from the passage that answers its question (issue 33).
+    rewritten = next(t for t in verified.turns if t.index == answers[1].index)
+    assert rewritten.metadata["correction"] == "corrected" and "Penguins" not in rewritten.content
+    assert rewritten.metadata["original_answer"].startswith("Penguins")
+    passages = " ".join(p.text for p in index.passages if p.document_id in rewritten.grounding)
+    assert all(word in passages.lower() for word in rewritten.content.lower().split()[:3])
+    flagged = next(t for t in verified.turns if t.index == answers[2].index)
     assert flagged.metadata["correction"] == "unsupported" and flagged.content.startswith("Penguins")
     meta = verified.metadata
     assert (
-        meta["verification"]["correction"]["fired"] == 1
+        meta["verification"]["correction"]["fired"] == 2
         and meta["verification"]["correction"]["flagged"] == 1
     )
     assert meta["judge_passed"] is False and verified.tier == Tier.unreviewed

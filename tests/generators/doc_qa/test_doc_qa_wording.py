@@ -32,14 +32,16 @@ ID_LIKE = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")  # as benchmarks/
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
-    """The sample project: 60 offline specs, 15 selected, 4 conversations each (the benchmark's setup)."""
+    """The sample project: 60 offline specs, 15 selected, 4 conversations each (the benchmark's setup
+    before issue 33 made chains through the graph the default)."""
     from evalcore.store import Store
 
     store = Store(f"sqlite:///{tmp_path_factory.mktemp('wording') / 'store.db'}")
     project_id = import_project(store, "data/sample").project_id
     generate_specs(store, project_id, m=60)
     select_specs(store, project_id, k=15)
-    generate_conversations(store, project_id, specs="selected", per_spec=4, dense=False)
+    # Chains within the spec's documents (the option `chains="spec"`): the wording was tuned on them.
+    generate_conversations(store, project_id, specs="selected", per_spec=4, dense=False, chains="spec")
     yield store, project_id
     store.close()
 
