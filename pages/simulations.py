@@ -59,6 +59,7 @@ from pages._common import (
 store = store_or_stop()
 project_id = current_project(store)
 st.title("Simulations")
+st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 st.caption(
     "Simulated users (standard and challenging personas) against a target; every target turn checked for "
     "dialogue breakdowns, every dialogue rated 1-5. Start one below (or `evalcore simulations run --target "
