@@ -200,7 +200,8 @@ def compare_to_baseline(
             if failed
             else (FIXED if base_failed else STILL_PASSING)
         )
-        rows.append((RANK[change], spec, key[0], key[1], change, paired[2], error, jid))
+        # Sorted as a plain tuple: the turn played alone (no index, -1) after the others, ties by judgment.
+        rows.append((RANK[change], spec, key[0], (key[1] < 0, key[1]), jid, change, paired[2], error))
         c = counts.setdefault(spec, [0, 0, 0, 0, 0])
         c[0] += 1
         c[1] += base_failed
@@ -209,16 +210,16 @@ def compare_to_baseline(
         c[4] += change == BROKEN
     if not rows:
         raise UsageError(f"baseline {baseline_id} and run {run_id} have no scored item in common")
-    rows.sort(key=lambda r: (*r[:3], (r[3] < 0, r[3])))  # a turn played alone (no index) after the others
+    rows.sort()
     items = pd.DataFrame(
         {
-            "change": [r[4] for r in rows],
+            "change": [r[5] for r in rows],
             "item_id": [r[2] for r in rows],
-            "turn_index": pd.Series([None if r[3] < 0 else r[3] for r in rows], dtype=object),
+            "turn_index": pd.Series([None if r[3][0] else r[3][1] for r in rows], dtype=object),
             "spec": [r[1] for r in rows],
-            "baseline_error": [r[5] for r in rows],
-            "error_type": [r[6] for r in rows],
-            "judgment_id": [r[7] for r in rows],
+            "baseline_error": [r[6] for r in rows],
+            "error_type": [r[7] for r in rows],
+            "judgment_id": [r[4] for r in rows],
         },
         columns=list(ITEM_COLUMNS),
     )
