@@ -7,6 +7,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.reports.compare import CHANGE_ORDER, compare_to_baseline, scope_label
 from evalcore.reports.failures import report_stamp
+from evalcore.reports.pass_k import pass_k_line, run_pass_k
 from evalcore.reports.result_detail import result_detail
 from evalcore.reports.results import VERDICTS, ResultFilters, filter_choices, result_runs, results_page
 from evalcore.runs import RUN_KIND
@@ -14,6 +15,7 @@ from evalcore.runs.control import run_label
 from pages._common import current_project, md, md_block, show_error, store_or_stop
 
 PAGE_SIZES = (25, 50, 100)
+FLIPS_SHOWN = 20  # flipped turns listed as text above the compare's table
 COLUMNS = {
     "run_name": "run",
     "item_id": "item",
@@ -98,7 +100,25 @@ pages = max(1, -(-page.total // size))
 if number > pages:  # the filters left fewer pages than the one shown: go back to the first
     st.session_state["results_page_number"] = number = 1
     page = _page(store.url, project_id, filters.model_dump_json(), 0, size, stamp)
-st.caption(f"{page.total:,} rows · counts {md(scope_label('all', with_rejected))}.")
+rate = "-" if page.failure_rate is None else f"{page.failure_rate:.1%}"
+st.caption(
+    f"{page.total:,} rows · failure rate {rate} ({page.verdicts['fail']:,} failed, "
+    f"{page.verdicts['unscored']:,} unscored) · counts {md(scope_label('all', with_rejected))}."
+)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _pass_k(url: str, run_id: str, rejected: bool, _stamp: tuple) -> dict:
+    return run_pass_k(store, store.run(run_id), include_rejected=rejected)
+
+
+for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND]:
+    repeated = _pass_k(store.url, rid, with_rejected, stamp)
+    if len(repeated) > 1:  # a run repeated with --repeat N: tau-bench's pass^k beside the failure rate
+        st.caption(
+            md(f"{by_id[rid].params.get('name') or rid}: over {len(repeated)} repetitions, ")
+            + pass_k_line(repeated)
+        )
 
 frame = pd.DataFrame([r.model_dump() for r in page.rows], columns=[*COLUMNS, "ref"])
 selected = st.dataframe(
@@ -206,6 +226,16 @@ st.caption(
     f"{o.n:,} turns scored in both runs, counts {md(cmp.scope)}: failure rate {o.baseline_rate:.1%} "
     f"[{o.baseline_ci[0]:.1%}, {o.baseline_ci[1]:.1%}] in the baseline, {o.rate:.1%} "
     f"[{o.ci[0]:.1%}, {o.ci[1]:.1%}] now; {o.broken:,} broken against {o.fixed:,} fixed."
+)
+flips = cmp.flipped()
+# The flips as plain text first (what broke, then what got fixed), as the CI gate prints them.
+st.text(
+    "\n".join(
+        f"{r.change}: {r.item_id}{'' if r.turn_index is None else f' turn {r.turn_index}'} ({r.spec})"
+        for r in flips.head(FLIPS_SHOWN).itertuples()
+    )
+    + (f"\n... and {len(flips) - FLIPS_SHOWN:,} more in the table below" if len(flips) > FLIPS_SHOWN else "")
+    or "No turn changed its verdict."
 )
 shown = st.multiselect("Show", list(CHANGE_ORDER), default=["broken", "fixed"], key="results_changes")
 items = cmp.items[cmp.items["change"].isin(shown)]

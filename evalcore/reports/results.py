@@ -77,8 +77,15 @@ class ResultPage(BaseModel):
 
     rows: list[ResultRow] = Field(description="The rows of this page.")
     total: int = Field(description="Rows the filters keep, over every page.")
+    verdicts: dict[str, int] = Field(default_factory=dict, description="Rows kept of each verdict.")
     offset: int = Field(description="Index of the first row of the page.")
     limit: int = Field(description="Rows per page.")
+
+    @property
+    def failure_rate(self) -> float | None:
+        """Failed over scored rows kept (None when none is scored)."""
+        scored = self.verdicts.get("fail", 0) + self.verdicts.get("pass", 0)
+        return self.verdicts.get("fail", 0) / scored if scored else None
 
 
 def result_runs(store: Store, project_id: str) -> list[Run]:
@@ -137,9 +144,11 @@ def _judgment_query(filters: ResultFilters, run_id: str, spec_ids: Sequence[str]
     return query
 
 
-def _count_judgments(store: Store, query: sa.Select) -> int:
+def _count_judgments(store: Store, query: sa.Select) -> dict[str, int]:
+    """Rows the query keeps, by verdict (one grouped count)."""
+    counted = query.with_only_columns(_VERDICT_RANK.label("rank"), sa.func.count()).group_by(_VERDICT_RANK)
     with store.read() as conn:
-        return int(conn.scalar(sa.select(sa.func.count()).select_from(query.subquery())) or 0)
+        return {VERDICTS[rank]: int(n) for rank, n in conn.execute(counted)}
 
 
 def _judgment_rows(
@@ -292,21 +301,25 @@ def results_page(
     matching_specs = [sid for sid, title in titles.items() if needle and needle in title.casefold()]
     rows: list[ResultRow] = []
     total = 0
+    verdicts = dict.fromkeys(VERDICTS, 0)
     for run in runs:
         if run.kind == RUN_KIND:
             query = _judgment_query(filters, run.id, matching_specs)
-            count = _count_judgments(store, query)
+            counts = _count_judgments(store, query)
+            count = sum(counts.values())
             start = max(0, offset - total)
             if start < count and len(rows) < limit:
                 rows += _judgment_rows(store, run, query, start, limit - len(rows), titles)
         else:
             found = _python_rows(store, run, filters, titles)
             count = len(found)
+            counts = {v: sum(r.verdict == v for r in found) for v in VERDICTS}
             start = max(0, offset - total)
             if len(rows) < limit:
                 rows += found[start : start + limit - len(rows)]
         total += count
-    return ResultPage(rows=rows, total=total, offset=offset, limit=limit)
+        verdicts = {v: verdicts[v] + counts.get(v, 0) for v in VERDICTS}
+    return ResultPage(rows=rows, total=total, verdicts=verdicts, offset=offset, limit=limit)
 
 
 def filter_choices(store: Store, project_id: str, run_ids: Sequence[str]) -> tuple[list[str], dict[str, str]]:
