@@ -1,7 +1,7 @@
 """Speed of the results view and of comparing two runs item by item (issue 27) at 100,000 judged turns each,
 CPU and wall.
 
-Run: .venv/bin/python benchmarks/results.py   (--quick: 10,000 judgments per run)
+Run: .venv/bin/python benchmarks/results.py   (--quick: 10,000 judgments per run; --tests: the second shape)
 
 A SQLite store with two runs of one target over the same 14,286 conversations of 7 turns (30 specs, 10% of
 the conversations annotated, 30% of those rejected); the second run flips 2% of the first run's verdicts.
@@ -9,6 +9,10 @@ Times `compare_to_baseline` (judged turns of both runs, tiers, pairing, per-spec
 call in the process: imports done, nothing of the store read yet) and warm (best and median of 5), then the
 results view's library query (`reports.results.results_page`) over both runs: the first page of 50 rows,
 and a filtered page (failures of one spec matching a search word, page 3). Goal: under 1 s warm.
+
+Two shapes, so no figure is tuned to one: by default doc-QA-like conversations (7 judged turns each, 30
+specs); with --tests, 100,000 single-turn tests (tool-case-like: one judged expected turn each, no turn
+index, 300 specs, tool_case generator), each its own item to pair and to look up a tier for.
 """
 
 from __future__ import annotations
@@ -34,21 +38,28 @@ from evalcore.specs.store_ops import add_specs  # noqa: E402
 from evalcore.store import Store  # noqa: E402
 from evalcore.store import schema as t  # noqa: E402
 
-TURNS = 7
+SHAPES = {  # judged turns per item, item kind, specs
+    "conversations": (7, "conversation", 30),
+    "tests": (1, "test", 300),
+}
 FLIP = 0.02  # share of verdicts the second run changes
 
 
-def fill(store: Store, pid: str, n: int, specs: list[str]) -> None:
-    """Two finished runs, 'base' and 'new', of n judged turns each over the same conversations."""
+def fill(store: Store, pid: str, n: int, specs: list[str], shape: str) -> None:
+    """Two finished runs, 'base' and 'new', of n judged turns each over the same items."""
+    per_item, kind, _ = SHAPES[shape]
     rng = random.Random(n)
-    conversations = [f"c{i}" for i in range((n + TURNS - 1) // TURNS)]
+    conversations = [f"c{i}" for i in range((n + per_item - 1) // per_item)]
     stamp = now_utc()
+    generator = "tool_case" if kind == "test" else "doc_qa"
     with store.write() as conn:
         for cid in conversations:
-            store.add_item(pid, "conversation", {"id": cid, "turns": []}, "offline", item_id=cid, conn=conn)
+            store.add_item(
+                pid, kind, {"id": cid, "turns": []}, "offline", item_id=cid, generator=generator, conn=conn
+            )
         for cid in conversations[::10]:
             label = "accept" if rng.random() < 0.7 else "reject"
-            verdict = Annotation(item_kind="conversation", item_id=cid, label=label, author="ann")
+            verdict = Annotation(item_kind=kind, item_id=cid, label=label, author="ann")
             store.annotate(cid, [verdict], "ann", 1, conn=conn)
     base_scores = [None if rng.random() < 0.01 else float(rng.random() >= 0.4) for _ in range(n)]
     new_scores = [s if s is None or rng.random() >= FLIP else 1.0 - s for s in base_scores]
@@ -57,12 +68,14 @@ def fill(store: Store, pid: str, n: int, specs: list[str]) -> None:
         rows = []
         with store.write() as conn:
             for i, score in enumerate(scores):
-                k = i % TURNS
+                k, item = i % per_item, conversations[i // per_item]
                 rows.append({
-                    "run_id": run_id, "conversation_id": conversations[i // TURNS], "test_id": None,
-                    "turn_index": 2 * k + 1, "score": score,
+                    "run_id": run_id, "conversation_id": item if kind != "test" else None,
+                    "test_id": item if kind == "test" else None,
+                    "turn_index": 2 * k + 1 if kind != "test" else None, "score": score,
                     "error_type": "wrong_fact" if score == 0 else None,
-                    "spec_id": specs[(i // TURNS) % len(specs)], "n_documents": 2, "query_type": "SINGLE-DOC",
+                    "spec_id": specs[(i // per_item) % len(specs)], "n_documents": 2,
+                    "query_type": "SINGLE-DOC",
                     "multi_turn": k > 0, "item_judge_passed": True, "judge": "offline", "created_at": stamp,
                     "body": {"run_id": run_id, "judge": "offline", "question": f"question {i}",
                              "expected": "expected", "reply": "reply", "rationale": "why"},
@@ -99,16 +112,20 @@ def report(what: str, call, unit: str) -> None:
 
 def main() -> None:
     n = 10_000 if "--quick" in sys.argv else 100_000
+    shape = "tests" if "--tests" in sys.argv else "conversations"
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"sqlite:///{tmp}/bench.db")
         store.create_project("bench", "Benchmark")
         drafts = [
-            SpecDraft(scenario=f"Spec {i}", given="g", when="w", then="t", category="c") for i in range(30)
+            SpecDraft(scenario=f"Spec {i}", given="g", when="w", then="t", category="c")
+            for i in range(SHAPES[shape][2])
         ]
         specs = add_specs(store, "bench", drafts, Provenance(producer="offline"))
         started = time.perf_counter()
-        fill(store, "bench", n, specs)
-        print(f"two runs of {n:,} judged turns each stored in {time.perf_counter() - started:.1f} s")
+        fill(store, "bench", n, specs, shape)
+        print(
+            f"two runs of {n:,} judged turns each ({shape}) stored in {time.perf_counter() - started:.1f} s"
+        )
         report("compare", lambda: len(compare_to_baseline(store, "new", "base").flipped()), "turns flipped")
         both = ["new", "base"]
         first = ResultFilters(run_ids=both)
