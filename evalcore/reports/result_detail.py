@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from evalcore.generators.scenario.run import load_scenario_results
+from evalcore.generators.simulation.records import RUN_KIND as SIMULATION_KIND
 from evalcore.items.current import read_items
 from evalcore.models import Annotation, Turn, TurnRole
 from evalcore.models.items import Action, expected_action
@@ -81,6 +82,11 @@ def result_detail(store: Store, row: ResultRow) -> ResultDetail:
         return _judged_turn(store, row)
     if row.run_kind == PROCEDURE_KIND:
         return _procedure_test(store, row)
+    if row.run_kind == SIMULATION_KIND:
+        transcript, calls, reviews = _item_parts(store, row.item_id, row.turn_index)
+        return ResultDetail(
+            row=row, reason=row.reason, transcript=transcript, tool_calls=calls, reviews=reviews
+        )
     return _scenario_repetition(store, row)
 
 

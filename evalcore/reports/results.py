@@ -5,8 +5,9 @@ kind of run against a target, filtered and paged.
   judged) are read from the judgments table in SQL: filters, count, order and the page itself are one
   indexed query each, and only the page's judgment bodies are read (for the judge's reason), so a page of
   a run of 100,000 judged turns comes back in a fraction of a second.
-- Procedure test runs (scored as Table 2 scores them) and scenario runs (one row per scenario and
-  repetition) hold hundreds of rows, read and filtered in Python.
+- Procedure test runs (scored as Table 2 scores them), scenario runs (one row per scenario and
+  repetition) and simulations (one row per simulated dialogue: failed at its first turn the breakdown
+  detector flagged, unscored when no turn was judged) hold hundreds of rows, read and filtered in Python.
 
 Rows of several runs are listed run after run in the order asked for; within a run, failures first, then
 unscored, then passes. Rejected items are left out unless asked for, as in every headline. Verdicts are
@@ -25,6 +26,9 @@ from evalcore.errors import UsageError
 from evalcore.generators.procedure.conversations import GENERATOR as PROCEDURE_GENERATOR
 from evalcore.generators.scenario.run import RUN_KIND as SCENARIO_KIND
 from evalcore.generators.scenario.run import load_scenario_results
+from evalcore.generators.simulation.records import GENERATOR as SIMULATION_GENERATOR
+from evalcore.generators.simulation.records import RUN_KIND as SIMULATION_KIND
+from evalcore.generators.simulation.store_ops import run_dialogues
 from evalcore.items.current import content_field
 from evalcore.items.state import refresh_states
 from evalcore.models import Run
@@ -38,7 +42,8 @@ from evalcore.store import schema as t
 
 Verdict = Literal["fail", "unscored", "pass"]
 VERDICTS: tuple[str, ...] = ("fail", "unscored", "pass")
-RESULT_KINDS = (RUN_KIND, PROCEDURE_KIND, SCENARIO_KIND)  # the run kinds whose items the view lists
+# The run kinds whose items the view lists.
+RESULT_KINDS = (RUN_KIND, PROCEDURE_KIND, SCENARIO_KIND, SIMULATION_KIND)
 REASON_CHARS = 300  # a row's reason is cut here; the opened item shows it whole
 
 
@@ -267,9 +272,41 @@ def _scenario_rows(store: Store, run: Run) -> list[ResultRow]:
     return rows
 
 
+def _simulation_rows(store: Store, run: Run) -> list[ResultRow]:
+    """One row per simulated dialogue: its first breakdown (turn, type, the detector's reasoning)."""
+    rows = []
+    for conversation_id, dialogue in run_dialogues(store, run.id)[1]:
+        judged = [(i, x.breakdown) for i, x in enumerate(dialogue.turns) if x.breakdown is not None]
+        broke = [(i, b) for i, b in judged if b.decision == "breakdown"]
+        verdict: Verdict = "fail" if broke else ("pass" if judged else "unscored")
+        first = broke[0] if broke else None
+        rows.append(
+            ResultRow(
+                run_id=run.id,
+                run_name=run_name(run),
+                run_kind=run.kind,
+                item_id=conversation_id,
+                turn_index=first[0] if first else None,
+                generator=SIMULATION_GENERATOR,
+                spec="",
+                verdict=verdict,
+                score=first[1].score if first else (1.0 if judged else None),
+                error_type=(first[1].breakdown_types or ["breakdown"])[0] if first else None,
+                reason=_short(first[1].reasoning) if first else "",
+                ref=conversation_id,
+            )
+        )
+    return rows
+
+
 def _python_rows(store: Store, run: Run, filters: ResultFilters, titles: dict[str, str]) -> list[ResultRow]:
-    """A procedure test or scenario run's rows the filters keep, failures first."""
-    rows = _procedure_rows(store, run, titles) if run.kind == PROCEDURE_KIND else _scenario_rows(store, run)
+    """A procedure test, scenario or simulation run's rows the filters keep, failures first."""
+    if run.kind == PROCEDURE_KIND:
+        rows = _procedure_rows(store, run, titles)
+    elif run.kind == SIMULATION_KIND:
+        rows = _simulation_rows(store, run)
+    else:
+        rows = _scenario_rows(store, run)
     needle = filters.text.strip().casefold()
     kept = [
         r
@@ -342,6 +379,8 @@ def filter_choices(store: Store, project_id: str, run_ids: Sequence[str]) -> tup
                 spec_ids |= {s for _, s in pairs if s}
             elif run.kind == PROCEDURE_KIND:
                 generators.add(PROCEDURE_GENERATOR)
+            elif run.kind == SIMULATION_KIND:
+                generators.add(SIMULATION_GENERATOR)
             else:
                 generators.add("scenario")
     specs = {sid: titles.get(sid, sid) for sid in spec_ids}

@@ -72,3 +72,24 @@ def test_rejected_items_are_left_out_unless_asked_and_an_opened_row_shows_its_hi
     assert flipped == {(i, t, BROKEN) for i, t in broken if i != item} | {
         (i, t, FIXED) for i, t in fixed if i != item
     }
+
+
+def test_a_simulation_lists_one_row_per_dialogue_at_its_first_breakdown(sqlite_store):
+    from runs_support import sample_project
+
+    from evalcore.generators.simulation import load_simulation_run
+    from evalcore.generators.simulation.job import simulate
+
+    store = sqlite_store
+    pid, _ = sample_project(store)
+    run = simulate(store, pid, "demo", standard=2).run
+    rows = _all(store, pid, ResultFilters(run_ids=[run.id]))
+    dialogues = load_simulation_run(store, run.id).dialogues
+    assert len(rows) == len(dialogues) == 2 and {r.generator for r in rows} == {"simulation"}
+    for row in rows:
+        detail = result_detail(store, row)
+        if row.verdict == "fail":
+            assert [x.index for x in detail.transcript if x.highlighted] == [row.turn_index]
+            assert row.error_type and detail.reason
+        else:
+            assert row.turn_index is None and not any(x.highlighted for x in detail.transcript)
