@@ -69,3 +69,24 @@ def test_filters_pages_and_an_opened_row(seeded):
     words = "\n".join(str(m.value) for m in [*at.markdown, *at.caption, *at.error])
     assert "**Expected**" in words and "**Actual**" in words and "Review history" in words
     assert len(at.error) == 1  # exactly the judged turn is marked
+
+
+def test_pass_k_of_a_repeated_run_is_shown_beside_the_failure_rate(tmp_path, monkeypatch):
+    from runs_support import sample_project
+
+    from evalcore.reports.pass_k import pass_k_line, run_pass_k
+    from evalcore.runs import execute_run
+    from evalcore.runs.repetitions import create_repetitions
+
+    url = f"sqlite:///{tmp_path / 'pages.db'}"
+    monkeypatch.setenv(DATABASE_URL_ENV, url)
+    store = Store(url)
+    pid, _ = sample_project(store)
+    runs = create_repetitions(store, pid, "demo", 2, judge="offline", limit=1, name="steady")
+    for run in runs:
+        execute_run(store, run.id)
+    at = open_results()
+    at.multiselect(key="results_runs").set_value([runs[0].id]).run()
+    words = "\n".join(str(c.value) for c in at.caption)
+    assert "failure rate" in words
+    assert "over 2 repetitions" in words and pass_k_line(run_pass_k(store, runs[0])) in words
