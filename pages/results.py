@@ -166,7 +166,10 @@ def _show_detail(row) -> None:
         for line in detail.transcript:
             said = f"**{md(line.role)}**: {md_block(line.text)}"
             # The judged turn stands out in red; the others read as a transcript.
-            st.error(said, icon=":material/arrow_forward:") if line.highlighted else st.markdown(said)
+            if line.highlighted:
+                st.error(said, icon=":material/arrow_forward:")
+            else:
+                st.markdown(said)
     st.markdown("**Review history**")
     if detail.reviews:
         history = pd.DataFrame(
