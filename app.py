@@ -32,6 +32,7 @@ navigation = st.navigation(
         "Results": [
             st.Page("pages/runs.py", title="Runs", icon=":material/play_circle:"),
             st.Page("pages/reports.py", title="Reports", icon=":material/table_chart:"),
+            st.Page("pages/results.py", title="Results", icon=":material/list_alt:"),
             st.Page("pages/simulations.py", title="Simulations", icon=":material/smart_toy:"),
             st.Page("pages/scenarios.py", title="Scenarios", icon=":material/fact_check:"),
         ],

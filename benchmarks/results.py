@@ -1,12 +1,18 @@
-"""Speed of comparing two runs item by item (issue 27) at 100,000 judged turns each, CPU and wall.
+"""Speed of the results view and of comparing two runs item by item (issue 27) at 100,000 judged turns each,
+CPU and wall.
 
-Run: .venv/bin/python benchmarks/results.py   (--quick: 10,000 judgments per run)
+Run: .venv/bin/python benchmarks/results.py   (--quick: 10,000 judgments per run; --tests: the second shape)
 
 A SQLite store with two runs of one target over the same 14,286 conversations of 7 turns (30 specs, 10% of
 the conversations annotated, 30% of those rejected); the second run flips 2% of the first run's verdicts.
 Times `compare_to_baseline` (judged turns of both runs, tiers, pairing, per-spec McNemar) cold (the first
-call in the process: imports done, nothing of the store read yet) and warm (best and median of 5). Goal:
-under 1 s warm. The results view of the issue is not built yet, so only the compare is timed.
+call in the process: imports done, nothing of the store read yet) and warm (best and median of 5), then the
+results view's library query (`reports.results.results_page`) over both runs: the first page of 50 rows,
+and a filtered page (failures of one spec matching a search word, page 3). Goal: under 1 s warm.
+
+Two shapes, so no figure is tuned to one: by default doc-QA-like conversations (7 judged turns each, 30
+specs); with --tests, 100,000 single-turn tests (tool-case-like: one judged expected turn each, no turn
+index, 300 specs, tool_case generator), each its own item to pair and to look up a tier for.
 """
 
 from __future__ import annotations
@@ -26,26 +32,34 @@ import sqlalchemy as sa  # noqa: E402
 from evalcore.models import Annotation, Provenance, Run, RunStatus  # noqa: E402
 from evalcore.models.common import now_utc  # noqa: E402
 from evalcore.reports.compare import compare_to_baseline  # noqa: E402
+from evalcore.reports.results import ResultFilters, results_page  # noqa: E402
 from evalcore.specs.drafts import SpecDraft  # noqa: E402
 from evalcore.specs.store_ops import add_specs  # noqa: E402
 from evalcore.store import Store  # noqa: E402
 from evalcore.store import schema as t  # noqa: E402
 
-TURNS = 7
+SHAPES = {  # judged turns per item, item kind, specs
+    "conversations": (7, "conversation", 30),
+    "tests": (1, "test", 300),
+}
 FLIP = 0.02  # share of verdicts the second run changes
 
 
-def fill(store: Store, pid: str, n: int, specs: list[str]) -> None:
-    """Two finished runs, 'base' and 'new', of n judged turns each over the same conversations."""
+def fill(store: Store, pid: str, n: int, specs: list[str], shape: str) -> None:
+    """Two finished runs, 'base' and 'new', of n judged turns each over the same items."""
+    per_item, kind, _ = SHAPES[shape]
     rng = random.Random(n)
-    conversations = [f"c{i}" for i in range((n + TURNS - 1) // TURNS)]
+    conversations = [f"c{i}" for i in range((n + per_item - 1) // per_item)]
     stamp = now_utc()
+    generator = "tool_case" if kind == "test" else "doc_qa"
     with store.write() as conn:
         for cid in conversations:
-            store.add_item(pid, "conversation", {"id": cid, "turns": []}, "offline", item_id=cid, conn=conn)
+            store.add_item(
+                pid, kind, {"id": cid, "turns": []}, "offline", item_id=cid, generator=generator, conn=conn
+            )
         for cid in conversations[::10]:
             label = "accept" if rng.random() < 0.7 else "reject"
-            verdict = Annotation(item_kind="conversation", item_id=cid, label=label, author="ann")
+            verdict = Annotation(item_kind=kind, item_id=cid, label=label, author="ann")
             store.annotate(cid, [verdict], "ann", 1, conn=conn)
     base_scores = [None if rng.random() < 0.01 else float(rng.random() >= 0.4) for _ in range(n)]
     new_scores = [s if s is None or rng.random() >= FLIP else 1.0 - s for s in base_scores]
@@ -54,14 +68,17 @@ def fill(store: Store, pid: str, n: int, specs: list[str]) -> None:
         rows = []
         with store.write() as conn:
             for i, score in enumerate(scores):
-                k = i % TURNS
+                k, item = i % per_item, conversations[i // per_item]
                 rows.append({
-                    "run_id": run_id, "conversation_id": conversations[i // TURNS], "test_id": None,
-                    "turn_index": 2 * k + 1, "score": score,
+                    "run_id": run_id, "conversation_id": item if kind != "test" else None,
+                    "test_id": item if kind == "test" else None,
+                    "turn_index": 2 * k + 1 if kind != "test" else None, "score": score,
                     "error_type": "wrong_fact" if score == 0 else None,
-                    "spec_id": specs[(i // TURNS) % len(specs)], "n_documents": 2, "query_type": "SINGLE-DOC",
+                    "spec_id": specs[(i // per_item) % len(specs)], "n_documents": 2,
+                    "query_type": "SINGLE-DOC",
                     "multi_turn": k > 0, "item_judge_passed": True, "judge": "offline", "created_at": stamp,
-                    "body": {"question": f"question {i}", "expected": "expected", "reply": "reply"},
+                    "body": {"run_id": run_id, "judge": "offline", "question": f"question {i}",
+                             "expected": "expected", "reply": "reply", "rationale": "why"},
                 })  # fmt: skip
                 if len(rows) == 5000:
                     conn.execute(sa.insert(t.judgments), rows)
@@ -71,37 +88,53 @@ def fill(store: Store, pid: str, n: int, specs: list[str]) -> None:
         store.finish_run(run_id, RunStatus.finished)
 
 
-def timed(store: Store) -> tuple[float, float, int]:
-    """(wall s, CPU s, flipped turns) of one compare."""
+def timed(call) -> tuple[float, float, int]:
+    """(wall s, CPU s, size of the answer) of one call."""
     wall, cpu = time.perf_counter(), time.process_time()
-    cmp = compare_to_baseline(store, "new", "base")
-    return time.perf_counter() - wall, time.process_time() - cpu, len(cmp.flipped())
+    size = call()
+    return time.perf_counter() - wall, time.process_time() - cpu, size
+
+
+def report(what: str, call, unit: str) -> None:
+    """Time `call` cold, then warm (best and median of 5), and print both with CPU beside wall."""
+    wall, cpu, size = timed(call)
+    print(f"{what}, cold: wall {wall * 1000:.0f} ms, CPU {cpu * 1000:.0f} ms ({size:,} {unit})")
+    walls, cpus = [], []
+    for _ in range(5):
+        wall, cpu, _ = timed(call)
+        walls.append(wall)
+        cpus.append(cpu)
+    print(
+        f"{what}, warm: wall {min(walls) * 1000:.0f} ms (median {statistics.median(walls) * 1000:.0f}), "
+        f"CPU {min(cpus) * 1000:.0f} ms (median {statistics.median(cpus) * 1000:.0f})   goal < 1000 ms"
+    )
 
 
 def main() -> None:
     n = 10_000 if "--quick" in sys.argv else 100_000
+    shape = "tests" if "--tests" in sys.argv else "conversations"
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(f"sqlite:///{tmp}/bench.db")
         store.create_project("bench", "Benchmark")
         drafts = [
-            SpecDraft(scenario=f"Spec {i}", given="g", when="w", then="t", category="c") for i in range(30)
+            SpecDraft(scenario=f"Spec {i}", given="g", when="w", then="t", category="c")
+            for i in range(SHAPES[shape][2])
         ]
         specs = add_specs(store, "bench", drafts, Provenance(producer="offline"))
         started = time.perf_counter()
-        fill(store, "bench", n, specs)
-        print(f"two runs of {n:,} judged turns each stored in {time.perf_counter() - started:.1f} s")
-        wall, cpu, flipped = timed(store)
+        fill(store, "bench", n, specs, shape)
         print(
-            f"compare, cold: wall {wall * 1000:.0f} ms, CPU {cpu * 1000:.0f} ms ({flipped:,} turns flipped)"
+            f"two runs of {n:,} judged turns each ({shape}) stored in {time.perf_counter() - started:.1f} s"
         )
-        walls, cpus = [], []
-        for _ in range(5):
-            wall, cpu, _ = timed(store)
-            walls.append(wall)
-            cpus.append(cpu)
-        print(
-            f"compare, warm: wall {min(walls) * 1000:.0f} ms (median {statistics.median(walls) * 1000:.0f}), "
-            f"CPU {min(cpus) * 1000:.0f} ms (median {statistics.median(cpus) * 1000:.0f})   goal < 1000 ms"
+        report("compare", lambda: len(compare_to_baseline(store, "new", "base").flipped()), "turns flipped")
+        both = ["new", "base"]
+        first = ResultFilters(run_ids=both)
+        report("results view, first page", lambda: results_page(store, "bench", first).total, "rows in all")
+        narrow = ResultFilters(run_ids=both, verdict="fail", spec_id=specs[3], text="question 1")
+        report(
+            "results view, filtered page 3",
+            lambda: results_page(store, "bench", narrow, offset=100).total,
+            "rows kept",
         )
 
 

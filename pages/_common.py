@@ -12,10 +12,11 @@ import streamlit as st
 from evalcore.auth.audit import authorize
 from evalcore.auth.roles import LOCAL, Actor, job_permission
 from evalcore.errors import EvalcoreError
-from evalcore.jobs import failed_units, progress, request_stop, retry_failed
+from evalcore.jobs import failed_units, request_stop, retry_failed
 from evalcore.jobs.control import held_by
 from evalcore.jobs.queue import enqueue
 from evalcore.models import Run, RunStatus
+from evalcore.reports.status import run_state
 from evalcore.store import Store, database_url
 from evalcore.store.secrets import redact
 
@@ -252,7 +253,7 @@ def show_workers(store: Store, run: Run) -> None:
         st.caption(
             "Waiting for a worker: `evalcore serve` runs one beside the dashboard, `evalcore worker` more."
         )
-    elif run.status == RunStatus.running and not held:
+    elif run_state(store, run.id).word == "running" and not held:
         st.caption("No live worker holds it now: another worker takes it over once its claims expire.")
 
 
@@ -342,11 +343,9 @@ def _resume_buttons(store: Store, run_id: str, noun: str, *, finished: bool) -> 
 def _job_panel(
     store: Store, run_id: str, noun: str, stop_label: str, stop_help: str, resumable: bool = False
 ) -> None:
-    run = store.run(run_id)
-    done, total = progress(store, run)
-    live = run.status in LIVE
-    state = "queued" if run.status == RunStatus.pending else run.status.value
-    st.progress(min(done / total, 1.0) if total else 0.0, text=f"{done}/{total} {noun} · {state}")
+    status = run_state(store, run_id)  # the one status every page shows
+    run, done, total, live = status.run, status.done, status.total, status.live
+    st.progress(min(done / total, 1.0) if total else 0.0, text=status.text(noun))
     show_workers(store, run)
     if run.stopped_reason:
         st.caption(f"Stopped: {md(run.stopped_reason)}")

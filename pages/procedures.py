@@ -43,6 +43,7 @@ from pages._common import (
 store = store_or_stop()
 project_id = current_project(store)
 st.title("Procedures")
+st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 st.caption(
     "Tests of the next action of a tool-using agent, grounded on the project's procedures: flowgraph -> "
     "conversation graph -> noise -> random-walk paths -> conversations -> tests. Generate them here or "

@@ -25,6 +25,7 @@ from pages._common import current_project, md, md_block, quoted, store_or_stop
 store = store_or_stop()
 project_id = current_project(store)
 st.title("Reports")
+st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 if project_id is None:
     st.info("Import a project on Home first.")
     st.stop()

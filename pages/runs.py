@@ -9,7 +9,8 @@ from evalcore.jobs import failed_units
 from evalcore.jobs.queue import enqueue
 from evalcore.llm import Registry
 from evalcore.models import RunStatus, Target
-from evalcore.runs import RUN_KIND, create_run, request_stop, run_progress
+from evalcore.reports.status import run_list, run_state
+from evalcore.runs import RUN_KIND, create_run, request_stop
 from evalcore.runs.control import run_label
 from evalcore.targets import DEMO_NAME, describe, list_targets, remove_target, save_target
 from evalcore.targets.config import DEMO_FLOWS_NAME
@@ -166,6 +167,17 @@ if not runs:
     )
     st.stop()
 st.subheader("Runs")
+st.dataframe(
+    [r.__dict__ for r in run_list(store, project_id)],
+    hide_index=True,
+    width="stretch",
+    column_order=["name", "target", "judge", "items", "code_version", "cost_usd", "status", "progress"],
+    column_config={
+        "code_version": "code version",
+        "cost_usd": st.column_config.NumberColumn("cost", format="$%.4f"),
+    },
+)
+st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 ids = [r.id for r in runs]
 if st.session_state.get("watch_run") not in ids:
     st.session_state["watch_run"] = ids[0]
@@ -179,11 +191,9 @@ def _live(run_id: str) -> bool:
 
 
 def _panel(run_id: str) -> None:
-    run = store.run(run_id)
-    done, total = run_progress(store, run_id)
-    live = _live(run_id)
-    state = "queued" if run.status == RunStatus.pending else run.status.value
-    st.progress(done / total if total else 0.0, text=f"{done} / {total} turns · {state}")
+    status = run_state(store, run_id)  # the one status every page shows
+    run, done, live = status.run, status.done, status.live
+    st.progress(done / status.total if status.total else 0.0, text=status.text("turns"))
     held = show_holders(store, run_id)
     if run.stopped_reason:
         st.caption(f"Stopped: {md(run.stopped_reason)}")
@@ -208,7 +218,7 @@ def _panel(run_id: str) -> None:
             lambda: request_stop(store, run_id, current_user() or "a user", actor=current_actor())
         ):
             st.rerun()
-        if run.status == RunStatus.running and not held:
+        if status.word == "running" and not held:
             st.caption("No live worker holds it now: a worker takes it over once its claims expire.")
     elif (
         run.status != RunStatus.finished

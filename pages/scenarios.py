@@ -47,6 +47,7 @@ from pages._common import (
 store = store_or_stop()
 project_id = current_project(store)
 st.title("Scenarios")
+st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 st.caption(
     "Scenario tests as Rasa writes them (`eval/scenarios/*.yml`): a briefing of the simulated user, "
     "initial slots, criteria judged on the transcript and assertions on the events the target reports. "

@@ -36,6 +36,7 @@ from evalcore.jobs import failed_units, progress, request_stop
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus, TurnRole
 from evalcore.models.common import chart_label
+from evalcore.reports.status import run_state
 from evalcore.review.detector_quality import (
     human_badge,
     labelled_turns,
@@ -64,6 +65,7 @@ from pages._common import (
 store = store_or_stop()
 project_id = current_project(store)
 st.title("Simulations")
+st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 st.caption(
     "Simulated users (standard and challenging personas) against a target; every target turn checked for "
     "dialogue breakdowns, every dialogue rated 1-5. Start one below (or `evalcore simulations run --target "
@@ -262,11 +264,9 @@ def _live(watched: str) -> bool:
 
 def _panel(watched: str) -> None:
     """The run's progress from the store, with stop, resume and retry (the queue's workers do the work)."""
-    run = store.run(watched)
-    done, total = progress(store, run)
-    live = _live(watched)
-    state = "queued" if run.status == RunStatus.pending else run.status.value
-    st.progress(done / total if total else 1.0, text=f"{done} / {total} dialogues · {state}")
+    status = run_state(store, watched)  # the one status every page shows
+    run, done, total, live = status.run, status.done, status.total, status.live
+    st.progress(done / total if total else 1.0, text=status.text("dialogues"))
     show_workers(store, run)
     if run.stopped_reason:
         st.caption(f"Stopped: {md(run.stopped_reason)}")

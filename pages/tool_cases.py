@@ -69,6 +69,7 @@ from pages._common import (
 store = store_or_stop()
 project_id = current_project(store)
 st.title("Tool cases")
+st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 st.caption(
     "Labelled tool-use conversations (seed 004): situations where the tool works or fails, the agent "
     "behaves or not, the user is satisfied or not, each POS or NEG. Generate them with `evalcore toolcases "

@@ -84,6 +84,12 @@ def run_(
         str | None, typer.Option(help="Name of the run (default: target, model and date).")
     ] = None,
     notes: Annotated[str, typer.Option(help="Notes on the run: what changed, why it was run.")] = "",
+    repeat: Annotated[
+        int,
+        typer.Option(
+            help="Play the same items N times, as N linked runs named '#1' to '#N', and print pass^k."
+        ),
+    ] = 1,
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -107,15 +113,15 @@ def run_(
             db=db,
         )
         return
-    from evalcore.reports import build_report
-    from evalcore.runs import create_run, execute_run
+    from evalcore.reports.pass_k import pass_k_line, run_pass_k
     from evalcore.runs.job import DEFAULT_CONCURRENCY
+    from evalcore.runs.repetitions import create_repetitions
 
     store = open_store(db)
     limits = {k: v for k, v in {"usd": budget, "tokens": budget_tokens}.items() if v is not None}
     require_resume(retry_failed, resume)
     if resume:
-        run_id = resume
+        run_ids = [resume]
     else:
         if not target:
             raise EvalcoreError("give --target NAME (see `evalcore targets list`), or --resume RUN_ID")
@@ -125,10 +131,26 @@ def run_(
         options = {"judge": judge, "budget": limits, "source": source, "spec_id": spec, "limit": limit,
                    "history": history, "single_turn_pairs": pairs,
                    "include_rejected": include_rejected, "name": name, "notes": notes}  # fmt: skip
-        run_id = create_run(store, pid, target, concurrency=concurrency or DEFAULT_CONCURRENCY, **options).id
-    if queue:
-        queue_run(store, run_id, retry_failed=retry_failed, budget=limits, concurrency=concurrency)
-        return
+        chosen = concurrency or DEFAULT_CONCURRENCY
+        run_ids = [
+            r.id for r in create_repetitions(store, pid, target, repeat, concurrency=chosen, **options)
+        ]
+    for run_id in run_ids:
+        if queue:
+            queue_run(store, run_id, retry_failed=retry_failed, budget=limits, concurrency=concurrency)
+        else:
+            _play(store, run_id, limits, concurrency, retry_failed)
+    if len(run_ids) > 1 and not queue:
+        typer.echo(
+            f"over {len(run_ids)} repetitions: {pass_k_line(run_pass_k(store, store.run(run_ids[0])))}"
+        )
+
+
+def _play(store, run_id: str, limits: dict[str, float], concurrency: int | None, retry_failed: bool) -> None:
+    """Play one run in this process and print how it went."""
+    from evalcore.reports import build_report
+    from evalcore.runs import execute_run
+
     outcome = execute_run(
         store, run_id, on_progress=progress_printer("turns"), budget=limits or None, concurrency=concurrency,
         retry_failed=retry_failed,
@@ -211,6 +233,7 @@ def report(
     """Failure-rate tables of a run (with counts and 95% Wilson intervals), or two runs side by side."""
     from evalcore.reports import build_report, compare_runs, export_tables, provenance, table_name
     from evalcore.reports.compare import compare_to_baseline, scope_label
+    from evalcore.reports.pass_k import pass_k_line, run_pass_k
     from evalcore.runs import RUN_KIND
 
     threshold = _rate(fail_above) if fail_above is not None else None  # a usage error before any work
@@ -256,6 +279,9 @@ def report(
         f"{rep.crashes} crashes; counts {scope_label(tiers, include_rejected)}",
         err=True,
     )
+    repeated = run_pass_k(store, store.run(run), include_rejected=include_rejected)
+    if len(repeated) > 1:  # a run repeated with --repeat N: pass^k beside the failure rate
+        typer.echo(f"over {len(repeated)} repetitions of {run}: {pass_k_line(repeated)}", err=True)
     if rep.outdated:
         typer.echo(
             f"{rep.outdated} turn(s) left out of the {tiers} scope: judged against an expected answer "

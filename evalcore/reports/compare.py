@@ -16,18 +16,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
+import sqlalchemy as sa
 
 from evalcore.errors import UsageError
 from evalcore.items.current import content_field
+from evalcore.items.state import refresh_states
 from evalcore.models import Run, RunStatus
-from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_rows
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.stats.paired import mcnemar_exact, wilson_interval
 from evalcore.store import Store
+from evalcore.store import schema as t
 
 FIXED, BROKEN, STILL_FAILING, STILL_PASSING = "fixed", "broken", "still failing", "still passing"
 # Regressions first, then what got better, then what did not move.
 CHANGE_ORDER = (BROKEN, FIXED, STILL_FAILING, STILL_PASSING)
+RANK = {c: i for i, c in enumerate(CHANGE_ORDER)}
 ITEM_COLUMNS = ("change", "item_id", "turn_index", "spec", "baseline_error", "error_type", "judgment_id")
 LIVE = (RunStatus.pending, RunStatus.running)
 
@@ -87,21 +90,17 @@ class RunComparison:
         return self.items[self.items["change"].isin((BROKEN, FIXED))]
 
 
-def _change(base_failed: pd.Series, failed: pd.Series) -> Change:
-    """The paired change of two aligned boolean series (True = the turn failed)."""
-    n = len(failed)
-    fixed = int((base_failed & ~failed).sum())
-    broken = int((~base_failed & failed).sum())
-    base_fail, now_fail = int(base_failed.sum()), int(failed.sum())
+def _change(n: int, baseline_failures: int, failures: int, fixed: int, broken: int) -> Change:
+    """The paired change of n turns from their counts, with the paired test and both intervals."""
     return Change(
         n=n,
-        baseline_failures=base_fail,
-        failures=now_fail,
+        baseline_failures=baseline_failures,
+        failures=failures,
         fixed=fixed,
         broken=broken,
         p_value=mcnemar_exact(broken, fixed),
-        baseline_ci=wilson_interval(base_fail, n),
-        ci=wilson_interval(now_fail, n),
+        baseline_ci=wilson_interval(baseline_failures, n),
+        ci=wilson_interval(failures, n),
     )
 
 
@@ -117,39 +116,60 @@ def _check(run: Run, baseline: Run) -> None:
         )
 
 
-def _turns(store: Store, run_ids: Sequence[str], project_id: str | None) -> pd.DataFrame:
-    """The few columns the compare needs of the runs' judged turns: item, turn, score, error type, spec
-    label and the item's tier now (lighter than the report's frame, which also works out corrections)."""
-    parts = [
-        pd.DataFrame.from_records(judgment_rows(store, rid), columns=list(ROW_COLUMNS)).assign(run_id=rid)
-        for rid in run_ids
-    ]
-    frame = pd.concat(parts, ignore_index=True)
-    frame["item_id"] = frame["conversation_id"].where(frame["conversation_id"].notna(), frame["test_id"])
-    labels = (
-        {i: str(v) for i, v in content_field(store, project_id, SPEC_KIND, "scenario").items()}
-        if project_id
-        else {}
-    )
-    frame["spec_label"] = frame["spec_id"].map(labels).fillna(frame["spec_id"])
-    passed = frame.drop_duplicates("item_id").set_index("item_id")["item_judge_passed"]
-    judge_passed = {str(k): (None if pd.isna(v) else bool(v)) for k, v in passed.items()}
-    tiers = item_tiers(store, judge_passed, project_ids=[project_id] if project_id else [])
-    frame["tier"] = frame["item_id"].map({k: v.value for k, v in tiers.items()})
-    return frame
+_J = t.judgments
+# Only what pairing needs, computed in SQL: (item, turn, played alone) is the key, `failed` the verdict.
+_PAIRING = sa.select(
+    _J.c.id,
+    sa.func.coalesce(_J.c.conversation_id, _J.c.test_id),
+    sa.func.coalesce(_J.c.turn_index, -1),
+    sa.and_(_J.c.multi_turn.is_(None), _J.c.conversation_id.is_not(None)),
+    _J.c.score < 1,
+    _J.c.error_type,
+    _J.c.spec_id,
+)
+
+# (judgment id, failed, error type, spec id) of a scored turn, by (item, turn or -1, played alone).
+Scored = dict[tuple[str, int, bool], tuple[int, bool, str | None, str | None]]
 
 
-def _scored(frame: pd.DataFrame, run_id: str, include_rejected: bool) -> pd.DataFrame:
-    """The run's scored turns in scope, keyed by item and turn (a turn played alone keyed apart)."""
-    part = frame[(frame["run_id"] == run_id) & frame["score"].notna()]
-    if not include_rejected:
-        part = part[part["tier"] != "rejected"]
-    turn = part["turn_index"].fillna(-1).astype(int)
-    alone = part["multi_turn"].isna() & part["conversation_id"].notna()
-    keyed = part.assign(turn_key=turn, alone=alone, failed=part["score"].astype(float) < 1)
-    return keyed.drop_duplicates(["item_id", "turn_key", "alone"], keep="last").set_index(
-        ["item_id", "turn_key", "alone"]
+def _fetch_all(conn: sa.Connection, query: sa.Select) -> list[tuple]:
+    """All rows of a query as plain tuples from the driver's cursor: at 100,000 rows, building SQLAlchemy
+    rows costs as much as SQLite's reading them (benchmarks/results.py)."""
+    compiled = query.compile(dialect=conn.dialect)
+    params = (
+        [compiled.params[k] for k in compiled.positiontup or ()] if compiled.positional else compiled.params
     )
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(str(compiled), params)
+        return cursor.fetchall()
+    finally:
+        cursor.close()
+
+
+def _scored(store: Store, run_id: str, rejected: frozenset[str]) -> Scored:
+    """The run's scored turns in scope, by key; a turn judged twice keeps its last judgment."""
+    query = _PAIRING.where(_J.c.run_id == run_id, _J.c.score.is_not(None)).order_by(_J.c.id)
+    with store.read() as conn:
+        rows = _fetch_all(conn, query)
+    return {
+        (item, turn, bool(alone)): (jid, bool(failed), error, spec)
+        for jid, item, turn, alone, failed, error, spec in rows
+        if item not in rejected
+    }
+
+
+def _rejected(store: Store, project_id: str | None) -> frozenset[str]:
+    """Items annotators rejected (as the read model has them now; an item it does not hold is not)."""
+    if not project_id:
+        return frozenset()
+    refresh_states(store, project_id)
+    s = t.annotation_states
+    with store.read() as conn:
+        found = conn.scalars(
+            sa.select(s.c.item_id).where(s.c.project_id == project_id, s.c.tier == "rejected")
+        )
+        return frozenset(found)
 
 
 def compare_to_baseline(
@@ -158,51 +178,66 @@ def compare_to_baseline(
     """Compare a run with a baseline run over the turns both scored (see the module docstring)."""
     run, baseline = store.run(run_id), store.run(baseline_id)
     _check(run, baseline)
-    frame = _turns(store, [baseline_id, run_id], run.params.get("project_id"))
-    now = _scored(frame, run_id, include_rejected)
-    base = _scored(frame, baseline_id, include_rejected)
-    common = now.index.intersection(base.index, sort=False)
-    if common.empty:
+    project_id = run.params.get("project_id")
+    rejected = frozenset() if include_rejected else _rejected(store, project_id)
+    now = _scored(store, run_id, rejected)
+    base = _scored(store, baseline_id, rejected)
+    labels = (
+        {i: str(v) for i, v in content_field(store, project_id, SPEC_KIND, "scenario").items()}
+        if project_id
+        else {}
+    )
+    rows: list[tuple] = []
+    counts: dict[str, list[int]] = {}  # spec -> [n, baseline failures, failures, fixed, broken]
+    for key, (jid, failed, error, spec_id) in now.items():
+        paired = base.get(key)
+        if paired is None:
+            continue
+        base_failed = paired[1]
+        spec = labels.get(spec_id, spec_id) if spec_id is not None else "(no spec)"
+        change = (
+            (BROKEN if not base_failed else STILL_FAILING)
+            if failed
+            else (FIXED if base_failed else STILL_PASSING)
+        )
+        # Sorted as a plain tuple: the turn played alone (no index, -1) after the others, ties by judgment.
+        rows.append((RANK[change], spec, key[0], (key[1] < 0, key[1]), jid, change, paired[2], error))
+        c = counts.setdefault(spec, [0, 0, 0, 0, 0])
+        c[0] += 1
+        c[1] += base_failed
+        c[2] += failed
+        c[3] += change == FIXED
+        c[4] += change == BROKEN
+    if not rows:
         raise UsageError(f"baseline {baseline_id} and run {run_id} have no scored item in common")
-    now_c, base_c = now.loc[common], base.loc[common]
-    failed, base_failed = now_c["failed"].astype(bool), base_c["failed"].astype(bool)
-    change = pd.Series(STILL_PASSING, index=common)
-    change[failed & base_failed] = STILL_FAILING
-    change[failed & ~base_failed] = BROKEN
-    change[~failed & base_failed] = FIXED
+    rows.sort()
     items = pd.DataFrame(
         {
-            "change": change.values,
-            "item_id": common.get_level_values(0),
-            "turn_index": [None if t < 0 else int(t) for t in common.get_level_values(1)],
-            "spec": now_c["spec_label"].fillna("(no spec)").astype(str).values,
-            "baseline_error": base_c["error_type"].values,
-            "error_type": now_c["error_type"].values,
-            "judgment_id": now_c["judgment_id"].values,
-        }
+            "change": [r[5] for r in rows],
+            "item_id": [r[2] for r in rows],
+            "turn_index": pd.Series([None if r[3][0] else r[3][1] for r in rows], dtype=object),
+            "spec": [r[1] for r in rows],
+            "baseline_error": [r[6] for r in rows],
+            "error_type": [r[7] for r in rows],
+            "judgment_id": [r[4] for r in rows],
+        },
+        columns=list(ITEM_COLUMNS),
     )
-    rank = {c: i for i, c in enumerate(CHANGE_ORDER)}
-    items = items.sort_values(
-        ["change", "spec", "item_id", "turn_index"], key=lambda s: s.map(rank) if s.name == "change" else s
-    ).reset_index(drop=True)
-    by_spec = {}
-    for spec, idx in pd.Series(
-        range(len(common)), index=now_c["spec_label"].fillna("(no spec)").values
-    ).groupby(level=0):
-        rows = list(idx.values)
-        by_spec[str(spec)] = _change(base_failed.iloc[rows], failed.iloc[rows])
+    by_spec = {spec: _change(*c) for spec, c in counts.items()}
     by_spec = dict(
         sorted(by_spec.items(), key=lambda kv: (-(kv[1].broken - kv[1].fixed), kv[1].p_value, kv[0]))
     )
+    total = [sum(c[i] for c in counts.values()) for i in range(5)]
+    common = len(rows)
     return RunComparison(
         run=run,
         baseline=baseline,
         items=items,
         by_spec=by_spec,
-        overall=_change(base_failed, failed),
+        overall=_change(*total),
         scope=scope_label("all", include_rejected),
-        only_in_run=len(now.index.difference(common)),
-        only_in_baseline=len(base.index.difference(common)),
+        only_in_run=len(now) - common,
+        only_in_baseline=len(base) - common,
     )
 
 

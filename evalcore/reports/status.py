@@ -1,6 +1,6 @@
 """Status counts: how many records each stage of the data flow holds (the Home page and `evalcore status`),
-and how many items are in each tier (the annotation pages and `evalcore annotate progress`). Progress of a
-single job is the job's own (`evalcore.jobs`)."""
+how many items are in each tier (the annotation pages and `evalcore annotate progress`), and the one status
+of a run or job every page shows (`run_state`), with the run list built on it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import sqlalchemy as sa
 
 from evalcore.generators.simulation.records import RUN_KIND as SIMULATION_KIND
 from evalcore.items.state import REVIEWED_KINDS, refresh_states
-from evalcore.models import Tier
+from evalcore.jobs.control import holders, progress
+from evalcore.models import Run, RunStatus, Tier
 from evalcore.review.queue import CONVERSATION, DISAGREEMENT
 from evalcore.runs.records import RUN_KIND
 from evalcore.store import Store
@@ -96,3 +97,101 @@ def _tier_detail(store: Store, project_id: str, kind: str) -> str:
     metrics beside them show theirs."""
     counts = tier_counts(store, project_id, kind)
     return ", ".join(f"{n:,} {tier}" for tier, n in counts.items() if n)
+
+
+# ------------------------------------------------------------------- one run's status (issue 27, item 1)
+
+LIVE_STATUSES = (RunStatus.pending, RunStatus.running)
+
+
+@dataclass(frozen=True)
+class RunState:
+    """Where a run or job stands, as every page says it: one word and its progress, read together."""
+
+    run: Run
+    word: str  # queued, running, finishing, finished, stopped or failed
+    done: int  # records committed
+    total: int  # records when finished (0 before the job has planned)
+    held: bool  # a live worker holds units of it now
+
+    @property
+    def live(self) -> bool:
+        """Queued or played right now (a page polls it)."""
+        return self.run.status in LIVE_STATUSES
+
+    def text(self, noun: str) -> str:
+        """'52 / 62 turns · running', the progress line of every page."""
+        return f"{self.done:,} / {self.total:,} {noun} · {self.word}"
+
+
+def run_state(store: Store, run_id: str) -> RunState:
+    """A run's status from the store, read once: its record, its committed units and its workers.
+
+    Every page that shows a run's status calls this, so a banner, a bar and a picker on one screen say the
+    same. 'queued' is a run no worker has started; 'finishing' a running run whose every unit is committed
+    and that no worker holds any more (its worker is closing it: not a run nobody works)."""
+    run = store.run(run_id)
+    done, total = progress(store, run)
+    held = bool(holders(store, run_id)) if run.status in LIVE_STATUSES else False
+    word = "queued" if run.status == RunStatus.pending else run.status.value
+    if run.status == RunStatus.running and total and done >= total and not held:
+        word = "finishing"
+    return RunState(run=run, word=word, done=done, total=total, held=held)
+
+
+@dataclass(frozen=True)
+class RunListRow:
+    """One run as the run list shows it."""
+
+    run_id: str
+    name: str
+    target: str
+    judge: str
+    items: str  # which items it plays: source, filters and how many
+    code_version: str
+    cost_usd: float
+    status: str  # RunState.word
+    progress: str  # RunState.text
+
+
+def run_list(store: Store, project_id: str, kind: str = RUN_KIND) -> list[RunListRow]:
+    """The project's runs of a kind, newest first, with target, judge, item scope, code version, cost and
+    status (the status from `run_state`)."""
+    with store.read() as conn:
+        spent = dict(
+            conn.execute(
+                sa.select(t.runs.c.id, t.runs.c.spent_usd).where(t.runs.c.project_id == project_id)
+            ).all()
+        )
+    rows = []
+    for run in store.runs(project_id, kind=kind):
+        state = run_state(store, run.id)
+        rows.append(
+            RunListRow(
+                run_id=run.id,
+                name=str(run.params.get("name") or run.id),
+                target=run.target or "-",
+                judge=run.judge or str(run.params.get("judge_requested") or "the judge role"),
+                items=_scope(run.params),
+                code_version=run.code_version or "-",
+                cost_usd=float(spent.get(run.id) or 0.0),
+                status=state.word,
+                progress=state.text("turns"),
+            )
+        )
+    return rows
+
+
+def _scope(params: dict) -> str:
+    """'conversations, gold+silver, spec X, first 10 (rejected left out)': what a run plays."""
+    filters = params.get("filters") or {}
+    parts = [str(params.get("source") or "items")]
+    if filters.get("generator"):
+        parts.append(f"generator {filters['generator']}")
+    if filters.get("spec_id"):
+        parts.append(f"spec {filters['spec_id']}")
+    if filters.get("limit"):
+        parts.append(f"at most {filters['limit']}")
+    parts.append(f"{len(params.get('items') or []):,} items")
+    parts.append("rejected included" if filters.get("include_rejected") else "rejected left out")
+    return ", ".join(parts)

@@ -219,7 +219,7 @@ def test_the_comparison_is_queued_and_read_back_from_its_stored_folds(project):
     assert run.params["all_conversations"] and len(run.params["conversations"]) == 52
     at = open_tab("SPUR vs SCOPE")
     assert any("No fold computed yet" in str(i.value) for i in at.info)
-    assert any("0/1 folds · queued" in str(p.proto.text) for p in at.get("progress")), "the job's progress"
+    assert any("0 / 1 folds · queued" in str(p.proto.text) for p in at.get("progress")), "the job's progress"
     execute_comparison(store, run.id)  # what the worker does
     at = open_tab("SPUR vs SCOPE")
     used = next(str(c.value) for c in at.caption if "POS share" in str(c.value))

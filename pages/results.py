@@ -1,0 +1,256 @@
+"""Results: every played item of every run against a target in one table (filters, search, pages), an
+opened row in full, and a run compared with a baseline item by item."""
+
+import pandas as pd
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.reports.compare import CHANGE_ORDER, compare_to_baseline, scope_label
+from evalcore.reports.failures import report_stamp
+from evalcore.reports.pass_k import pass_k_line, run_pass_k
+from evalcore.reports.result_detail import result_detail
+from evalcore.reports.results import VERDICTS, ResultFilters, filter_choices, result_runs, results_page
+from evalcore.runs import RUN_KIND
+from evalcore.runs.control import run_label
+from pages._common import current_project, md, md_block, show_error, store_or_stop
+
+PAGE_SIZES = (25, 50, 100)
+FLIPS_SHOWN = 20  # flipped turns listed as text above the compare's table
+COLUMNS = {
+    "run_name": "run",
+    "item_id": "item",
+    "turn_index": "turn",
+    "generator": "generator",
+    "spec": "spec",
+    "verdict": "verdict",
+    "score": "score",
+    "error_type": "error type",
+    "reason": "reason",
+}
+
+store = store_or_stop()
+project_id = current_project(store)
+st.title("Results")
+if project_id is None:
+    st.info("Import a project on Home first.")
+    st.stop()
+
+runs = result_runs(store, project_id)
+if not runs:
+    st.info("No run against a target yet: start one on the Runs page.")
+    st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_circle:")
+    st.stop()
+by_id = {r.id: r for r in runs}
+
+if not [r for r in st.session_state.get("results_runs", []) if r in by_id]:
+    st.session_state["results_runs"] = [runs[0].id]
+run_ids = st.multiselect(
+    "Runs",
+    list(by_id),
+    key="results_runs",
+    format_func=lambda r: run_label(by_id[r]),
+    placeholder="Pick runs",
+)
+if not run_ids:
+    st.info("Pick one or more runs.")
+    st.stop()
+
+stamp = report_stamp(store, tuple(run_ids))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _choices(url: str, pid: str, ids: tuple[str, ...], _stamp: tuple) -> tuple[list[str], dict[str, str]]:
+    return filter_choices(store, pid, ids)
+
+
+generators, specs = _choices(store.url, project_id, tuple(run_ids), stamp)
+cols = st.columns([1, 1, 2, 2])
+generator = cols[0].selectbox("Generator", ["", *generators], format_func=lambda g: g or "every generator")
+verdict = cols[1].selectbox("Verdict", ["", *VERDICTS], format_func=lambda v: v or "every verdict")
+spec_id = cols[2].selectbox("Spec", ["", *specs], format_func=lambda s: specs.get(s, "every spec"))
+text = cols[3].text_input("Search", placeholder="words in the item, spec, question, reply or reason")
+with_rejected = st.checkbox(
+    "Include rejected items",
+    key="results_rejected",
+    help="Items annotators rejected are left out unless ticked.",
+)
+filters = ResultFilters(
+    run_ids=list(run_ids),
+    generator=generator or None,
+    verdict=verdict or None,
+    spec_id=spec_id or None,
+    text=text,
+    include_rejected=with_rejected,
+)
+
+
+@st.cache_data(show_spinner="Reading results...", max_entries=64)
+def _page(url: str, pid: str, wanted: str, offset: int, limit: int, _stamp: tuple):
+    return results_page(store, pid, ResultFilters.model_validate_json(wanted), offset=offset, limit=limit)
+
+
+size = st.session_state.get("results_size", PAGE_SIZES[1])
+number = st.session_state.get("results_page_number", 1)
+try:
+    page = _page(store.url, project_id, filters.model_dump_json(), (number - 1) * size, size, stamp)
+except EvalcoreError as exc:
+    show_error(exc)
+    st.stop()
+pages = max(1, -(-page.total // size))
+if number > pages:  # the filters left fewer pages than the one shown: go back to the first
+    st.session_state["results_page_number"] = number = 1
+    page = _page(store.url, project_id, filters.model_dump_json(), 0, size, stamp)
+rate = "-" if page.failure_rate is None else f"{page.failure_rate:.1%}"
+st.caption(
+    f"{page.total:,} rows · failure rate {rate} ({page.verdicts['fail']:,} failed, "
+    f"{page.verdicts['unscored']:,} unscored) · counts {md(scope_label('all', with_rejected))}."
+)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _pass_k(url: str, run_id: str, rejected: bool, _stamp: tuple) -> dict:
+    return run_pass_k(store, store.run(run_id), include_rejected=rejected)
+
+
+for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND]:
+    repeated = _pass_k(store.url, rid, with_rejected, stamp)
+    if len(repeated) > 1:  # a run repeated with --repeat N: tau-bench's pass^k beside the failure rate
+        st.caption(
+            md(f"{by_id[rid].params.get('name') or rid}: over {len(repeated)} repetitions, ")
+            + pass_k_line(repeated)
+        )
+
+frame = pd.DataFrame([r.model_dump() for r in page.rows], columns=[*COLUMNS, "ref"])
+selected = st.dataframe(
+    frame[list(COLUMNS)].rename(columns=COLUMNS),
+    hide_index=True,
+    width="stretch",
+    on_select="rerun",
+    selection_mode="single-row",
+    key="results_table",
+)
+nav = st.columns([1, 1, 4])
+nav[0].number_input("Page", min_value=1, max_value=pages, step=1, key="results_page_number")
+nav[1].selectbox("Rows per page", PAGE_SIZES, key="results_size")
+nav[2].caption(f"Page {number} of {pages:,}")
+
+
+# ------------------------------------------------------------------------------------ the opened row
+def _show_detail(row) -> None:
+    detail = result_detail(store, row)
+    turn = "" if row.turn_index is None else f", turn {row.turn_index}"
+    st.subheader(md(f"{row.item_id}{turn}: {row.verdict}"))
+    st.caption(
+        md(f"run {row.run_name} · generator {row.generator or '-'} · spec {row.spec or '-'}")
+        + (md(f" · error type {row.error_type}") if row.error_type else "")
+    )
+    if detail.question:
+        st.markdown("**Asked**")
+        st.markdown(md_block(detail.question))
+    left, right = st.columns(2)
+    left.markdown("**Expected**")
+    left.markdown(md_block(detail.expected or "-"))
+    right.markdown("**Actual**")
+    right.markdown(md_block(detail.actual or "-"))
+    st.markdown("**Reason**")
+    st.markdown(md_block(detail.reason or "-"))
+    if detail.checks:
+        checks = pd.DataFrame([c.model_dump() for c in detail.checks])
+        st.dataframe(checks, hide_index=True, width="stretch")
+    if detail.documents:
+        st.caption("Documents: " + md(", ".join(detail.documents)))
+    if detail.tool_calls:
+        st.caption("Tool calls: " + md("; ".join(detail.tool_calls)))
+    if detail.transcript:
+        st.markdown("**The item** (the judged turn marked)")
+        for line in detail.transcript:
+            said = f"**{md(line.role)}**: {md_block(line.text)}"
+            # The judged turn stands out in red; the others read as a transcript.
+            if line.highlighted:
+                st.error(said, icon=":material/arrow_forward:")
+            else:
+                st.markdown(said)
+    st.markdown("**Review history**")
+    if detail.reviews:
+        history = pd.DataFrame(
+            [a.model_dump(include={"created_at", "author", "role", "label", "reason", "turn_index", "note"})
+             for a in detail.reviews]
+        )  # fmt: skip
+        st.dataframe(history, hide_index=True, width="stretch")
+    else:
+        st.caption("Nobody has reviewed this item yet.")
+
+
+chosen = selected.selection.rows if selected else []
+if chosen and chosen[0] < len(page.rows):
+    with st.container(border=True):
+        _show_detail(page.rows[chosen[0]])
+else:
+    st.caption("Select a row to open the item.")
+
+
+# --------------------------------------------------------------------------------- against a baseline
+st.header("Compare with a baseline")
+conversation_runs = [r for r in run_ids if by_id[r].kind == RUN_KIND]
+if not conversation_runs:
+    st.caption("Comparing item by item works on conversation runs (started with Runs or `evalcore run`).")
+    st.stop()
+run_id = conversation_runs[0]
+bases = [r.id for r in runs if r.kind == RUN_KIND and r.id != run_id]
+baseline = st.selectbox(
+    f"Baseline for {run_label(by_id[run_id])}",
+    ["", *bases],
+    format_func=lambda r: run_label(by_id[r]) if r else "(no baseline)",
+    key="results_baseline",
+)
+if not baseline:
+    st.stop()
+
+
+@st.cache_data(show_spinner="Comparing...", max_entries=16)
+def _compare(url: str, now: str, base: str, rejected: bool, _stamp: tuple):
+    return compare_to_baseline(store, now, base, include_rejected=rejected)
+
+
+try:
+    cmp = _compare(store.url, run_id, baseline, with_rejected, report_stamp(store, (run_id, baseline)))
+except EvalcoreError as exc:
+    show_error(exc)
+    st.stop()
+o = cmp.overall
+counts = cmp.items["change"].value_counts()
+metrics = st.columns(5)
+for col, change in zip(metrics, CHANGE_ORDER, strict=False):
+    col.metric(change.capitalize(), f"{int(counts.get(change, 0)):,}")
+metrics[4].metric(
+    "McNemar p", f"{o.p_value:.3g}", help="Exact two-sided test on the broken and fixed counts (same turns)."
+)
+st.caption(
+    f"{o.n:,} turns scored in both runs, counts {md(cmp.scope)}: failure rate {o.baseline_rate:.1%} "
+    f"[{o.baseline_ci[0]:.1%}, {o.baseline_ci[1]:.1%}] in the baseline, {o.rate:.1%} "
+    f"[{o.ci[0]:.1%}, {o.ci[1]:.1%}] now; {o.broken:,} broken against {o.fixed:,} fixed."
+)
+flips = cmp.flipped()
+# The flips as plain text first (what broke, then what got fixed), as the CI gate prints them.
+st.text(
+    "\n".join(
+        f"{r.change}: {r.item_id}{'' if r.turn_index is None else f' turn {r.turn_index}'} ({r.spec})"
+        for r in flips.head(FLIPS_SHOWN).itertuples()
+    )
+    + (f"\n... and {len(flips) - FLIPS_SHOWN:,} more in the table below" if len(flips) > FLIPS_SHOWN else "")
+    or "No turn changed its verdict."
+)
+shown = st.multiselect("Show", list(CHANGE_ORDER), default=["broken", "fixed"], key="results_changes")
+items = cmp.items[cmp.items["change"].isin(shown)]
+st.dataframe(
+    items.drop(columns=["judgment_id"]).rename(columns={"item_id": "item", "turn_index": "turn"}),
+    hide_index=True,
+    width="stretch",
+    key="results_compare_items",
+)
+spec_rows = [
+    {"spec": spec, "baseline": ch.baseline_rate, "now": ch.rate, "fixed": ch.fixed, "broken": ch.broken,
+     "McNemar p": ch.p_value, "turns": ch.n}
+    for spec, ch in cmp.by_spec.items()
+]  # fmt: skip
+st.dataframe(pd.DataFrame(spec_rows), hide_index=True, width="stretch", key="results_compare_specs")

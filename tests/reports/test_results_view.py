@@ -1,0 +1,95 @@
+"""The results view's library (reports.results, reports.result_detail) and the compare on both backends:
+rows of two demo runs with a seeded change, filtered, searched and paged in SQL; an opened row."""
+
+from __future__ import annotations
+
+import pytest
+from results_support import two_demo_runs
+
+from evalcore.errors import UsageError
+from evalcore.models import Annotation
+from evalcore.reports.compare import BROKEN, FIXED, compare_to_baseline
+from evalcore.reports.result_detail import result_detail
+from evalcore.reports.results import ResultFilters, filter_choices, results_page
+
+
+def _all(store, pid, filters):
+    page = results_page(store, pid, filters, limit=1000)
+    return page.rows
+
+
+def test_rows_filters_search_and_pages(store):
+    pid, base, now, broken, fixed = two_demo_runs(store)
+    rows = _all(store, pid, ResultFilters(run_ids=[now]))
+    assert [r.verdict for r in rows] == sorted(
+        (r.verdict for r in rows), key=["fail", "unscored", "pass"].index
+    )
+    failing = {(r.item_id, r.turn_index) for r in rows if r.verdict == "fail"}
+    assert broken <= failing and not fixed & failing
+    assert all(r.spec and not r.spec.startswith("spec-") and r.generator == "doc_qa" for r in rows)
+    # Two runs: the run's rows, then the baseline's; a page cut across them holds the right rows.
+    both = _all(store, pid, ResultFilters(run_ids=[now, base]))
+    assert [r.run_id for r in both] == [now] * len(rows) + [base] * (len(both) - len(rows))
+    page = results_page(store, pid, ResultFilters(run_ids=[now, base]), offset=len(rows) - 2, limit=4)
+    assert page.rows == both[len(rows) - 2 : len(rows) + 2] and page.total == len(both)
+    assert page.verdicts["fail"] == sum(r.verdict == "fail" for r in both)
+    # Filters: verdict, spec, generator, and a search through the texts (question, reply, reason).
+    spec_id = rows[0].spec_id
+    kept = _all(store, pid, ResultFilters(run_ids=[now], verdict="pass", spec_id=spec_id))
+    assert kept and all(r.verdict == "pass" and r.spec_id == spec_id for r in kept)
+    assert not _all(store, pid, ResultFilters(run_ids=[now], generator="procedure"))
+    word = rows[0].spec.split()[-1].upper()  # a word of a spec title, in another case
+    found = _all(store, pid, ResultFilters(run_ids=[now], text=word))
+    assert (
+        {r.ref for r in rows if word.lower() in r.spec.lower()}
+        <= {r.ref for r in found}
+        < {r.ref for r in rows}
+    )
+    assert _all(store, pid, ResultFilters(run_ids=[now], text="no such words anywhere")) == []
+    generators, specs = filter_choices(store, pid, [now])
+    assert generators == ["doc_qa"] and spec_id in specs
+    with pytest.raises(UsageError, match="positive size"):
+        results_page(store, pid, ResultFilters(run_ids=[now]), limit=0)
+
+
+def test_rejected_items_are_left_out_unless_asked_and_an_opened_row_shows_its_history(store):
+    pid, base, now, broken, fixed = two_demo_runs(store)
+    item = sorted(broken)[0][0]
+    head = store.history(item)[-1].version
+    store.annotate(item, [Annotation(item_kind="conversation", item_id=item, label="reject", reason="wrong",
+                                     author="ann")], "ann", head)  # fmt: skip
+    rows = _all(store, pid, ResultFilters(run_ids=[now]))
+    assert item not in {r.item_id for r in rows}
+    rows = _all(store, pid, ResultFilters(run_ids=[now], include_rejected=True))
+    row = next(r for r in rows if r.item_id == item and r.verdict == "fail")
+    detail = result_detail(store, row)
+    assert detail.expected and detail.actual and detail.reason
+    assert [x.index for x in detail.transcript if x.highlighted] == [row.turn_index]
+    assert [a.label for a in detail.reviews] == ["reject"] and detail.documents
+    # The compare leaves the rejected item out too, on either backend.
+    cmp = compare_to_baseline(store, now, base)
+    flipped = {(r.item_id, r.turn_index, r.change) for r in cmp.flipped().itertuples()}
+    assert flipped == {(i, t, BROKEN) for i, t in broken if i != item} | {
+        (i, t, FIXED) for i, t in fixed if i != item
+    }
+
+
+def test_a_simulation_lists_one_row_per_dialogue_at_its_first_breakdown(sqlite_store):
+    from runs_support import sample_project
+
+    from evalcore.generators.simulation import load_simulation_run
+    from evalcore.generators.simulation.job import simulate
+
+    store = sqlite_store
+    pid, _ = sample_project(store)
+    run = simulate(store, pid, "demo", standard=2).run
+    rows = _all(store, pid, ResultFilters(run_ids=[run.id]))
+    dialogues = load_simulation_run(store, run.id).dialogues
+    assert len(rows) == len(dialogues) == 2 and {r.generator for r in rows} == {"simulation"}
+    for row in rows:
+        detail = result_detail(store, row)
+        if row.verdict == "fail":
+            assert [x.index for x in detail.transcript if x.highlighted] == [row.turn_index]
+            assert row.error_type and detail.reason
+        else:
+            assert row.turn_index is None and not any(x.highlighted for x in detail.transcript)
