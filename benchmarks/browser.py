@@ -52,7 +52,7 @@ VISIT_LIMIT_S = 180.0
 # the current idle and drawn spell began.
 PROBE = textwrap.dedent("""
     (() => {
-      const bench = window.__bench = {runs: 0, since: null, charts: 0, clicked: null, runsAtClick: 0};
+      const bench = window.__bench = {runs: 0, since: null, charts: 0};
       const PLOTS = "[data-testid='stPlotlyChart'], [data-testid='stVegaLiteChart'], "
         + "[data-testid='stArrowVegaLiteChart'], [data-testid='stDataFrame']";
       const drawn = (el) => el.querySelector(".main-svg, canvas, svg") !== null;
@@ -87,14 +87,19 @@ CLICK = """
 const link = [...document.querySelectorAll("[data-testid='stSidebarNav'] a")]
   .find((a) => new URL(a.href).pathname.replace(/^\\//, '') === arguments[0]);
 if (!link) return false;
-window.__bench.clicked = performance.now();
-window.__bench.runsAtClick = window.__bench.runs;
-window.__bench.since = null;
+const bench = window.__bench;
+const title = document.querySelector("[data-testid='stMain'] h1");
+Object.assign(bench, {clicked: performance.now(), runsAtClick: bench.runs, since: null,
+                      titleAtClick: title ? title.innerText : null});
 link.click();
 return true;
 """
-STATE = "const b = window.__bench; return b ? [b.runs, b.since, b.clicked, b.runsAtClick, b.charts," \
-        " performance.now()] : null;"  # fmt: skip
+STATE = """
+const b = window.__bench;
+const title = document.querySelector("[data-testid='stMain'] h1");
+return b ? {...b, now: performance.now(), title: title ? title.innerText : null,
+            path: location.pathname.replace(/^\\//, '')} : null;
+"""
 LINKS = """
 return [...document.querySelectorAll("[data-testid='stSidebarNav'] a")]
   .map((a) => [new URL(a.href).pathname.replace(/^\\//, ''), a.innerText.trim().split("\\n").pop()]);
@@ -153,12 +158,17 @@ class CpuMeter:
         return after[0] - before[0], browser
 
 
-def _wait(driver: object, done: Callable[[list], bool]) -> list:
+def _wait(driver: object, done: Callable[[dict], bool]) -> dict:
     """Poll the probe until `done(state)` and the page has stayed idle and drawn for QUIET_S."""
     deadline = time.monotonic() + VISIT_LIMIT_S
     while time.monotonic() < deadline:
         state = driver.execute_script(STATE)
-        if state and state[1] is not None and done(state) and state[5] - state[1] >= QUIET_S * 1000:
+        if (
+            state
+            and state["since"] is not None
+            and done(state)
+            and state["now"] - state["since"] >= QUIET_S * 1e3
+        ):
             return state
         time.sleep(POLL_S)
     raise TimeoutError(f"the page was not idle and drawn within {VISIT_LIMIT_S:.0f} s: {state}")
@@ -168,9 +178,9 @@ def cold(driver: object, meter: CpuMeter, url: str) -> Visit:
     """Open `url` as a new document; seconds from the navigation's start to idle and drawn."""
     before = meter.read()
     driver.get(url)
-    _, since, _, _, plots, _ = _wait(driver, lambda s: s[0] >= 1)
+    state = _wait(driver, lambda s: True)  # a title shows only once a run has begun
     server, browser = CpuMeter.spent(before, meter.read())
-    return Visit(since / 1000, server, browser, plots)
+    return Visit(state["since"] / 1000, server, browser, state["charts"])
 
 
 def warm(driver: object, meter: CpuMeter, path: str) -> Visit:
@@ -178,9 +188,15 @@ def warm(driver: object, meter: CpuMeter, path: str) -> Visit:
     before = meter.read()
     if not driver.execute_script(CLICK, path):
         raise RuntimeError(f"no sidebar link to /{path}")
-    _, since, clicked, _, plots, _ = _wait(driver, lambda s: s[0] > s[3] and s[1] >= s[2])
+    state = _wait(driver, lambda s: s["path"] == path and s["since"] >= s["clicked"] and _rerun(s))
     server, browser = CpuMeter.spent(before, meter.read())
-    return Visit((since - clicked) / 1000, server, browser, plots)
+    return Visit((state["since"] - state["clicked"]) / 1000, server, browser, state["charts"])
+
+
+def _rerun(state: dict) -> bool:
+    """Whether the page ran since the click: a run seen starting, or the title changed (a run of an
+    almost empty page can start and end within one frame, which the DOM never shows)."""
+    return state["runs"] > state["runsAtClick"] or state["title"] != state["titleAtClick"]
 
 
 def measure(driver: object, served: Callable, path: str, home: str, repeat: int) -> tuple[Visit, Visit]:
@@ -251,7 +267,7 @@ def run(driver: object, url: str, empty: Path, repeat: int, only: list[str] | No
         driver.get(base + "/_stcore/health")
         driver.add_cookie({"name": USER_COOKIE, "value": "dana", "path": "/"})  # Annotate shows a queue
         driver.get(base)
-        _wait(driver, lambda s: s[0] >= 1)
+        _wait(driver, lambda s: True)  # a title shows only once a run has begun
         pages = driver.execute_script(LINKS)
     home = pages[0][0]
     for path, title in pages:
