@@ -52,7 +52,7 @@ VISIT_LIMIT_S = 180.0
 # the current idle and drawn spell began.
 PROBE = textwrap.dedent("""
     (() => {
-      const bench = window.__bench = {runs: 0, since: null, charts: 0};
+      const bench = window.__bench = {runs: 0, since: null, charts: 0, errors: 0};
       const PLOTS = "[data-testid='stPlotlyChart'], [data-testid='stVegaLiteChart'], "
         + "[data-testid='stArrowVegaLiteChart'], [data-testid='stDataFrame']";
       const drawn = (el) => el.querySelector(".main-svg, canvas, svg") !== null;
@@ -64,6 +64,7 @@ PROBE = textwrap.dedent("""
         if (!document.querySelector("[data-testid='stMain'] h1")) return false;
         const plots = [...document.querySelectorAll(PLOTS)].filter((el) => el.offsetParent !== null);
         bench.charts = plots.length;
+        bench.errors = document.querySelectorAll("[data-testid='stException']").length;
         return plots.every(drawn);
       };
       let watched = null;
@@ -121,12 +122,13 @@ EMPTY_APP = textwrap.dedent("""
 @dataclass
 class Visit:
     """One page visit: seconds until idle and drawn (wall, in the browser), CPU seconds of the server and
-    of the browser meanwhile, and how many plots and tables were drawn."""
+    of the browser meanwhile, how many plots and tables were drawn and how many errors the page shows."""
 
     wall: float
     server_cpu: float
     browser_cpu: float
     plots: int
+    errors: int
 
 
 class CpuMeter:
@@ -180,7 +182,7 @@ def cold(driver: object, meter: CpuMeter, url: str) -> Visit:
     driver.get(url)
     state = _wait(driver, lambda s: True)  # a title shows only once a run has begun
     server, browser = CpuMeter.spent(before, meter.read())
-    return Visit(state["since"] / 1000, server, browser, state["charts"])
+    return Visit(state["since"] / 1000, server, browser, state["charts"], state["errors"])
 
 
 def warm(driver: object, meter: CpuMeter, path: str) -> Visit:
@@ -190,7 +192,9 @@ def warm(driver: object, meter: CpuMeter, path: str) -> Visit:
         raise RuntimeError(f"no sidebar link to /{path}")
     state = _wait(driver, lambda s: s["path"] == path and s["since"] >= s["clicked"] and _rerun(s))
     server, browser = CpuMeter.spent(before, meter.read())
-    return Visit((state["since"] - state["clicked"]) / 1000, server, browser, state["charts"])
+    return Visit(
+        (state["since"] - state["clicked"]) / 1000, server, browser, state["charts"], state["errors"]
+    )
 
 
 def _rerun(state: dict) -> bool:
@@ -209,7 +213,8 @@ def measure(driver: object, served: Callable, path: str, home: str, repeat: int)
         for _ in range(repeat):
             warm(driver, meter, home if home != path else _other(driver, path))
             visits.append(warm(driver, meter, path))
-    median = Visit(*(statistics.median(getattr(v, f) for v in visits) for f in Visit.__dataclass_fields__))
+    median = Visit(*(statistics.median(getattr(v, f) for v in visits) for f in ("wall", "server_cpu",
+                   "browser_cpu", "plots")), max(v.errors for v in visits))  # fmt: skip
     return first, median
 
 
@@ -224,6 +229,8 @@ def _row(name: str, first: Visit, again: Visit, base: tuple[Visit, Visit] | None
         ratios = f" {first.wall / base[0].wall:>5.1f}x {again.wall / base[1].wall:>5.1f}x"
     over = [w for w, v, goal in (("cold", first, GOAL_COLD), ("warm", again, GOAL_WARM)) if v.wall >= goal]
     mark = f"  over: {', '.join(over)}" if base and over else ""
+    if first.errors or again.errors:
+        mark += "  THE PAGE SHOWS AN ERROR"
     return (
         f"   {name:<28} {first.wall:>5.2f} {first.server_cpu:>5.2f} {first.browser_cpu:>5.2f}  "
         f"{again.wall:>5.2f} {again.server_cpu:>5.2f} {again.browser_cpu:>5.2f} {again.plots:>5.0f}"
@@ -250,11 +257,14 @@ def main() -> None:
         empty.write_text(EMPTY_APP, encoding="utf-8")
         with chromium() as driver:
             driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": PROBE})
-            run(driver, url, empty, args.warm, args.pages)
+            broken = run(driver, url, empty, args.warm, args.pages)
+    if broken:
+        sys.exit(f"error: {', '.join(broken)} showed an error")
 
 
-def run(driver: object, url: str, empty: Path, repeat: int, only: list[str] | None) -> None:
-    """Print the baseline's and every page's row (see the module docstring)."""
+def run(driver: object, url: str, empty: Path, repeat: int, only: list[str] | None) -> list[str]:
+    """Print the baseline's and every page's row (see the module docstring); returns the pages that showed
+    an error."""
     print(f"2. in headless Chromium; warm = median of {repeat} sidebar visits; CPU: s of the server, s of the"
           f" browser")  # fmt: skip
     print(f"   {'page':<28} {'cold':>5} {'srv':>5} {'brw':>5}  {'warm':>5} {'srv':>5} {'brw':>5} {'plots':>5}"
@@ -269,14 +279,15 @@ def run(driver: object, url: str, empty: Path, repeat: int, only: list[str] | No
         driver.get(base)
         _wait(driver, lambda s: True)  # a title shows only once a run has begun
         pages = driver.execute_script(LINKS)
-    home = pages[0][0]
+    home, broken = pages[0][0], []
     for path, title in pages:
         if only is not None and path not in only:
             continue
-        print(
-            _row(title, *measure(driver, lambda: server_process(url), path, home, repeat), baseline),
-            flush=True,
-        )
+        first, again = measure(driver, lambda: server_process(url), path, home, repeat)
+        print(_row(title, first, again, baseline), flush=True)
+        if first.errors or again.errors:
+            broken.append(title)
+    return broken
 
 
 if __name__ == "__main__":
