@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import logging
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +53,18 @@ def warm_up(root: Path = ROOT) -> list[str]:
     """Import what the pages import and make the slow first uses (see the module docstring); returns the
     modules imported."""
     names = page_imports(root)
-    for name in names:
-        importlib.import_module(name)
-    _first_uses()
+    # A cache decorated before the server's runtime exists warns that it has none; its storage is made on
+    # first use, inside the runtime, so the warning is noise here. (Streamlit sets its loggers' levels as
+    # their modules load: this one is loaded first.)
+    import streamlit.runtime.caching.cache_data_api  # noqa: F401
+
+    caching = logging.getLogger("streamlit.runtime.caching.cache_data_api")
+    level = caching.level
+    caching.setLevel(logging.ERROR)
+    try:
+        for name in names:
+            importlib.import_module(name)
+        _first_uses()
+    finally:
+        caching.setLevel(level)
     return names

@@ -212,7 +212,7 @@ st.caption(
 )
 # A page of rows at a time: the browser gets PAGE_ROWS rows per rerun, not every conversation.
 last_page = max(1, -(-len(shown) // PAGE_ROWS))
-page = st.number_input(f"Page (of {last_page})", 1, last_page, 1) if last_page > 1 else 1
+page = st.columns([1, 5])[0].number_input(f"Page (of {last_page})", 1, last_page, 1) if last_page > 1 else 1
 first = (page - 1) * PAGE_ROWS
 part = shown.iloc[first : first + PAGE_ROWS]
 st.dataframe(display_table(part), hide_index=True, width="stretch")

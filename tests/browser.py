@@ -70,7 +70,9 @@ def server_process(
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        # The dashboard imports every page's libraries before it listens (pages/_warmup.py): seconds of
+        # CPU, a minute or more on a loaded machine.
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
