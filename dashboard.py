@@ -2,7 +2,8 @@
 
 Streamlit treats an app with a pages/ folder as a folder-routed app until app.py has run once, so on a
 fresh server a first deep link (e.g. /specs) would skip app.py's frame (sidebar, navigation). app.py
-routes with st.navigation, so tell Streamlit that before the server starts.
+routes with st.navigation, so tell Streamlit that before the server starts. And the pages' libraries are
+imported before it listens (pages/_warmup.py), so the first visit does not wait for them.
 """
 
 import sys
@@ -14,6 +15,7 @@ from streamlit.web import cli
 from evalcore.auth.serving import check_address, is_local_address
 from evalcore.errors import EvalcoreError
 from evalcore.store import Store
+from pages._warmup import warm_up
 
 
 def _address(args: list[str]) -> str | None:
@@ -43,6 +45,7 @@ def _refuse_unguarded(args: list[str]) -> None:
 if __name__ == "__main__":
     _refuse_unguarded(sys.argv[1:])
     PagesManager.uses_pages_directory = False
+    warm_up()  # the pages' libraries imported now, not on the first visitor's request
     # No file watcher: a server re-importing modules changed under it (an upgrade, a checkout) serves a
     # mix of old and new classes that its caches can no longer pickle, and floods the log on big trees.
     watcher = ["--server.fileWatcherType", "none", "--server.runOnSave", "false"]

@@ -1,5 +1,6 @@
 """Conversations: generate document-grounded conversations from specs, browse them, open their passages."""
 
+import pandas as pd
 import plotly.express as px
 import streamlit as st
 
@@ -43,6 +44,7 @@ if project_id is None:
     st.stop()
 
 TIER_BADGE = {"unreviewed": "gray", "silver": "blue", "gold": "orange", "rejected": "red"}
+PAGE_ROWS = 100  # conversations in the table at once: a screenful or three, light to send
 
 
 @st.cache_resource
@@ -58,6 +60,15 @@ def _table(project: str, stamp: tuple):
     table = conversation_table(store, project, previous=last.get((project, stamp[1])))
     last[(project, stamp[1])] = table
     return table
+
+
+@st.cache_data(show_spinner=False, max_entries=24)
+def _bar(data: pd.DataFrame, x: str, y: str, title: str):
+    # Keyed on the distribution's rows: drawn again only when the conversations or the filters change it.
+    fig = px.bar(data, x=x, y=y, title=title, height=260)
+    fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    fig.update_xaxes(type="category")
+    return fig
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -203,27 +214,32 @@ for column, (key, x, y, title) in zip(
      ("documents", "documents cited", "conversations", "Documents the answers cite")),
     strict=True,
 ):  # fmt: skip
-    fig = px.bar(dist[key], x=x, y=y, title=title, height=260)
-    fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 10})
-    fig.update_xaxes(type="category")
-    column.plotly_chart(fig, width="stretch", key=f"chart_{key}", config={"displayModeBar": False})
+    column.plotly_chart(
+        _bar(dist[key], x, y, title), width="stretch", key=f"chart_{key}", config={"displayModeBar": False}
+    )
 
 st.caption(
     "Charts and table show the conversations the filters keep. An answer to a filler question cites a "
     "document outside the chain, so a conversation can cite more documents than its chain holds."
 )
-view = display_table(shown)
-st.dataframe(view, hide_index=True, width="stretch")
+# A page of rows at a time: the browser gets PAGE_ROWS rows per rerun, not every conversation.
+last_page = max(1, -(-len(shown) // PAGE_ROWS))
+page = st.columns([1, 5])[0].number_input(f"Page (of {last_page})", 1, last_page, 1) if last_page > 1 else 1
+first = (page - 1) * PAGE_ROWS
+part = shown.iloc[first : first + PAGE_ROWS]
+st.dataframe(display_table(part), hide_index=True, width="stretch")
 if shown.empty:
     st.stop()
+if last_page > 1:
+    st.caption(f"Rows {first + 1:,}-{first + len(part):,} of {len(shown):,}.")
 
 # ------------------------------------------------------------------------------------------ one conversation
-labels = {row.id: f"{row.spec} · {row.id}" for row in shown.itertuples()}
+labels = {row.id: f"{row.spec} · {row.id}" for row in part.itertuples()}
 picked = st.selectbox("Open conversation", list(labels), format_func=labels.get)
 conversation = read_item(store, picked).conversation()  # annotators' corrections applied
 meta = conversation.metadata
 spec = get_spec(store, project_id, conversation.spec_id).spec if conversation.spec_id in scenarios else None
-tier = shown.set_index("id").loc[picked, "tier"]
+tier = part.set_index("id").loc[picked, "tier"]
 st.subheader(md(spec.scenario if spec else picked))
 if spec:
     st.caption(md(f"Given {spec.given} · When {spec.when} · Then {spec.then}"))

@@ -13,6 +13,8 @@ from evalcore.specs.spec_map import map_changes, map_status, read_map, start_map
 from evalcore.specs.store_ops import current_selection
 from pages._common import current_actor, current_project, md, show_error, show_workers, store_or_stop
 
+COVERAGE_COLUMNS = 40  # a column per selected spec: beyond this many a label is too thin to read
+
 store = store_or_stop()
 project_id = current_project(store)
 st.title("Diversity and coverage")
@@ -21,10 +23,18 @@ if project_id is None:
     st.stop()
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner=False, max_entries=4)
 def _map(run_id: str):
-    # A finished map run never changes: its id is the whole key.
+    # A finished map run never changes: its id is the whole key. Held, not copied per rerun (5,000 points);
+    # nothing on the page changes it.
     return read_map(store, run_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _map_view(run_id: str, selected: frozenset[str], titles: tuple[tuple[str, str], ...], colour: str):
+    # The figure of 5,000 points takes a while to build: built once per map, selection, titles and colour.
+    frame = map_frame(_map(run_id), set(selected), dict(titles))
+    return map_chart(frame, colour), len(frame), int(frame["selected"].sum())
 
 
 def _start(refit: bool) -> None:
@@ -74,8 +84,7 @@ spec_map = _map(map_run)
 changes = map_changes(store, project_id, spec_map)
 selected = set(current_selection(store, project_id))
 documents = store.documents(project_id)
-titles = {d.id: d.title for d in documents}
-frame = map_frame(spec_map, selected, titles)
+titles = tuple((d.id, d.title) for d in documents)
 if not selected:
     st.warning("No selection yet: select specs on the Spec review page to see them highlighted.")
 
@@ -99,9 +108,11 @@ if buttons.button("Refit the map", disabled=job is not None, help=refit_help):
     _start(refit=True)
     st.rerun()
 colour = st.radio("Colour by", ["category", "document"], horizontal=True)
-st.plotly_chart(map_chart(frame, colour), width="stretch")
+figure, candidates, stars = _map_view(map_run, frozenset(selected), titles, colour)
+# No toolbar over the points: a drag zooms in, a double click zooms back out.
+st.plotly_chart(figure, width="stretch", config={"displayModeBar": False})
 st.caption(
-    f"{len(frame):,} candidates (rejected specs excluded), {int(frame['selected'].sum())} selected (stars). "
+    f"{candidates:,} candidates (rejected specs excluded), {stars} selected (stars). "
     f"Nearby points are specs with similar wording. {fitted}."
 )
 
@@ -109,7 +120,13 @@ st.subheader("Which documents the selected specs cover")
 chosen = [(p.id, p.scenario, p.documents) for p in spec_map.points if p.id in selected]
 if chosen:
     ordered = [(d.id, d.title) for d in documents]
-    st.plotly_chart(coverage_chart(chosen, ordered), width="stretch", config={"displayModeBar": False})
+    drawn = chosen
+    if len(chosen) > COVERAGE_COLUMNS and not st.toggle(f"Show all {len(chosen)} selected specs"):
+        drawn = chosen[:COVERAGE_COLUMNS]
+        st.caption(
+            f"The first {COVERAGE_COLUMNS} of {len(chosen)} selected specs; the count below is of all."
+        )
+    st.plotly_chart(coverage_chart(drawn, ordered), width="stretch", config={"displayModeBar": False})
     cited = {d for _, _, docs in chosen for d in docs}
     uncovered = [title for doc_id, title in ordered if doc_id not in cited]
     st.caption(

@@ -20,6 +20,7 @@ from evalcore.reports.tables import TOTAL_LABEL, column_kind, column_label, disp
 from evalcore.runs import RUN_KIND
 from evalcore.runs.control import run_label
 from evalcore.runs.records import ERROR_TYPES
+from pages._cache import cached_figure
 from pages._common import current_project, md, md_block, quoted, store_or_stop
 
 store = store_or_stop()
@@ -162,7 +163,7 @@ else:
 for column, (key, (table, split)) in zip(st.columns(2), charts.items(), strict=True):
     title = "Failure rate by number of documents" if key == "n_documents" else "Failure rate by query type"
     column.plotly_chart(
-        failure_rate_chart(table, key, title, split),
+        cached_figure(failure_rate_chart, table, key, title, split),
         width="stretch",
         config={"displayModeBar": False},
     )
@@ -312,8 +313,9 @@ def _downloads(name: str, df: pd.DataFrame) -> None:
     ]
     for column, (fmt, label, ext, mime) in zip(st.columns(len(formats)), formats, strict=True):
         column.download_button(
-            label, export_tables({name: df}, fmt, about)[name], file_name=f"{run_id}_{name}.{ext}", mime=mime,
-            key=f"dl:{name}:{fmt}", icon=":material/download:",
+            # The file is made when clicked, not on every rerun (four formats of every table).
+            label, lambda fmt=fmt: export_tables({name: df}, fmt, about)[name],
+            file_name=f"{run_id}_{name}.{ext}", mime=mime, key=f"dl:{name}:{fmt}", icon=":material/download:",
         )  # fmt: skip
 
 

@@ -38,24 +38,41 @@ def free_port() -> int:
 def streamlit_server(database_url: str) -> Iterator[str]:
     """`streamlit run app.py` on a free port against `database_url`, with one queue worker beside it as
     `evalcore serve` starts them (pages hand their jobs to the queue); yields the base URL."""
+    with server_process(database_url) as (url, _):
+        yield url
+
+
+@contextmanager
+def server_process(
+    database_url: str, app: tuple[str, ...] = ("dashboard.py",), worker: bool = True
+) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`python APP...` (the dashboard, or `-m streamlit run FILE`) on a free port against `database_url`,
+    with a queue worker beside it unless `worker` is False; yields the base URL and the server's process
+    (benchmarks/browser.py reads its CPU time), once its health check answers."""
     port = free_port()
     env = {**os.environ, "EVALCORE_DATABASE_URL": database_url}
     command = [
-        sys.executable, "dashboard.py",
+        sys.executable, *app,
         "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "evalcore", "worker", "--workers", "1"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    children = [proc]
+    if worker:
+        children.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "evalcore", "worker", "--workers", "1"],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        # The dashboard imports every page's libraries before it listens (pages/_warmup.py): seconds of
+        # CPU, a minute or more on a loaded machine.
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
@@ -65,11 +82,11 @@ def streamlit_server(database_url: str) -> Iterator[str]:
                 time.sleep(0.3)
         else:
             raise RuntimeError("streamlit did not start: " + proc.stdout.read1().decode(errors="replace"))
-        yield url
+        yield url, proc
     finally:
-        for child in (proc, worker):
+        for child in children:
             child.terminate()
-        for child in (proc, worker):
+        for child in children:
             try:
                 child.wait(timeout=10)
             except subprocess.TimeoutExpired:

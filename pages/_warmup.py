@@ -1,0 +1,70 @@
+"""What the dashboard's server does once when it starts, before anyone visits (issue 28): import every page's
+libraries and make the first, slow use of the chart and table serializers, so the first visitor after a
+start does not wait for them (about 1.3 s of imports on an idle machine, several seconds under load).
+
+`dashboard.py` (what `evalcore serve` and the tests start) calls `warm_up` before the server listens."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import logging
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def page_imports(root: Path = ROOT) -> list[str]:
+    """The modules app.py and the pages import at their top level, in order, each once: read from their
+    source, so a page's new import is warmed without a list to keep up to date."""
+    names: list[str] = []
+    for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
+        for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
+            if isinstance(node, ast.Import):
+                names.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.append(node.module)
+    return list(dict.fromkeys(names))
+
+
+def _first_uses() -> None:
+    """Build, validate and serialize a small figure of each trace type the pages draw, and a small table
+    to Arrow, as st.plotly_chart and st.dataframe do: the first of each loads validators and encoders."""
+    import pandas as pd
+    import plotly.express as px
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    from streamlit import dataframe_util
+
+    figure = go.Figure()
+    figure.add_scatter(x=[0, 1], y=[1, 0], mode="lines+markers", line={"color": "red"})
+    figure.add_scattergl(x=[0, 1], y=[1, 0], mode="markers", marker={"line": {"width": 1}})
+    figure.add_bar(x=["a", "b"], y=[1, 2], error_y={"type": "data", "array": [0.1, 0.2]})
+    figure.add_heatmap(z=[[0, 1], [1, 0]], colorbar={"title": {"text": "n"}})
+    figure.add_hline(y=0, annotation_text="zero")
+    figure.update_layout(legend={"title": {"text": "legend"}})
+    frame = pd.DataFrame({"x": ["a", "b"], "y": [1, 2]})
+    for drawn in (figure, px.bar(frame, x="x", y="y")):
+        pio.to_json(go.Figure(drawn.to_dict()), validate=False)
+    dataframe_util.convert_pandas_df_to_arrow_bytes(frame)
+
+
+def warm_up(root: Path = ROOT) -> list[str]:
+    """Import what the pages import and make the slow first uses (see the module docstring); returns the
+    modules imported."""
+    names = page_imports(root)
+    # A cache decorated before the server's runtime exists warns that it has none; its storage is made on
+    # first use, inside the runtime, so the warning is noise here. (Streamlit sets its loggers' levels as
+    # their modules load: this one is loaded first.)
+    import streamlit.runtime.caching.cache_data_api  # noqa: F401
+
+    caching = logging.getLogger("streamlit.runtime.caching.cache_data_api")
+    level = caching.level
+    caching.setLevel(logging.ERROR)
+    try:
+        for name in names:
+            importlib.import_module(name)
+        _first_uses()
+    finally:
+        caching.setLevel(level)
+    return names
