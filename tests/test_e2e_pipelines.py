@@ -163,6 +163,26 @@ def give_name(driver, base: str, name: str = "lee") -> None:
     until(lambda: (driver.get_cookie("evalcore_user") or {}).get("value") == name, "the name kept", 30)
 
 
+def assign_annotators(driver, base: str, store: Store, project_id: str) -> None:
+    """Agreement and calibration: the conversations assigned to two annotators (a lead's), and the gold
+    set's download offered (empty here: nobody has reviewed yet)."""
+    from selenium.webdriver.common.keys import Keys
+
+    from evalcore.review import progress
+
+    open_page(driver, base, "agreement")
+    open_tab(driver, "Assignments")
+    field = click(driver, lambda d: d.find_element(_by().CSS_SELECTOR, "input[aria-label='Annotators']"))
+    for name in ("ann", "bea"):
+        field.send_keys(name, Keys.ENTER)
+        wait_idle(driver)
+    set_field(driver, "Overlap (annotators per conversation)", 1)
+    click(driver, button("Assign"))
+    until(lambda: {p.annotator for p in progress(store, project_id)} == {"ann", "bea"}, "assignments", 60)
+    open_tab(driver, "Export")
+    until(lambda: "Download the gold set" in text_of(driver), "the gold set's download", 30)
+
+
 def compare_two_runs(driver, base: str, generator: str, runs: list[str]) -> None:
     """The end of each pipeline's walk: its two runs exist and the Reports page opens. The results
     engineer's run-against-run compare goes here after merging (pick `runs` on the page, check the
@@ -216,6 +236,8 @@ def _doc_qa(driver, base, store, pid, shots) -> None:
         set_field(driver, "Conversations per spec (n)", 1)
         click(driver, button("Generate"))
         jobs_finished(store, pid, DOC_QA_KIND, 1)
+    with step("doc-QA: assign annotators and find the gold download", driver, shots):
+        assign_annotators(driver, base, store, pid)
     for n in (1, 2):
         with step(f"doc-QA: run {n} against the demo target on Runs", driver, shots):
             open_page(driver, base, "runs")
