@@ -33,7 +33,9 @@ def failing_tests(
     opened = failed_test(store, project_id, scored, failing.iloc[event.selection.rows[0]]["test"], generated)
     st.markdown(f"**Why it failed:** {md(opened.why)}")
     if opened.procedure:
-        st.caption(md(f"Procedure {opened.procedure} (from the {opened.source or 'project'})"))
+        st.caption(
+            md(f"Procedure: {opened.intent or opened.procedure} (from the {opened.source or 'project'})")
+        )
     with st.container(border=True):
         st.caption("The conversation so far")
         for who, said in opened.context:

@@ -37,6 +37,7 @@ class FailedTest:
     got: str
     why: str
     procedure: str | None  # the procedure the test's conversation walks, if known
+    intent: str | None  # what that procedure is for, in words (shown instead of its name)
     source: str | None  # FROM_PROJECT, FROM_POLICY or GENERATED
     passages: list[Passage] = field(default_factory=list)
 
@@ -84,7 +85,7 @@ def failed_test(
     score = next(s for s in scored.scores if s.test_id == test_id)
     test = scored.tests[test_id]
     context = [_said(t.role, t.content, t.tool_name, t.arguments) for t in test.context]
-    procedure = source = None
+    procedure = source = intent = None
     passages: list[Passage] = []
     conversation = read_items(store, [test.conversation_id]).get(test.conversation_id or "")
     if conversation is not None:
@@ -93,6 +94,8 @@ def failed_test(
         runs = [generation] if generation else []
         source = procedure_sources(store, project_id, runs).get(procedure or "")
         steps = _generated(store, runs).get(procedure or "")
+        known = steps or next((p for p in store.procedures(project_id) if p.name == procedure), None)
+        intent = known.intent if known else None
         wanted = score.expected.tool_name if score.expected.kind == "api" else None
         for k, step in enumerate(steps.steps if steps else [], 1):
             passages += [
@@ -106,6 +109,7 @@ def failed_test(
         got=describe_action(score.predicted, generated),
         why=scored.crashes.get(test_id) or why_failed(score, scored.threshold),
         procedure=procedure,
+        intent=intent,
         source=source,
         passages=passages,
     )

@@ -40,6 +40,7 @@ def test_a_policy_test_opens_with_its_context_both_actions_and_the_cited_passage
     assert calls and all(o.got == "reply: OK" and o.why == "replied where an API call was due" for o in calls)
     found = next(o for o in calls if o.expected.startswith("call find_customer_by_email("))
     assert found.procedure and found.procedure.startswith("policy_") and found.source == FROM_POLICY
+    assert found.intent and "_" not in found.intent, "said in words, not the procedure's name"
     assert found.context and found.context[0][0] == "customer"
     marked = [p for p in found.passages if p.about_expected]
     assert marked and all(p.action == "find_customer_by_email" for p in marked)
@@ -51,3 +52,4 @@ def test_a_project_procedure_test_has_no_passages_and_says_where_it_comes_from(t
     assert set(procedure_sources(store, pid, [generation]).values()) == {FROM_PROJECT}
     opened = failed_test(store, pid, scored, failing_frame(scored)["test"][0])
     assert opened.source == FROM_PROJECT and opened.passages == [] and opened.got == "reply: OK"
+    assert opened.intent == next(p.intent for p in store.procedures(pid) if p.name == opened.procedure)
