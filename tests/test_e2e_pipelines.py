@@ -2,7 +2,8 @@
 pages, in a real headless Chromium, for each of the five generators: doc-QA conversations, procedure
 tests, persona simulations, scenarios and tool cases. Nothing is made from Python or the CLI: the test
 only reads the store to know when a job the page started has finished. Each step is named, so a failure
-says which step of which pipeline needs what (`step`); the smallest settings keep it quick for CI.
+says which step of which pipeline needs what (`step`), and a control the page does not show (a label
+renamed, say) is named within FIND_SECONDS (`looking_for`); the smallest settings keep it quick for CI.
 
 After two runs of a generator the walk calls `compare_two_runs` and ends at the Reports page: that helper
 is where the run-against-run compare of the results page goes once it is merged."""
@@ -82,11 +83,34 @@ def jobs_finished(store: Store, project_id: str, kind: str, count: int) -> None:
     until(done, f"{count} finished {kind} job(s)")
 
 
+FIND_SECONDS = 60  # a control the page does not show within this is missing (a renamed label, say)
+
+
+@contextmanager
+def looking_for(what: str) -> Iterator[None]:
+    """Say which control was missing when a click or a field times out (a label changed on the page)."""
+    from selenium.common.exceptions import TimeoutException
+
+    try:
+        yield
+    except TimeoutException as exc:
+        raise AssertionError(f"{what} not found on the page ({exc.msg})") from None
+
+
+def press(driver, label: str) -> None:
+    """Click the button labelled `label`."""
+    with looking_for(f"button '{label}'"):
+        click(driver, button(label), FIND_SECONDS)
+
+
 def set_field(driver, label: str, value: object) -> None:
     """Type `value` into the text or number field labelled `label` (replacing what it holds)."""
     from selenium.webdriver.common.keys import Keys
 
-    field = click(driver, lambda d: d.find_element(_by().CSS_SELECTOR, f'input[aria-label="{label}"]'))
+    with looking_for(f"field '{label}'"):
+        field = click(
+            driver, lambda d: d.find_element(_by().CSS_SELECTOR, f'input[aria-label="{label}"]'), FIND_SECONDS
+        )
     field.send_keys(Keys.CONTROL, "a")
     field.send_keys(str(value), Keys.TAB)
     wait_idle(driver)
@@ -95,14 +119,25 @@ def set_field(driver, label: str, value: object) -> None:
 def choose(driver, label: str, option: str) -> None:
     """Pick `option` (its visible text starts with it) in the select box labelled `label`."""
     box = f"[data-testid='stSelectbox']:has(input[aria-label=\"{label}\"])"
-    click(driver, lambda d: d.find_element(_by().CSS_SELECTOR, f"{box} button[aria-label='Open']"))
-    click(
-        driver,
-        lambda d: next(
-            (o for o in d.find_elements(_by().CSS_SELECTOR, "[role='option']") if o.text.startswith(option)),
-            None,
-        ),
-    )
+    with looking_for(f"select box '{label}'"):
+        click(
+            driver,
+            lambda d: d.find_element(_by().CSS_SELECTOR, f"{box} button[aria-label='Open']"),
+            FIND_SECONDS,
+        )
+    with looking_for(f"option '{option}' of '{label}'"):
+        click(
+            driver,
+            lambda d: next(
+                (
+                    o
+                    for o in d.find_elements(_by().CSS_SELECTOR, "[role='option']")
+                    if o.text.startswith(option)
+                ),
+                None,
+            ),
+            FIND_SECONDS,
+        )
     wait_idle(driver)
 
 
@@ -120,16 +155,19 @@ def open_expander(driver, title: str) -> None:
     found = summary(driver)
     assert found is not None, f"no section '{title}' on the page"
     if found.find_element(_by().XPATH, "..").get_attribute("open") is None:
-        click(driver, summary)
+        with looking_for(f"section '{title}'"):
+            click(driver, summary, FIND_SECONDS)
 
 
 def open_tab(driver, title: str) -> None:
-    click(
-        driver,
-        lambda d: next(
-            (t for t in d.find_elements(_by().CSS_SELECTOR, "[role='tab']") if t.text == title), None
-        ),
-    )
+    with looking_for(f"tab '{title}'"):
+        click(
+            driver,
+            lambda d: next(
+                (t for t in d.find_elements(_by().CSS_SELECTOR, "[role='tab']") if t.text == title), None
+            ),
+            FIND_SECONDS,
+        )
 
 
 def upload_project(driver, base: str) -> None:
@@ -150,7 +188,7 @@ def upload_project(driver, base: str) -> None:
 
     until(sent, "the files sent", 60)
     wait_idle(driver)
-    click(driver, button("Import upload"))
+    press(driver, "Import upload")
     until(lambda: "Imported project" in text_of(driver), "the import's message", 60)
 
 
@@ -177,7 +215,7 @@ def assign_annotators(driver, base: str, store: Store, project_id: str) -> None:
         field.send_keys(name, Keys.ENTER)
         wait_idle(driver)
     set_field(driver, "Overlap (annotators per conversation)", 1)
-    click(driver, button("Assign"))
+    press(driver, "Assign")
     until(lambda: {p.annotator for p in progress(store, project_id)} == {"ann", "bea"}, "assignments", 60)
     open_tab(driver, "Export")
     until(lambda: "Download the gold set" in text_of(driver), "the gold set's download", 30)
@@ -208,11 +246,11 @@ def test_every_generator_from_an_upload_to_two_runs_on_the_pages_only(tmp_path, 
         with step("specs: generate and select on Spec review", browser, tmp_path):
             open_page(browser, base, "specs")
             set_field(browser, "How many candidates (m)", 5)
-            click(browser, button("Generate"))
+            press(browser, "Generate")
             jobs_finished(store, pid, SPECS_KIND, 1)
             open_page(browser, base, "specs")
             open_expander(browser, "Generate and select")
-            click(browser, button("Re-select"))
+            press(browser, "Re-select")
             until(lambda: any(v["selected"] for v in _spec_rows(store, pid)), "a selection", 60)
 
         _doc_qa(browser, base, store, pid, tmp_path)
@@ -234,7 +272,7 @@ def _doc_qa(driver, base, store, pid, shots) -> None:
         open_expander(driver, "Generate")
         set_field(driver, "Turns (L)", 2)
         set_field(driver, "Conversations per spec (n)", 1)
-        click(driver, button("Generate"))
+        press(driver, "Generate")
         jobs_finished(store, pid, DOC_QA_KIND, 1)
     with step("doc-QA: assign annotators and find the gold download", driver, shots):
         assign_annotators(driver, base, store, pid)
@@ -242,7 +280,7 @@ def _doc_qa(driver, base, store, pid, shots) -> None:
         with step(f"doc-QA: run {n} against the demo target on Runs", driver, shots):
             open_page(driver, base, "runs")
             set_field(driver, "At most this many items (0 = all)", 2)
-            click(driver, button("Start run"))
+            press(driver, "Start run")
             jobs_finished(store, pid, RUN_KIND, n)
     with step("doc-QA: the Reports page", driver, shots):
         compare_two_runs(driver, base, "doc-QA", two_runs(store, pid, RUN_KIND))
@@ -253,18 +291,18 @@ def _procedures(driver, base, store, pid, shots) -> None:
         open_page(driver, base, "procedures")
         open_expander(driver, "Generate tests from the procedures")
         set_field(driver, "Paths per graph (conversations)", 1)
-        click(driver, button("Generate"))
+        press(driver, "Generate")
         jobs_finished(store, pid, PROCEDURES_KIND, 1)
     with step("procedures: add the built-in demo agent", driver, shots):
         open_page(driver, base, "procedures")
         open_expander(driver, "Add a target that calls tools")
-        click(driver, button("Save target"))
+        press(driver, "Save target")
         until(lambda: "Saved target demo" in text_of(driver), "the saved target's message", 60)
     for n in (1, 2):
         with step(f"procedures: play the tests, run {n}", driver, shots):
             open_page(driver, base, "procedures")
             choose(driver, "Target", "demo-agent")
-            click(driver, button("Play the tests"))
+            press(driver, "Play the tests")
             jobs_finished(store, pid, TESTS_RUN_KIND, n)
     with step("procedures: the Reports page", driver, shots):
         compare_two_runs(driver, base, "procedures", two_runs(store, pid, TESTS_RUN_KIND))
@@ -278,7 +316,7 @@ def _simulations(driver, base, store, pid, shots) -> None:
             set_field(driver, "Standard personas", 1)
             set_field(driver, "Challenging personas", 0)
             set_field(driver, "Max user turns (the card's by default)", 2)
-            click(driver, button("Start simulation"))
+            press(driver, "Start simulation")
             jobs_finished(store, pid, SIMULATION_KIND, n)
     with step("simulations: the Reports page", driver, shots):
         compare_two_runs(driver, base, "simulations", two_runs(store, pid, SIMULATION_KIND))
@@ -292,13 +330,13 @@ def _scenarios(driver, base, store, pid, shots) -> None:
         choose(driver, "Check slots and flows against the domain of", "demo-flows")
         open_expander(driver, "Write scenarios from the specs")
         set_field(driver, "At most this many specs (selected ones first)", 2)
-        click(driver, button("Write scenarios"))
+        press(driver, "Write scenarios")
         until(lambda: len(list_scenarios(store, pid)) == 2, "two scenarios stored", 60)
     for n in (1, 2):
         with step(f"scenarios: run {n} against demo-flows", driver, shots):
             open_page(driver, base, "scenarios")
             open_expander(driver, "Start a run")
-            click(driver, button("Start run"))
+            press(driver, "Start run")
             jobs_finished(store, pid, SCENARIO_RUN_KIND, n)
     with step("scenarios: the Reports page", driver, shots):
         compare_two_runs(driver, base, "scenarios", two_runs(store, pid, SCENARIO_RUN_KIND))
@@ -308,18 +346,18 @@ def _tool_cases(driver, base, store, pid, shots) -> None:
     with step("tool cases: generate", driver, shots):
         open_page(driver, base, "tool_cases")
         open_tab(driver, "Conversations")
-        click(driver, button("Generate for every situation"))
+        press(driver, "Generate for every situation")
         jobs_finished(store, pid, TOOL_CASES_KIND, 1)
     with step("tool cases: find rubrics with the page's defaults", driver, shots):
         open_page(driver, base, "tool_cases")
         open_tab(driver, "Rubrics")
-        click(driver, button("Find rubrics"))
+        press(driver, "Find rubrics")
         jobs_finished(store, pid, DISCOVERY_KIND, 1)
     for n in (1, 2):
         with step(f"tool cases: score conversations with the rubrics, run {n}", driver, shots):
             open_page(driver, base, "tool_cases")
             open_tab(driver, "Rubric scores")
-            click(driver, button("Score them"))
+            press(driver, "Score them")
             jobs_finished(store, pid, SCORING_KIND, n)
     with step("tool cases: the Reports page", driver, shots):
         compare_two_runs(driver, base, "tool cases", two_runs(store, pid, SCORING_KIND))
