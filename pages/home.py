@@ -6,11 +6,11 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.inputs import import_project
-from evalcore.inputs.archive import import_archive
 from evalcore.reports.status import project_status, tier_counts
 from evalcore.review import QueueFilter, queue_page
 from pages._common import current_actor, current_project, current_user, md, show_error, store_or_stop
 from pages._interop import import_picker
+from pages._upload import upload_form
 
 ROOT = Path(__file__).resolve().parents[1]
 # Where each stage is worked on; a link appears once its page exists.
@@ -41,7 +41,7 @@ def _report_import(result) -> None:
 
 
 with st.expander("Import a project", expanded=not store.projects()):
-    folder_tab, upload_tab = st.tabs(["From a folder", "Upload a .zip"])
+    folder_tab, upload_tab = st.tabs(["From a folder", "Upload"])
     with folder_tab, st.form("import_folder"):
         folder = st.text_input(
             "Project folder on this machine",
@@ -56,13 +56,8 @@ with st.expander("Import a project", expanded=not store.projects()):
                     _report_import(import_project(store, folder.strip(), actor=current_actor()))
                 except EvalcoreError as exc:
                     show_error(exc)
-    with upload_tab, st.form("import_upload"):
-        upload = st.file_uploader("Zipped project folder", type=["zip"])
-        if st.form_submit_button("Import upload", type="primary") and upload is not None:
-            try:
-                _report_import(import_archive(store, upload.getvalue(), upload.name, actor=current_actor()))
-            except EvalcoreError as exc:
-                show_error(exc)
+    with upload_tab:
+        upload_form(store, _report_import)
 
 project_id = current_project(store)
 if project_id is None:

@@ -15,6 +15,7 @@ from evalcore.items.store_ops import list_tests
 from evalcore.jobs.control import committed_counts
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus
+from evalcore.reports.procedure_failure import procedure_sources
 from evalcore.reports.procedure_tables import (
     counts_frame,
     export_procedure_tables,
@@ -39,6 +40,8 @@ from pages._common import (
     show_flash,
     store_or_stop,
 )
+from pages._procedure_failures import failing_tests
+from pages._targets import tool_target_form
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -94,7 +97,7 @@ else:
     tests = [t for t in list_tests(store, project_id) if t.conversation_id in made]
     st.subheader("Procedures")
     st.dataframe(
-        graphs_summary(list(graphs.values()), tests),
+        graphs_summary(list(graphs.values()), tests, procedure_sources(store, project_id, [run_id])),
         hide_index=True,
         width="stretch",
         column_config={"edge coverage": st.column_config.NumberColumn(format="percent")},
@@ -186,12 +189,13 @@ else:
 
 st.subheader("Table 2: the tests against targets")
 show_flash()
+tool_target_form(store, project_id, "procedure_target")
 acting = [t.name for t in list_targets(store, project_id) if t.kind in ACTING_KINDS]
 with st.form("play_tests", enter_to_submit=False):
     st.caption(
         "Play the procedure tests against a target that calls tools (OpenAI tools API, Anthropic tool use, "
-        "an HTTP endpoint answering a reply or an action, or a built-in agent: add one on Runs or with "
-        "`evalcore targets add NAME --kind agent --agent demo`). The run goes to the workers."
+        "an HTTP endpoint answering a reply or an action, or a built-in agent: add one just above). "
+        "The run goes to the workers."
     )
     target_name = st.selectbox("Target", acting, index=None, placeholder="a target that calls tools")
     only = st.checkbox("Only the tests of the generation run chosen above", value=bool(generations))
@@ -213,7 +217,7 @@ if watched := st.session_state.get("procedure_run") or playing:
     job_panel(store, watched, "tests", resumable=True)
 runs = procedure_runs(store, project_id)
 if not runs:
-    st.info("No procedure test run yet: start one with `evalcore run --tests --target NAME`.")
+    st.info("No procedure test run yet: play the tests against a target above.")
     st.stop()
 newest: dict[str | None, str] = {}
 for r in runs:
@@ -252,8 +256,8 @@ drill = st.selectbox("Failing tests of", picked, format_func=labels.get)
 failing = failing_frame(
     next(s for s in scored if s.run.id == drill), generated=generated_names(store, project_id)
 )
-st.caption(f"{len(failing)} failing test(s)")
-st.dataframe(failing, hide_index=True, width="stretch")
+failing_tests(store, project_id, next(s for s in scored if s.run.id == drill), failing,
+              generated_names(store, project_id))  # fmt: skip
 columns = st.columns(4)
 for column, fmt in zip(columns, ("md", "csv", "jsonl", "latex"), strict=True):
     column.download_button(

@@ -43,6 +43,7 @@ from pages._common import (
     show_flash,
     store_or_stop,
 )
+from pages._scenario_writing import from_specs_form
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -130,6 +131,7 @@ if against is not None:
         domain = _domain(store.url, project_id, against, targets[against].model_dump_json())
     except EvalcoreError as exc:
         st.warning(f"The domain of {md(against)} cannot be read: {md(exc)}")
+from_specs_form(store, project_id, domain, against)
 
 
 def _checked(item_id: str | None, text: str) -> bool:

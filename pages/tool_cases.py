@@ -65,6 +65,7 @@ from pages._common import (
     show_flash,
     store_or_stop,
 )
+from pages._rubric_discovery import discovery_form
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -258,7 +259,7 @@ def _gold_silver_section() -> None:
 def _pick_rubric_set():
     sets = project_rubric_sets(store, project_id)
     if not sets:
-        st.info("No rubric set yet: `evalcore rubrics discover` learns one from the labelled conversations.")
+        st.info("No rubric set yet: find one above, in the labelled conversations.")
         return None
     by_id = {s.item_id: s for s in sets}
     chosen = st.selectbox(
@@ -285,6 +286,7 @@ def _save(item_id: str, edited, version: int) -> None:
 
 
 def _rubrics_section() -> None:
+    discovery_form(store, project_id, NEEDS_NAME)
     stored = _pick_rubric_set()
     if stored is None:
         return

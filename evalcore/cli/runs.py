@@ -375,10 +375,8 @@ def targets_add(
     db: DbOption = None,
 ) -> None:
     """Add (or replace) a target; secrets are given as environment variable names only."""
-    from pydantic import ValidationError
-
-    from evalcore.models import Target
-    from evalcore.targets import describe, save_target
+    from evalcore.targets import describe
+    from evalcore.targets.adding import add_target, new_target
 
     headers = {}
     for line in header or []:
@@ -401,13 +399,8 @@ def targets_add(
             raise EvalcoreError("--config: give a JSON object of configuration fields")
         raw.update(more)
     store = open_store(db)
-    try:
-        target = Target(
-            name=name, kind=kind, model=target_model, config={k: v for k, v in raw.items() if v is not None}
-        )
-    except ValidationError as e:
-        raise EvalcoreError(f"target {name!r}: {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}") from None
-    saved = save_target(store, project_id_of(store, project), target)
+    target = new_target(name, kind, raw, model=target_model)
+    saved = add_target(store, project_id_of(store, project), target)
     typer.echo(f"target {saved.name}: {describe(saved)}")
 
 

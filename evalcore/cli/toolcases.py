@@ -223,29 +223,25 @@ def discover(
     db: DbOption = None,
 ) -> None:
     """Learn a rubric set from the project's gold and silver tool-case conversations and store it (id
-    last)."""
+    last). It is a job of one unit, as the Tool cases page's button starts it."""
     from evalcore.errors import UsageError
-    from evalcore.generators.tool_case.evaluation import labelled_conversations, split
-    from evalcore.generators.tool_case.rubrics import METHODS, save_rubric_set
-    from evalcore.generators.tool_case.scope import Options, discover_rubrics
-    from evalcore.llm.client import ModelClient
+    from evalcore.generators.tool_case.discovery import create_discovery, discovered, execute_discovery
+    from evalcore.jobs import failed_units
 
-    if not 0 < train_share <= 1:
-        raise UsageError(f"--train-share must be in (0, 1], not {train_share}")
-    chosen = next((m for m in METHODS if m == method), None)
-    if chosen is None:
-        raise UsageError(f"--method must be scope or spur, not '{method}'")
-    off = {w.upper() for w in without or []}
-    if off - {"AD", "RW", "MB"}:
-        raise UsageError(f"--without takes AD, RW or MB, not {', '.join(sorted(off - {'AD', 'RW', 'MB'}))}")
-    options = Options(area_discovery="AD" not in off, weights="RW" not in off, make_or_break="MB" not in off)
     store = open_store(db)
     pid = project_id_of(store, project)
-    labelled = labelled_conversations(store, pid, all_conversations=all_conversations)
-    train, _ = split(labelled, 0, seed, train_share)
-    llm = ModelClient(store, pid)
-    made = discover_rubrics(llm, train, chosen, options=options, model=model, seed=seed)
-    item, _ = save_rubric_set(store, pid, made, made.producer)
+    run = create_discovery(
+        store, pid, method=method, without=without or [], train_share=train_share, seed=seed, model=model,
+        all_conversations=all_conversations,
+    )  # fmt: skip
+    for warning in run.warnings:
+        typer.echo(f"note: {warning}", err=True)
+    execute_discovery(store, run.id)
+    found = discovered(store, run.id)
+    if found is None:
+        why = "; ".join(failed_units(store, run.id).values()) or "stopped"
+        raise UsageError(f"no rubric set discovered (run {run.id}): {why}")
+    item, made = found
     typer.echo(
         f"{method} rubrics by {made.producer}: {len(made.areas)} area(s), {len(made.rubrics)} rubric(s)"
     )

@@ -31,6 +31,7 @@ from evalcore.inputs.limits import (
     megabytes,
 )
 from evalcore.inputs.project import ImportResult, import_project
+from evalcore.models.common import file_name_problem
 from evalcore.store import Store
 
 CHUNK = 1024 * 1024
@@ -49,6 +50,13 @@ def _member_problem(info: zipfile.ZipInfo, path: str, limits: Limits) -> str | N
     parts = PurePosixPath(path).parts
     if PurePosixPath(path).is_absolute() or ".." in parts or re.match(r"[A-Za-z]:", path):
         return "path leaves the archive; refused"
+    # Hidden members (.DS_Store, .git/...) are unpacked and skipped as a folder's are; any other part of
+    # the path must be a file name the project folder can hold.
+    named = next(
+        (why for part in parts if not part.startswith(".") and (why := file_name_problem(part))), None
+    )
+    if named:
+        return f"{named}; refused"
     if stat.S_ISLNK(info.external_attr >> 16):
         return "a symbolic link; refused"
     if info.flag_bits & 0x1:

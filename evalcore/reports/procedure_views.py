@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import textwrap
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -213,9 +213,11 @@ def graph_figure(
     return figure
 
 
-def graphs_summary(graphs: Sequence[ProcedureGraphs], tests: Sequence[Test]) -> pd.DataFrame:
-    """One row per procedure: each graph valid or how many rules it breaks, noise, paths, edge coverage,
-    conversations and the tests cut from them."""
+def graphs_summary(
+    graphs: Sequence[ProcedureGraphs], tests: Sequence[Test], sources: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """One row per procedure: where it comes from (`sources` by name, when given), each graph valid or
+    how many rules it breaks, noise, paths, edge coverage, conversations and the tests cut from them."""
     per_conversation: dict[str | None, int] = {}
     for t in tests:
         per_conversation[t.conversation_id] = per_conversation.get(t.conversation_id, 0) + 1
@@ -229,7 +231,8 @@ def graphs_summary(graphs: Sequence[ProcedureGraphs], tests: Sequence[Test]) -> 
         [
             {
                 "procedure": g.procedure,
-                "source": "generated" if g.procedure.startswith(GENERATED_PREFIX) else "project",
+                "source": (sources or {}).get(g.procedure)
+                or ("generated" if g.procedure.startswith(GENERATED_PREFIX) else "project"),
                 "generated APIs": ", ".join(g.generated_apis),
                 "flowgraph": state(g.flowgraph),
                 "conversation graph": state(g.conversation_graph),

@@ -148,7 +148,7 @@ def test_validate_against_a_target_domain_and_start_a_run_through_the_queue(stor
     assert "flow 'check_order_status' is not in the domain" in problems["problem"].tolist()
 
     at.multiselect[0].set_value([s.item_id for s in list_scenarios(store, "demo") if s.file == "return.yml"])
-    at.number_input[0].set_value(2)
+    next(n for n in at.number_input if n.label.startswith("Repetitions")).set_value(2)
     next(b for b in at.button if b.label == "Start run").click().run()
     assert not at.exception, at.exception
     (run,) = store.runs("demo", kind=RUN_KIND)

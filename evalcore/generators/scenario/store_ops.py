@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalcore.auth.audit import importing
-from evalcore.auth.roles import Actor
+from evalcore.auth.audit import authorized, importing
+from evalcore.auth.roles import Actor, Permission
 from evalcore.errors import EvalcoreError, Problem, ValidationFailed
 from evalcore.generators.scenario.e2e import E2ETestCase, as_scenario, read_e2e
 from evalcore.generators.scenario.format import file_name, parse_scenario, read_scenarios, to_yaml
@@ -364,3 +364,25 @@ def write_from_specs(
         imported = _import_scenarios(store, project_id, written, import_as, domain, origins)
     checkable = sum(1 for g in made if g.scenario.assertions)
     return WrittenScenarios(written, by, checkable, imported)
+
+
+def write_and_import_from_specs(
+    store: Store,
+    project_id: str,
+    llm: ModelClient,
+    author: str,
+    *,
+    limit: int | None = None,
+    domain: Domain | None = None,
+    model: str | None = None,
+    actor: Actor | None = None,
+) -> WrittenScenarios:
+    """`write_from_specs` into a temporary folder and import them as `author`: a page's "Write scenarios
+    from the specs" (no folder of the server's to name). Writing is generation: an analyst's or a lead's."""
+    with (
+        authorized(store, actor, Permission.start_generation, "scenarios.from_specs", project_id=project_id),
+        tempfile.TemporaryDirectory(prefix="evalcore-scenarios-") as folder,
+    ):
+        return write_from_specs(
+            store, project_id, Path(folder), llm, limit=limit, domain=domain, model=model, import_as=author
+        )

@@ -1,0 +1,115 @@
+"""One failing procedure test opened (issue 26, item 5): the conversation up to the test, what was
+expected and what the target did side by side, and the policy passages the procedure's steps cite.
+Also where each procedure comes from (the project's file, the project's policy, or generated)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+
+from evalcore.generators.procedure.intents import GENERATED_PREFIX
+from evalcore.items.current import read_items
+from evalcore.models import Procedure, TurnRole
+from evalcore.reports.procedure_tables import RunScores, describe_action, why_failed
+from evalcore.store import Store
+
+# Where a procedure comes from, in a lead's words (the Procedures page's "source" column).
+FROM_PROJECT, FROM_POLICY, GENERATED = "project file", "policy", "generated"
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A policy passage one step of a procedure cites."""
+
+    step: int  # 1-based step number
+    action: str  # the step's tool, or "message"
+    source: str  # the passage as the procedure cites it (file: words)
+    about_expected: bool  # the step calls the tool the test expected
+
+
+@dataclass(frozen=True)
+class FailedTest:
+    """A failing test with what a lead needs to judge it."""
+
+    test_id: str
+    context: list[tuple[str, str]]  # (who, what) per turn before the expected one
+    expected: str
+    got: str
+    why: str
+    procedure: str | None  # the procedure the test's conversation walks, if known
+    intent: str | None  # what that procedure is for, in words (shown instead of its name)
+    source: str | None  # FROM_PROJECT, FROM_POLICY or GENERATED
+    passages: list[Passage] = field(default_factory=list)
+
+
+def _generated(store: Store, run_ids: Collection[str]) -> dict[str, Procedure]:
+    """The procedures generation runs made themselves (from the policy or from new intents), by name."""
+    made: dict[str, Procedure] = {}
+    for run_id in run_ids:
+        for body in store.run(run_id).params.get("generated_procedures") or []:
+            procedure = Procedure.model_validate(body)
+            made.setdefault(procedure.name, procedure)
+    return made
+
+
+def procedure_sources(store: Store, project_id: str, run_ids: Collection[str]) -> dict[str, str]:
+    """Where each procedure of the generation runs comes from: the project's procedure files, the
+    project's policy (its steps cite passages), or generated from an intent."""
+    found = {
+        name: FROM_POLICY
+        if any(step.sources for step in p.steps)
+        else (GENERATED if name.startswith(GENERATED_PREFIX) else FROM_PROJECT)
+        for name, p in _generated(store, run_ids).items()
+    }
+    return found | {p.name: FROM_PROJECT for p in store.procedures(project_id)}
+
+
+def _said(role: TurnRole, content: str, tool: str | None, arguments: Mapping | None) -> tuple[str, str]:
+    who = {
+        TurnRole.user: "customer",
+        TurnRole.assistant: "agent",
+        TurnRole.tool_call: "agent calls a tool",
+        TurnRole.tool_result: "tool answers",
+    }[role]
+    if role == TurnRole.tool_call:
+        shown = ", ".join(f"{k}={v!r}" for k, v in (arguments or {}).items())
+        return who, f"{tool}({shown})"
+    return who, content
+
+
+def failed_test(
+    store: Store, project_id: str, scored: RunScores, test_id: str, generated: Collection[str] = ()
+) -> FailedTest:
+    """The failing test `test_id` of a scored run opened (module docstring); `generated` names the APIs
+    a generation made up, marked in the actions."""
+    score = next(s for s in scored.scores if s.test_id == test_id)
+    test = scored.tests[test_id]
+    context = [_said(t.role, t.content, t.tool_name, t.arguments) for t in test.context]
+    procedure = source = intent = None
+    passages: list[Passage] = []
+    conversation = read_items(store, [test.conversation_id]).get(test.conversation_id or "")
+    if conversation is not None:
+        procedure = conversation.content.get("metadata", {}).get("procedure")
+        generation = (conversation.content.get("provenance") or {}).get("run_id")
+        runs = [generation] if generation else []
+        source = procedure_sources(store, project_id, runs).get(procedure or "")
+        steps = _generated(store, runs).get(procedure or "")
+        known = steps or next((p for p in store.procedures(project_id) if p.name == procedure), None)
+        intent = known.intent if known else None
+        wanted = score.expected.tool_name if score.expected.kind == "api" else None
+        for k, step in enumerate(steps.steps if steps else [], 1):
+            passages += [
+                Passage(k, step.api or "message", cited, bool(wanted) and step.api == wanted)
+                for cited in step.sources
+            ]
+    return FailedTest(
+        test_id=test_id,
+        context=context,
+        expected=describe_action(score.expected, generated),
+        got=describe_action(score.predicted, generated),
+        why=scored.crashes.get(test_id) or why_failed(score, scored.threshold),
+        procedure=procedure,
+        intent=intent,
+        source=source,
+        passages=passages,
+    )

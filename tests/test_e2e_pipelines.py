@@ -1,0 +1,363 @@
+"""End to end (issue 28): a new project from an upload to two runs and the Reports page, using only the
+pages, in a real headless Chromium, for each of the five generators: doc-QA conversations, procedure
+tests, persona simulations, scenarios and tool cases. Nothing is made from Python or the CLI: the test
+only reads the store to know when a job the page started has finished. Each step is named, so a failure
+says which step of which pipeline needs what (`step`), and a control the page does not show (a label
+renamed, say) is named within FIND_SECONDS (`looking_for`); the smallest settings keep it quick for CI.
+
+After two runs of a generator the walk calls `compare_two_runs` and ends at the Reports page: that helper
+is where the run-against-run compare of the results page goes once it is merged."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from evalcore.generators.doc_qa.job import RUN_KIND as DOC_QA_KIND
+from evalcore.generators.procedure.job import RUN_KIND as PROCEDURES_KIND
+from evalcore.generators.scenario.run import RUN_KIND as SCENARIO_RUN_KIND
+from evalcore.generators.simulation.records import RUN_KIND as SIMULATION_KIND
+from evalcore.generators.tool_case.discovery import RUN_KIND as DISCOVERY_KIND
+from evalcore.generators.tool_case.job import RUN_KIND as TOOL_CASES_KIND
+from evalcore.models import RunStatus
+from evalcore.runs.procedure_tests import RUN_KIND as TESTS_RUN_KIND
+from evalcore.runs.records import RUN_KIND as RUN_KIND
+from evalcore.runs.rubric_scoring import RUN_KIND as SCORING_KIND
+from evalcore.specs.generation import RUN_KIND as SPECS_KIND
+from evalcore.store import Store
+from tests.browser import button, click, streamlit_server, wait_idle
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample"
+JOB_SECONDS = 240  # the longest a job of the walk's smallest settings may take on a loaded CI machine
+
+
+@contextmanager
+def step(name: str, driver, shots: Path) -> Iterator[None]:
+    """Name the step a failure is at (in the message and a screenshot named after it)."""
+    try:
+        yield
+    except Exception as exc:
+        shot = shots / f"{name.replace(' ', '_').replace(':', '')}.png"
+        driver.save_screenshot(str(shot))
+        raise AssertionError(f"step '{name}' failed (screenshot {shot}): {exc}") from exc
+
+
+def _by():
+    from selenium.webdriver.common.by import By
+
+    return By
+
+
+def text_of(driver) -> str:
+    return driver.find_element(_by().TAG_NAME, "body").text
+
+
+def open_page(driver, base: str, path: str) -> None:
+    driver.get(f"{base}/{path}")
+    wait_idle(driver)
+
+
+def until(check: Callable[[], object], what: str, seconds: float = JOB_SECONDS) -> None:
+    """Poll `check` (the page or the store) until it is truthy; fail naming `what`."""
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"{what}: not within {seconds:.0f} s"
+        time.sleep(0.2)
+
+
+def jobs_finished(store: Store, project_id: str, kind: str, count: int) -> None:
+    """Wait until `count` jobs of `kind` exist and all have finished; a failed or stopped one fails."""
+
+    def done() -> bool:
+        runs = store.runs(project_id, kind=kind)
+        ended = [r for r in runs if r.status in (RunStatus.failed, RunStatus.stopped)]
+        assert not ended, f"{kind} job {ended[0].id} {ended[0].status.value}: {ended[0].stopped_reason}"
+        return len(runs) >= count and all(r.status == RunStatus.finished for r in runs)
+
+    until(done, f"{count} finished {kind} job(s)")
+
+
+FIND_SECONDS = 60  # a control the page does not show within this is missing (a renamed label, say)
+
+
+@contextmanager
+def looking_for(what: str) -> Iterator[None]:
+    """Say which control was missing when a click or a field times out (a label changed on the page)."""
+    from selenium.common.exceptions import TimeoutException
+
+    try:
+        yield
+    except TimeoutException as exc:
+        raise AssertionError(f"{what} not found on the page ({exc.msg})") from None
+
+
+def press(driver, label: str) -> None:
+    """Click the button labelled `label`."""
+    with looking_for(f"button '{label}'"):
+        click(driver, button(label), FIND_SECONDS)
+
+
+def set_field(driver, label: str, value: object) -> None:
+    """Type `value` into the text or number field labelled `label` (replacing what it holds)."""
+    from selenium.webdriver.common.keys import Keys
+
+    with looking_for(f"field '{label}'"):
+        field = click(
+            driver, lambda d: d.find_element(_by().CSS_SELECTOR, f'input[aria-label="{label}"]'), FIND_SECONDS
+        )
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys(str(value), Keys.TAB)
+    wait_idle(driver)
+
+
+def choose(driver, label: str, option: str) -> None:
+    """Pick `option` (its visible text starts with it) in the select box labelled `label`."""
+    box = f"[data-testid='stSelectbox']:has(input[aria-label=\"{label}\"])"
+    with looking_for(f"select box '{label}'"):
+        click(
+            driver,
+            lambda d: d.find_element(_by().CSS_SELECTOR, f"{box} button[aria-label='Open']"),
+            FIND_SECONDS,
+        )
+    with looking_for(f"option '{option}' of '{label}'"):
+        click(
+            driver,
+            lambda d: next(
+                (
+                    o
+                    for o in d.find_elements(_by().CSS_SELECTOR, "[role='option']")
+                    if o.text.startswith(option)
+                ),
+                None,
+            ),
+            FIND_SECONDS,
+        )
+    wait_idle(driver)
+
+
+def open_expander(driver, title: str) -> None:
+    """Open the expander whose summary starts with `title`, if it is closed."""
+
+    def summary(d):
+        return next(
+            (s for s in d.find_elements(_by().CSS_SELECTOR, "[data-testid='stExpander'] summary")
+             if title in s.text),
+            None,
+        )  # fmt: skip
+
+    wait_idle(driver)
+    found = summary(driver)
+    assert found is not None, f"no section '{title}' on the page"
+    if found.find_element(_by().XPATH, "..").get_attribute("open") is None:
+        with looking_for(f"section '{title}'"):
+            click(driver, summary, FIND_SECONDS)
+
+
+def open_tab(driver, title: str) -> None:
+    with looking_for(f"tab '{title}'"):
+        click(
+            driver,
+            lambda d: next(
+                (t for t in d.find_elements(_by().CSS_SELECTOR, "[role='tab']") if t.text == title), None
+            ),
+            FIND_SECONDS,
+        )
+
+
+def upload_project(driver, base: str) -> None:
+    """Home's Upload tab: the sample's files sent loose (the policies in their own box), imported."""
+    open_page(driver, base, "")
+    open_tab(driver, "Upload")
+    inputs = driver.find_elements(_by().CSS_SELECTOR, "[data-testid='stFileUploader'] input[type='file']")
+    files = [SAMPLE / "system.yaml"] + [
+        p for sub in ("documents", "tables", "tools", "procedures") for p in sorted((SAMPLE / sub).iterdir())
+    ]
+    inputs[0].send_keys("\n".join(str(p) for p in files))
+    inputs[1].send_keys("\n".join(str(p) for p in sorted((SAMPLE / "policies").iterdir())))
+
+    def sent() -> bool:  # every file listed, none still uploading
+        names = driver.find_elements(_by().CSS_SELECTOR, "[data-testid='stFileChipName']")
+        spinning = driver.find_elements(_by().CSS_SELECTOR, "[data-testid='stFileChipIconSpinner']")
+        return len(names) == len(files) + 5 and not spinning
+
+    until(sent, "the files sent", 60)
+    wait_idle(driver)
+    press(driver, "Import upload")
+    until(lambda: "Imported project" in text_of(driver), "the import's message", 60)
+
+
+def give_name(driver, base: str, name: str = "lee") -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    open_page(driver, base, "")
+    field = click(driver, lambda d: d.find_element(_by().CSS_SELECTOR, "input[aria-label='Your name']"))
+    field.send_keys(name, Keys.ENTER)
+    until(lambda: (driver.get_cookie("evalcore_user") or {}).get("value") == name, "the name kept", 30)
+
+
+def assign_annotators(driver, base: str, store: Store, project_id: str) -> None:
+    """Agreement and calibration: the conversations assigned to two annotators (a lead's), and the gold
+    set's download offered (empty here: nobody has reviewed yet)."""
+    from selenium.webdriver.common.keys import Keys
+
+    from evalcore.review import progress
+
+    open_page(driver, base, "agreement")
+    open_tab(driver, "Assignments")
+    field = click(driver, lambda d: d.find_element(_by().CSS_SELECTOR, "input[aria-label='Annotators']"))
+    for name in ("ann", "bea"):
+        field.send_keys(name, Keys.ENTER)
+        wait_idle(driver)
+    set_field(driver, "Overlap (annotators per conversation)", 1)
+    press(driver, "Assign")
+    until(lambda: {p.annotator for p in progress(store, project_id)} == {"ann", "bea"}, "assignments", 60)
+    open_tab(driver, "Export")
+    until(lambda: "Download the gold set" in text_of(driver), "the gold set's download", 30)
+
+
+def compare_two_runs(driver, base: str, generator: str, runs: list[str]) -> None:
+    """The end of each pipeline's walk: its two runs exist and the Reports page opens. The results
+    engineer's run-against-run compare goes here after merging (pick `runs` on the page, check the
+    compare)."""
+    assert len(runs) == 2, f"{generator}: two runs, not {len(runs)}"
+    open_page(driver, base, "reports")
+    assert "Reports" in text_of(driver)
+
+
+def two_runs(store: Store, project_id: str, kind: str) -> list[str]:
+    return [r.id for r in store.runs(project_id, kind=kind)][:2]
+
+
+def test_every_generator_from_an_upload_to_two_runs_on_the_pages_only(tmp_path, browser):
+    url = f"sqlite:///{tmp_path / 'e2e.db'}"
+    store = Store(url)
+    with streamlit_server(url) as base:
+        with step("upload the project on Home", browser, tmp_path):
+            give_name(browser, base)
+            upload_project(browser, base)
+            [project] = store.projects()
+            pid = project.id
+        with step("specs: generate and select on Spec review", browser, tmp_path):
+            open_page(browser, base, "specs")
+            set_field(browser, "How many candidates (m)", 5)
+            press(browser, "Generate")
+            jobs_finished(store, pid, SPECS_KIND, 1)
+            open_page(browser, base, "specs")
+            open_expander(browser, "Generate and select")
+            press(browser, "Re-select")
+            until(lambda: any(v["selected"] for v in _spec_rows(store, pid)), "a selection", 60)
+
+        _doc_qa(browser, base, store, pid, tmp_path)
+        _procedures(browser, base, store, pid, tmp_path)
+        _simulations(browser, base, store, pid, tmp_path)
+        _scenarios(browser, base, store, pid, tmp_path)
+        _tool_cases(browser, base, store, pid, tmp_path)
+
+
+def _spec_rows(store: Store, project_id: str) -> list[dict]:
+    from evalcore.specs.store_ops import list_specs
+
+    return [{"selected": v.spec.selected} for v in list_specs(store, project_id)]
+
+
+def _doc_qa(driver, base, store, pid, shots) -> None:
+    with step("doc-QA: generate conversations", driver, shots):
+        open_page(driver, base, "conversations")
+        open_expander(driver, "Generate")
+        set_field(driver, "Turns (L)", 2)
+        set_field(driver, "Conversations per spec (n)", 1)
+        press(driver, "Generate")
+        jobs_finished(store, pid, DOC_QA_KIND, 1)
+    with step("doc-QA: assign annotators and find the gold download", driver, shots):
+        assign_annotators(driver, base, store, pid)
+    for n in (1, 2):
+        with step(f"doc-QA: run {n} against the demo target on Runs", driver, shots):
+            open_page(driver, base, "runs")
+            set_field(driver, "At most this many items (0 = all)", 2)
+            press(driver, "Start run")
+            jobs_finished(store, pid, RUN_KIND, n)
+    with step("doc-QA: the Reports page", driver, shots):
+        compare_two_runs(driver, base, "doc-QA", two_runs(store, pid, RUN_KIND))
+
+
+def _procedures(driver, base, store, pid, shots) -> None:
+    with step("procedures: generate tests", driver, shots):
+        open_page(driver, base, "procedures")
+        open_expander(driver, "Generate tests from the procedures")
+        set_field(driver, "Paths per graph (conversations)", 1)
+        press(driver, "Generate")
+        jobs_finished(store, pid, PROCEDURES_KIND, 1)
+    with step("procedures: add the built-in demo agent", driver, shots):
+        open_page(driver, base, "procedures")
+        open_expander(driver, "Add a target that calls tools")
+        press(driver, "Save target")
+        until(lambda: "Saved target demo" in text_of(driver), "the saved target's message", 60)
+    for n in (1, 2):
+        with step(f"procedures: play the tests, run {n}", driver, shots):
+            open_page(driver, base, "procedures")
+            choose(driver, "Target", "demo-agent")
+            press(driver, "Play the tests")
+            jobs_finished(store, pid, TESTS_RUN_KIND, n)
+    with step("procedures: the Reports page", driver, shots):
+        compare_two_runs(driver, base, "procedures", two_runs(store, pid, TESTS_RUN_KIND))
+
+
+def _simulations(driver, base, store, pid, shots) -> None:
+    for n in (1, 2):
+        with step(f"simulations: simulate against the demo target, run {n}", driver, shots):
+            open_page(driver, base, "simulations")
+            open_expander(driver, "Start a simulation")
+            set_field(driver, "Standard personas", 1)
+            set_field(driver, "Challenging personas", 0)
+            set_field(driver, "Max user turns (the card's by default)", 2)
+            press(driver, "Start simulation")
+            jobs_finished(store, pid, SIMULATION_KIND, n)
+    with step("simulations: the Reports page", driver, shots):
+        compare_two_runs(driver, base, "simulations", two_runs(store, pid, SIMULATION_KIND))
+
+
+def _scenarios(driver, base, store, pid, shots) -> None:
+    from evalcore.generators.scenario import list_scenarios
+
+    with step("scenarios: write them from the specs for demo-flows", driver, shots):
+        open_page(driver, base, "scenarios")
+        choose(driver, "Check slots and flows against the domain of", "demo-flows")
+        open_expander(driver, "Write scenarios from the specs")
+        set_field(driver, "At most this many specs (selected ones first)", 2)
+        press(driver, "Write scenarios")
+        until(lambda: len(list_scenarios(store, pid)) == 2, "two scenarios stored", 60)
+    for n in (1, 2):
+        with step(f"scenarios: run {n} against demo-flows", driver, shots):
+            open_page(driver, base, "scenarios")
+            open_expander(driver, "Start a run")
+            press(driver, "Start run")
+            jobs_finished(store, pid, SCENARIO_RUN_KIND, n)
+    with step("scenarios: the Reports page", driver, shots):
+        compare_two_runs(driver, base, "scenarios", two_runs(store, pid, SCENARIO_RUN_KIND))
+
+
+def _tool_cases(driver, base, store, pid, shots) -> None:
+    with step("tool cases: generate", driver, shots):
+        open_page(driver, base, "tool_cases")
+        open_tab(driver, "Conversations")
+        press(driver, "Generate for every situation")
+        jobs_finished(store, pid, TOOL_CASES_KIND, 1)
+    with step("tool cases: find rubrics with the page's defaults", driver, shots):
+        open_page(driver, base, "tool_cases")
+        open_tab(driver, "Rubrics")
+        press(driver, "Find rubrics")
+        jobs_finished(store, pid, DISCOVERY_KIND, 1)
+    for n in (1, 2):
+        with step(f"tool cases: score conversations with the rubrics, run {n}", driver, shots):
+            open_page(driver, base, "tool_cases")
+            open_tab(driver, "Rubric scores")
+            press(driver, "Score them")
+            jobs_finished(store, pid, SCORING_KIND, n)
+    with step("tool cases: the Reports page", driver, shots):
+        compare_two_runs(driver, base, "tool cases", two_runs(store, pid, SCORING_KIND))
