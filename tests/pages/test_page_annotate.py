@@ -168,11 +168,19 @@ def test_a_lead_decides_a_disagreement_and_it_is_recorded_as_such(seeded):
     v = save_review(store, item, "ann", 1, [], ItemVerdict(label="accept")).version
     save_review(store, item, "bea", v, [], ItemVerdict(label="reject", reason="off-spec"))
     at = page("lee", item=item)
-    # The lead's buttons read as the annotators' do ("Accept", not "accept"); the value stays the label.
+    # One label set: the lead's buttons read as the annotators' on the conversation and on each turn, with
+    # the same key shown on each; the value stays the stored label.
+    shown = at.segmented_control(key=f"lead_d:{item}").options
     assert (
-        at.segmented_control(key=f"lead_d:{item}").options == at.segmented_control(key=f"cv:{item}").options
+        shown
+        == at.segmented_control(key=f"cv:{item}").options
+        == at.segmented_control(key=f"tv:{item}:1").options
     )
-    assert at.segmented_control(key=f"lead_d:{item}").options == ["Accept", "Reject"]
+    assert shown[:3] == [
+        "Accept :gray-badge[1]",
+        "Wrong answer :gray-badge[2]",
+        "Not grounded :gray-badge[3]",
+    ]
     at.segmented_control(key=f"lead_d:{item}").set_value("accept")
     next(b for b in at.button if b.label == "Record lead decision").click().run()
     assert not at.exception
