@@ -5,6 +5,7 @@ in one go by the Save button only (never by Enter in a field); the next conversa
 import pandas as pd
 import streamlit as st
 
+from evalcore.auth.roles import Permission
 from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
 from evalcore.generators.tool_case.overview import situation_info
 from evalcore.review import (
@@ -21,6 +22,7 @@ from evalcore.review import (
 )
 from evalcore.review.breakdown_labels import BREAKDOWN_CHOICES, form_labels
 from evalcore.review.grounding import relevant_passages
+from evalcore.review.guidelines import edit_guidelines, guidelines
 from evalcore.review.labels import CHOICES, LABELS, choice_of, text_of, verdict_of
 from evalcore.review.verdicts import (
     ItemVerdict,
@@ -127,6 +129,11 @@ with st.sidebar:
     assignee = st.selectbox(
         "Assigned to", [None, *options.annotators], key="q_assignee", format_func=lambda x: x or "anyone"
     )
+rules = guidelines(store, project_id)
+if rules is not None:
+    with st.sidebar.expander("Annotation guidelines", expanded=bool(st.query_params.get(ITEM))):
+        # The project's Markdown: headings, lists and emphasis stay; nothing in it is live (no HTML).
+        st.markdown(md_block(rules.text))
 flt = QueueFilter(
     generator=generator,
     spec_id=spec,
@@ -148,6 +155,28 @@ def _progress() -> None:
         text=f"{mine_done.done:,} of {mine_done.total:,} done"
         + (f" · {saved} saved in this session" if saved else ""),
     )
+
+
+def _guidelines_editor() -> None:
+    """A lead writes or edits the project's annotation guidelines (Markdown; saved as a new version)."""
+    with st.expander("Edit the annotation guidelines", icon=":material/edit_note:"):
+        st.caption(
+            "Markdown: headings, lists, **bold**. Annotators see them beside every conversation. Each save "
+            "is a new version, with your name; importing the project's guidelines.md again adds its text "
+            "only when the file changed."
+        )
+        with st.form("guidelines", enter_to_submit=False, border=False):
+            text = st.text_area("Guidelines", rules.text if rules else "", height=320, key="guidelines_text")
+            if st.form_submit_button("Save guidelines", type="primary"):
+                try:
+                    version = edit_guidelines(
+                        store, project_id, text, user, rules.version if rules else None, actor=current_actor()
+                    )
+                except EvalcoreError as exc:
+                    st.error(md(exc))
+                else:
+                    st.session_state.pop("guidelines_text", None)
+                    flash("toast", f"Guidelines saved (version {version}).")
 
 
 # ------------------------------------------------------------------ the queue
@@ -238,6 +267,8 @@ def queue_view() -> None:
         if next_col.button("Next page ▶", disabled=page_no + 1 >= pages):
             st.session_state["annotate_page"] = page_no + 1
             st.rerun()
+    if current_actor().may(Permission.manage_review):
+        _guidelines_editor()
     if team:
         with st.expander("Team progress"):
             st.dataframe(
