@@ -55,6 +55,19 @@ def _unreviewed(store: Store, project: str, n: int) -> list[str]:
         )
 
 
+def _build(url: str, folder: Path, conversations: int) -> None:
+    """A store of another project: the folder imported, `conversations` conversations of ten turns."""
+    from annotation_data import add_conversations
+
+    from evalcore.inputs import import_project
+
+    store = Store(url)
+    pid = import_project(store, folder).project_id
+    for start in range(0, conversations, 500):
+        add_conversations(store, pid, min(500, conversations - start), start=start)
+    store.close()
+
+
 def _project(store: Store) -> str:
     with store.read() as conn:
         return conn.scalar(
@@ -208,9 +221,17 @@ def main() -> None:
     parser.add_argument("--saves", type=int, default=5, help="Saves measured of each kind.")
     parser.add_argument("--profile", action="store_true", help="Profile the last page save.")
     parser.add_argument("--browser", action="store_true", help="Also time the save in headless Chromium.")
+    parser.add_argument(
+        "--project", type=Path, help="Instead: a store of this project folder (e.g. data/retail) with "
+        "--conversations conversations (tests/annotation_data.py), built in --store once.",
+    )  # fmt: skip
+    parser.add_argument("--conversations", type=int, default=2000)
     args = parser.parse_args()
-    url = f"sqlite:///{(args.store / 'dashboard.db').resolve()}"
-    if not (args.store / "dashboard.db").exists():
+    name = f"{args.project.name}.db" if args.project else "dashboard.db"
+    url = f"sqlite:///{(args.store / name).resolve()}"
+    if args.project and not (args.store / name).exists():
+        _build(url, args.project, args.conversations)
+    if not (args.store / name).exists():
         raise SystemExit(f"no store in {args.store}: build it with benchmarks/dashboard.py --store DIR")
     store = Store(url)
     project = _project(store)

@@ -107,6 +107,11 @@ def _reload(view) -> None:
 
 
 # ------------------------------------------------------------------ sidebar: queue filters, progress
+rules = guidelines(store, project_id)
+if rules is not None:
+    with st.sidebar.expander("Annotation guidelines", expanded=bool(st.query_params.get(ITEM))):
+        # The project's Markdown: headings, lists and emphasis stay; nothing in it is live (no HTML).
+        st.markdown(md_block(rules.text))
 options = filter_options(store, project_id)
 team = progress(store, project_id)
 mine = next((p for p in team if p.annotator == user), None)
@@ -129,11 +134,6 @@ with st.sidebar:
     assignee = st.selectbox(
         "Assigned to", [None, *options.annotators], key="q_assignee", format_func=lambda x: x or "anyone"
     )
-rules = guidelines(store, project_id)
-if rules is not None:
-    with st.sidebar.expander("Annotation guidelines", expanded=bool(st.query_params.get(ITEM))):
-        # The project's Markdown: headings, lists and emphasis stay; nothing in it is live (no HTML).
-        st.markdown(md_block(rules.text))
 flt = QueueFilter(
     generator=generator,
     spec_id=spec,
