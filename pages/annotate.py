@@ -5,6 +5,7 @@ in one go by the Save button only (never by Enter in a field); the next conversa
 import pandas as pd
 import streamlit as st
 
+from evalcore.auth.roles import Permission
 from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
 from evalcore.generators.tool_case.overview import situation_info
 from evalcore.review import (
@@ -16,13 +17,14 @@ from evalcore.review import (
     previous_item,
     progress,
     queue_page,
+    queue_progress,
     save_log,
 )
 from evalcore.review.breakdown_labels import BREAKDOWN_CHOICES, form_labels
 from evalcore.review.grounding import relevant_passages
+from evalcore.review.guidelines import edit_guidelines, guidelines
+from evalcore.review.labels import CHOICES, LABELS, choice_of, text_of, verdict_of
 from evalcore.review.verdicts import (
-    REASONS,
-    TURN_CHOICES,
     ItemVerdict,
     adjudicate,
     item_verdict,
@@ -44,6 +46,7 @@ from pages._common import (
     show_flash,
     store_or_stop,
 )
+from pages._keys import review_keys, with_key
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -56,15 +59,16 @@ if not current_user():
 user = require_user()
 
 PAGE_SIZE = 25
+REPLY = "annotate_reply"  # the save whose answer the next run of the page draws (the save log's "reply")
 ITEM = "item"  # query parameter naming the open conversation: a browser reload reopens it
 TIER_COLORS = {"gold": "orange", "silver": "gray", "rejected": "red", "unreviewed": "blue"}
 SCROLL_TOP = (
     "for (const el of document.querySelectorAll('[data-testid=stMain], [data-testid=stAppViewContainer]'))"
     " { el.scrollTo(0, 0); } window.scrollTo(0, 0);"
 )
-# Short labels so accept and all six reasons fit on one row beside the grounding column.
-SHORT = {"wrong answer": "Wrong", "not grounded": "Ungrounded"}
-CHOICE_LABELS = {"accept": ":material/check: Accept", **{r: SHORT.get(r, r.capitalize()) for r in REASONS}}
+# One label set for turns, the whole conversation and a lead's decision: the same words and the same key.
+CHOICE_LABELS = {label.value: with_key(label.text, label.key) for label in LABELS}
+LABEL_HELP = "  \n".join(f"**{label.key}** {label.text}: {label.help}" for label in LABELS)
 
 
 def _session(item_id: str) -> dict:
@@ -78,14 +82,16 @@ def _forget(item_id: str | None) -> None:
         st.session_state.pop(f"annotate:{item_id}", None)
 
 
-def _open(item_id: str | None) -> None:
-    """Leave the open conversation (a later visit starts afresh) and open another, or the queue."""
+def _open(item_id: str | None, *, rerun: bool = True) -> None:
+    """Leave the open conversation (a later visit starts afresh) and open another, or the queue; from a
+    callback (`rerun=False`) the run about to start draws it."""
     _forget(st.query_params.get(ITEM))
     if item_id is None:
         st.query_params.pop(ITEM, None)
     else:
         st.query_params[ITEM] = item_id
-    st.rerun()
+    if rerun:
+        st.rerun()
 
 
 def _reload(view) -> None:
@@ -101,6 +107,11 @@ def _reload(view) -> None:
 
 
 # ------------------------------------------------------------------ sidebar: queue filters, progress
+rules = guidelines(store, project_id)
+if rules is not None:
+    with st.sidebar.expander("Annotation guidelines", expanded=bool(st.query_params.get(ITEM))):
+        # The project's Markdown: headings, lists and emphasis stay; nothing in it is live (no HTML).
+        st.markdown(md_block(rules.text))
 options = filter_options(store, project_id)
 team = progress(store, project_id)
 mine = next((p for p in team if p.annotator == user), None)
@@ -133,6 +144,41 @@ flt = QueueFilter(
 show_flash()
 
 
+def _progress() -> None:
+    """How far I am through this queue, and what I saved in this session."""
+    mine_done = queue_progress(store, project_id, flt, user)
+    if not mine_done.total:
+        return
+    saved = st.session_state.get("annotate_saved", 0)
+    st.progress(
+        mine_done.done / mine_done.total,
+        text=f"{mine_done.done:,} of {mine_done.total:,} done"
+        + (f" · {saved} saved in this session" if saved else ""),
+    )
+
+
+def _guidelines_editor() -> None:
+    """A lead writes or edits the project's annotation guidelines (Markdown; saved as a new version)."""
+    with st.expander("Edit the annotation guidelines", icon=":material/edit_note:"):
+        st.caption(
+            "Markdown: headings, lists, **bold**. Annotators see them beside every conversation. Each save "
+            "is a new version, with your name; importing the project's guidelines.md again adds its text "
+            "only when the file changed."
+        )
+        with st.form("guidelines", enter_to_submit=False, border=False):
+            text = st.text_area("Guidelines", rules.text if rules else "", height=320, key="guidelines_text")
+            if st.form_submit_button("Save guidelines", type="primary"):
+                try:
+                    version = edit_guidelines(
+                        store, project_id, text, user, rules.version if rules else None, actor=current_actor()
+                    )
+                except EvalcoreError as exc:
+                    st.error(md(exc))
+                else:
+                    st.session_state.pop("guidelines_text", None)
+                    flash("toast", f"Guidelines saved (version {version}).")
+
+
 # ------------------------------------------------------------------ the queue
 def queue_view() -> None:
     st.title("Annotate")
@@ -147,6 +193,8 @@ def queue_view() -> None:
         f"**{page.total:,}** conversation(s) match the filters. Pick one, or start with the first: "
         "mark each turn (or give the whole conversation a verdict) and save."
     )
+    with head:
+        _progress()
     if action.button(
         "Review next", type="primary", icon=":material/play_arrow:", shortcut="Alt+N", disabled=not page.total
     ):
@@ -219,6 +267,8 @@ def queue_view() -> None:
         if next_col.button("Next page ▶", disabled=page_no + 1 >= pages):
             st.session_state["annotate_page"] = page_no + 1
             st.rerun()
+    if current_actor().may(Permission.manage_review):
+        _guidelines_editor()
     if team:
         with st.expander("Team progress"):
             st.dataframe(
@@ -229,7 +279,10 @@ def queue_view() -> None:
 
 
 # ------------------------------------------------------------------ one conversation
-def _documents(view, indexes: list[int]) -> None:
+def _documents(view, indexes: list[int], whole_shown: set[str]) -> None:
+    """The grounding documents of a block of turns: the passages that bear on them, and each whole
+    document once per conversation (a table drawn again beside every turn costs the browser more than
+    the rest of the page)."""
     ids = list(dict.fromkeys(g for i in indexes for g in view.conversation.turns[i].grounding))
     if not ids:
         st.caption("No grounding documents for this turn.")
@@ -249,6 +302,10 @@ def _documents(view, indexes: list[int]) -> None:
                     quoted(passage.text)
                     + (f"  \n> :gray[— {md(passage.heading)}]" if passage.heading else "")
                 )
+        if doc_id in whole_shown:
+            st.caption("Whole document: beside an earlier turn.")
+            continue
+        whole_shown.add(doc_id)
         with st.expander("Whole document"):
             if doc.rows:
                 st.dataframe(pd.DataFrame(doc.rows), hide_index=True, height=240)
@@ -286,32 +343,23 @@ def _adjudication(view, version: int) -> None:
             st.caption(md(f"Only the project's leads ({', '.join(view.leads)}) can decide."))
             return
         with st.form(f"lead:{view.conversation.id}", enter_to_submit=False):
-            # Capitalised as the annotators' verdict and turn buttons are.
+            # The annotators' label set: accept, or the reason that rejects.
             decision = st.segmented_control(
-                "Decision",
-                ["accept", "reject"],
-                key=f"lead_d:{view.conversation.id}",
-                format_func=str.capitalize,
-            )
-            reason = st.segmented_control(
-                "Reason (to reject)",
-                REASONS,
-                key=f"lead_r:{view.conversation.id}",
-                format_func=str.capitalize,
-            )
+                "Decision", CHOICES, key=f"lead_d:{view.conversation.id}", format_func=CHOICE_LABELS.get,
+                help=LABEL_HELP,
+            )  # fmt: skip
             note = st.text_input("Note", key=f"lead_n:{view.conversation.id}")
             if st.form_submit_button("Record lead decision", type="primary"):
                 try:
-                    item = ItemVerdict(
-                        label=decision or "", reason=reason if decision == "reject" else None, note=note
-                    )
+                    label, reason = verdict_of(decision)
+                    item = ItemVerdict(label=label or "", reason=reason, note=note)
                     adjudicate(store, view.conversation.id, user, version, item, actor=current_actor())
                 except (EvalcoreError, ValueError) as exc:
                     st.error(md(_message(exc)))
                 else:
                     flash(
                         "toast",
-                        f"Lead decision on {md(view.conversation.id)} recorded: {decision}.",
+                        f"Lead decision on {md(view.title)} recorded: {text_of(decision).lower()}.",
                         rerun=False,
                     )
                     _open(
@@ -347,23 +395,26 @@ def _guarded(action, item_id: str) -> None:
         st.rerun()
 
 
-def _turn_controls(view, index: int) -> tuple:
+def _turn_controls(view, index: int) -> None:
     """Verdict (accept, a reason, or none yet), note and correction of one judged turn; pre-filled with
-    mine."""
+    mine. The Save button's callback reads them by key (`_form`)."""
     key = f"{view.conversation.id}:{index}"
     prev = view.mine.get(index)
     # Nothing is pre-marked: a turn nobody looked at has no verdict, it is not an accept (issue 15).
-    default = None if prev is None else "accept" if prev.label == "accept" else prev.reason
-    choice = st.segmented_control(
-        f"Turn {index}", TURN_CHOICES, default=default, format_func=CHOICE_LABELS.get,
+    st.segmented_control(
+        f"Turn {index}", CHOICES, default=choice_of(prev), format_func=CHOICE_LABELS.get,
         key=f"tv:{key}", label_visibility="collapsed",
     )  # fmt: skip
-    note = st.text_input(
+    if prev is not None and prev.label != "accept" and choice_of(prev) is None:
+        st.caption(md(f"Your saved reason '{prev.reason}' is not one of these labels: it stays as saved."))
+    st.text_input(
         "Note", value=prev.note if prev else "", key=f"tn:{key}", placeholder="Note (say what, for 'other')",
         label_visibility="collapsed",
     )  # fmt: skip
     what = "call" if view.conversation.turns[index].role.value == "tool_call" else "answer"
-    shown = _session(view.conversation.id)["shown"].setdefault(index, view.content(index))
+    shown = _session(view.conversation.id)["shown"].setdefault(
+        index, view.content(index)
+    )  # what `_form` compares
     # A simulated dialogue's assistant turns are what the target said, not expected answers.
     title = (
         "Write what the assistant should have said"
@@ -371,36 +422,58 @@ def _turn_controls(view, index: int) -> tuple:
         else f"Correct the expected {what}"
     )
     with st.expander(f"{title} (marks the turn 'wrong answer')"):
-        text = st.text_area("Expected answer", value=shown, key=f"te:{key}")
-    return choice, note, text, shown, prev.edited_content if prev else None
+        st.text_area("Expected answer", value=shown, key=f"te:{key}")
 
 
-def _breakdown_controls(view, index: int) -> tuple:
+def _breakdown_controls(view, index: int) -> None:
     """Breakdown or not, and its types (by title), of one target turn of a simulated dialogue; pre-filled
     with mine. The detector's verdict is not shown: the label is the annotator's own."""
     key = f"{view.conversation.id}:{index}"
     prev = view.breakdown_labels.get(user, {}).get(index)
     default = None if prev is None else BREAKDOWN_CHOICES[0] if prev.breakdown else BREAKDOWN_CHOICES[1]
     left, right = st.columns([2, 3], vertical_alignment="bottom")
-    choice = left.segmented_control(
+    left.segmented_control(
         "Dialogue breakdown", BREAKDOWN_CHOICES, default=default, key=f"bd:{key}", format_func=str.capitalize
     )
     titles = list(dict.fromkeys([*view.breakdown_titles, *(prev.types if prev else [])]))
-    types = right.multiselect(
+    right.multiselect(
         "Breakdown types", titles, default=prev.types if prev else [], key=f"bt:{key}",
         placeholder="Types of the breakdown",
     )  # fmt: skip
-    return choice, types, prev.note if prev else ""
 
 
-def _save(
-    view, opened: int, fields: dict, verdict: str | None, reason: str | None, note: str, breakdowns: dict
-) -> None:
-    """Save the form on top of the version opened; on success open the next conversation of the queue."""
+def _form(view) -> tuple[dict, str | None, str | None, str, dict]:
+    """What the review form holds now, read from its widgets' keys: per judged turn (choice, note,
+    expected answer, the text shown, my earlier correction), the conversation's verdict, reason and note,
+    and per target turn the breakdown choice, types and note."""
+    state, item_id = st.session_state, view.conversation.id
+    shown = _session(item_id)["shown"]
+    fields = {}
+    for index in view.judged_turns:
+        key, prev = f"{item_id}:{index}", view.mine.get(index)
+        fields[index] = (
+            state.get(f"tv:{key}"), state.get(f"tn:{key}", ""), state.get(f"te:{key}"), shown.get(index),
+            prev.edited_content if prev else None,
+        )  # fmt: skip
+    breakdowns = {}
+    for index in view.breakdown_turns:
+        key, prev = f"{item_id}:{index}", view.breakdown_labels.get(user, {}).get(index)
+        breakdowns[index] = (state.get(f"bd:{key}"), state.get(f"bt:{key}", []), prev.note if prev else "")
+    verdict, reason = verdict_of(state.get(f"cv:{item_id}"))
+    return fields, verdict, reason, state.get(f"cn:{item_id}", ""), breakdowns
+
+
+def _save(view, opened: int) -> None:
+    """The Save button's callback: save the form on top of the version opened and open the next
+    conversation of the queue. A callback runs before the page's next run, so that one run draws the next
+    conversation (the one just saved is not drawn again first: half of a save's time in the browser)."""
     item_id = view.conversation.id
+    record = _session(item_id)
+    record["error"] = None
     save = save_log.new_save()
     save_log.record(save, "arrive", item=item_id, author=user, version=opened)
     try:
+        fields, verdict, reason, note, breakdowns = _form(view)
         marked = {
             i: turn_verdict(i, choice, note_i, text, shown, mine_edit)
             for i, (choice, note_i, text, shown, mine_edit) in fields.items()
@@ -416,28 +489,33 @@ def _save(
         )
     except StaleVersionError as exc:
         save_log.record(save, "refused", item=item_id)
-        _session(item_id)["refused"] = str(exc)
-        st.rerun()
+        record["refused"] = str(exc)
+        st.session_state[REPLY] = save
+        return
     except (EvalcoreError, ValueError) as exc:
         save_log.record(save, "error", item=item_id, error=str(exc))
-        st.error(md(_message(exc)))
+        record["error"] = _message(exc)
+        st.session_state[REPLY] = save
         return
     save_log.record(save, "commit", item=item_id, appended=result.appended)
     state = result.state or view.state
     tier = "disagreement" if state.needs_adjudication else state.tier.value
+    name = md(view.title)
     done = (
-        f"Saved {md(item_id)}: you {item.label}ed it; tier now {tier}."
+        f"Saved {name}: you {item.label}ed it; tier now {tier}."
         if item
-        else f"Saved the breakdown labels of {md(item_id)}."
+        else f"Saved the breakdown labels of {name}."
     )
-    st.session_state["annotate_last"] = item_id
-    flash("toast", done if result.appended else f"{md(item_id)}: nothing changed.", rerun=False)
+    st.session_state["annotate_last"] = (item_id, view.title)
+    st.session_state["annotate_saved"] = st.session_state.get("annotate_saved", 0) + 1
+    st.session_state[REPLY] = save  # the answer leaves with the run that draws the next conversation
     following = next_item(store, project_id, flt, after=item_id)
-    save_log.record(save, "reply", item=item_id)  # the answer leaves with this run of the page
     if following is None or following == item_id:
         flash("toast", f"{done} Nothing else matches the filters: this queue is done.", rerun=False)
-        _open(None)
-    _open(following)
+        _open(None, rerun=False)
+        return
+    flash("toast", done if result.appended else f"{name}: nothing changed.", rerun=False)
+    _open(following, rerun=False)
 
 
 def _stale_notice(view, record: dict, where: str) -> None:
@@ -454,6 +532,12 @@ def _stale_notice(view, record: dict, where: str) -> None:
     )
     if st.button("Reload", type="primary", icon=":material/refresh:", key=f"reload:{where}"):
         _reload(view)
+
+
+def _lazy(label: str, key: str):
+    """An expander whose content is drawn only while it is open (its `.open`): a table or JSON tree in a
+    closed expander still costs the browser its drawing on every conversation opened."""
+    return st.expander(label, key=f"annotate_{key}", on_change="rerun")
 
 
 def item_view(item_id: str) -> None:
@@ -482,11 +566,13 @@ def item_view(item_id: str) -> None:
             _open(previous_item(store, project_id, flt, item_id) or item_id)
         if st.button("Skip", icon=":material/chevron_right:", shortcut="Alt+N"):
             _open(next_item(store, project_id, flt, after=item_id) or item_id)
-        last = st.session_state.get("annotate_last")
+        last, last_title = st.session_state.get("annotate_last") or (None, "")
         if (
             last
             and last != item_id
-            and st.button(f"Back to {md(last)}", icon=":material/undo:", shortcut="Alt+B")
+            and st.button(
+                "Back to the one just saved", icon=":material/undo:", shortcut="Alt+B", help=md(last_title)
+            )
         ):
             _open(last)  # the one just saved has left a "to review" queue: this is the way back to fix it
         # Blind review: until you give your verdict, others' verdicts (and the tier they make) stay hidden.
@@ -497,7 +583,11 @@ def item_view(item_id: str) -> None:
             else f":{TIER_COLORS.get(tier, 'violet')}-badge[{tier}]"
         )
         judge = f" :gray-badge[judge {view.judge_score:.2f}]" if view.judge_score is not None else ""
-        st.markdown(f"#### {md(conv.id)} {badge}{judge}", width="content")
+        st.markdown(
+            f"#### {md(view.title)} {badge}{judge}", width="content", help=md(f"Conversation {conv.id}")
+        )
+    if view.spec and view.first_question:
+        st.markdown(f"**First question:** {md(view.first_question)}")
     st.caption(
         md(
             f"{conv.generator} · version {view.version} saved by {view.saved_by} · produced by "
@@ -506,6 +596,7 @@ def item_view(item_id: str) -> None:
             "reviewer(s)"
         )
     )
+    _progress()
     if situation := situation_info(store, project_id, conv):  # a tool case: people confirm or reject it
         st.info(
             f"Meant to show {md(situation.intended)}. Accept the conversation if it does, reject it "
@@ -518,31 +609,40 @@ def item_view(item_id: str) -> None:
             st.markdown("  \n".join(f"**{part.capitalize()}** {md(view.spec.get(part, ''))}"
                                      for part in ("given", "when", "then")))  # fmt: skip
     judge_notes = (conv.metadata.get("verification") or {}).get("reasons") or []
-    with st.expander(
-        "Generator and judge details" + (f" ({len(judge_notes)} judge notes)" if judge_notes else "")
-    ):
-        for note in judge_notes:
-            st.markdown(f"- {md(note)}")
-        st.json(conv.metadata, expanded=1)
+    details = _lazy(
+        "Generator and judge details" + (f" ({len(judge_notes)} judge notes)" if judge_notes else ""),
+        "details",
+    )
+    with details:
+        if details.open:
+            for note in judge_notes:
+                st.markdown(f"- {md(note)}")
+            st.json(conv.metadata, expanded=1)
     _stale_notice(view, record, "top")
     _adjudication(view, opened)
     groups = turn_groups(view)
     judged = set(view.judged_turns)
+    review_keys()
+    st.caption(
+        "Keys: **1**-**7** label the outlined turn and move to the next one (the last is the whole "
+        "conversation); **J** and **K** move down and up; **Ctrl+Enter** saves."
+    )
     # Enter in a note field must not save the review: only the button (or its Ctrl+Enter) does.
     with st.form(f"review:{item_id}", border=False, enter_to_submit=False):
-        fields, breakdowns = {}, {}
+        whole_shown: set[str] = set()
         for group in groups:
             with st.container(border=True):
                 left, right = st.columns([5, 2], gap="medium")
                 with left:
                     for index in group:
                         _chat(conv.turns[index], view.content(index), view.query_label(index))
-                    if group[-1] in judged:
-                        fields[group[-1]] = _turn_controls(view, group[-1])
-                    if group[-1] in view.breakdown_turns:
-                        breakdowns[group[-1]] = _breakdown_controls(view, group[-1])
                 with right:
-                    _documents(view, group)
+                    _documents(view, group, whole_shown)
+                # Under both columns: the seven labels with their keys fit on one row.
+                if group[-1] in judged:
+                    _turn_controls(view, group[-1])
+                if group[-1] in view.breakdown_turns:
+                    _breakdown_controls(view, group[-1])
         if view.breakdown_turns:
             st.caption(
                 "Breakdown labels say how the target did, not whether the dialogue is good data: they can "
@@ -555,27 +655,20 @@ def item_view(item_id: str) -> None:
             "one). Turns left unmarked are not counted as accepted. Ctrl+Enter saves and opens the next "
             "conversation."
         )
-        row = st.container(horizontal=True, gap="medium")
         prev = view.mine.get(None)
-        verdict = row.segmented_control(
-            "Verdict", ["accept", "reject"], default=str(prev.label) if prev else None, key=f"cv:{item_id}",
-            format_func=str.capitalize,
+        st.segmented_control(
+            "Verdict (accept, or the reason that rejects it)", CHOICES, default=choice_of(prev),
+            key=f"cv:{item_id}", format_func=CHOICE_LABELS.get, help=LABEL_HELP,
         )  # fmt: skip
-        reason = row.segmented_control(
-            "Reason (to reject)",
-            REASONS,
-            default=prev.reason if prev else None,
-            key=f"cr:{item_id}",
-            format_func=str.capitalize,
-        )
-        note = st.text_input(
+        st.text_input(
             "Note on the conversation", value=prev.note if prev else "", key=f"cn:{item_id}", width=560
         )
-        submitted = st.form_submit_button(
-            "Save & next", type="primary", icon=":material/done_all:", shortcut="Ctrl+Enter"
-        )
-    if submitted:
-        _save(view, opened, fields, verdict, reason, note, breakdowns)
+        st.form_submit_button(
+            "Save & next", type="primary", icon=":material/done_all:", shortcut="Ctrl+Enter",
+            on_click=_save, args=(view, opened),
+        )  # fmt: skip
+    if record.get("error"):
+        st.error(md(record["error"]))
     if record["refused"]:  # also where the Save button was pressed, not only at the top of the page
         _stale_notice(view, record, "bottom")
 
@@ -583,10 +676,14 @@ def item_view(item_id: str) -> None:
     if view.mine and st.button("Reopen my verdict", icon=":material/undo:", help=reopen_help):
         _guarded(lambda: reopen(store, item_id, user, opened, actor=current_actor()), item_id)
     if view.mine or user in view.leads:
-        with st.expander(f"Other reviews ({len(view.others_reviewed(user))})"):
-            st.dataframe(pd.DataFrame(trail(view, leave_out=user)), hide_index=True)
-    with st.expander("History"):
-        st.dataframe(pd.DataFrame(trail(view)), hide_index=True)
+        others = _lazy(f"Other reviews ({len(view.others_reviewed(user))})", "others")
+        with others:
+            if others.open:
+                st.dataframe(pd.DataFrame(trail(view, leave_out=user)), hide_index=True)
+    history = _lazy("History", "history")
+    with history:
+        if history.open:
+            st.dataframe(pd.DataFrame(trail(view)), hide_index=True)
 
 
 opened_item = st.query_params.get(ITEM)
@@ -594,3 +691,5 @@ if opened_item:
     item_view(opened_item)
 else:
     queue_view()
+if REPLY in st.session_state:  # this run drew the answer to a save: the save log's last phase
+    save_log.record(st.session_state.pop(REPLY), "reply", item=opened_item)

@@ -73,6 +73,28 @@ def _show_refusal(spec_id: str) -> None:
         st.rerun()
 
 
+def _go(spec_id: str) -> None:
+    st.session_state["open_spec"] = spec_id
+
+
+def _previous_next(order: list[str], spec_id: str) -> None:
+    """Previous and Next through the specs the table lists (its search and filters), with where this one
+    is: a reviewer goes through them one by one without the table."""
+    if spec_id not in order:
+        return
+    at = order.index(spec_id)
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.button(
+            "Previous", icon=":material/chevron_left:", shortcut="Alt+P", disabled=at == 0,
+            on_click=_go, args=(order[at - 1],), key="spec_previous",
+        )  # fmt: skip
+        st.button(
+            "Next", icon=":material/chevron_right:", shortcut="Alt+N", disabled=at + 1 >= len(order),
+            on_click=_go, args=(order[min(at + 1, len(order) - 1)],), key="spec_next",
+        )  # fmt: skip
+        st.caption(f"{at + 1:,} of {len(order):,} in the list")
+
+
 @st.cache_data(show_spinner=False, max_entries=4)
 def _table(project: str, stamp: tuple):
     # `stamp` changes with every save, review, lock and selection: a rerun reads one cheap query.
@@ -203,10 +225,13 @@ if not table.empty:
         key="spec_table",
     )
     rows = event.selection.rows if event and event.selection else []
-    if rows:
-        st.session_state["open_spec"] = shown.iloc[rows[0]]["id"]
+    picked = shown.iloc[rows[0]]["id"] if rows else None
+    # A row picked in the table opens its spec once: Previous and Next then move on from it.
+    if picked is not None and picked != st.session_state.get("spec_table_picked"):
+        st.session_state["open_spec"] = picked
     elif "spec" in st.query_params and "open_spec" not in st.session_state:
         st.session_state["open_spec"] = st.query_params["spec"]  # a shared link to one spec
+    st.session_state["spec_table_picked"] = picked
     scenarios = dict(zip(shown["id"], shown["scenario"], strict=True))
     if st.session_state.get("open_spec") not in scenarios:
         st.session_state["open_spec"] = None
@@ -229,6 +254,7 @@ if spec_id and spec_id in set(table["id"]):
     opened = st.session_state.setdefault(_opened_key(spec_id), view.version)
     spec = view.spec
     st.divider()
+    _previous_next(list(scenarios), spec_id)
     st.subheader(md(spec.scenario))
     producer = "offline provider" if spec.provenance.is_offline else spec.provenance.producer
     st.caption(

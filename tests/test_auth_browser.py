@@ -220,8 +220,10 @@ def test_a_review_saved_through_the_page_is_the_signed_in_annotators(team_store,
         wait_idle(browser)
         assert groups
         assert not browser.find_elements(By.CSS_SELECTOR, "input[aria-label='Your name']")
-        # Turn 3 rejected as ungrounded (as test_e2e_annotate does), then saved.
-        button = groups[1].find_element(By.XPATH, ".//button[.//p[text()='Ungrounded']]")
+        # Turn 3 rejected as not grounded (as test_e2e_annotate does), then saved.
+        button = groups[1].find_element(
+            By.XPATH, ".//button[.//p[starts-with(normalize-space(.), 'Not grounded')]]"
+        )
         browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", button)
         button.click()
         click(browser, "Save & next")

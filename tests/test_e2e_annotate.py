@@ -6,6 +6,7 @@ idle (tests/browser.py): a click that lands while the page reruns is lost."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -73,7 +74,7 @@ def review_form(driver, turns: int = 5) -> list:
 
     def ready(d):
         groups = d.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] [data-testid='stButtonGroup']")
-        return groups if len(groups) >= turns + 2 else False
+        return groups if len(groups) >= turns + 1 else False  # each turn's labels, then the whole's
 
     return _wait(driver, ready)
 
@@ -85,7 +86,8 @@ def click(driver, label: str, group: int | None = None) -> None:
 
     def find(d):
         scope = review_form(d)[group] if group is not None else d
-        return scope.find_element(By.XPATH, f".//button[.//p[text()='{label}']]")
+        # A label's button shows its key after its words ("Not grounded 3"): match the words.
+        return scope.find_element(By.XPATH, f".//button[.//p[starts-with(normalize-space(.), '{label}')]]")
 
     idle_click(driver, find)
 
@@ -94,7 +96,12 @@ def chosen_in(group) -> list[str]:
     """The texts of the chosen buttons of one verdict control."""
     from selenium.webdriver.common.by import By
 
-    return [b.text for b in group.find_elements(By.CSS_SELECTOR, "button[aria-checked='true']")]
+    return [words(b.text) for b in group.find_elements(By.CSS_SELECTOR, "button[aria-checked='true']")]
+
+
+def words(text: str) -> str:
+    """A label button's words without the key it shows ("Not grounded 3" -> "Not grounded")."""
+    return re.sub(r"\s*\d$", "", text.strip())
 
 
 def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, seeded, browsers):
@@ -106,7 +113,7 @@ def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, s
         click(driver, "Review next")
         _wait(driver, lambda d: f"item={seeded[0]}" in d.current_url)
         review_form(driver)
-        click(driver, "Ungrounded", group=1)  # turn 3
+        click(driver, "Not grounded", group=1)  # turn 3
         note = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")[1]
         note.send_keys("the return policy says 14 days")
         click(driver, "Save & next")
@@ -117,7 +124,7 @@ def test_annotate_through_the_page_then_see_the_verdict_after_a_reload(db_url, s
         assert name_field(driver).get_attribute("value") == "ann"
         groups = review_form(driver)
         chosen = groups[1].find_element(By.CSS_SELECTOR, "button[aria-checked='true']")
-        assert chosen.text == "Ungrounded"
+        assert words(chosen.text) == "Not grounded"
         notes = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")
         assert notes[1].get_attribute("value") == "the return policy says 14 days"
         _wait(driver, lambda d: "rejected" in _text(d) and "Reopen my verdict" in _text(d))
@@ -137,7 +144,7 @@ def test_the_same_conversation_saved_in_two_browsers_the_second_is_refused(db_ur
         review_form(first)
         review_form(second)
 
-        click(first, "Accept", group=-2)  # the verdict on the whole conversation
+        click(first, "Accept", group=-1)  # the verdict on the whole conversation
         click(first, "Save & next")
         _wait(first, lambda d: f"item={item}" not in d.current_url)
 
@@ -162,7 +169,7 @@ def test_the_same_conversation_saved_in_two_browsers_the_second_is_refused(db_ur
                 and review_form(d)[0].find_elements(By.CSS_SELECTOR, "button[aria-checked='true']")
             ),
         )
-        assert chosen.text == "Unsafe", "the unsaved choice survives the reload"
+        assert words(chosen.text) == "Unsafe", "the unsaved choice survives the reload"
         click(second, "Save & next")
         _wait(second, lambda d: f"item={item}" not in d.current_url)
 
@@ -185,7 +192,7 @@ def test_enter_in_a_note_saves_nothing_and_unmarked_turns_are_not_accepted(db_ur
         open_as(browser, base + f"/annotate?item={item}", "ann")
         groups = review_form(browser)
         for group in range(
-            len(groups) - 2
+            len(groups) - 1
         ):  # every turn marked: the form is complete, a submit would save it
             click(browser, "Accept", group=group)
         note = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")[0]
@@ -196,7 +203,7 @@ def test_enter_in_a_note_saves_nothing_and_unmarked_turns_are_not_accepted(db_ur
         click(browser, "Save & next")  # the explicit action saves the same form
         _wait(browser, lambda d: f"item={item}" not in d.current_url)
         saved = {a.turn_index for a in store.annotations(item)}
-        assert None in saved and len(saved) == len(groups) - 1, "every turn accepted, and the whole"
+        assert None in saved and len(saved) == len(groups), "every turn accepted, and the whole"
 
         browser.get(base + f"/annotate?item={other}")
         review_form(browser)
@@ -221,3 +228,59 @@ def test_the_name_survives_a_reload_a_new_tab_and_a_link_and_agreement_needs_non
         second.get(base + "/agreement")  # another browser: no name, and reading is not blocked
         _wait(second, lambda d: "Cohen's kappa" in _text(d) and "Type your name" not in _text(d))
         assert name_field(second).get_attribute("value") == ""
+
+
+def test_keys_label_the_outlined_turn_and_move_on_and_never_type_into_a_label(db_url, seeded, browser):
+    """Keys as Label Studio and Argilla annotators know them (issue 28): each label's key is shown on its
+    button; 1-7 pick a label for the outlined turn and move the outline to the next one, the last being
+    the whole conversation; J and K move; a digit typed in a note is text, not a label."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    item = seeded[0]
+
+    def outlined(d) -> str:
+        [current] = d.find_elements(By.CSS_SELECTOR, "[data-ec-current]")
+        return " ".join(c for c in current.get_attribute("class").split() if c.startswith("st-key-"))
+
+    def press(keys: str) -> None:
+        ActionChains(browser).send_keys(keys).perform()
+
+    with streamlit_server(db_url) as base:
+        open_as(browser, base + f"/annotate?item={item}", "ann")
+        groups = review_form(browser)
+        wait_idle(browser)
+        shown = [b.text.split() for b in groups[0].find_elements(By.TAG_NAME, "button")]
+        assert [x[-1] for x in shown] == [str(n) for n in range(1, 8)], "each label shows its key"
+        assert [x[0] for x in shown[:3]] == ["Accept", "Wrong", "Not"]
+        browser.execute_script("document.activeElement.blur();")  # the name field had the focus
+        _wait(browser, lambda d: outlined(d).endswith(f"-{1}"))  # the first turn nobody marked: turn 1
+
+        press("3")  # turn 1: not grounded; the outline moves to turn 3
+        _wait(browser, lambda d: chosen_in(review_form(d)[0]) == ["Not grounded"])
+        _wait(browser, lambda d: outlined(d).endswith("-3"))
+        press("k")
+        _wait(browser, lambda d: outlined(d).endswith("-1"))
+        press("j")
+        press("1111")  # turns 3, 5, 7 and 9 accepted; the outline is on the whole conversation
+        _wait(browser, lambda d: [chosen_in(g) for g in review_form(d)[1:5]] == [["Accept"]] * 4)
+        _wait(browser, lambda d: "st-key-cv-" in outlined(d))
+        press("3")
+        _wait(browser, lambda d: chosen_in(review_form(d)[-1]) == ["Not grounded"])
+
+        note = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] input[placeholder^='Note']")[0]
+        note.click()
+        note.send_keys("page 2")  # digits into a note are text: no label changes
+        assert chosen_in(review_form(browser)[0]) == ["Not grounded"]
+        assert chosen_in(review_form(browser)[-1]) == ["Not grounded"]
+        click(browser, "Save & next")
+        _wait(browser, lambda d: f"item={item}" not in d.current_url)
+
+    store = Store(db_url)
+    saved = {a.turn_index: (a.label.value, a.reason, a.note) for a in store.annotations(item)}
+    assert saved == {
+        1: ("reject", "not grounded", "page 2"),
+        **{i: ("accept", None, "") for i in (3, 5, 7, 9)},
+        None: ("reject", "not grounded", ""),
+    }
+    store.close()

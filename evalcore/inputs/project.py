@@ -9,6 +9,7 @@ Layout (every part but the system card is optional):
     tools/*.json           one Tool each (name, description, parameters: JSON schema), or tools as
                            OpenAI, Anthropic or an MCP tools/list hold them (inputs/tool_formats.py)
     procedures/*.yaml      one Procedure each: name, intent, description, steps
+    guidelines.md          the annotation guidelines annotators read beside the task (inputs/guidelines.py)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from evalcore.auth.roles import Actor, Permission
 from evalcore.errors import Problem, ValidationFailed
 from evalcore.inputs.documents import PROSE_SUFFIXES, TABLE_SUFFIXES, read_prose, read_table
 from evalcore.inputs.folder import SYSTEM_CARD_NAMES, list_project_files
+from evalcore.inputs.guidelines import import_guidelines, read_guidelines
 from evalcore.inputs.sources import (
     Located,
     check_length,
@@ -49,6 +51,7 @@ class ProjectBundle:
     documents: list[Document] = field(default_factory=list)
     tools: list[Tool] = field(default_factory=list)
     procedures: list[Procedure] = field(default_factory=list)
+    guidelines: str | None = None  # guidelines.md: what annotators should know (Markdown)
 
 
 @dataclass(frozen=True)
@@ -259,9 +262,12 @@ def load_project(folder: str | Path, *, label: str | None = None) -> ProjectBund
                 )
         procedures.append(procedure)
 
+    guidelines = read_guidelines(root, files.label, problems)
     if problems or card is None:
         raise ValidationFailed(problems, f"project folder {files.label}")
-    return ProjectBundle(root=root, card=card, documents=documents, tools=tools, procedures=procedures)
+    return ProjectBundle(
+        root=root, card=card, documents=documents, tools=tools, procedures=procedures, guidelines=guidelines
+    )
 
 
 def import_project(
@@ -285,13 +291,14 @@ def import_project(
         changes = store.save_inputs(
             pid, bundle.card, bundle.documents, bundle.tools, bundle.procedures, conn=conn
         )
-    if changes.total_written:  # a re-import that wrote nothing leaves no trace either
+        guided = import_guidelines(store, pid, bundle.guidelines, source, conn)
+    if changes.total_written or guided:  # a re-import that wrote nothing leaves no trace either
         record(
             store,
             who,
             "import.project",
             project_id=pid,
             target=source,
-            detail=f"{changes.total_written} written",
+            detail=f"{changes.total_written} written" + (", guidelines" if guided else ""),
         )
     return ImportResult(pid, changes, bundle)

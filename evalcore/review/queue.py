@@ -7,7 +7,7 @@ does) so items written since the last look are included.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import sqlalchemy as sa
@@ -104,6 +104,28 @@ def count(store: Store, project_id: str, f: QueueFilter) -> int:
     """How many items match the filter."""
     with store.read() as conn:
         return conn.scalar(sa.select(sa.func.count()).select_from(matching(project_id, f).subquery()))
+
+
+@dataclass(frozen=True)
+class QueueProgress:
+    """How far one annotator is through a queue: items of it they gave a verdict, of all its items."""
+
+    done: int
+    total: int
+
+
+def queue_progress(store: Store, project_id: str, f: QueueFilter, user: str) -> QueueProgress:
+    """`user`'s progress through the queue `f` ("12 of 62 done"). With "needs my review" the queue is
+    everything assigned to them, the items they reviewed counted as done (they have left the list)."""
+    whole = replace(f, needs_review_by=None, assignee=f.needs_review_by or f.assignee)
+    v = t.annotation_verdicts
+    mine = sa.exists().where(v.c.item_id == t.items.c.id, v.c.author == user)
+    with store.read() as conn:
+        total = conn.scalar(sa.select(sa.func.count()).select_from(matching(project_id, whole).subquery()))
+        done = conn.scalar(
+            sa.select(sa.func.count()).select_from(matching(project_id, whole).where(mine).subquery())
+        )
+    return QueueProgress(int(done or 0), int(total or 0))
 
 
 def queue_page(

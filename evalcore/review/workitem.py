@@ -29,6 +29,7 @@ from evalcore.store import schema as t
 
 # Turns a reviewer accepts or rejects: what the system under test is expected to say or do.
 JUDGED_ROLES = (TurnRole.assistant, TurnRole.tool_call)
+QUESTION_CHARS = 160  # a first question shown under the title: about two lines of the review column
 SIMULATED = "simulation"  # the generator of simulated dialogues, whose target turns get breakdown labels
 
 
@@ -69,6 +70,20 @@ class ItemView:
         turn when the conversation has none of those."""
         judged = [x.index for x in self.conversation.turns if x.role in JUDGED_ROLES]
         return judged or [x.index for x in self.conversation.turns]
+
+    @property
+    def first_question(self) -> str:
+        """The first user turn's text on one line, cut at QUESTION_CHARS ('' when no user speaks)."""
+        turn = next((x for x in self.conversation.turns if x.role == TurnRole.user), None)
+        text = " ".join(self.content(turn.index).split()) if turn else ""
+        return text if len(text) <= QUESTION_CHARS else text[: QUESTION_CHARS - 1].rstrip() + "…"
+
+    @property
+    def title(self) -> str:
+        """What the conversation is called on screen: its spec's scenario, else its first question, else
+        its generator's kind ('simulation conversation'); never its id."""
+        scenario = str((self.spec or {}).get("scenario") or "").strip()
+        return scenario or self.first_question or f"{self.conversation.generator or 'a'} conversation"
 
     def content(self, turn_index: int) -> str:
         """A turn's text with the latest correction applied."""

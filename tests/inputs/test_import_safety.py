@@ -84,7 +84,7 @@ def test_compression_ratio_total_size_and_file_count_are_limits_of_their_own(db,
     archive = write_zip(tmp_path / "sample.zip", sample_members())
     assert (
         refused(db, "import", str(archive), env={"EVALCORE_MAX_UNPACKED_MB": "0.05"})[0]
-        == "sample.zip: unpacks to 63 KB, over the 51 KB limit (set EVALCORE_MAX_UNPACKED_MB)"
+        == "sample.zip: unpacks to 65 KB, over the 51 KB limit (set EVALCORE_MAX_UNPACKED_MB)"
     )
     folder = refused(db, "import", str(SAMPLE_PROJECT), env={"EVALCORE_MAX_UNPACKED_MB": "0.05"})
     assert folder == [

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from evalcore.inputs import import_project
 from evalcore.review import ItemVerdict, assign_items, open_item, save_review
 from evalcore.store import DATABASE_URL_ENV, Store
+from pages._common import md
 from tests.annotation_data import add_conversations
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,11 +169,19 @@ def test_a_lead_decides_a_disagreement_and_it_is_recorded_as_such(seeded):
     v = save_review(store, item, "ann", 1, [], ItemVerdict(label="accept")).version
     save_review(store, item, "bea", v, [], ItemVerdict(label="reject", reason="off-spec"))
     at = page("lee", item=item)
-    # The lead's buttons read as the annotators' do ("Accept", not "accept"); the value stays the label.
+    # One label set: the lead's buttons read as the annotators' on the conversation and on each turn, with
+    # the same key shown on each; the value stays the stored label.
+    shown = at.segmented_control(key=f"lead_d:{item}").options
     assert (
-        at.segmented_control(key=f"lead_d:{item}").options == at.segmented_control(key=f"cv:{item}").options
+        shown
+        == at.segmented_control(key=f"cv:{item}").options
+        == at.segmented_control(key=f"tv:{item}:1").options
     )
-    assert at.segmented_control(key=f"lead_d:{item}").options == ["Accept", "Reject"]
+    assert shown[:3] == [
+        "Accept :gray-badge[1]",
+        "Wrong answer :gray-badge[2]",
+        "Not grounded :gray-badge[3]",
+    ]
     at.segmented_control(key=f"lead_d:{item}").set_value("accept")
     next(b for b in at.button if b.label == "Record lead decision").click().run()
     assert not at.exception
@@ -254,3 +263,58 @@ def test_kappa_on_one_shared_conversation_is_not_a_number_and_says_why(seeded):
     assert pairs[["annotator A", "annotator B", "shared", "Cohen's kappa"]].values.tolist() == [
         ["ann", "bea", 1, "n/a"]
     ]
+
+
+def _markdowns(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown] + [m.value for m in at.sidebar.markdown]
+
+
+def test_the_conversation_is_titled_by_its_first_question_and_my_progress_counts_saves(seeded):
+    store, ids = seeded
+    at = page("ann", item=ids[0])
+    question = open_item(store, ids[0]).first_question
+    heading = next(m for m in at.markdown if m.value.startswith("#### "))
+    assert md(question) in heading.value and ids[0] not in heading.value, "titled by words, not its id"
+    assert any(p.proto.text == "0 of 30 done" for p in at.get("progress")), "all 30 assigned to ann"
+    accept_whole(at, ids[0])
+    save(at)
+    assert any(p.proto.text == "1 of 30 done · 1 saved in this session" for p in at.get("progress"))
+
+
+def test_a_spec_titles_its_conversations_and_the_first_question_is_shown_under_it(db_url, monkeypatch):
+    from evalcore.specs.generation import generate_specs
+    from evalcore.specs.store_ops import list_specs
+
+    monkeypatch.setenv(DATABASE_URL_ENV, db_url)
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    generate_specs(store, pid, m=5)
+    spec = list_specs(store, pid)[0].spec
+    [item] = add_conversations(store, pid, 1, spec_ids=[spec.id])
+    at = page("ann", item=item)
+    heading = next(m.value for m in at.markdown if m.value.startswith("#### "))
+    assert heading.startswith(f"#### {md(spec.scenario)} ")
+    assert f"**First question:** {md(open_item(store, item).first_question)}" in _markdowns(at)
+    store.close()
+
+
+def test_the_guidelines_are_beside_the_task_with_nothing_live_and_a_lead_edits_them(seeded):
+    from evalcore.review.guidelines import edit_guidelines, guidelines
+
+    store, ids = seeded
+    pid = open_item(store, ids[0]).project_id
+    rules = guidelines(store, pid)
+    assert rules is not None, "data/sample/guidelines.md is imported with the project"
+    edit_guidelines(
+        store, pid, "## Rules\n\n- **Accept** grounded answers <img src=x onerror=alert(1)>", "lee", 1
+    )
+    at = page("ann", item=ids[0])
+    shown = next(m.value for m in at.sidebar.markdown if "Rules" in m.value)
+    assert shown.startswith("## Rules") and "**Accept**" in shown, "Markdown stays Markdown"
+    assert "\\<img" in shown and "<img" not in shown.replace("\\<img", ""), "HTML in the file is text"
+
+    at = page("lee")  # the local user holds every role: a lead may edit
+    at.text_area(key="guidelines_text").input("## Rules v3\n\nReject anything not in a document.")
+    button(at, "Save guidelines").click().run()
+    assert not at.exception
+    assert (guidelines(store, pid).version, guidelines(store, pid).saved_by) == (3, "lee")

@@ -165,3 +165,18 @@ def test_stop_a_queued_generation_then_resume_it(store):
     assert store.run(run.id).status.value == "pending"
     work_the_queue(store.url)
     assert store.run(run.id).status.value == "finished"
+
+
+def test_previous_and_next_go_through_the_listed_specs_one_by_one(store):
+    at = _open()
+    order = list(at.dataframe[0].value["id"])
+    at.selectbox(key="open_spec").set_value(order[0]).run()
+    assert any(c.value == f"1 of {len(order)} in the list" for c in at.caption)
+    assert _button(at, "Previous").disabled, "nothing before the first"
+    _button(at, "Next").click().run()
+    assert at.session_state["open_spec"] == order[1]
+    _button(at, "Next").click().run()
+    assert at.session_state["open_spec"] == order[2]
+    assert any(c.value == f"3 of {len(order)} in the list" for c in at.caption)
+    _button(at, "Previous").click().run()
+    assert at.session_state["open_spec"] == order[1] and not at.exception

@@ -279,9 +279,10 @@ def test_annotators_confirm_or_reject_the_intended_labels_and_the_threshold_is_t
         described = project_catalog(store, pid)[conversation.metadata["situation"]].description
         assert shown.description == described and f"**Situation:** {md(described)}" in meant
         assert f"**World state:** {md(shown.world_state)}" in meant
-        at.segmented_control(key=f"cv:{conversation.id}").set_value(verdict)
-        if verdict == "reject":
-            at.segmented_control(key=f"cr:{conversation.id}").set_value("off-spec")
+        # One label set: the reason is the choice that rejects.
+        at.segmented_control(key=f"cv:{conversation.id}").set_value(
+            "off-spec" if verdict == "reject" else verdict
+        )
         next(b for b in at.button if b.label == "Save & next").click().run()
         assert not at.exception, at.exception
     found = calibrate_toolcases(store, pid)
