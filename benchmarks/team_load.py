@@ -191,10 +191,11 @@ def settle(driver, condition: Callable, what: str, seconds: float | None = None,
 
 
 def button(scope, label: str):
-    """The button whose text is `label` (an icon's name before it is not part of its text)."""
+    """The button whose text starts with `label` (an icon's name before it is not part of its text; a
+    label's key shown after its words, "Accept 1", is not either)."""
     from selenium.webdriver.common.by import By
 
-    return scope.find_element(By.XPATH, f".//button[.//p[text()='{label}']]")
+    return scope.find_element(By.XPATH, f".//button[.//p[starts-with(normalize-space(.), '{label}')]]")
 
 
 def press(driver, element) -> None:
@@ -294,12 +295,12 @@ class BrowserAnnotator(threading.Thread):
             if found:
                 return "done", None
             return ("queue", None) if button(driver, "Review next").is_enabled() else False
-        if item in self.saved or not driver.find_elements(By.XPATH, f"//h4[contains(., '{item}')]"):
+        if item in self.saved:
             return False
         groups = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] [data-testid='stButtonGroup']")
         # The last conversation's form stays on screen until the new one replaces it: its marks say so.
         marked = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] button[aria-checked='true']")
-        return ("item", item) if len(groups) == PAIRS + 2 and not marked else False
+        return ("item", item) if len(groups) == PAIRS + 1 and not marked else False  # turns, whole
 
     def review(self, driver, item: str) -> None:
         """Accept every turn and the whole conversation, then save until the page confirms it."""
