@@ -1,6 +1,6 @@
 """Rubric discovery as a job (evalcore.generators.tool_case.discovery): one unit that stores a rubric set,
-run by a worker from the queue as the Tool cases page starts it; on the sample's default generation (one
-conversation per situation, one POS of 26) the training part gets its POS conversation and says so; a
+run by a worker from the queue as the Tool cases page starts it; on the sample generated with one
+conversation per situation (one POS of 26) the training part gets its POS conversation and says so; a
 project with no conversation of a label is a one-line refusal that records nothing; a model step without
 usable output fails the unit with its reason (no traceback)."""
 
@@ -36,7 +36,8 @@ def project(tmp_path, monkeypatch) -> tuple[Store, str]:
     monkeypatch.setenv("EVALCORE_OFFLINE", "1")
     store = Store(f"sqlite:///{tmp_path / 'd.db'}")
     pid = import_project(store, ROOT / "data" / "sample").project_id
-    generate_toolcases(store, pid)  # the defaults: one conversation per situation
+    # One conversation per situation, so one POS of 26: the training part must be given it.
+    generate_toolcases(store, pid, pos_share=None)
     return store, pid
 
 
