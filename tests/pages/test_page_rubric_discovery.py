@@ -1,5 +1,5 @@
 """Page test (AppTest): on Tool cases a lead finds rubrics without the CLI (issue 28): the form's defaults
-work on the sample's default generation (nothing reviewed yet, so every tool case is used), the job goes
+work on the sample with one conversation per situation (nothing reviewed yet, so every tool case is used), the job goes
 to the workers, and the set it stores is the one the Rubrics tab then shows."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def project(tmp_path, monkeypatch) -> tuple[Store, str]:
     monkeypatch.setenv("EVALCORE_OFFLINE", "1")
     store = Store(url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
-    generate_toolcases(store, pid)
+    generate_toolcases(store, pid, pos_share=None)  # one POS of 26: the job must move it into training
     return store, pid
 
 
