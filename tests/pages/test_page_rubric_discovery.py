@@ -1,7 +1,6 @@
 """Page test (AppTest): on Tool cases a lead finds rubrics without the CLI (issue 28): the form's defaults
 work on the sample with one conversation per situation (nothing reviewed yet, so every tool case is
-used), the job goes
-to the workers, and the set it stores is the one the Rubrics tab then shows."""
+used), the job goes to the workers, and the set it stores is the one the Rubrics tab then shows."""
 
 from __future__ import annotations
 
