@@ -1,6 +1,11 @@
 """End to end: a real headless Chromium generates conversations, stops, resumes, and opens a passage."""
 
+import os
+import subprocess
+import sys
 import time
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -11,9 +16,37 @@ from evalcore.items.store_ops import list_conversations
 from evalcore.jobs.control import holders
 from evalcore.specs.generation import generate_specs
 from evalcore.store import Store
-from tests.browser import button, click, streamlit_server
+from tests.browser import button, click, server_process
 
 pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[1]
+
+# A queue worker whose units each take 1.5 s longer: offline generation is fast enough
+# that the job could end before the Stop click (which waits for the page to be idle) lands.
+SLOW_WORKER = """
+import sys, time
+import evalcore.jobs.runner as runner
+real = runner._execute
+def slowed(work, claim, loop):
+    time.sleep(1.5)
+    return real(work, claim, loop)
+runner._execute = slowed
+from evalcore.jobs.worker import run_worker
+run_worker(sys.argv[1], 1)
+"""
+
+
+@contextmanager
+def slow_dashboard(url: str):
+    """The dashboard with the slowed worker beside it; yields the base URL."""
+    env = {**os.environ, "EVALCORE_DATABASE_URL": url}
+    worker = subprocess.Popen([sys.executable, "-c", SLOW_WORKER, url], cwd=ROOT, env=env)
+    try:
+        with server_process(url, worker=False) as (base, _):
+            yield base
+    finally:
+        worker.terminate()
+        worker.wait(timeout=60)
 
 
 def _wait_for(browser, text: str, timeout: float = 120) -> None:
@@ -31,9 +64,8 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
     url = f"sqlite:///{tmp_path / 'e2e.db'}"
     store = Store(url)
     project_id = import_project(store, SAMPLE_PROJECT).project_id
-    # enough specs that the job is still working when the Stop click lands (it waits for the page to be idle)
     generate_specs(store, project_id, m=40, batch=5, from_card=False)
-    with streamlit_server(url) as base:
+    with slow_dashboard(url) as base:
         browser.get(base + "/conversations")
         _wait_for(browser, "No document-grounded conversation yet")
         click(browser, button("Generate"))
@@ -43,7 +75,7 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
             time.sleep(0.3)
         run = store.runs(project_id, kind=RUN_KIND)[0]
         total = len(run.params["plan"]["units"])  # 10 a spec unless its documents' facts run out first
-        _wait_for(browser, f"/{total} conversations")
+        _wait_for(browser, f"/ {total:,} conversations · running")  # the job panel's progress line
         deadline = time.monotonic() + 60
         while not store.finished_units(run.id):  # stop mid-way: the plan is made, a conversation is saved
             assert time.monotonic() < deadline, "no conversation was generated"
