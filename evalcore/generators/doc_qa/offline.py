@@ -703,7 +703,10 @@ class _Writer:
                 turn = self.single(step.docs[-1]) or self.single(0) or self.cannot(0)
             turn = self.distinct(turn)
             opening = not turns and bool(self.subject)  # the first question keeps to the spec's subject
-            if _key(turn.question) in self.seen and step.type not in ("CANNOT", "SYNTHESIS") and not opening:
+            # Only a plain lookup is swapped: a PRE-FILLER names the bridge its FILLER then refers to, and
+            # the later kinds refer to what came before.
+            plain_lookup = step.type not in ("CANNOT", "SYNTHESIS") and turn.query_type == "SINGLE-DOC"
+            if _key(turn.question) in self.seen and plain_lookup and not opening:
                 # Every way of asking this pair was asked before: another fact of its document instead.
                 other = self.single(step.docs[-1])
                 turn = other if other is not None and _key(other.question) not in self.seen else turn
