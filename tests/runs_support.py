@@ -8,6 +8,7 @@ No tests here; the module is imported by the test modules.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import time
@@ -141,10 +142,17 @@ def logging_bot(messages: list[dict[str, str]]) -> str:
     answers by echoing, and hangs once more than $EC8_BOT_BLOCK_AFTER calls are logged (a stuck system)."""
     log = Path(os.environ["EC8_BOT_LOG"])
     question = messages[-1]["content"]
-    with log.open("a", encoding="utf-8") as handle:
+    # Write and count under one lock: two workers writing at once must not both count the other's line
+    # (then both would hang and the run would stop one call short of the promised number).
+    with log.open("a+", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
         handle.write(json.dumps({"pid": os.getpid(), "q": question, "n": len(messages)}) + "\n")
+        handle.flush()
+        handle.seek(0)
+        calls = len(handle.read().splitlines())
+        fcntl.flock(handle, fcntl.LOCK_UN)
     block = int(os.environ.get("EC8_BOT_BLOCK_AFTER") or 0)
-    if block and len(log.read_text(encoding="utf-8").splitlines()) > block:
+    if block and calls > block:
         time.sleep(3600)
     return f"Echo: {question}"
 
