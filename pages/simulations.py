@@ -65,7 +65,8 @@ project_id = current_project(store)
 def _statistic_words(key: str) -> str:
     """A statistic's key as words ('dialogues_with_breakdowns' -> 'Dialogues with a breakdown', 'average
     turns without user_fault dialogues' -> '... without user's fault dialogues')."""
-    return " ".join(words(part) if "_" in part else part for part in str(key).split(" "))
+    plain = " ".join(words(part) if "_" in part else part for part in str(key).split(" "))
+    return plain.replace(" (MTLD)", "")  # the measure's name is in the page's caption tooltip
 
 
 def _persona_words(run, user_name: str) -> str:
@@ -79,7 +80,8 @@ st.caption(
     "Simulated users (standard and challenging personas) against a target; every target turn checked for "
     "dialogue breakdowns, every dialogue rated 1-5. Start one below.",
     help="On the command line: evalcore simulations run --target NAME --standard N --challenging N; "
-    "a ChatChecker run folder comes in with evalcore simulations import PATH (seed 002).",
+    "a ChatChecker run folder comes in with evalcore simulations import PATH (seed 002). Lexical "
+    "diversity is MTLD.",
 )
 if project_id is None:
     st.info("Import a project on Home first.")

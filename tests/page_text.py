@@ -88,6 +88,8 @@ def _table_texts(frame: pd.DataFrame, proto: Any) -> Iterator[str]:
         hidden = {k for k, v in config.items() if isinstance(v, dict) and v.get("hidden")}
     else:
         hidden = set()
+    if not isinstance(frame.index, pd.RangeIndex):  # an index shown as the first column
+        yield from (str(v) for v in frame.index[:_ROWS] if isinstance(v, str))
     for column in frame.columns:
         if str(column) in hidden:
             continue
