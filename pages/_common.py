@@ -93,8 +93,13 @@ def project_picker(store: Store) -> str | None:
     titles = {p.id: p.title for p in projects}
     if st.session_state.get(PROJECT_KEY) not in ids:
         st.session_state[PROJECT_KEY] = ids[0]
+    shared = {t for t in titles.values() if list(titles.values()).count(t) > 1}
     return st.sidebar.selectbox(
-        "Current project", ids, key=PROJECT_KEY, format_func=lambda pid: f"{titles[pid]} ({pid})"
+        "Current project",
+        ids,
+        key=PROJECT_KEY,
+        # The id only where two projects share a title: it is what tells them apart.
+        format_func=lambda pid: f"{titles[pid]} ({pid})" if titles[pid] in shared else titles[pid],
     )
 
 
@@ -364,3 +369,9 @@ def _job_panel(
         ok = run.status == RunStatus.finished and not failed
         flash("success" if ok else "warning", md(message))  # reruns the page, which shows what the job made
     st.session_state[was_live] = live
+
+
+def next_step(page: str, label: str) -> None:
+    """Where a user goes from here (issue 28: every page ends with the obvious next step), as a link."""
+    st.divider()
+    st.page_link(page, label=f"Next: {label}", icon=":material/arrow_forward:")

@@ -27,6 +27,7 @@ def failing_tests(
         on_select="rerun",
         selection_mode="single-row",
         key=f"failing:{scored.run.id}",
+        column_config={"test": None, "conversation": None},  # ids: the turn and the actions say which
     )
     if not event.selection.rows:
         return

@@ -26,7 +26,16 @@ from evalcore.review import (
     silver_calibration,
     unassign,
 )
-from pages._common import current_actor, current_project, current_user, guarded, md, show_error, store_or_stop
+from pages._common import (
+    current_actor,
+    current_project,
+    current_user,
+    guarded,
+    md,
+    next_step,
+    show_error,
+    store_or_stop,
+)
 from pages._interop import export_picker
 
 store = store_or_stop()
@@ -150,8 +159,10 @@ def _calibration_section() -> None:
             d.metric(f"Threshold for precision ≥ {target:.2f}", "none reaches it")
         st.plotly_chart(calibration_chart(cal.points, target, cal.choice.threshold if cal.choice else None))
         st.caption(
-            "Silver = conversations nobody decided that the judge passes. With a threshold set, the judge "
-            "passes a conversation whose score reaches it (seed 004: tuned for precision on gold)."
+            "Accepted by the judge (silver) = conversations nobody decided that the judge passes: the "
+            "judge's verdict, not a person's. With a threshold set, the judge passes a conversation whose "
+            "score reaches it (tuned for precision on what people decided).",
+            help="seed 004: the judge's threshold tuned for precision on gold.",
         )
         current = policy.judge_threshold
         st.write(f"Silver threshold now: **{'judge verdict' if current is None else f'{current:.3f}'}**")
@@ -290,3 +301,4 @@ if assign_tab.open:
 if export_tab.open:
     with export_tab:
         _export_section()
+next_step("pages/runs.py", "run the reviewed conversations against your assistant on Runs")

@@ -14,6 +14,7 @@ from evalcore.generators.doc_qa.browse import (
     summary,
     table_stamp,
 )
+from evalcore.generators.doc_qa.chain_lengths import allowed_lengths
 from evalcore.generators.doc_qa.generate import qa_pairs
 from evalcore.generators.doc_qa.job import RUN_KIND, start_run
 from evalcore.generators.doc_qa.job import RUN_KIND as DOC_QA_KIND
@@ -22,6 +23,8 @@ from evalcore.items.current import read_item
 from evalcore.jobs import failed_units, progress, retry_failed
 from evalcore.jobs.queue import enqueue
 from evalcore.models.common import content_hash
+from evalcore.models.wording import TIER_HELP, passage_words, term_help, without_ids, words
+from evalcore.models.wording import tier as tier_word
 from evalcore.specs.store_ops import get_spec
 from pages._common import (
     LIVE,
@@ -31,6 +34,7 @@ from pages._common import (
     may_start,
     md,
     md_block,
+    next_step,
     show_error,
     show_flash,
     store_or_stop,
@@ -107,13 +111,15 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
         st.info("This project has no specs yet: generate them on the Spec review page first.")
     with st.form("doc_qa_generate", enter_to_submit=False):
         cols = st.columns(5)
-        cols[0].selectbox("Generator", ["doc_qa"], help="Document-grounded QA (seed 000).")
+        cols[0].selectbox("Generator", ["doc_qa"], format_func=words, help="Document-grounded QA (seed 000).")
         which = cols[1].selectbox("Specs", ["selected", "all"], help="The latest selection, or every spec.")
         d = cols[2].multiselect(
-            "Documents per chain (d)",
+            "Documents per conversation",
             list(range(1, 9)),
-            [5],
-            help="Several lengths spread each spec's conversations over them (failure rate by documents).",
+            allowed_lengths(store, project_id),  # what the specs' documents allow: no chain asked in vain
+            help="Several lengths spread each spec's conversations over them (failure rate by documents). "
+            "The default is what the specs allow: a spec's conversations use only the documents it cites. "
+            + term_help("d"),
         )
         turns = cols[3].number_input("Turns (L)", 2, 20, 7, help="Question/answer pairs per conversation.")
         per_spec = cols[4].number_input("Conversations per spec (n)", 1, 50, 10)
@@ -138,12 +144,12 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
             done, total = progress(store, run)
             rows.append(
                 {
-                    "run": run.id,
-                    "status": run.status.value,
+                    "started": f"{run.started_at:%Y-%m-%d %H:%M}",
+                    "status": words(run.status.value),
                     "progress": f"{done}/{total}",
-                    "d": run.params.get("d"),
-                    "L": run.params.get("turns"),
-                    "n": run.params.get("per_spec"),
+                    "documents per conversation": str(run.params.get("d")),
+                    "question/answer pairs": run.params.get("turns"),
+                    "per spec": run.params.get("per_spec"),
                     "stopped": run.stopped_reason or "",
                 }
             )
@@ -161,15 +167,20 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
     if runs:
         shown = unfinished or runs[0]
         for warning in shown.warnings:
-            st.caption(f"note: {md(warning)}")
+            st.caption(f"note: {md(without_ids(warning))}")
         kept = "Conversations already finished are kept; Resume continues from the next one."
         job_panel(store, shown.id, "conversations", stop_label="Stop generating", stop_help=kept)
     resumable = unfinished is not None and unfinished.status not in LIVE
-    if resumable and st.button(f"Resume {unfinished.id}", type="primary"):
+    if resumable and st.button("Resume the unfinished generation", type="primary"):
         _queue(unfinished.id)
     if start:
-        params = {"specs": which, "d": sorted(d) or [5], "turns": int(turns), "per_spec": int(per_spec),
-                  "chains": chains}  # fmt: skip
+        params = {
+            "specs": which,
+            "d": sorted(d) or allowed_lengths(store, project_id),
+            "turns": int(turns),
+            "per_spec": int(per_spec),
+            "chains": chains,
+        }
         try:
             may_start(store, DOC_QA_KIND)  # before a run record is made for nothing
             run_id = start_run(store, project_id, **params, model=model.strip() or None).id
@@ -188,7 +199,9 @@ scenarios = dict(zip(table["spec_id"], table["spec"], strict=True))
 spec_pick = f1.multiselect("Spec", sorted(scenarios), format_func=scenarios.get)
 type_pick = f2.multiselect("Query type", list(QUERY_TYPES))
 length_pick = f3.multiselect("Documents in chain", sorted(set(table["chain_length"])))
-tier_pick = f4.multiselect("Tier", ["unreviewed", "silver", "gold", "rejected"])
+tier_pick = f4.multiselect(
+    "Reviewed", ["unreviewed", "silver", "gold", "rejected"], format_func=tier_word, help=TIER_HELP
+)
 model_pick = f5.multiselect("Model", sorted(set(table["model"])))
 shown = filter_table(
     table,
@@ -227,14 +240,26 @@ last_page = max(1, -(-len(shown) // PAGE_ROWS))
 page = st.columns([1, 5])[0].number_input(f"Page (of {last_page})", 1, last_page, 1) if last_page > 1 else 1
 first = (page - 1) * PAGE_ROWS
 part = shown.iloc[first : first + PAGE_ROWS]
-st.dataframe(display_table(part), hide_index=True, width="stretch")
+view = display_table(part)
+view["tier"] = view["tier"].map(tier_word)
+st.dataframe(
+    view,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "id": None,  # the conversation's id: the spec and the row say which one it is
+        "query_types": st.column_config.TextColumn("query types"),
+        "tier": st.column_config.TextColumn("reviewed", help=TIER_HELP),
+    },
+)
 if shown.empty:
     st.stop()
 if last_page > 1:
     st.caption(f"Rows {first + 1:,}-{first + len(part):,} of {len(shown):,}.")
 
 # ------------------------------------------------------------------------------------------ one conversation
-labels = {row.id: f"{row.spec} · {row.id}" for row in part.itertuples()}
+numbered = enumerate(part.itertuples(), start=first + 1)
+labels = {row.id: f"{row.spec} · conversation {k}" for k, row in numbered}
 picked = st.selectbox("Open conversation", list(labels), format_func=labels.get)
 conversation = read_item(store, picked).conversation()  # annotators' corrections applied
 meta = conversation.metadata
@@ -243,7 +268,10 @@ tier = part.set_index("id").loc[picked, "tier"]
 st.subheader(md(spec.scenario if spec else picked))
 if spec:
     st.caption(md(f"Given {spec.given} · When {spec.when} · Then {spec.then}"))
-badges = [f":{TIER_BADGE.get(tier, 'gray')}-badge[{tier}]", f"model {md(conversation.provenance.producer)}"]
+badges = [
+    f":{TIER_BADGE.get(tier, 'gray')}-badge[{tier_word(tier)}]",
+    f"model {md(conversation.provenance.producer)}",
+]
 if meta.get("judge_score") is not None:
     badges.append(f"judge score {meta['judge_score']:.2f} ({md(meta.get('judge_model'))})")
 st.markdown(" · ".join(badges))
@@ -276,12 +304,12 @@ def _open_sources(answer) -> None:
         doc = documents.get(doc_id)
         title = doc.title if doc else doc_id
         mine = [s for s in sources if s.get("document_id") == doc_id]
-        with st.expander(f":material/description: {md(title)} ({md(doc_id)})"):
+        with st.expander(f":material/description: {md(title)}"):
             if not mine:
                 st.markdown(_passage(doc.text) if doc else "(document not in the project)")
             for source in mine:
                 passage = passages.get(source.get("passage_id", ""), {})
-                st.caption(f"passage {md(source.get('passage_id', '?'))}")
+                st.caption(md(passage_words(source.get("passage_id", ""))))
                 st.markdown(_passage(passage.get("text", ""), source))
 
 
@@ -294,10 +322,12 @@ for k, (question, answer) in enumerate(qa_pairs(conversation), start=1):
     with st.chat_message("assistant"):
         st.markdown(md_block(answer.content))
         verdict = answer.metadata.get("correction")
-        grounded = ", ".join(answer.grounding) or "none (the documents do not answer it)"
+        grounded = ", ".join(documents[d].title if d in documents else d for d in answer.grounding)
+        grounded = grounded or "none (the documents do not answer it)"
         st.caption(
             md(f"expected answer · grounding: {grounded}" + (f" · correction: {verdict}" if verdict else ""))
         )
         if answer.metadata.get("original_answer"):
             st.caption(f"before correction: {md(answer.metadata['original_answer'])}")
         _open_sources(answer)
+next_step("pages/annotate.py", "review the conversations in Annotate")

@@ -11,7 +11,15 @@ from evalcore.models import RunStatus
 from evalcore.specs.charts import coverage_chart, curve_table, gap_chart, map_chart, map_frame
 from evalcore.specs.spec_map import map_changes, map_status, read_map, start_map
 from evalcore.specs.store_ops import current_selection
-from pages._common import current_actor, current_project, md, show_error, show_workers, store_or_stop
+from pages._common import (
+    current_actor,
+    current_project,
+    md,
+    next_step,
+    show_error,
+    show_workers,
+    store_or_stop,
+)
 
 COVERAGE_COLUMNS = 40  # a column per selected spec: beyond this many a label is too thin to read
 
@@ -68,7 +76,7 @@ def _wait(run_id: str) -> None:
         st.rerun()
     state = "waiting for a worker" if run.status == RunStatus.pending else "being computed by a worker"
     st.info(
-        f"The map is {state} ({run.id}). It appears here when done; the page need not stay open. "
+        f"The map is {state}. It appears here when done; the page need not stay open. "
         "`evalcore serve` starts a worker beside the dashboard, `evalcore worker` starts one alone.",
         icon=":material/hourglass_top:",
     )
@@ -149,3 +157,4 @@ if spec_map.curves:
     st.caption(note)
     with st.expander("The values"):
         st.dataframe(curve_table(spec_map.curves), hide_index=True, width="stretch")
+next_step("pages/conversations.py", "generate conversations from the chosen specs")

@@ -6,6 +6,9 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.inputs import import_project
+from evalcore.models.wording import TIER_HELP
+from evalcore.models.wording import tier as tier_word
+from evalcore.reports.checklist import checklist, next_stage
 from evalcore.reports.status import project_status, tier_counts
 from evalcore.review import QueueFilter, queue_page
 from pages._common import current_actor, current_project, current_user, md, show_error, store_or_stop
@@ -13,13 +16,24 @@ from pages._interop import import_picker
 from pages._upload import upload_form
 
 ROOT = Path(__file__).resolve().parents[1]
-# Where each stage is worked on; a link appears once its page exists.
+# Each stage of the checklist: the page where it is worked on, and what to do there while it is not done.
 STAGE_PAGES = {
-    "Specs": [("pages/specs.py", "Review specs"), ("pages/diversity.py", "Diversity")],
-    "Conversations": [("pages/conversations.py", "Browse"), ("pages/annotate.py", "Annotate")],
-    "Tests": [("pages/procedures.py", "Procedures")],
-    "Personas": [("pages/simulations.py", "Simulations")],
-    "Runs": [("pages/runs.py", "Runs"), ("pages/reports.py", "Reports")],
+    "documents": (None, "Import a project above"),
+    "specs": ("pages/specs.py", "Generate specs on Spec review"),
+    "reviewed_specs": ("pages/specs.py", "Accept or reject specs on Spec review"),
+    "generated": ("pages/conversations.py", "Generate conversations"),
+    "reviewed": ("pages/annotate.py", "Review conversations in Annotate"),
+    "runs": ("pages/runs.py", "Start a run against your assistant"),
+    "reports": ("pages/reports.py", "Read the report"),
+}
+# Where a stage's things are seen once it is done.
+DONE_LINKS = {
+    "specs": ("pages/diversity.py", "Diversity and coverage"),
+    "reviewed_specs": ("pages/specs.py", "Spec review"),
+    "generated": ("pages/conversations.py", "Conversations"),
+    "reviewed": ("pages/agreement.py", "Agreement"),
+    "runs": ("pages/runs.py", "Runs"),
+    "reports": ("pages/reports.py", "Reports"),
 }
 
 store = store_or_stop()
@@ -69,26 +83,36 @@ card = store.system_card(project_id)
 st.header(md(info.title))
 if card:
     st.markdown(md(card.chatbot_info.description))
-    st.caption(md(f"Project id {info.id} · imported from {info.source_path or 'an upload'}"))
+    st.caption(md(f"Imported from {info.source_path or 'an upload'}"), help=md(f"Project id: {info.id}"))
 
-st.subheader("Counts per stage")
+st.subheader(
+    "Where the project stands", help="Each stage with its count in the store; the first open one is next."
+)
 rows = project_status(store, project_id)
-inputs, pipeline = rows[:4], rows[4:]
-for group, label in ((inputs, "Inputs"), (pipeline, "Pipeline")):
-    st.caption(label)
-    for column, row in zip(st.columns(len(group)), group, strict=True):
-        column.metric(row.stage, f"{row.count:,}", help=row.detail or None)
-        for page, label in STAGE_PAGES.get(row.stage, []):
-            if (ROOT / page).exists():
-                column.page_link(page, label=label, icon=":material/arrow_forward:")
-details = [f"{row.stage}: {row.detail}" for row in rows if row.detail]
-if details:
-    st.caption(md(" · ".join(details)))
+for column, row in zip(st.columns(4), rows[:4], strict=True):
+    column.metric(row.stage, f"{row.count:,}", help=row.detail or None)
+stages = checklist(store, project_id)
+upcoming = next_stage(stages)
+for stage in stages:
+    mark, label, count = st.columns([4, 1, 3], vertical_alignment="center")
+    icon = ":material/check_circle:" if stage.done else ":material/radio_button_unchecked:"
+    mark.markdown(f"{icon} **{stage.label}**" + (f"  \n{md(stage.detail)}" if stage.detail else ""))
+    label.markdown(f"**{stage.count:,}**")
+    page, action = STAGE_PAGES[stage.key] if not stage.done else DONE_LINKS.get(stage.key, (None, ""))
+    if page and (ROOT / page).exists():
+        count.page_link(page, label=action, icon=":material/arrow_forward:")
+if upcoming is None:
+    st.success("Every stage has something in it: compare runs on Reports, or add more on any page.")
+else:
+    page, action = STAGE_PAGES[upcoming.key]
+    st.markdown(f"**Next:** {action}.")
+    if page:
+        st.page_link(page, label=action, icon=":material/arrow_forward:")
 
-st.subheader("Annotation", help="Conversations per tier, under the project's tier policy.")
+st.subheader("Annotation", help="Conversations per tier, under the project's tier policy. " + TIER_HELP)
 tiers = tier_counts(store, project_id)
 for column, (tier, n) in zip(st.columns(len(tiers)), tiers.items(), strict=True):
-    column.metric(tier, f"{n:,}")
+    column.metric(tier_word(tier), f"{n:,}")
 user = current_user()
 if user:
     mine = QueueFilter(needs_review_by=user)
@@ -108,10 +132,7 @@ with st.expander("Import tests or conversations from another tool"):
 
 with st.expander("Documents, tools and procedures"):
     st.dataframe(
-        [
-            {"id": d.id, "kind": d.kind.value, "title": d.title, "file": d.path}
-            for d in store.documents(project_id)
-        ],
+        [{"title": d.title, "kind": d.kind.value, "file": d.path} for d in store.documents(project_id)],
         hide_index=True,
         width="stretch",
     )

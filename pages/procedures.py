@@ -15,6 +15,7 @@ from evalcore.items.store_ops import list_tests
 from evalcore.jobs.control import committed_counts
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus
+from evalcore.models.wording import split_citation, term, term_help, told_apart, without_ids, words
 from evalcore.reports.procedure_failure import procedure_sources
 from evalcore.reports.procedure_tables import (
     counts_frame,
@@ -36,6 +37,7 @@ from pages._common import (
     job_panel,
     may_start,
     md,
+    next_step,
     show_error,
     show_flash,
     store_or_stop,
@@ -45,13 +47,29 @@ from pages._targets import tool_target_form
 
 store = store_or_stop()
 project_id = current_project(store)
+
+
+def _plain_turns(frame):
+    """A table's 'last turn' with its role in words ('tool_result: ...' -> 'tool result: ...')."""
+    if "last turn" not in frame:
+        return frame
+    role = frame["last turn"].str.extract(r"^(\w+):", expand=False).fillna("")
+    return frame.assign(
+        **{
+            "last turn": [
+                r.replace("_", " ") + t[len(r) :] for r, t in zip(role, frame["last turn"], strict=True)
+            ]
+        }
+    )
+
+
 st.title("Procedures")
 st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 st.caption(
     "Tests of the next action of a tool-using agent, grounded on the project's procedures: flowgraph -> "
-    "conversation graph -> noise -> random-walk paths -> conversations -> tests. Generate them here or "
-    "with `evalcore procedures generate`; play them against a target below or with "
-    "`evalcore run --tests --target NAME`."
+    "conversation graph -> noise -> random-walk paths -> conversations -> tests. Generate them here; play "
+    "them against a target below.",
+    help=term_help("seed 001"),
 )
 if project_id is None:
     st.info("Import a project on Home first.")
@@ -68,7 +86,16 @@ with st.expander("Generate tests from the procedures", expanded=not generations)
         n_paths = left.number_input("Paths per graph (conversations)", 1, 100, DEFAULT_PATHS)
         noise = middle.slider("Noise probability per agent turn", 0.0, 1.0, DEFAULT_P, 0.05)
         seed = right.number_input("Seed", 0, 10**6, 0)
-        walk = st.selectbox("Path sampling", list(WALK_LABELS), format_func=WALK_LABELS.get)
+        walk = st.selectbox(
+            "Path sampling",
+            list(WALK_LABELS),
+            format_func=lambda w: split_citation(WALK_LABELS[w])[0],
+            help=" ".join(
+                f"{split_citation(label)[0]}: {split_citation(label)[1]}."
+                for label in WALK_LABELS.values()
+                if split_citation(label)[1]
+            ),
+        )
         if st.form_submit_button("Generate", type="primary", icon=":material/play_arrow:"):
             try:
                 may_start(store, GENERATION_KIND)  # before a run record is made for nothing
@@ -79,7 +106,7 @@ with st.expander("Generate tests from the procedures", expanded=not generations)
                 show_error(exc)
             else:
                 st.session_state["procedure_generation"] = made.id
-                st.success(f"Started {md(made.id)}: handed to the workers.")
+                st.success("Started: handed to the workers; its progress shows below.")
                 generations = store.runs(project_id, kind=RUN_KIND)
     unfinished = next((r.id for r in generations if r.status != RunStatus.finished), None)
     if generating := st.session_state.get("procedure_generation") or unfinished:
@@ -88,10 +115,11 @@ with st.expander("Generate tests from the procedures", expanded=not generations)
 if not generations:
     st.info("No procedure generation run yet: generate one above.")
 else:
-    described = {r.id: f"{r.id} ({r.status.value}, {r.started_at:%Y-%m-%d %H:%M})" for r in generations}
+    described = {r.id: f"{r.started_at:%Y-%m-%d %H:%M} · {words(r.status.value)}" for r in generations}
     run_id = st.selectbox("Generation run", list(described), format_func=described.get)
     walked = store.run(run_id).params.get("walk", "weighted")
-    st.caption(f"Paths sampled by: {WALK_LABELS.get(walked, walked)}")
+    walk_label, walk_source = split_citation(WALK_LABELS.get(walked, walked))
+    st.caption(f"Paths sampled by: {walk_label}", help=walk_source)
     graphs = {g.procedure: g for g in list_graphs(store, project_id, run_id)}
     made = {c for g in graphs.values() for c in g.conversations}
     tests = [t for t in list_tests(store, project_id) if t.conversation_id in made]
@@ -173,21 +201,33 @@ else:
                     path_coverage(chosen),
                     hide_index=True,
                     width="stretch",
-                    column_config={"edge coverage so far": st.column_config.NumberColumn(format="percent")},
+                    column_config={
+                        "edge coverage so far": st.column_config.NumberColumn(format="percent"),
+                        "conversation": None,  # its id: the path's number says which
+                    },
                 )
         with tests_tab:
             if not chosen.conversations:
                 st.caption("No conversations.")
             else:
-                conversation = st.selectbox("Conversation", chosen.conversations)
+                conversation = st.selectbox(
+                    "Conversation",
+                    chosen.conversations,
+                    format_func=lambda c: f"Conversation {chosen.conversations.index(c) + 1}",
+                )
                 mine = [t for t in tests if t.conversation_id == conversation]
                 if not mine:
                     st.caption(
                         "No tests: the conversation broke A.6's rules (its problems are on Conversations)."
                     )
-                st.dataframe(tests_frame(mine, made_up), hide_index=True, width="stretch")
+                st.dataframe(
+                    _plain_turns(tests_frame(mine, made_up)),
+                    hide_index=True,
+                    width="stretch",
+                    column_config={"test": None},  # its id; the rows are in the conversation's order
+                )
 
-st.subheader("Table 2: the tests against targets")
+st.subheader(term("Table 2"), help=term_help("Table 2"))
 show_flash()
 tool_target_form(store, project_id, "procedure_target")
 acting = [t.name for t in list_targets(store, project_id) if t.kind in ACTING_KINDS]
@@ -211,7 +251,7 @@ with st.form("play_tests", enter_to_submit=False):
             show_error(exc)
         else:
             st.session_state["procedure_run"] = started.id
-            flash("success", f"Started {md(started.id)}: handed to the workers.")
+            flash("success", "Started: handed to the workers; its progress shows below.")
 playing = next((r.id for r in procedure_runs(store, project_id) if r.status != RunStatus.finished), None)
 if watched := st.session_state.get("procedure_run") or playing:
     job_panel(store, watched, "tests", resumable=True)
@@ -222,7 +262,9 @@ if not runs:
 newest: dict[str | None, str] = {}
 for r in runs:
     newest.setdefault(r.target, r.id)
-labels = {r.id: f"{r.target} ({r.id}, {r.status.value})" for r in runs}
+labels = told_apart(
+    {r.id: f"{r.target} ({r.started_at:%Y-%m-%d %H:%M}, {words(r.status.value).lower()})" for r in runs}
+)
 picked = st.multiselect(
     "Runs side by side", list(labels), default=list(newest.values()), format_func=labels.get
 )
@@ -246,25 +288,26 @@ except EvalcoreError as e:
     st.stop()
 about = report_about(scored)
 if about["offline"].startswith("yes"):
-    st.caption(f"Offline: {md(about['offline'].removeprefix('yes '))}")
+    st.caption(f"Offline: {md(without_ids(about['offline'].removeprefix('yes '), bare='this run'))}")
 if "reply threshold" in about:
     st.caption(f"Correct reply: similarity >= {md(about['reply threshold'])}")
-st.dataframe(table2_display(scored), hide_index=True, width="stretch")
+st.dataframe(table2_display(scored), hide_index=True, width="stretch", column_config={"run": None})
 with st.expander("Counts"):
-    st.dataframe(counts_frame(scored), hide_index=True, width="stretch")
+    st.dataframe(counts_frame(scored), hide_index=True, width="stretch", column_config={"run": None})
 drill = st.selectbox("Failing tests of", picked, format_func=labels.get)
 failing = failing_frame(
     next(s for s in scored if s.run.id == drill), generated=generated_names(store, project_id)
 )
-failing_tests(store, project_id, next(s for s in scored if s.run.id == drill), failing,
+failing_tests(store, project_id, next(s for s in scored if s.run.id == drill), _plain_turns(failing),
               generated_names(store, project_id))  # fmt: skip
 columns = st.columns(4)
 for column, fmt in zip(columns, ("md", "csv", "jsonl", "latex"), strict=True):
     column.download_button(
-        f"Table 2 ({fmt})",
+        f"Download ({fmt})",
         data=lambda fmt=fmt: ("\n" if fmt in ("md", "latex") else "").join(
             export_procedure_tables(scored, fmt, failing=True).values()
         ),
         file_name=f"table2.{'tex' if fmt == 'latex' else fmt}",
         key=f"export_{fmt}",
     )
+next_step("pages/reports.py", "compare runs on Reports")

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.jobs.control import committed_counts
+from evalcore.models.wording import split_citation, told_apart, without_ids, words
 from evalcore.reports import (
     TABLE_TITLES,
     build_report,
@@ -21,7 +22,7 @@ from evalcore.runs import RUN_KIND
 from evalcore.runs.control import run_label
 from evalcore.runs.records import ERROR_TYPES
 from pages._cache import cached_figure
-from pages._common import current_project, md, md_block, quoted, store_or_stop
+from pages._common import current_project, md, md_block, next_step, quoted, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -42,8 +43,11 @@ if not runs:
 by_id = {r.id: r for r in runs}
 
 
+LABELS = told_apart({r.id: without_ids(run_label(r)) for r in runs})  # name, target, judge, start, status
+
+
 def _label(run_id: str) -> str:
-    return run_label(by_id[run_id])
+    return LABELS[run_id]
 
 
 SCOPES = {"all": "All tiers", "gold": "Gold only", "silver+gold": "Silver and gold"}
@@ -122,13 +126,15 @@ def _metrics(o: dict, title: str = "", delta: dict | None = None) -> None:
 
 
 def _about(r) -> None:
-    versions = ", ".join(f"{k} v{v}" for k, v in (r.params.get("prompt_versions") or {}).items())
+    versions = ", ".join(
+        f"{words(k).lower()} v{v}" for k, v in (r.params.get("prompt_versions") or {}).items()
+    )
     st.caption(
         f"Target **{md(r.target)}** ({md(r.params.get('target_description', ''))}) · "
         f"judge **{md(r.judge)}** · "
         + md(
             f"history {history_label(r)} · prompts {versions or '-'} · evalcore {r.code_version} · "
-            f"status {r.status.value}" + (f" ({r.stopped_reason})" if r.stopped_reason else "")
+            f"status {words(r.status.value).lower()}" + (f" ({r.stopped_reason})" if r.stopped_reason else "")
         )
     )
 
@@ -190,6 +196,9 @@ def _shown(df: pd.DataFrame) -> pd.DataFrame:
             out = out.drop(columns=[low, high])
         if f"unscored{suffix}" in out and not out[f"unscored{suffix}"].any():
             out = out.drop(columns=[f"unscored{suffix}"])
+    for column in ("error_type", "error_class", "tier"):  # stored names, shown as words
+        if column in out:
+            out[column] = [v if pd.isna(v) else words(v) for v in out[column]]
     for column in list(out.columns):
         if column.removesuffix("_a").removesuffix("_b") in PERCENT:
             out[column] = (out[column].astype(float) * 100).round(1)
@@ -224,6 +233,7 @@ def _config(df: pd.DataFrame) -> dict:
 
 def _row_label(table: str, row: pd.Series, key: str) -> str:
     name = row.get("spec_label") if table == "by_spec" and row.get(key) != TOTAL_LABEL else row.get(key)
+    name = words(name) if key in ("error_type", "error_class", "tier") else name
     prefix = f"{row[within]} · " if within and within in row else ""
     if versus:
         return f"{prefix}{name}: {int(row['failures_a'])} vs {int(row['failures_b'])} failing"
@@ -322,7 +332,7 @@ def _downloads(name: str, df: pd.DataFrame) -> None:
 TAB_LABELS = {
     "by_spec": "By spec",
     "by_error_type": "By error type",
-    "by_error_class": "By error class (Table 10)",
+    "by_error_class": "By kind of error",
     "by_n_documents": "By number of documents",
     "by_query_type": "By query type",
     "by_turns": "First vs later turns",
@@ -332,9 +342,11 @@ TAB_LABELS = {
 tabs = st.tabs([TAB_LABELS[name] for name in tables])
 for tab, (name, df) in zip(tabs, tables.items(), strict=True):
     with tab:
+        title, source = split_citation(TABLE_TITLES[name])
         st.caption(
-            TABLE_TITLES[name]
-            + (f": {md(_label(run_id))} (a) vs {md(_label(versus))} (b), diff = b - a" if versus else "")
+            title
+            + (f": {md(_label(run_id))} (a) vs {md(_label(versus))} (b), diff = b - a" if versus else ""),
+            help=source,
         )
         shown = _shown(df)
         st.dataframe(
@@ -344,3 +356,4 @@ for tab, (name, df) in zip(tabs, tables.items(), strict=True):
         _downloads(name, df)
         if name in TABLE_KEYS:  # the pair table's turns are in two rows at once: no drill-down
             _drill(name, df)
+next_step("pages/home.py", "see what is left on Home's checklist")

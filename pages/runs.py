@@ -9,6 +9,7 @@ from evalcore.jobs import failed_units
 from evalcore.jobs.queue import enqueue
 from evalcore.llm import Registry
 from evalcore.models import RunStatus, Target
+from evalcore.models.wording import told_apart, without_ids, words
 from evalcore.reports.status import run_list, run_state
 from evalcore.runs import RUN_KIND, create_run, request_stop
 from evalcore.runs.control import run_label
@@ -20,6 +21,7 @@ from pages._common import (
     current_user,
     guarded,
     md,
+    next_step,
     retry_and_queue,
     show_error,
     show_holders,
@@ -27,6 +29,14 @@ from pages._common import (
 )
 
 store = store_or_stop()
+
+
+def _kind_words(described: str) -> str:
+    """A target's description with its kind in words ('demo_flows: built-in ...' -> 'Demo flows: ...')."""
+    kind, sep, rest = described.partition(": ")
+    return f"{words(kind)}{sep}{rest}" if sep else described
+
+
 project_id = current_project(store)
 st.title("Runs")
 st.caption("Play conversations and tests against the system under test, and judge every turn.")
@@ -39,7 +49,11 @@ targets = list_targets(store, project_id)
 st.subheader("Targets")
 st.dataframe(
     [
-        {"target": t.name, "how it is reached": describe(t), "model (for the judge guard)": t.model or "-"}
+        {
+            "target": t.name,
+            "how it is reached": _kind_words(describe(t)),
+            "model (for the judge guard)": t.model or "-",
+        }
         for t in targets
     ],
     hide_index=True,
@@ -97,7 +111,7 @@ with st.expander("Add or replace a target"):
                 saved = save_target(
                     store, project_id, Target(name=name.strip(), kind=kind, model=model or None, config=clean)
                 )
-                st.success(md(f"Saved target {saved.name}: {describe(saved)}"))
+                st.success(md(f"Saved target {saved.name}: {_kind_words(describe(saved))}"))
             except EvalcoreError as exc:
                 show_error(exc)
             except ValueError as exc:  # JSON of the template, or the record itself
@@ -181,7 +195,7 @@ st.page_link("pages/results.py", label="Every item of every run: Results", icon=
 ids = [r.id for r in runs]
 if st.session_state.get("watch_run") not in ids:
     st.session_state["watch_run"] = ids[0]
-labels = {r.id: run_label(r) for r in runs}
+labels = told_apart({r.id: without_ids(run_label(r)) for r in runs})
 watched = st.selectbox("Run", ids, key="watch_run", format_func=labels.get)
 
 
@@ -236,3 +250,4 @@ def _panel(run_id: str) -> None:
 
 
 st.fragment(run_every=1.0 if _live(watched) else None)(_panel)(watched)
+next_step("pages/reports.py", "read the report of a run")

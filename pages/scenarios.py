@@ -3,6 +3,7 @@ validation (a valid edit saved as a new revision, an invalid one refused), and t
 runs per scenario and per assertion kind, down to one repetition's checks, their events and its
 transcript."""
 
+import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, StaleVersionError
@@ -22,6 +23,7 @@ from evalcore.generators.scenario.targets import event_targets, target_domain
 from evalcore.items.current import read_item
 from evalcore.jobs import progress
 from evalcore.jobs.queue import enqueue
+from evalcore.models.wording import told_apart, without_ids, words
 from evalcore.reports.scenarios import (
     export_scenario_tables,
     outcomes,
@@ -38,6 +40,7 @@ from pages._common import (
     job_panel,
     may_start,
     md,
+    next_step,
     require_user,
     show_error,
     show_flash,
@@ -47,13 +50,24 @@ from pages._scenario_writing import from_specs_form
 
 store = store_or_stop()
 project_id = current_project(store)
+
+
+def _kinds_as_words(frame):
+    """A table's assertion kinds and checks in words ('slot_was_set' -> 'A value was set'), no None."""
+    for column in ("kind", "check"):
+        if column in frame:
+            frame = frame.assign(**{column: [words(v) for v in frame[column]]})
+    gaps = [c for c in frame.columns if frame[c].isna().any()]  # as text, so a number column can hold '—'
+    return frame.assign(**{c: ["—" if pd.isna(v) else str(v) for v in frame[c]] for c in gaps})
+
+
 st.title("Scenarios")
 st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 st.caption(
-    "Scenario tests as Rasa writes them (`eval/scenarios/*.yml`): a briefing of the simulated user, "
+    "Scenario tests as Rasa writes them (files in eval/scenarios): a briefing of the simulated user, "
     "initial slots, criteria judged on the transcript and assertions on the events the target reports. "
-    "Bring them in below (or with `evalcore scenarios import PATH`); Rasa E2E test files become scripted "
-    "tests, played as written."
+    "Bring them in below; Rasa E2E test files become scripted tests, played as written.",
+    help="On the command line: evalcore scenarios import PATH (seed 003).",
 )
 if project_id is None:
     st.info("Import a project on Home first.")
@@ -99,7 +113,7 @@ with st.expander("Import scenario files or Rasa E2E test files"):
         ["scenarios", "e2e"],
         format_func=lambda k: {
             "scenarios": "Scenario files (scenario:)",
-            "e2e": "Rasa E2E tests (test_cases:)",
+            "e2e": "Rasa E2E tests (files with test cases)",
         }[k],
         horizontal=True,
         help="Rasa E2E test cases are played as written against an event-reporting target and checked as "
@@ -215,7 +229,9 @@ if scenarios and targets:
         chosen = st.multiselect(
             "Scenarios", list(by_id), default=list(by_id), format_func=lambda i: by_id[i].scenario.name
         )
-        run_count = st.number_input("Repetitions of each (run_count)", 1, MAX_RUN_COUNT, 1)
+        run_count = st.number_input(
+            "Repetitions of each", 1, MAX_RUN_COUNT, 1, help="run_count in Rasa's terms."
+        )
         if st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:"):
             require_user()
             try:
@@ -228,14 +244,14 @@ if scenarios and targets:
                 show_error(exc)
             else:
                 st.session_state["scenario_run"] = started.id
-                flash("success", f"Run {md(started.id)} queued: a worker plays it.")
+                flash("success", "Run queued: a worker plays it; its progress shows below.")
 runs = store.runs(project_id, kind=RUN_KIND)
 if not runs:
-    st.info(
-        "No scenario run in this project yet: start one above, or `evalcore scenarios run --target NAME`."
-    )
+    st.info("No scenario run in this project yet: start one above.")
     st.stop()
-labels = {r.id: f"{r.id} · target {r.target} · {r.status.value}" for r in runs}
+labels = told_apart(
+    {r.id: f"{r.target} · {r.started_at:%Y-%m-%d %H:%M} · {words(r.status.value).lower()}" for r in runs}
+)
 ids = list(labels)
 watched = st.session_state.get("scenario_run")
 run_id = st.selectbox(
@@ -247,7 +263,9 @@ for warning in run.warnings:
     st.warning(md(warning))
 report = _report(store.url, run_id, (run.status.value, str(run.finished_at), progress(store, run)[0]))
 about = report.about
-st.caption(" · ".join(f"{md(k)}: {md(v)}" for k, v in about.items()))
+st.caption(
+    " · ".join(f"{md(k)}: {md(without_ids(v, bare='this run'))}" for k, v in about.items() if k != "run")
+)
 if about.get("offline", "no") != "no":
     st.info("Offline output: the judge, the target or the criteria verdicts came from no model.")
 if not report.results:
@@ -264,14 +282,14 @@ st.dataframe(
 )
 st.markdown("**Accuracy per assertion kind** (passed / (passed + failed); unscored apart)")
 st.dataframe(
-    tables["assertions"],
+    _kinds_as_words(tables["assertions"]),
     hide_index=True,
     width="stretch",
     column_config={"accuracy": st.column_config.NumberColumn(format="%.3f")},
 )
 st.markdown("**Each assertion of each scenario** over its repetitions")
 st.dataframe(
-    tables["per_assertion"],
+    _kinds_as_words(tables["per_assertion"]),
     hide_index=True,
     width="stretch",
     column_config={"accuracy": st.column_config.NumberColumn(format="%.3f")},
@@ -286,7 +304,7 @@ if not tables["criteria"].empty:
     )
 
 with st.expander("Export"):
-    name = st.selectbox("Table", list(tables))
+    name = st.selectbox("Table", list(tables), format_func=words)
     formats = {
         "csv": "text/csv",
         "jsonl": "application/jsonl",
@@ -308,8 +326,8 @@ if not picked:
     st.stop()
 index = st.selectbox("Repetition", range(len(picked)), format_func=lambda i: repetition_label(picked[i]))
 result = picked[index]
-st.dataframe(outcomes(result), hide_index=True, width="stretch")
-st.markdown(f"**Transcript** of conversation {md(result.conversation_id)}")
+st.dataframe(_kinds_as_words(outcomes(result)), hide_index=True, width="stretch")
+st.markdown(f"**Transcript** of {md(result.scenario)}, repetition {result.repetition}")
 try:
     turns = read_item(store, result.conversation_id).conversation().turns
 except EvalcoreError as exc:
@@ -320,3 +338,4 @@ for row in transcript(turns).itertuples(index=False):
         st.text(row.text)
         if row.events:
             st.caption(md(row.events))
+next_step("pages/reports.py", "compare runs on Reports")

@@ -8,7 +8,16 @@ from evalcore.auth.roles import Permission
 from evalcore.errors import EvalcoreError
 from evalcore.llm import status
 from evalcore.llm.types import ROLES
-from pages._common import current_actor, current_project, md, require_user, show_error, store_or_stop
+from evalcore.models.wording import words
+from pages._common import (
+    current_actor,
+    current_project,
+    md,
+    next_step,
+    require_user,
+    show_error,
+    store_or_stop,
+)
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -32,7 +41,7 @@ st.dataframe(
                 "base URL": p.base_url or "",
                 "key variable": p.api_key_env or "",
                 "key present": "not needed" if not p.api_key_env else ("yes" if p.key_present else "no"),
-                "structured output": p.structured,
+                "structured output": words(p.structured),
             }
             for p in status.providers(store, project_id)
         ]
@@ -49,7 +58,7 @@ if project_id is None:
     st.info("Import a project on Home to set its models, budget and prices.")
     st.stop()
 
-st.subheader(f"Models per role: {project_id}")
+st.subheader(f"Models per role: {md(store.project(project_id).title)}")
 roles = status.role_models(store, project_id)
 st.dataframe(
     pd.DataFrame([{"role": r.role, "model": r.model, "chosen by": r.source} for r in roles]),
@@ -91,9 +100,8 @@ if summary.runs:
         pd.DataFrame(
             [
                 {
-                    "run": r.run_id or "(no run)",
-                    "kind": r.kind or "",
-                    "status": r.status or "",
+                    "job": words(r.kind, missing="(no job)"),
+                    "status": words(r.status),
                     "stopped for": r.stopped_reason or "",
                     "calls": r.calls,
                     "cache hits": r.cache_hits,
@@ -213,7 +221,8 @@ if not reader.may(Permission.read_audit):
     st.stop()
 st.caption(
     "Every action with who did it and when, newest first: settings, jobs started and stopped, imports, "
-    "accounts, sign-ins, refused attempts, saved versions and verdicts (`evalcore audit` prints it all)."
+    "accounts, sign-ins, refused attempts, saved versions and verdicts, each by the id of what it acted "
+    "on (the command line's evalcore audit prints it all)."
 )
 entries = audit.trail(store, actor=reader, limit=500)
 st.dataframe(
@@ -224,3 +233,4 @@ st.dataframe(
 st.download_button(
     "Download the trail (CSV)", audit.trail_csv(entries), file_name="evalcore-audit.csv", mime="text/csv"
 )
+next_step("pages/home.py", "back to the checklist on Home")

@@ -36,6 +36,7 @@ from evalcore.jobs import failed_units, progress, request_stop
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus, TurnRole
 from evalcore.models.common import chart_label
+from evalcore.models.wording import told_apart, words
 from evalcore.reports.status import run_state
 from evalcore.review.detector_quality import (
     human_badge,
@@ -54,6 +55,7 @@ from pages._common import (
     guarded,
     may_start,
     md,
+    next_step,
     require_user,
     retry_and_queue,
     show_error,
@@ -64,13 +66,25 @@ from pages._common import (
 
 store = store_or_stop()
 project_id = current_project(store)
+
+
+def _statistic_words(key: str) -> str:
+    """A statistic's key as words ('dialogues_with_breakdowns' -> 'Dialogues with a breakdown', 'average
+    turns without user_fault dialogues' -> '... without user's fault dialogues')."""
+    if key == "MTLD":
+        return "Word variety"  # the measure's name is in the column's tooltip
+    plain = " ".join(words(part) if "_" in part else part for part in str(key).split(" "))
+    return plain.replace(" (MTLD)", "")  # the measure's name is in the page's caption tooltip
+
+
 st.title("Simulations")
 st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 st.caption(
     "Simulated users (standard and challenging personas) against a target; every target turn checked for "
-    "dialogue breakdowns, every dialogue rated 1-5. Start one below (or `evalcore simulations run --target "
-    "NAME --standard N --challenging N`), or import a ChatChecker run with "
-    "`evalcore simulations import PATH`."
+    "dialogue breakdowns, every dialogue rated 1-5. Start one below.",
+    help="On the command line: evalcore simulations run --target NAME --standard N --challenging N; "
+    "a ChatChecker run folder comes in with evalcore simulations import PATH (seed 002). Lexical "
+    "diversity is MTLD.",
 )
 if project_id is None:
     st.info("Import a project on Home first.")
@@ -81,20 +95,17 @@ show_flash()
 personas = list_personas(store, project_id)
 with st.expander(f"Personas ({len(personas)})"):
     if not personas:
-        st.caption("None yet: `evalcore simulations personas generate` writes them from the system card.")
+        st.caption("None yet: starting a simulation below writes them from the system card.")
     else:
         st.dataframe(
-            [
-                {"persona": p.persona_id, "type": p.type, "name": persona_name(p), "task": p.task}
-                for p in personas.values()
-            ],
+            [{"name": persona_name(p), "type": p.type, "task": p.task} for p in personas.values()],
             hide_index=True,
             width="stretch",
         )
         item_id = st.selectbox(
             "Edit persona",
             list(personas),
-            format_func=lambda i: f"{personas[i].persona_id}: {persona_name(personas[i])}",
+            format_func=lambda i: f"{persona_name(personas[i])} ({personas[i].type})",
         )
         persona = personas[item_id]
         version = persona_version(store, item_id)
@@ -140,7 +151,7 @@ with st.expander(f"Personas ({len(personas)})"):
                 except EvalcoreError as exc:
                     show_error(exc)
                 else:
-                    flash("success", f"Saved {md(persona.persona_id)}.")
+                    flash("success", f"Saved {md(persona_name(persona))}.")
 
 with st.expander("Start a simulation", expanded=not simulation_runs(store, project_id)):
     card_turns = Limits.of_card(store.system_card(project_id)).max_user_turns
@@ -150,9 +161,7 @@ with st.expander("Start a simulation", expanded=not simulation_runs(store, proje
             "Personas (none chosen: the first of each kind below, generated from the card where the project "
             "has fewer)",
             list(personas),
-            format_func=lambda i: (
-                f"{personas[i].persona_id} ({personas[i].type}): {persona_name(personas[i])}"
-            ),
+            format_func=lambda i: f"{persona_name(personas[i])} ({personas[i].type})",
         )
         a, b, c = st.columns(3)
         standard = a.number_input("Standard personas", min_value=0, max_value=50, value=3)
@@ -174,7 +183,7 @@ with st.expander("Start a simulation", expanded=not simulation_runs(store, proje
                 show_error(exc)
             else:
                 st.session_state["sim_run"] = run.id
-                flash("success", f"Started {md(run.id)}: handed to the workers.")
+                flash("success", "Started: handed to the workers; its progress shows under One run.")
 
 runs = simulation_runs(store, project_id)
 if not runs:
@@ -220,6 +229,7 @@ listed = _summaries(runs, (store.url, project_id, tuple(sorted(stamps.items())))
 labels_stamp = annotation_stamp(store, project_id)  # human labels change without the run changing
 qualities = {s.run_id: _quality(s.run_id, (store.url, stamps[s.run_id], labels_stamp))[0] for s in listed}
 st.subheader("Runs")
+run_names = told_apart({s.run_id: f"{s.target} · {s.started}" for s in listed})
 st.caption(
     "The detector's accuracy, precision, recall and F1 (breakdown as the positive class) against the "
     "annotators' breakdown labels, which are given on the Annotate page (generator simulation)."
@@ -227,10 +237,10 @@ st.caption(
 st.dataframe(
     [
         {
-            "run": s.run_id,
-            "source": s.source,
+            "run": run_names[s.run_id],
+            "source": words(s.source),
             "target": s.target,
-            "status": s.status,
+            "status": words(s.status),
             "dialogues": s.dialogues,
             "made by": "offline (no model)" if s.offline else "models",
             "started": s.started,
@@ -244,10 +254,11 @@ st.dataframe(
 
 st.subheader("Statistics side by side")
 ids = [s.run_id for s in listed]
-compared = st.multiselect("Runs to compare", ids, default=ids[:2])
+compared = st.multiselect("Runs to compare", ids, default=ids[:2], format_func=run_names.get)
 if compared:
+    statistics = _statistics(tuple(compared), (store.url, *(stamps[r] for r in compared)))
     st.dataframe(
-        _statistics(tuple(compared), (store.url, *(stamps[r] for r in compared))),
+        statistics.rename(index=_statistic_words, columns=run_names),
         width="stretch",
         column_config={"_index": st.column_config.TextColumn("statistic", width="large")},
     )
@@ -255,7 +266,7 @@ if compared:
 st.subheader("One run")
 if st.session_state.get("sim_run") not in ids:
     st.session_state["sim_run"] = ids[0]
-run_id = st.selectbox("Run", ids, key="sim_run")
+run_id = st.selectbox("Run", ids, key="sim_run", format_func=run_names.get)
 
 
 def _live(watched: str) -> bool:
@@ -391,7 +402,11 @@ elif st.button(
         st.rerun()
 st.dataframe(
     [
-        {"figure": key, "all dialogues": value, "without user_fault dialogues": faulted.without_faulted[key]}
+        {
+            "figure": words(key),
+            "all dialogues": value,
+            "without the dialogues the simulated user spoilt": faulted.without_faulted[key],
+        }
         for key, value in faulted.with_faulted.items()
     ],
     hide_index=True,
@@ -404,7 +419,7 @@ if faulted.faults:
                 "persona": user_label(sim, users.get(dialogue_id, "")),
                 "dialogue": dialogue_id,
                 "turn": f.turn,
-                "kind": f.kind.value,
+                "kind": words(f.kind.value),
                 "reason": f.reason,
             }
             for dialogue_id, found in faulted.faults.items()
@@ -500,7 +515,10 @@ else:
 st.markdown("**These users beside other users of the project**")
 st.dataframe(
     [
-        {"figure": key, **{label: _rounded(column[key]) for label, column in beside.items()}}
+        {
+            "figure": _statistic_words(key),
+            **{label: _rounded(column[key]) for label, column in beside.items()},
+        }
         for key in next(iter(beside.values()))
     ],
     hide_index=True,
@@ -534,7 +552,7 @@ else:
         )
     )
     heat.update_layout(height=max(320, 36 * len(matrix.index) + 140), margin={"t": 10, "b": 10})
-    heat.update_xaxes(tickangle=-35, automargin=True)  # persona ids are long: keep them whole
+    heat.update_xaxes(tickangle=-35, automargin=True)  # persona names can be long: keep them whole
     st.plotly_chart(heat, width="stretch")
 
 st.markdown("**Dialogues**")
@@ -546,13 +564,13 @@ chosen = names[
     st.selectbox(
         "Dialogue",
         list(names),
-        format_func=lambda i: f"{user_label(sim, names[i].user_name)}: {names[i].file.removesuffix('.yaml')}",
+        format_func=lambda i: f"{user_label(sim, names[i].user_name)} · dialogue {list(names).index(i) + 1}",
     )
 ]
 persona = sim.personas.get(chosen.user_name)
 if persona is not None:
     st.caption(md(f"{persona.type} persona {persona_name(persona)}: {persona.task}"))
-st.caption(md(f"Ended: {chosen.finish_reason.value}" + (f" ({chosen.error})" if chosen.error else "")))
+st.caption(md(f"Ended: {words(chosen.finish_reason.value)}" + (f" ({chosen.error})" if chosen.error else "")))
 if st.button("Label its target turns on Annotate", icon=":material/rate_review:"):
     item = _conversations(run_id, (store.url, stamps[run_id]))[chosen.dialogue_id]
     st.switch_page("pages/annotate.py", query_params={"item": item})
@@ -571,7 +589,11 @@ for index, turn in enumerate(chosen.turns):
 if chosen.ratings:
     st.markdown("**Ratings** (1-5)")
     st.dataframe(
-        [{"dimension": k, "rating": v.rating, "reasoning": v.reasoning} for k, v in chosen.ratings.items()],
+        [
+            {"dimension": words(k), "rating": v.rating, "reasoning": v.reasoning}
+            for k, v in chosen.ratings.items()
+        ],
         hide_index=True,
         width="stretch",
     )
+next_step("pages/annotate.py", "label the dialogues' breakdowns in Annotate")

@@ -31,6 +31,7 @@ from pages._common import (
     job_panel,
     may_start,
     md,
+    next_step,
     require_user,
     show_error,
     show_flash,
@@ -416,3 +417,4 @@ with io_col, st.expander("Import or export specs"):
         "text/plain",
     )
     export_picker(store, project_id, "spec", "specs_interop")
+next_step("pages/diversity.py", "check diversity and coverage")

@@ -9,8 +9,11 @@ from evalcore.errors import EvalcoreError, StaleVersionError, ValidationFailed
 from evalcore.generators.simulation.job import simulation_runs
 from evalcore.generators.tool_case.evaluation import (
     DEFAULT_FOLDS,
+    MIN_PER_LABEL,
     comparison_runs,
     create_comparison,
+    labelled_conversations,
+    missing_labels,
     stored_comparison,
     variant_names,
 )
@@ -38,6 +41,8 @@ from evalcore.items.state import project_policy, set_policy
 from evalcore.jobs import progress
 from evalcore.jobs.queue import enqueue
 from evalcore.models import TurnRole
+from evalcore.models.wording import TIER_HELP, term, term_help, words
+from evalcore.models.wording import tier as tier_word
 from evalcore.reports.charts import calibration_chart
 from evalcore.reports.failures import provenance
 from evalcore.reports.rubric_tables import (
@@ -60,6 +65,7 @@ from pages._common import (
     may_start,
     md,
     md_block,
+    next_step,
     require_user,
     show_error,
     show_flash,
@@ -72,9 +78,11 @@ project_id = current_project(store)
 st.title("Tool cases")
 st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 st.caption(
-    "Labelled tool-use conversations (seed 004): situations where the tool works or fails, the agent "
-    "behaves or not, the user is satisfied or not, each POS or NEG. Generate them with `evalcore toolcases "
-    "generate`; a team adds its own situations with `evalcore toolcases situations --add FILE`."
+    "Conversations where an assistant uses tools, each written for a situation: the tool works or fails, "
+    "the assistant behaves well or not, the user ends satisfied or not, and the conversation as a whole is "
+    "handled well or badly. Generate them under Conversations below.",
+    help=term_help("seed 004", "TRACE", "POS", "NEG")
+    + " A team adds its own situations with: evalcore toolcases situations --add FILE.",
 )
 if project_id is None:
     st.info("Import a project on Home first.")
@@ -96,7 +104,7 @@ def _refused(exc: ValidationFailed) -> None:
 
 def _status(run) -> str:
     done, total = progress(store, run)
-    return f"{run.id} · {run.status.value} · {done}/{total}"
+    return f"{run.started_at:%Y-%m-%d %H:%M} · {words(run.status.value)} · {done}/{total}"
 
 
 def _job(kind: str, label: str, start, noun: str) -> None:
@@ -109,7 +117,7 @@ def _job(kind: str, label: str, start, noun: str) -> None:
         except EvalcoreError as exc:
             show_error(exc)
         else:
-            flash("success", f"{md(run.id)} queued: a worker (`evalcore worker`) works it.")
+            flash("success", f"{label}: queued. A worker picks it up; its progress shows here.")
     if runs := store.runs(project_id, kind=kind):
         job_panel(store, runs[0].id, noun, resumable=True)
 
@@ -117,12 +125,25 @@ def _job(kind: str, label: str, start, noun: str) -> None:
 def _catalog_section() -> None:
     rows = catalog_rows(store, project_id)
     team = sum(r["origin"] == "team" for r in rows)
-    st.caption(f"{len(rows) - team} situations of the seed's catalog (Appendix G) and {team} of the team's.")
+    st.caption(
+        f"{len(rows) - team} situations of the standard catalog and {team} of the team's.",
+        help=term_help("Appendix G"),
+    )
+    plain = [
+        {**r, **{k: words(r[k]) for k in ("tool execution", "overall", "origin")}}
+        | {"origin": "standard" if r["origin"] == "seed" else "team"}
+        for r in rows
+    ]
     st.dataframe(
-        rows,
+        plain,
         hide_index=True,
         width="stretch",
-        column_config={"description": st.column_config.TextColumn(width="large")},
+        column_config={
+            "situation": None,  # the situation's id: its name says which
+            "name": st.column_config.TextColumn("situation"),
+            "overall": st.column_config.TextColumn("overall", help=term_help("POS", "NEG")),
+            "description": st.column_config.TextColumn(width="large"),
+        },
     )
     st.subheader("What each tool group cannot produce")
     try:
@@ -136,6 +157,8 @@ def _catalog_section() -> None:
         st.success("Every tool group can produce every situation.")
     else:
         st.caption("A situation is generated only from a group whose schemas allow it; others skip it.")
+        names = {r["situation"]: r["name"] for r in rows}
+        skips = [{**r, "situation": names.get(r["situation"], words(r["situation"]))} for r in skips]
         st.dataframe(skips, hide_index=True, width="stretch")
 
 
@@ -155,7 +178,14 @@ def _turn(turn) -> None:
 
 def _conversations_section() -> None:
     per_situation = st.number_input(
-        "Conversations per situation", 1, 50, 1, key="tc_per_situation", width=220
+        "Conversations per situation",
+        1,
+        50,
+        MIN_PER_LABEL,  # the rubric comparison needs this many of the one situation handled well
+        key="tc_per_situation",
+        width=220,
+        help=f"The comparison of rubric methods needs at least {MIN_PER_LABEL} conversations handled well "
+        "and as many handled badly.",
     )
     _job(
         GENERATE_KIND,
@@ -165,7 +195,7 @@ def _conversations_section() -> None:
     )
     rows = [r for r in catalog_rows(store, project_id) if r["conversations"]]
     if not rows:
-        st.info("No tool-case conversations yet (or `evalcore toolcases generate`).")
+        st.info("No tool-use conversations yet: generate them with the button above.")
         return
     names = {r["situation"]: f"{r['name']} ({r['conversations']})" for r in rows}
     situation = st.selectbox("Situation", list(names), format_func=names.get, key="tc_situation")
@@ -173,7 +203,9 @@ def _conversations_section() -> None:
     chosen = st.selectbox(
         "Conversation",
         list(by_id),
-        format_func=lambda i: f"{i} · {by_id[i].metadata.get('tool_group')}",
+        format_func=lambda i: (
+            f"Conversation {list(by_id).index(i) + 1} · tools: {words(by_id[i].metadata.get('tool_group'))}"
+        ),
         key=f"tc_conversation:{situation}",
     )
     conversation = by_id[chosen]
@@ -188,9 +220,10 @@ def _conversations_section() -> None:
 
 def _gold_silver_section() -> None:
     st.caption(
-        "Annotators confirm or reject each conversation's intended labels in Annotate (gold); the TRACE "
-        "judge checks the rest (`evalcore toolcases filter`): what it accepts above its threshold and "
-        "nobody decided is silver."
+        "Annotators confirm or reject each conversation's intended labels in Annotate (accepted by a "
+        "person); the judge checks the rest with the button below: what it accepts above its threshold and "
+        "nobody decided is accepted by the judge, not by a person.",
+        help=TIER_HELP,
     )
     target = st.number_input(
         "Target precision on gold", 0.5, 1.0, TARGET_PRECISION, 0.01, key="tc_target", width=220
@@ -198,7 +231,7 @@ def _gold_silver_section() -> None:
     found = calibrate_toolcases(store, project_id, target)
     columns = st.columns(len(found.tiers))
     for column, (tier, n) in zip(columns, found.tiers.items(), strict=True):
-        column.metric(tier, n)
+        column.metric(tier_word(tier), n, help=TIER_HELP)
     _job(
         FILTER_KIND,
         "Judge the conversations not judged yet",
@@ -214,18 +247,17 @@ def _gold_silver_section() -> None:
             [
                 {
                     "judge": s.judge,
-                    "silver": s.silver,
+                    "accepted by the judge": s.silver,
                     "judged": s.judged,
-                    "precision on gold": s.precision_on_gold,
+                    "precision on gold": "—" if s.precision_on_gold is None else f"{s.precision_on_gold:.2f}",
                     "gold it rests on": f"{s.passed_decided} passed of {s.decided} decided",
                 }
                 for s in sets
             ],
             hide_index=True,
-            column_config={"precision on gold": st.column_config.NumberColumn(format="%.2f")},
         )
     else:
-        st.info("No judge has checked these conversations yet: run `evalcore toolcases filter`.")
+        st.info("No judge has checked these conversations yet: use the button above.")
     policy = project_policy(store, project_id)
     now = "the judge's own verdict" if policy.judge_threshold is None else f"{policy.judge_threshold:.3f}"
     if found.n == 0:
@@ -335,16 +367,21 @@ def _rubrics_section() -> None:
 
 def _comparison_section() -> None:
     st.caption(
-        "SPUR (user satisfaction) against SCOPE rubrics on held-out labelled conversations, k folds of a "
-        "40/60 split: Easy (satisfaction agrees with the label), Hard-Negative (satisfied but NEG), Overall. "
-        "It runs as a job on a worker (`evalcore worker`), or with `evalcore rubrics compare`. It uses the "
-        "gold and silver conversations (accepted by people or by the judge) unless told to use all."
+        "Two ways of learning rubrics, compared on labelled conversations they were not trained on: "
+        "rubrics from user satisfaction alone against rubrics per area. Each round trains on 40% of the "
+        "conversations and tests on the rest. Easy: the user's satisfaction agrees with the label; "
+        "satisfied but handled badly: the hard ones. It uses the conversations accepted by people or by "
+        "the judge unless told to use all; a worker computes it.",
+        help=term_help("SPUR", "SCOPE", "Table 3"),
     )
+    _comparison_needs()
     with st.form("tc_compare", enter_to_submit=False):
         left, middle, right = st.columns(3)
-        folds = left.number_input("Folds", 1, 20, DEFAULT_FOLDS)
-        seed = middle.number_input("Seed", 0, 1_000_000, 0)
-        ablations = right.checkbox("Table 4's ablations too", True)
+        folds = left.number_input("Rounds", 1, 20, DEFAULT_FOLDS, help="Folds of cross-validation.")
+        seed = middle.number_input("Seed", 0, 1_000_000, 0, help="Seed of the 40/60 splits.")
+        ablations = right.checkbox(
+            "Also without each part of the per-area method", True, help=term_help("Table 4")
+        )
         everything = right.checkbox(
             "Every conversation",
             False,
@@ -367,7 +404,7 @@ def _comparison_section() -> None:
             except EvalcoreError as exc:
                 show_error(exc)
             else:
-                flash("success", f"Comparison {md(run.id)} queued: a worker computes its folds.")
+                flash("success", "Comparison queued: a worker computes its rounds.")
     runs = comparison_runs(store, project_id)
     if not runs:
         st.info("No comparison yet.")
@@ -380,8 +417,8 @@ def _comparison_section() -> None:
     result = stored_comparison(store, run.id)
     if not result.folds:
         st.info(
-            f"No fold computed yet ({run.status.value}). A worker computes them; a stopped comparison "
-            f"goes on with Resume above or `evalcore rubrics compare --resume {run.id}`."
+            f"No round computed yet ({words(run.status.value).lower()}). A worker computes them; a stopped "
+            "comparison goes on with Resume above."
         )
         return
     sizes = ", ".join(f"{k} {v}" for k, v in result.sizes.items())
@@ -392,25 +429,61 @@ def _comparison_section() -> None:
     if provenance([run])["offline"] != "no":
         st.info("Offline output: rubrics learnt and scored by the offline heuristics, not by a model.")
     main, ablated = variant_names(run)
-    st.markdown("**Table 3: SPUR vs SCOPE**")
-    st.dataframe(result.rows(main), hide_index=True, width="stretch")
+    st.markdown(f"**{term('Table 3')}**", help=term_help("Table 3", "SPUR", "SCOPE"))
+    st.dataframe(_method_words(result.rows(main)), hide_index=True, width="stretch")
     if ablated:
-        st.markdown("**Table 4: SCOPE's ablations**")
-        st.dataframe(result.rows(["SCOPE", *ablated]), hide_index=True, width="stretch")
+        st.markdown(f"**{term('Table 4')}**", help=term_help("Table 4"))
+        st.dataframe(_method_words(result.rows(["SCOPE", *ablated])), hide_index=True, width="stretch")
+
+
+def _method_words(rows: list[dict]) -> list[dict]:
+    """The comparison's rows with its methods and subsets in plain words (the terms in the tooltips)."""
+    methods = {
+        "SPUR": term("SPUR"),
+        "SCOPE": term("SCOPE"),
+        "SCOPE w/o AD": "Per area, areas not discovered",
+        "SCOPE w/o RW": "Per area, rubrics not weighted",
+        "SCOPE w/o MB": "Per area, no make-or-break rubrics",
+    }
+    subsets = {"Hard Neg.": "Satisfied but handled badly"}
+    plain = []
+    for row in rows:
+        subset, method = row["Data Subset"], row["Model"]
+        rest = {k: v for k, v in row.items() if k not in ("Data Subset", "Model")}
+        plain.append(
+            {"Conversations": subsets.get(subset, subset), "Method": methods.get(method, method)} | rest
+        )
+    return plain
+
+
+def _comparison_needs() -> None:
+    """Say plainly what the comparison lacks, before the form (instead of an error after it)."""
+    try:
+        conversations = labelled_conversations(store, project_id)
+    except EvalcoreError:
+        st.info(
+            "The comparison needs conversations accepted by people or by the judge: generate them under "
+            "Conversations, then have the judge check them under Gold and silver."
+        )
+        return
+    if lacking := missing_labels(conversations):
+        st.warning(lacking[0].upper() + lacking[1:] + ".")
 
 
 def _scores_section() -> None:
     st.caption(
-        "A target's own conversations (a simulation run's, an import's) scored by a rubric set: how many "
-        "each rubric and area applies to, and which conversations (`evalcore rubrics score ID --source-run "
-        "RUN`)."
+        "An assistant's own conversations (from a simulation, or imported) scored by a rubric set: how many "
+        "each rubric and area applies to, and which conversations."
     )
     sets = project_rubric_sets(store, project_id)
     # What to score, as (source run, generator): a simulation or ChatChecker import run, or a generator's
     # conversations (imported JSONL keeps its own generator).
-    sources = {f"{r.id} · simulation of {r.target}": (r.id, None) for r in simulation_runs(store, project_id)}
+    sources = {
+        f"Simulation of {r.target} · {r.started_at:%Y-%m-%d %H:%M}": (r.id, None)
+        for r in simulation_runs(store, project_id)
+    }
     generators = filter_options(store, project_id).generators
-    sources |= {f"every conversation of generator {g}": (None, g) for g in generators}
+    sources |= {f"Every conversation of: {words(g)}": (None, g) for g in generators}
     if sets and sources:
         with st.form("tc_score", enter_to_submit=False):
             left, right = st.columns(2)
@@ -428,7 +501,7 @@ def _scores_section() -> None:
                 except EvalcoreError as exc:
                     show_error(exc)
                 else:
-                    flash("success", f"Scoring {md(run.id)} queued: a worker scores the conversations.")
+                    flash("success", "Scoring queued: a worker scores the conversations.")
     runs = scoring_runs(store, project_id)
     if not runs:
         st.info("No scoring run yet.")
@@ -492,7 +565,7 @@ SECTIONS = {
     "Conversations": _conversations_section,
     "Gold and silver": _gold_silver_section,
     "Rubrics": _rubrics_section,
-    "SPUR vs SCOPE": _comparison_section,
+    "Rubric methods compared": _comparison_section,
     "Rubric scores": _scores_section,
 }
 tabs = st.tabs(list(SECTIONS), key="tool_cases_tab", on_change="rerun")
@@ -500,3 +573,4 @@ for tab, section in zip(tabs, SECTIONS.values(), strict=True):
     if tab.open:
         with tab:
             section()
+next_step("pages/runs.py", "run tests against your assistant on Runs")

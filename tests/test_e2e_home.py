@@ -28,7 +28,7 @@ def test_import_the_sample_project_and_see_its_counts(tmp_path, browser):
         )
         field.send_keys(str(SAMPLE_PROJECT), Keys.TAB)
         click(browser, button("Import folder"))
-        wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "body"), "Counts per stage"))
+        wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "body"), "Where the project stands"))
 
         def metrics(b) -> dict[str, str]:
             return {
@@ -38,8 +38,8 @@ def test_import_the_sample_project_and_see_its_counts(tmp_path, browser):
                 for m in b.find_elements(By.CSS_SELECTOR, "[data-testid='stMetric']")
             }
 
-        # The page streams in: wait for the last metric, not just the heading.
-        wait.until(lambda b: "Runs" in metrics(b))
+        # The page streams in: wait for the checklist's next step, not just the heading.
+        wait.until(ec.text_to_be_present_in_element((By.TAG_NAME, "body"), "Next: Generate specs"))
         store = Store(url)
         project_id = store.projects()[0].id
         documents = len(store.documents(project_id))

@@ -24,6 +24,7 @@ from evalcore.generators.procedure.intents import GENERATED_PREFIX
 from evalcore.generators.procedure.job import ProcedureGraphs
 from evalcore.models import Test, TurnRole
 from evalcore.models.items import expected_action
+from evalcore.models.wording import words
 from evalcore.reports.procedure_tables import describe_action
 
 COLOURS = {
@@ -199,7 +200,7 @@ def graph_figure(
                     for n in group
                 ],
                 hoverinfo="text",
-                name=html.escape(kind),
+                name=html.escape(words(kind)),  # 'start_message' -> 'Start message'; colours key on kind
             )
         )
     figure.update_layout(

@@ -35,6 +35,7 @@ from evalcore.generators.scenario.store_ops import StoredScenario
 from evalcore.generators.scenario.verdict import ScenarioVerdict
 from evalcore.items.current import read_items
 from evalcore.models import Run, Turn
+from evalcore.models.wording import words
 from evalcore.reports.failures import provenance
 from evalcore.reports.table_export import export_table
 from evalcore.reports.tables import TOTAL_LABEL
@@ -282,14 +283,15 @@ def transcripts(results: Sequence[Result], turns: Mapping[str, Sequence[Turn]]) 
 
 def scenario_list(stored: Sequence[StoredScenario]) -> pd.DataFrame:
     """The project's scenarios, one row each: name, file it came from, version, the model that wrote it
-    (empty when a person did; 'offline (no model)' marks the offline implementation), how many criteria,
-    and the kinds of its assertions (a kind given twice counted: 'slot_was_set x2')."""
+    (the person who saved it when no model did; 'offline (no model)' marks the offline implementation),
+    how many criteria, and the kinds of its assertions in words (a kind given twice counted: 'A value was
+    set x2')."""
     rows = []
     for s in stored:
         kinds = Counter(a.kind for a in s.scenario.assertions)
-        shown = ", ".join(k if n == 1 else f"{k} x{n}" for k, n in kinds.items())
+        shown = ", ".join(words(k) if n == 1 else f"{words(k)} x{n}" for k, n in kinds.items())
         rows.append({"scenario": s.scenario.name, "file": s.file or "", "version": s.version,
-                     "written by": s.written_by or "", "criteria": len(s.scenario.criteria),
+                     "written by": s.written_by or s.author or "", "criteria": len(s.scenario.criteria),
                      "assertions": shown})  # fmt: skip
     columns = ["scenario", "file", "version", "written by", "criteria", "assertions"]
     return pd.DataFrame(rows, columns=columns)

@@ -89,7 +89,7 @@ def test_filters_narrow_the_table(store):
     length = next(m for m in at.multiselect if m.label == "Documents in chain")
     length.set_value([2]).run()
     assert {m.label: m.value for m in at.metric}["Conversations"] == "2"
-    tier = next(m for m in at.multiselect if m.label == "Tier")
+    tier = next(m for m in at.multiselect if m.label == "Reviewed")
     tier.set_value(["gold"]).run()
     assert {m.label: m.value for m in at.metric}["Conversations"] == "0"
 

@@ -16,6 +16,7 @@ from evalcore.generators.scenario import import_scenarios, list_scenarios
 from evalcore.generators.scenario.run import RUN_KIND
 from evalcore.inputs import import_project
 from evalcore.jobs.queue import open_queue
+from evalcore.models.wording import words
 from evalcore.store import DATABASE_URL_ENV, Store
 from pages._common import md
 
@@ -65,7 +66,7 @@ def test_the_editor_validates_live_refuses_an_invalid_save_and_saves_a_valid_edi
     listed = frame(at, "assertions")
     assert listed["scenario"].tolist() == ["Agent handles delayed order gracefully"]
     assert listed["file"].tolist() == ["order_delay.yml"] and listed["criteria"].tolist() == [2]
-    assert listed["written by"].tolist() == [""] and not any(
+    assert listed["written by"].tolist() == ["ann"] and not any(
         "Offline output" in str(i.value) for i in at.info
     )
     assert any("Valid" in str(s.value) for s in at.success)
@@ -96,19 +97,21 @@ def test_the_editor_validates_live_refuses_an_invalid_save_and_saves_a_valid_edi
 
 
 def test_results_per_scenario_and_kind_and_a_failing_repetition_as_text(store):
-    run_id = store_run(store, "demo")
+    store_run(store, "demo")
     at = open_page()
     rates = frame(at, "share_passed")
     assert rates["scenario"].tolist() == [DELAY, TRANSFER, "All"]
     assert rates["share_passed"].tolist() == pytest.approx([1 / 3, 1.0, 0.5])
     kinds = frame(at, "kind")
-    assert kinds.set_index("kind").loc["slot_was_set", "accuracy"] == pytest.approx(2 / 3)
-    assert kinds.set_index("kind").loc["generative_response_is_relevant", "unscored"] == 1
+    assert kinds.set_index("kind").loc[words("slot_was_set"), "accuracy"] == pytest.approx(2 / 3)
+    assert kinds.set_index("kind").loc[words("generative_response_is_relevant"), "unscored"] == 1
     each = frame(at, "assertion")
     assert each["assertion"].tolist()[:2] == ["flow_started: check_order_status", 'slot_was_set: [{"name": '
                                               '"order_id", "value": "ORD-9981"}]']  # fmt: skip
     assert any("Offline output" in str(i.value) for i in at.info)
-    assert any(f"run: {md(run_id)}" in str(c.value) for c in at.caption), "what produced the numbers"
+    produced = next(str(c.value) for c in at.caption if "target: " in str(c.value))
+    assert "target: demo" in produced and "judge: " in produced, "what produced the numbers, by name"
+    assert not produced.startswith("run"), "the run's id is not its name"
 
     repetition = next(b for b in at.selectbox if b.label == "Repetition")
     assert repetition.options == [f"{DELAY} · repetition 2 · failed", f"{DELAY} · repetition 3 · unscored"]

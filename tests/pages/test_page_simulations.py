@@ -67,16 +67,19 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     imported = import_chatchecker_run(store, REFERENCE_RUN, pid).run_id
     at = open_page()
     listed = frame(at, "source")
-    assert set(listed["run"]) == {simulated, imported}
+    name = box(at, "Run").format_func  # a run by its target and start: no id on the page
+    sim_name, imp_name = name(simulated), name(imported)
+    assert sim_name.startswith("demo · ") and imp_name.startswith("study_goal_assistant · ")
+    assert set(listed["run"]) == {sim_name, imp_name}
     made_by = dict(zip(listed["run"], listed["made by"], strict=True))
-    assert made_by == {simulated: "offline (no model)", imported: "models"}
+    assert made_by == {sim_name: "offline (no model)", imp_name: "models"}
     assert set(listed["F1"]) == {"—"}, "nothing to score before a human label: a dash, never 'None'"
-    side_by_side = frame(at, imported)
-    assert set(side_by_side.columns) == {simulated, imported}
-    assert side_by_side.loc["Dialogues", imported] == 10
-    assert side_by_side.loc["Breakdowns per target turn", imported] == pytest.approx(5 / 155)  # as published
-    assert side_by_side.loc["Target turns per dialogue (ST/D)", imported] == pytest.approx(15.5)
-    assert side_by_side.loc["Median user turn length (words)", imported] == 5.0
+    side_by_side = frame(at, imp_name)
+    assert set(side_by_side.columns) == {sim_name, imp_name}
+    assert side_by_side.loc["Dialogues", imp_name] == 10
+    assert side_by_side.loc["Breakdowns per target turn", imp_name] == pytest.approx(5 / 155)  # as published
+    assert side_by_side.loc["Target turns per dialogue (ST/D)", imp_name] == pytest.approx(15.5)
+    assert side_by_side.loc["Median user turn length (words)", imp_name] == 5.0
     box(at, "Run").select(simulated).run()
     assert any("Offline output" in str(i.value) for i in at.info)
     box(at, "Run").select(imported).run()
@@ -90,7 +93,7 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     assert "\\*\\*If you have any questions\\*\\*" in "\n".join(shown), "turn text is shown as text"
     ratings = at.dataframe[-1].value
     assert (
-        ratings["dimension"].tolist()[-1] == "overall_performance" and ratings["rating"].between(1, 5).all()
+        ratings["dimension"].tolist()[-1] == "Overall performance" and ratings["rating"].between(1, 5).all()
     )
 
 
@@ -256,12 +259,13 @@ def test_dialogues_whose_simulated_user_is_at_fault_are_listed_and_the_figures_s
     run_id = import_chatchecker_run(store, folder, pid).run_id
     at = open_page()
     box(at, "Run").select(run_id).run()
-    figures = frame(at, "without user_fault dialogues").set_index("figure")
+    spoilt = "without the dialogues the simulated user spoilt"
+    figures = frame(at, spoilt).set_index("figure")
     assert figures.loc["dialogues", "all dialogues"] == 10
-    assert figures.loc["dialogues", "without user_fault dialogues"] == 9
+    assert figures.loc["dialogues", spoilt] == 9
     faults = frame(at, "reason")
     assert faults[["dialogue", "turn", "kind"]].values.tolist() == [
-        ["generated_standard_persona_01_dialogue_1", 1, "broke_character"]
+        ["generated_standard_persona_01_dialogue_1", 1, "Broke character"]
     ]
 
 

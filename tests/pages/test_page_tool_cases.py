@@ -94,7 +94,7 @@ def test_the_catalog_lists_every_situation_with_its_labels_counts_and_skips(proj
     assert len(catalog) == 27 and list(catalog["origin"]).count("team") == 1
     null = catalog[catalog["situation"] == "null_tool_response"].iloc[0]
     assert (null["tool execution"], null["agent"], null["user"], null["overall"]) == (
-        "incorrect_tool", "inappropriate", "dissatisfied", "NEG",
+        "The tool's fault", "inappropriate", "dissatisfied", "Handled badly",
     )  # fmt: skip
     assert null["conversations"] == 2 and catalog.iloc[-1]["conversations"] == 0
     assert catalog.iloc[-1]["description"] == "A <b>team</b> case", "shown as text in a table cell"
@@ -112,7 +112,7 @@ def test_a_situations_conversation_shows_its_intended_labels_and_tool_turns(proj
     at.selectbox(key="tc_situation").select("null_tool_response").run()
     assert not at.exception, at.exception
     shown = "\n".join(str(m.value) for m in at.markdown)
-    assert "Null Tool Response\\: tool execution incorrect\\_tool\\, agent inappropriate" in shown
+    assert "Null Tool Response\\: tool execution the tool\\'s fault\\, agent inappropriate" in shown
     assert any("Offline output" in str(i.value) for i in at.info)
     assert "\\<img src=x onerror=alert(1)\\> !\\[b\\]" in shown, "data shown as text, not HTML or an image"
     shown_first = situation_conversations(store, pid, "null_tool_response")[0]
@@ -122,8 +122,9 @@ def test_a_situations_conversation_shows_its_intended_labels_and_tool_turns(proj
     assert [t.value for t in at.text] == results == ["null"], "the tool's null result, as text"
     next(b for b in at.button if b.label == "Generate for every situation").click().run()
     newest = store.runs(pid, kind="tool_case")[0]
-    # 25 NEG situations with 1 each; the one POS situation as many as make POS 35% of them (round(25 * 35/65))
-    assert newest.status.value == "pending" and len(newest.params["units"]) == 25 + 13
+    # 25 NEG situations with 2 each (the page's default); the one POS situation as many as make POS 35% of
+    # them (round(50 * 35/65))
+    assert newest.status.value == "pending" and len(newest.params["units"]) == 2 * 25 + 27
     assert newest.params.get("queued_at"), "handed to the queue"
 
 
@@ -136,7 +137,7 @@ def _decide(store: Store, item_id: str, accept: bool) -> None:
 def test_gold_and_silver_show_the_precision_on_gold_beside_each_silver_set(project):
     store, pid = project
     at = open_tab("Gold and silver")
-    assert any("toolcases filter" in str(i.value) for i in at.info)
+    assert any("No judge has checked these conversations yet" in str(i.value) for i in at.info)
     next(b for b in at.button if b.label == "Judge the conversations not judged yet").click().run()
     (run,) = store.runs(pid, kind="tool_case_filter")
     assert run.status.value == "pending" and len(run.params["units"]) == 52 and run.params.get("queued_at")
@@ -150,11 +151,12 @@ def test_gold_and_silver_show_the_precision_on_gold_beside_each_silver_set(proje
         _decide(store, c.id, accept=False)
     at = open_tab("Gold and silver")
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["gold"] == "12" and metrics["rejected"] == str(1 + len(low))
+    assert metrics["Accepted by a person"] == "12" and metrics["Rejected"] == str(1 + len(low))
     silver = frame(at, "precision on gold")
     assert list(silver["judge"]) == ["offline/heuristic"]
-    assert silver.iloc[0]["precision on gold"] == pytest.approx(12 / 13)
-    assert silver.iloc[0]["silver"] == sum(c.metadata["judge_passed"] for c in conversations) - 13
+    assert silver.iloc[0]["precision on gold"] == f"{12 / 13:.2f}"
+    passed = sum(c.metadata["judge_passed"] for c in conversations)
+    assert silver.iloc[0]["accepted by the judge"] == passed - 13
     assert len(at.get("plotly_chart")) == 1, "the calibration curve"
     next(b for b in at.button if b.label.startswith("Use 1.000")).click().run()
     assert project_policy(store, pid).judge_threshold == 1.0
@@ -204,9 +206,9 @@ def test_a_rubric_edit_is_a_new_version_and_an_invalid_one_changes_nothing(proje
 
 def test_the_comparison_is_queued_and_read_back_from_its_stored_folds(project):
     store, pid = project
-    at = open_tab("SPUR vs SCOPE")
+    at = open_tab("Rubric methods compared")
     assert any("No comparison yet" in str(i.value) for i in at.info)
-    next(n for n in at.number_input if n.label == "Folds").set_value(1)
+    next(n for n in at.number_input if n.label == "Rounds").set_value(1)
     next(b for b in at.button if b.label == "Start the comparison").click().run()
     refused = md("no gold or silver tool-case conversation (52 unreviewed)")
     assert any(refused in str(e.value) for e in at.error)
@@ -217,19 +219,20 @@ def test_the_comparison_is_queued_and_read_back_from_its_stored_folds(project):
     (run,) = comparison_runs(store, pid)
     assert run.status.value == "pending" and run.params["folds"] == 1 and run.params.get("queued_at")
     assert run.params["all_conversations"] and len(run.params["conversations"]) == 52
-    at = open_tab("SPUR vs SCOPE")
-    assert any("No fold computed yet" in str(i.value) for i in at.info)
+    at = open_tab("Rubric methods compared")
+    assert any("No round computed yet" in str(i.value) for i in at.info)
     assert any("0 / 1 folds · queued" in str(p.proto.text) for p in at.get("progress")), "the job's progress"
     execute_comparison(store, run.id)  # what the worker does
-    at = open_tab("SPUR vs SCOPE")
+    at = open_tab("Rubric methods compared")
     used = next(str(c.value) for c in at.caption if "POS share" in str(c.value))
     pos = run.params["pos"]
     assert md(f"52 labelled conversations (every tool-case conversation), POS share {pos / 52:.2f}") in used
-    table3 = frame(at, "Data Subset")
-    assert list(table3["Model"])[:2] == ["SPUR", "SCOPE"] and len(table3) == 6
-    assert table3.iloc[2]["Data Subset"] == "Hard Neg." and table3.iloc[2]["F1"] == "N/A"
+    table3 = frame(at, "Method")
+    assert list(table3["Method"])[:2] == ["Rubrics from user satisfaction", "Rubrics per area"]
+    assert len(table3) == 6 and table3.iloc[2]["F1"] == "N/A"
+    assert table3.iloc[2]["Conversations"] == "Satisfied but handled badly"
     table4 = at.dataframe[-1].value
-    assert "SCOPE w/o AD" in set(table4["Model"])
+    assert "Per area, areas not discovered" in set(table4["Method"])
     assert any("Offline output" in str(i.value) for i in at.info)
 
 
@@ -238,7 +241,7 @@ def test_scored_conversations_read_per_rubric_and_area_with_drill_down(project):
     item, _ = _rubric_set(store, pid)
     at = open_tab("Rubric scores")
     assert list(next(b for b in at.selectbox if b.label == "Conversations").options) == [
-        "every conversation of generator tool_case"
+        "Every conversation of: Tool-use cases"
     ]
     next(b for b in at.button if b.label == "Score them").click().run()
     (queued,) = scoring_runs(store, pid)
@@ -289,7 +292,7 @@ def test_annotators_confirm_or_reject_the_intended_labels_and_the_threshold_is_t
     assert found.n == 2 and found.tiers["gold"] == 1 and found.tiers["rejected"] == 1
     at = open_tab("Gold and silver")
     metrics = {m.label: m.value for m in at.metric}
-    assert (metrics["gold"], metrics["rejected"]) == ("1", "1")
+    assert (metrics["Accepted by a person"], metrics["Rejected"]) == ("1", "1")
     assert frame(at, "precision on gold").iloc[0]["gold it rests on"] == "1 passed of 2 decided"
 
 
@@ -301,16 +304,16 @@ def test_every_tab_says_what_to_do_on_a_project_without_tool_cases(tmp_path, mon
     at = open_tab("Catalog", user=None)
     assert frame(at, "situation")["conversations"].sum() == 0
     for tab, says in [
-        ("Conversations", "No tool-case conversations yet"),
+        ("Conversations", "No tool-use conversations yet"),
         ("Gold and silver", "No judge has checked these conversations yet"),
         ("Rubrics", "No rubric set yet"),
-        ("SPUR vs SCOPE", "No comparison yet"),
+        ("Rubric methods compared", "No comparison yet"),
         ("Rubric scores", "No scoring run yet"),
     ]:
         at.session_state["tool_cases_tab"] = tab
         at.run()
         assert not at.exception, tab
         assert any(says in str(i.value) for i in at.info), tab
-    at.session_state["tool_cases_tab"] = "SPUR vs SCOPE"
+    at.session_state["tool_cases_tab"] = "Rubric methods compared"
     at.run()
     assert next(b for b in at.button if b.label == "Start the comparison").disabled, "needs a name"

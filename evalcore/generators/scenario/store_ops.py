@@ -47,6 +47,7 @@ class StoredScenario:
     written_by: str | None = None
     source: str | None = None  # the text it was imported from (its comments), None once edited
     e2e: E2ETestCase | None = None  # set for a scripted test (a Rasa E2E test case)
+    author: str | None = None  # who saved the current version (the person, where no model wrote it)
 
 
 @dataclass
@@ -72,7 +73,9 @@ def _stored(revision: Revision) -> StoredScenario:
     source, script = body.pop(SOURCE_KEY, None), body.pop(E2E_KEY, None)
     scenario = Scenario.model_validate(body)
     e2e = E2ETestCase.model_validate(script) if script is not None else None
-    return StoredScenario(revision.item_id, revision.version, scenario, file, written_by, source, e2e)
+    return StoredScenario(
+        revision.item_id, revision.version, scenario, file, written_by, source, e2e, revision.author
+    )
 
 
 def list_scenarios(store: Store, project_id: str) -> list[StoredScenario]:

@@ -218,6 +218,31 @@ def compare(
     return result
 
 
+def label_counts(conversations: Sequence[Conversation]) -> dict[str, int]:
+    """How many conversations carry each overall label ('POS', 'NEG')."""
+    return {label: sum(labels_of(c)[0] == label for c in conversations) for label in ("POS", "NEG")}
+
+
+# Each fold trains on round(40%) of each label, the same count in every fold (`split`): a label needs
+# this many conversations for one of them to be in every fold's training share.
+MIN_PER_LABEL = next(n for n in range(1, 10) if round(n * TRAIN_SHARE) >= 1)
+
+
+def missing_labels(conversations: Sequence[Conversation]) -> str | None:
+    """Why no fold can train on both labels (POS: handled well, NEG: handled badly), in plain words; None
+    when every fold can. Each fold trains on 40% of each label, so each needs MIN_PER_LABEL conversations."""
+    counts = label_counts(conversations)
+    words = {"POS": "handled well", "NEG": "handled badly"}
+    short = [f"{counts[k]} {words[k]}" for k in counts if counts[k] < MIN_PER_LABEL]
+    if not short:
+        return None
+    return (
+        f"the comparison needs at least {MIN_PER_LABEL} conversations of each label to train every fold on "
+        f"both, and has {' and '.join(short)} among {len(conversations)}: generate more conversations "
+        "per situation (Tool cases page, or toolcases generate --per-situation 2)"
+    )
+
+
 def _pos_count(conversations: Sequence[Conversation]) -> int:
     return sum(labels_of(c)[0] == "POS" for c in conversations)
 
@@ -264,14 +289,8 @@ def create_comparison(
     if folds < 1:
         raise UsageError(f"--folds must be at least 1, not {folds}")
     conversations = labelled_conversations(store, project_id, all_conversations=all_conversations)
-    for fold in range(folds):
-        train = split(conversations, fold, seed)[0]
-        if missing := [label for label in ("POS", "NEG") if all(labels_of(c)[0] != label for c in train)]:
-            raise UsageError(
-                f"fold {fold + 1} would train on no {missing[0]} conversation "
-                f"({len(conversations)} labelled): "
-                "generate more with `evalcore toolcases generate --per-situation N`"
-            )
+    if lacking := missing_labels(conversations):
+        raise UsageError(lacking)
     ids = [c.id for c in conversations]
     _, _, judge = ModelClient(store, project_id).registry.resolve("judge", model)
     params = {

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from evalcore.models import Conversation, Provenance, Turn, TurnRole
+from evalcore.models.wording import words
 
 GENERATOR = "tool_case"
 AGENT = {True: "appropriate", False: "inappropriate"}
@@ -76,8 +77,8 @@ def intended_labels(conversation: Conversation) -> str | None:
     agent = AGENT.get(labels.get("agent_appropriate"), "?")
     user = USER.get(labels.get("user_satisfied"), "?")
     return (
-        f"{name}: tool execution {labels.get('tool_execution')}, agent {agent}, user {user}, "
-        f"overall {labels.get('overall')}"
+        f"{name}: tool execution {words(labels.get('tool_execution')).lower()}, agent {agent}, user {user}, "
+        f"overall {words(labels.get('overall')).lower()}"
     )
 
 
