@@ -16,7 +16,7 @@ from evalcore.items.store_ops import list_conversations
 from evalcore.jobs.control import holders
 from evalcore.specs.generation import generate_specs
 from evalcore.store import Store
-from tests.browser import button, click, server_process
+from tests.browser import button, click, server_process, wait_idle
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,9 +91,9 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
         assert len(list_conversations(store, project_id)) == stopped_at
 
         browser.get(base + "/conversations")  # as a person coming back later
-        _wait_for(browser, f"Resume {run.id}")
+        _wait_for(browser, "Resume the unfinished generation")
         assert f"({stopped_at}/{total} conversations)" in browser.find_element(By.TAG_NAME, "body").text
-        click(browser, button(f"Resume {run.id}"))
+        click(browser, button("Resume the unfinished generation"))
         deadline = time.monotonic() + 180
         while store.run(run.id).status.value != "finished":
             assert time.monotonic() < deadline, "the resumed job did not finish"
@@ -104,10 +104,10 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
 
         def grounding(driver):
             summaries = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stExpander'] summary")
-            return next(s for s in summaries if "(" in s.text and ")" in s.text and "Generate" not in s.text)
+            return next(s for s in summaries if s.text.strip() and "Generate" not in s.text)  # a document
 
         click(browser, grounding)
-        _wait_for(browser, "passage ")
+        wait_idle(browser)
         bold = browser.find_elements(By.CSS_SELECTOR, "[data-testid='stExpander'] strong")
         assert any(b.text.strip() for b in bold), "the answer's source is highlighted in its passage"
         browser.save_screenshot(str(tmp_path / "conversations.png"))
