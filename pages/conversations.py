@@ -116,10 +116,10 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
         d = cols[2].multiselect(
             "Documents per conversation",
             list(range(1, 9)),
-            allowed_lengths(store, project_id),  # what the specs' documents allow: no chain asked in vain
+            allowed_lengths(store, project_id),  # what the documents allow: no chain asked in vain
             help="Several lengths spread each spec's conversations over them (failure rate by documents). "
-            "The default is what the specs allow: a spec's conversations use only the documents it cites. "
-            + term_help("d"),
+            "Through the document graph a conversation reaches that many documents where the graph links "
+            "them; within the spec's documents, at most as many as the spec cites. " + term_help("d"),
         )
         turns = cols[3].number_input("Turns (L)", 2, 20, 7, help="Question/answer pairs per conversation.")
         per_spec = cols[4].number_input("Conversations per spec (n)", 1, 50, 10)
@@ -176,7 +176,7 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
     if start:
         params = {
             "specs": which,
-            "d": sorted(d) or allowed_lengths(store, project_id),
+            "d": sorted(d) or allowed_lengths(store, project_id, which, chains),
             "turns": int(turns),
             "per_spec": int(per_spec),
             "chains": chains,
@@ -259,7 +259,9 @@ if last_page > 1:
 
 # ------------------------------------------------------------------------------------------ one conversation
 numbered = enumerate(part.itertuples(), start=first + 1)
-labels = {row.id: f"{row.spec} · conversation {k}" for k, row in numbered}
+labels = {
+    row.id: f"{row.spec} · conversation {k}" if row.spec else f"Conversation {k}" for k, row in numbered
+}
 picked = st.selectbox("Open conversation", list(labels), format_func=labels.get)
 conversation = read_item(store, picked).conversation()  # annotators' corrections applied
 meta = conversation.metadata
