@@ -140,4 +140,4 @@ def test_the_reports_page_shows_the_history_mode_and_the_pair_table(tmp_path, mo
     captions = [str(c.value) for c in at.caption]
     assert any("history expected answers" in c and "pairs" in c for c in captions), captions
     labels = [tab.label for tab in at.tabs]
-    assert "Same question alone vs in context" in labels and "By error class (Table 10)" in labels
+    assert "Same question alone vs in context" in labels and "By kind of error" in labels  # Table 10
