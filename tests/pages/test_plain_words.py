@@ -29,12 +29,6 @@ TABS = {
 }  # fmt: skip
 PAGES = ["home", "settings", "specs", "diversity", "conversations", "annotate", "agreement", "tool_cases",
          "procedures", "runs", "reports", "simulations", "scenarios"]  # fmt: skip
-# Pages still failing here: what fails is listed in the report to the lead. strict: once a page passes,
-# the mark must go.
-OTHERS = {
-    "scenarios": "a repetition's event log shows Rasa's event types and the domain's own names (utter_*, "
-    "action_*, slots) as the target reported them, and each assertion as its YAML",
-}
 
 
 @pytest.fixture(scope="module")
@@ -90,13 +84,7 @@ def what_fails(at: AppTest, allowed: set[str]) -> list[str]:
                    for o in offences(text, allowed)})  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "page",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(reason=OTHERS[p], strict=True)) if p in OTHERS else p
-        for p in PAGES
-    ],
-)
+@pytest.mark.parametrize("page", PAGES)
 def test_the_page_speaks_plain_words(filled, page):
     allowed = project_vocabulary(filled, PROJECT)
     key, labels = TABS.get(page, (None, [None]))
