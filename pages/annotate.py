@@ -2,6 +2,8 @@
 grounding documents beside each answer; on a simulated dialogue, breakdown labels per target turn), saved
 in one go by the Save button only (never by Enter in a field); the next conversation opens after a save."""
 
+import json
+
 import pandas as pd
 import streamlit as st
 
@@ -224,7 +226,7 @@ def queue_view() -> None:
                     "spec": options.specs.get(r.spec_id, r.spec_id) if r.spec_id else "",
                     "assigned to": ", ".join(r.assignees),
                     "reviews": r.reviewers,
-                    "you": words(r.my_verdict, missing=""),
+                    "you": words(r.my_verdict, missing="").capitalize(),
                 }
                 for r in page.rows
             ]
@@ -246,17 +248,17 @@ def queue_view() -> None:
                 # Widths (px) that fit the nine shown columns in the ~1,030 px of a 1500 px window: the
                 # question and the spec get the room, the tier and the generator in words what they need,
                 # the counts no more than their header.
-                "tier": st.column_config.TextColumn(width=150, help=TIER_HELP),
-                "first question": st.column_config.TextColumn(width=205),
+                "tier": st.column_config.TextColumn(width=140, help=TIER_HELP),
+                "first question": st.column_config.TextColumn(width=185),
                 "turns": st.column_config.NumberColumn(width=50),
                 "judge": st.column_config.ProgressColumn(
                     min_value=0.0, max_value=1.0, format="%.2f", width=70
                 ),
-                "generator": st.column_config.TextColumn(width=140),
-                "spec": st.column_config.TextColumn(width=160),
-                "assigned to": st.column_config.TextColumn(width=85),
+                "generator": st.column_config.TextColumn(width=170),
+                "spec": st.column_config.TextColumn(width=150),
+                "assigned to": st.column_config.TextColumn(width=80),
                 "reviews": st.column_config.NumberColumn(width=55),
-                "you": st.column_config.TextColumn(width=50),
+                "you": st.column_config.TextColumn(width=55),
             },
         )
         if event.selection.rows:
@@ -318,6 +320,15 @@ def _documents(view, indexes: list[int], whole_shown: set[str]) -> None:
                 st.container(height=260).markdown(md_block(doc.text))
 
 
+def _json(text: str):
+    """A tool's answer read as JSON (an object or a list), or None when it is text."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict | list) else None
+
+
 def _chat(turn, content: str, query_label: str | None) -> None:
     role = {"user": "user", "assistant": "assistant"}.get(turn.role.value, turn.role.value)
     with st.chat_message(role, avatar=":material/build:" if role.startswith("tool") else None):
@@ -327,6 +338,8 @@ def _chat(turn, content: str, query_label: str | None) -> None:
         st.caption(f"Turn {turn.index} · {md(label)}")
         if turn.role.value == "tool_call" and not content:
             st.markdown(f"Calls {md(turn.tool_name)}")
+        elif role == "tool_result" and (answer := _json(content)) is not None:
+            st.json(answer, expanded=True)  # laid out as the call's arguments are, not as one long line
         else:
             st.markdown(md_block(content) if content else "_(empty)_")
         if turn.arguments:
@@ -509,7 +522,7 @@ def _save(view, opened: int) -> None:
     tier = tier_word("disagreement" if state.needs_adjudication else state.tier.value)
     name = md(view.title)
     done = (
-        f"Saved {name}: you {item.label}ed it; now {tier.lower()}."
+        f"Saved {name}: you {item.label}ed it; its tier is now '{tier}'."
         if item
         else f"Saved the breakdown labels of {name}."
     )
