@@ -19,6 +19,9 @@ from typing import Any
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from evalcore.errors import EvalcoreError
+from evalcore.generators.scenario.targets import event_targets, target_domain
+
 # Fields of an element's or a block's proto that a user reads on the page (never `help`: the tooltip).
 # (A chat message's `name` only picks its avatar and labels it for screen readers: not shown.)
 _VISIBLE_FIELDS = ("label", "body", "options", "title", "text", "placeholder", "delta", "captions")
@@ -191,9 +194,6 @@ def project_vocabulary(store: Any, project_id: str) -> set[str]:
     actions and responses (`utter_*`), the names the team gave its assistant in its domain.yml and
     flows.yml, which the Scenarios page shows as the target reported them (a Rasa user looks them up
     there). Rasa's own names (event types, default actions) are not in it: those the page says in words."""
-    from evalcore.errors import EvalcoreError
-    from evalcore.generators.scenario.targets import event_targets, target_domain
-
     words: set[str] = set()
 
     def fields(schema: Any) -> None:
