@@ -2,8 +2,6 @@
 grounding documents beside each answer; on a simulated dialogue, breakdown labels per target turn), saved
 in one go by the Save button only (never by Enter in a field); the next conversation opens after a save."""
 
-import json
-
 import pandas as pd
 import streamlit as st
 
@@ -320,15 +318,6 @@ def _documents(view, indexes: list[int], whole_shown: set[str]) -> None:
                 st.container(height=260).markdown(md_block(doc.text))
 
 
-def _json(text: str):
-    """A tool's answer read as JSON (an object or a list), or None when it is text."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict | list) else None
-
-
 def _chat(turn, content: str, query_label: str | None) -> None:
     role = {"user": "user", "assistant": "assistant"}.get(turn.role.value, turn.role.value)
     with st.chat_message(role, avatar=":material/build:" if role.startswith("tool") else None):
@@ -338,8 +327,6 @@ def _chat(turn, content: str, query_label: str | None) -> None:
         st.caption(f"Turn {turn.index} · {md(label)}")
         if turn.role.value == "tool_call" and not content:
             st.markdown(f"Calls {md(turn.tool_name)}")
-        elif role == "tool_result" and (answer := _json(content)) is not None:
-            st.json(answer, expanded=True)  # laid out as the call's arguments are, not as one long line
         else:
             st.markdown(md_block(content) if content else "_(empty)_")
         if turn.arguments:
