@@ -128,6 +128,11 @@ _STEPS = {
 }
 
 
+def step_words(key: str, value: str) -> str:
+    """A step of `sequencing` in words ('slot_was_set', 'order_id' -> 'order_id set')."""
+    return _STEPS[key].format(value)
+
+
 def assertion_words(assertion: Assertion) -> str:
     """What an assertion checks, as a sentence ('The assistant said text matching \\b500\\b', 'Flow
     return_item finished at step confirm', 'In this order: flow a started, then action b')."""
@@ -162,7 +167,7 @@ def assertion_words(assertion: Assertion) -> str:
                 f"The answer{f' ({which})' if which else ''} is {what}: score at least {a.limit():g}{truth}"
             )
         case "sequencing":
-            return "In this order: " + ", then ".join(_STEPS[s.key].format(s.value) for s in a.steps)
+            return "In this order: " + ", then ".join(step_words(s.key, s.value) for s in a.steps)
     return str(a.kind)
 
 
