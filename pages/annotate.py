@@ -8,6 +8,8 @@ import streamlit as st
 from evalcore.auth.roles import Permission
 from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
 from evalcore.generators.tool_case.overview import situation_info
+from evalcore.models.wording import TIER_HELP, words
+from evalcore.models.wording import tier as tier_word
 from evalcore.review import (
     TIER_FILTERS,
     QueueFilter,
@@ -121,9 +123,12 @@ with st.sidebar:
         st.progress(mine.done / mine.assigned, text=f"You: {mine.done} / {mine.assigned} assigned done")
     st.session_state.setdefault("q_mine", bool(mine and mine.assigned > mine.done))
     only_mine = st.toggle("Only my assigned, not yet reviewed", key="q_mine")
-    tier = st.selectbox("Tier", [None, *TIER_FILTERS], key="q_tier", format_func=lambda x: x or "any")
+    tier = st.selectbox(
+        "Tier", [None, *TIER_FILTERS], key="q_tier", format_func=lambda x: tier_word(x) if x else "any",
+        help=TIER_HELP,
+    )  # fmt: skip
     generator = st.selectbox(
-        "Generator", [None, *options.generators], key="q_gen", format_func=lambda x: x or "any"
+        "Generator", [None, *options.generators], key="q_gen", format_func=lambda x: words(x) if x else "any"
     )
     spec = st.selectbox(
         "Spec",
@@ -210,22 +215,22 @@ def queue_view() -> None:
         frame = pd.DataFrame(
             [
                 {
-                    "conversation": r.item_id,
-                    "tier": "disagreement" if r.needs_adjudication else r.tier,
+                    "conversation": r.item_id,  # what a picked row opens; not shown (the title columns are)
+                    "tier": tier_word("disagreement" if r.needs_adjudication else r.tier),
                     "first question": r.preview,
                     "turns": r.n_turns,
                     "judge": r.judge_score,
-                    "generator": r.generator,
+                    "generator": words(r.generator),
                     "spec": options.specs.get(r.spec_id, r.spec_id) if r.spec_id else "",
                     "assigned to": ", ".join(r.assignees),
                     "reviews": r.reviewers,
-                    "you": r.my_verdict or "",
+                    "you": words(r.my_verdict, missing="").capitalize(),
                 }
                 for r in page.rows
             ]
         )
         # Blind review: a list of one's own work to do does not show what others decided.
-        hidden = {"tier", "reviews", "you"} if only_mine else set()
+        hidden = {"conversation"} | ({"tier", "reviews", "you"} if only_mine else set())
         if not options.specs:
             hidden.add("spec")
         event = st.dataframe(
@@ -238,20 +243,20 @@ def queue_view() -> None:
             width="stretch",
             column_order=[c for c in frame.columns if c not in hidden],
             column_config={
-                # Widths (px) that fit all ten columns in the ~1,030 px of a 1500 px window: the question
-                # and the spec get the room, the short codes and counts no more than their header.
-                "conversation": st.column_config.TextColumn(width=125),
-                "tier": st.column_config.TextColumn(width=90),
-                "first question": st.column_config.TextColumn(width=205),
+                # Widths (px) that fit the nine shown columns in the ~1,030 px of a 1500 px window: the
+                # question and the spec get the room, the tier and the generator in words what they need,
+                # the counts no more than their header.
+                "tier": st.column_config.TextColumn(width=140, help=TIER_HELP),
+                "first question": st.column_config.TextColumn(width=185),
                 "turns": st.column_config.NumberColumn(width=50),
                 "judge": st.column_config.ProgressColumn(
-                    min_value=0.0, max_value=1.0, format="%.2f", width=80
+                    min_value=0.0, max_value=1.0, format="%.2f", width=70
                 ),
-                "generator": st.column_config.TextColumn(width=65),
-                "spec": st.column_config.TextColumn(width=170),
-                "assigned to": st.column_config.TextColumn(width=85),
+                "generator": st.column_config.TextColumn(width=170),
+                "spec": st.column_config.TextColumn(width=150),
+                "assigned to": st.column_config.TextColumn(width=80),
                 "reviews": st.column_config.NumberColumn(width=55),
-                "you": st.column_config.TextColumn(width=50),
+                "you": st.column_config.TextColumn(width=55),
             },
         )
         if event.selection.rows:
@@ -293,7 +298,7 @@ def _documents(view, indexes: list[int], whole_shown: set[str]) -> None:
         if doc is None:
             st.warning(f"Grounding document {md(doc_id)} is not in the project.")
             continue
-        st.markdown(f"**{md(doc.title)}** · {doc.kind.value} · {md(doc.id)}")
+        st.markdown(f"**{md(doc.title)}** · {doc.kind.value}")  # the title names it: no id
         for passage in relevant_passages(doc, text):
             for row in passage.rows:  # one line per row: every field stays visible in a narrow column
                 st.markdown("> " + " · ".join(f"**{md(k)}** {md(v)}" for k, v in row.items()))
@@ -316,7 +321,9 @@ def _documents(view, indexes: list[int], whole_shown: set[str]) -> None:
 def _chat(turn, content: str, query_label: str | None) -> None:
     role = {"user": "user", "assistant": "assistant"}.get(turn.role.value, turn.role.value)
     with st.chat_message(role, avatar=":material/build:" if role.startswith("tool") else None):
-        label = " · ".join(x for x in (turn.role.value, query_label, turn.tool_name) if x)
+        # A tool turn as the Tool cases page words it: the project's tool by its name, the role in words.
+        said = {"tool_call": f"calls {turn.tool_name}", "tool_result": f"{turn.tool_name} answers"}
+        label = " · ".join(x for x in (said.get(role, role), query_label) if x)
         st.caption(f"Turn {turn.index} · {md(label)}")
         if turn.role.value == "tool_call" and not content:
             st.markdown(f"Calls {md(turn.tool_name)}")
@@ -499,10 +506,10 @@ def _save(view, opened: int) -> None:
         return
     save_log.record(save, "commit", item=item_id, appended=result.appended)
     state = result.state or view.state
-    tier = "disagreement" if state.needs_adjudication else state.tier.value
+    tier = tier_word("disagreement" if state.needs_adjudication else state.tier.value)
     name = md(view.title)
     done = (
-        f"Saved {name}: you {item.label}ed it; tier now {tier}."
+        f"Saved {name}: you {item.label}ed it; its tier is now '{tier}'."
         if item
         else f"Saved the breakdown labels of {name}."
     )
@@ -580,17 +587,18 @@ def item_view(item_id: str) -> None:
         badge = (
             ":blue-badge[to review]"
             if view.blind(user)
-            else f":{TIER_COLORS.get(tier, 'violet')}-badge[{tier}]"
+            else f":{TIER_COLORS.get(tier, 'violet')}-badge[{tier_word(tier)}]"
         )
         judge = f" :gray-badge[judge {view.judge_score:.2f}]" if view.judge_score is not None else ""
         st.markdown(
-            f"#### {md(view.title)} {badge}{judge}", width="content", help=md(f"Conversation {conv.id}")
-        )
+            f"#### {md(view.title)} {badge}{judge}", width="content",
+            help=md(f"Conversation {conv.id}.") + "\n\n" + TIER_HELP,
+        )  # fmt: skip
     if view.spec and view.first_question:
         st.markdown(f"**First question:** {md(view.first_question)}")
     st.caption(
         md(
-            f"{conv.generator} · version {view.version} saved by {view.saved_by} · produced by "
+            f"{words(conv.generator)} · version {view.version} saved by {view.saved_by} · produced by "
             f"{'the offline provider' if conv.provenance.is_offline else conv.provenance.producer} · "
             f"assigned to {', '.join(view.assignees) or 'nobody'} · {len(view.others_reviewed(user))} other "
             "reviewer(s)"

@@ -20,6 +20,7 @@ from evalcore.generators.scenario.store_ops import (
     scenario_text,
 )
 from evalcore.generators.scenario.targets import event_targets, target_domain
+from evalcore.generators.scenario.wording import assertion_at, event_words
 from evalcore.items.current import read_item
 from evalcore.jobs import progress
 from evalcore.jobs.queue import enqueue
@@ -27,6 +28,7 @@ from evalcore.models.wording import told_apart, without_ids, words
 from evalcore.reports.scenarios import (
     export_scenario_tables,
     outcomes,
+    per_assertion,
     repetition_label,
     scenario_list,
     scenario_report,
@@ -288,10 +290,14 @@ st.dataframe(
     column_config={"accuracy": st.column_config.NumberColumn(format="%.3f")},
 )
 st.markdown("**Each assertion of each scenario** over its repetitions")
+# Each assertion said in words (the export keeps it as the scenario file writes it); its kind is then
+# the start of the sentence, not a column of its own.
+each = per_assertion(report.results, report.scenarios, assertion_at)
 st.dataframe(
-    _kinds_as_words(tables["per_assertion"]),
+    _kinds_as_words(each),
     hide_index=True,
     width="stretch",
+    column_order=[c for c in each.columns if c != "kind"],
     column_config={"accuracy": st.column_config.NumberColumn(format="%.3f")},
 )
 if not tables["criteria"].empty:
@@ -326,14 +332,15 @@ if not picked:
     st.stop()
 index = st.selectbox("Repetition", range(len(picked)), format_func=lambda i: repetition_label(picked[i]))
 result = picked[index]
-st.dataframe(_kinds_as_words(outcomes(result)), hide_index=True, width="stretch")
+st.dataframe(_kinds_as_words(outcomes(result, event_words)), hide_index=True, width="stretch")
 st.markdown(f"**Transcript** of {md(result.scenario)}, repetition {result.repetition}")
 try:
     turns = read_item(store, result.conversation_id).conversation().turns
 except EvalcoreError as exc:
     st.warning(f"The conversation cannot be read: {md(exc)}")
     st.stop()
-for row in transcript(turns).itertuples(index=False):
+# Under the turn they belong to, the events need not say their turn.
+for row in transcript(turns, lambda event: event_words(event, turn=False)).itertuples(index=False):
     with st.chat_message("user" if row.role == "user" else "assistant"):
         st.text(row.text)
         if row.events:

@@ -19,6 +19,9 @@ from typing import Any
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from evalcore.errors import EvalcoreError
+from evalcore.generators.scenario.targets import event_targets, target_domain
+
 # Fields of an element's or a block's proto that a user reads on the page (never `help`: the tooltip).
 # (A chat message's `name` only picks its avatar and labels it for screen readers: not shown.)
 _VISIBLE_FIELDS = ("label", "body", "options", "title", "text", "placeholder", "delta", "captions")
@@ -187,7 +190,10 @@ def offences(text: str, allowed: Iterable[str] = ()) -> list[str]:
 def project_vocabulary(store: Any, project_id: str) -> set[str]:
     """The project's own names, which a page may show as they are: its tools, their fields and the values
     their schemas list, its procedures and their intents, its tables' columns (written by the team in the
-    project's files)."""
+    project's files), and the domain each of its event-reporting targets publishes: its slots, flows,
+    actions and responses (`utter_*`), the names the team gave its assistant in its domain.yml and
+    flows.yml, which the Scenarios page shows as the target reported them (a Rasa user looks them up
+    there). Rasa's own names (event types, default actions) are not in it: those the page says in words."""
     words: set[str] = set()
 
     def fields(schema: Any) -> None:
@@ -206,4 +212,12 @@ def project_vocabulary(store: Any, project_id: str) -> set[str]:
         words.update(document.columns)
     for procedure in store.procedures(project_id):
         words |= {procedure.name, procedure.intent, *procedure.apis}
+    for target in event_targets(store, project_id):
+        try:
+            domain = target_domain(store, project_id, target.name)
+        except EvalcoreError:  # a Rasa server that is not running publishes nothing to allow
+            continue
+        if domain is not None:
+            words |= {*(domain.slots or {}), *(domain.flows or ()), *(domain.actions or ())}
+            words |= set(domain.responses or ())
     return words

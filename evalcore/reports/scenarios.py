@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -126,10 +126,15 @@ def _written(scenario: Scenario, index: int) -> str:
     return f"{kind}: {shown}"
 
 
-def per_assertion(results: Sequence[Result], scenarios: Mapping[str, Scenario] | None = None) -> pd.DataFrame:
+def per_assertion(
+    results: Sequence[Result],
+    scenarios: Mapping[str, Scenario] | None = None,
+    written: Callable[[Scenario, int], str] | None = None,
+) -> pd.DataFrame:
     """One row per assertion of each scenario (in the scenario's order): its number and kind, how it is
-    written (when the scenarios are given), and its outcomes passed, failed and unscored over the
-    repetitions with their accuracy: which assertion of which scenario breaks, and how often."""
+    written (when the scenarios are given: as its file has it, or as `written(scenario, index)` says it),
+    and its outcomes passed, failed and unscored over the repetitions with their accuracy: which
+    assertion of which scenario breaks, and how often."""
     by_assertion: dict[tuple[str, int], list[Outcome]] = {}
     for r in results:
         for i, outcome in enumerate(r.verdict.assertions):
@@ -138,8 +143,9 @@ def per_assertion(results: Sequence[Result], scenarios: Mapping[str, Scenario] |
     for (name, i), found in by_assertion.items():
         counts = _counts(o.passed for o in found)
         scenario = (scenarios or {}).get(name)
-        written = _written(scenario, i) if scenario is not None and i < len(scenario.assertions) else ""
-        rows.append({"scenario": name, "#": i + 1, "kind": found[0].kind, "assertion": written, **counts,
+        known = scenario is not None and i < len(scenario.assertions)
+        shown = (written or _written)(scenario, i) if known else ""
+        rows.append({"scenario": name, "#": i + 1, "kind": found[0].kind, "assertion": shown, **counts,
                      "accuracy": _accuracy(counts)})  # fmt: skip
     columns = ["scenario", "#", "kind", "assertion", "passed", "failed", "unscored", "accuracy"]
     return pd.DataFrame(rows, columns=columns)
@@ -200,14 +206,17 @@ def describe_event(event: Event) -> str:
     return f"{where}{event.type} {what}".rstrip()
 
 
-def _events(events: Sequence[Event]) -> str:
-    return "\n".join(describe_event(e) for e in events)
+Describe = Callable[[Event], str]  # one event on one line: `describe_event`, or in words for a page
 
 
-def outcomes(result: Result) -> pd.DataFrame:
+def _events(events: Sequence[Event], describe: Describe = describe_event) -> str:
+    return "\n".join(describe(e) for e in events)
+
+
+def outcomes(result: Result, describe: Describe = describe_event) -> pd.DataFrame:
     """Every check of one repetition, assertions first (in the scenario's order) then criteria: its
     number, kind (or 'criterion'), outcome, why, score (generative assertions) and the events that
-    satisfied or broke it, one per line."""
+    satisfied or broke it, one per line (each as `describe` says it)."""
     rows = [
         {
             "#": i,
@@ -215,7 +224,7 @@ def outcomes(result: Result) -> pd.DataFrame:
             "outcome": _outcome(o.passed),
             "why": o.message,
             "score": o.score,
-            "events": _events(o.events),
+            "events": _events(o.events, describe),
         }
         for i, o in enumerate(result.verdict.assertions, start=1)
     ]
@@ -250,15 +259,15 @@ def failures(results: Sequence[Result]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
-def transcript(turns: Sequence[Turn]) -> pd.DataFrame:
+def transcript(turns: Sequence[Turn], describe: Describe = describe_event) -> pd.DataFrame:
     """A conversation turn by turn, in order: index, role, text and the events the target reported with
-    the turn, one per line."""
+    the turn, one per line (each as `describe` says it)."""
     rows = [
         {
             "turn": t.index,
             "role": str(t.role),
             "text": t.content if t.role in ("user", "assistant") else (t.tool_name or t.content),
-            "events": _events(events_from_json(t.metadata.get(EVENTS_KEY) or [])),
+            "events": _events(events_from_json(t.metadata.get(EVENTS_KEY) or []), describe),
         }
         for t in sorted(turns, key=lambda t: t.index)
     ]

@@ -72,7 +72,7 @@ def test_the_queue_shows_one_page_with_progress_and_filters(seeded):
 
     at.toggle(key="q_mine").set_value(False)
     at.selectbox(key="q_gen").set_value("procedure").run()
-    assert set(at.dataframe[0].value["generator"]) == {"procedure"}
+    assert set(at.dataframe[0].value["generator"]) == {"Procedure tests"}, "the generator in words"
     assert any("**8** conversation(s)" in c.value for c in at.caption)
 
 

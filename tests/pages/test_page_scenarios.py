@@ -106,8 +106,10 @@ def test_results_per_scenario_and_kind_and_a_failing_repetition_as_text(store):
     assert kinds.set_index("kind").loc[words("slot_was_set"), "accuracy"] == pytest.approx(2 / 3)
     assert kinds.set_index("kind").loc[words("generative_response_is_relevant"), "unscored"] == 1
     each = frame(at, "assertion")
-    assert each["assertion"].tolist()[:2] == ["flow_started: check_order_status", 'slot_was_set: [{"name": '
-                                              '"order_id", "value": "ORD-9981"}]']  # fmt: skip
+    assert each["assertion"].tolist()[:2] == [
+        "Flow check_order_status started",
+        'order_id set to "ORD-9981"',
+    ], "each assertion in words, the domain's names kept"
     assert any("Offline output" in str(i.value) for i in at.info)
     produced = next(str(c.value) for c in at.caption if "target: " in str(c.value))
     assert "target: demo" in produced and "judge: " in produced, "what produced the numbers, by name"
@@ -117,12 +119,13 @@ def test_results_per_scenario_and_kind_and_a_failing_repetition_as_text(store):
     assert repetition.options == [f"{DELAY} · repetition 2 · failed", f"{DELAY} · repetition 3 · unscored"]
     checks = frame(at, "outcome")
     assert checks["outcome"].tolist() == ["passed", "failed", "passed", "failed"]
-    assert checks["events"][1] == 'turn 1 · slot_set order_id = "ORD-0000"'
+    assert checks["events"][1] == 'turn 1 · order_id set to "ORD-0000"'
     texts = [str(t.value) for t in at.text]
     assert "It is <i>late</i>." in texts and "Where is **my** order?" in texts, "turns shown as plain text"
     assert not any("<i>" in str(m.value) for m in at.markdown), "no text from a target is live markup"
-    event = 'turn 1 · bot_uttered utter_late: "It is <i>late</i>."'
+    event = 'The assistant said "It is <i>late</i>." (response utter_late)'
     assert any(md(event) in str(c.value) for c in at.caption), "a turn's events under it, escaped"
+    assert not any("turn 1 · " in str(c.value) for c in at.caption), "under its turn, an event needs no turn"
 
     at.toggle[0].set_value(False).run()
     repetition = next(b for b in at.selectbox if b.label == "Repetition")

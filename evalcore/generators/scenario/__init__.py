@@ -7,8 +7,9 @@ assertion engine over an event history (checks) with an offline embedding scorer
 assertions (scoring), the criteria judge over a transcript (criteria), a scenario's verdict on one
 conversation (verdict), scenarios in the store (store_ops), scenarios written from specs (from_specs),
 and scenario runs against a target that reports events (run: a job; `load_scenario_results` reads its
-results). The target's domain a scenario is checked against and the events a target reports are the
-targets' records (`evalcore.targets.domain`, `evalcore.targets.events`), below this package.
+results); assertions and events said in words for a page (wording). The target's domain a scenario is
+checked against and the events a target reports are the targets' records (`evalcore.targets.domain`,
+`evalcore.targets.events`), below this package.
 """
 
 from evalcore.generators.scenario.checks import Outcome, Score, Scorer, ScoreRequest, check, check_all

@@ -59,6 +59,7 @@ from evalcore.generators.scenario.records import (
     SlotWasNotSetAssertion,
     SlotWasSetAssertion,
 )
+from evalcore.generators.scenario.wording import step_words
 from evalcore.models.common import Record
 from evalcore.targets.events import (
     ActionExecuted,
@@ -412,10 +413,10 @@ def check_sequencing(assertion: SequencingAssertion, events: Sequence[Event]) ->
     for number, step in enumerate(assertion.steps, start=1):
         match = next((i for i in range(position + 1, len(events)) if _step_matches(step, events[i])), None)
         if match is None:
-            after = f" after {used[-1].type} at event {position + 1}" if used else ""
+            after = f" after step {number - 1} (event {position + 1})" if used else ""
             anywhere = any(_step_matches(step, e) for e in events)
             why = " (it happened, but too early)" if anywhere else ""
-            message = f"step {number} ({step.key}: {step.value}) did not happen{after}{why}"
+            message = f"step {number} ({step_words(step.key, step.value)}) did not happen{after}{why}"
             return _failed(kind, message, used)
         position = match
         used.append(events[match])

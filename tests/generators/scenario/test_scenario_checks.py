@@ -346,8 +346,7 @@ def test_sequencing_matches_each_step_strictly_after_the_previous():
     )
     assert out_of_order.passed is False and out_of_order.events == [history[8]]
     assert out_of_order.message == (
-        "step 2 (slot_was_set: authenticated) did not happen after flow_completed at event 9 "
-        "(it happened, but too early)"
+        "step 2 (authenticated set) did not happen after step 1 (event 9) (it happened, but too early)"
     )
     interrupted = sequencing(("flow_interrupted", "check_order_status"), ("flow_started", "verify_identity"))
     assert check(interrupted, history).events == [history[5], history[6]]
