@@ -27,7 +27,14 @@ app = typer.Typer(help="Generate, select, export and import test specs.", no_arg
 @friendly
 def generate(
     m: Annotated[int, typer.Option("--m", "-m", help="How many candidate specs to generate.")] = 60,
-    batch: Annotated[int, typer.Option(help="Specs per model call.")] = 5,
+    batch: Annotated[
+        int,
+        typer.Option(
+            help="Specs per model call. 1 (the default) asks with seed 000's prompt, one spec per call; "
+            "N > 1 asks for N per call with our prompt: m/N calls, and the business's facts (prices, codes, "
+            "periods) kept exact where the seed's prompt makes them placeholders."
+        ),
+    ] = 1,
     seed: Annotated[int, typer.Option(help="Seed of the document sampling and the offline generator.")] = 0,
     model: Annotated[str | None, typer.Option(help="Generator model, e.g. openai/gpt-4o-mini.")] = None,
     budget_usd: Annotated[

@@ -1,10 +1,16 @@
-"""Generating candidate specs (seed 000, Section 3.1): m drafts in batches, one job unit per batch.
+"""Generating candidate specs (seed 000, Section 3.1): m drafts, one job unit per model call.
 
-Each unit asks for `batch` specs with one scenario focus over a few focused documents; the focuses
-rotate so the pool is varied before selection. Every finished unit is committed with its specs, so a
-stopped or crashed job resumes from the next unit and never pays for a finished call twice (the model
-layer's cache covers the rest). Units are claimed (evalcore.jobs), so two processes on one run never
-generate the same batch.
+By default each unit asks for one spec with seed 000's own prompt (Appendix A.6, task `generate_spec`: its
+15 quality criteria, placeholders for names, places and numbers, its example scenario), as the seed
+does; `batch` > 1 asks for that many per call with our prompt instead (task `generate_specs`: m/batch
+calls, and the business's own facts kept exact rather than made placeholders). Either way a unit has one
+scenario focus over a few focused documents; the focuses rotate so the pool is varied before selection.
+Every finished unit is committed with its specs, so a stopped or crashed job resumes from the next unit
+and never pays for a finished call twice (the model layer's cache covers the rest). Units are claimed
+(evalcore.jobs), so two processes on one run never generate the same batch. Each call is told the specs
+the project had when the job started (`history`), not those of the calls before it as in the seed: the
+units are then independent, so they run in parallel, resume and replay from the cache alike; a draft
+repeating a spec of this run is dropped when it is committed.
 
 Each spec's documents D_s are the ones it is about: those the generator cited. Only a spec that cites
 none (a tool, a limitation, a card behaviour) gets documents from retrieval, and then only those that
@@ -47,9 +53,14 @@ from evalcore.specs.offline import offline_card_specs, offline_specs
 from evalcore.specs.store_ops import add_specs, list_specs
 from evalcore.store import Store
 
+GENERATE_SPEC = Task(
+    "generate_spec", SpecDrafts, offline_specs, prompt="generate_spec.md", temperature=0.7, max_tokens=1000
+)  # the seed's prompt, one spec per call (the default)
 GENERATE_SPECS = Task(
     "generate_specs", SpecDrafts, offline_specs, prompt="generate_specs.md", temperature=0.7, max_tokens=3000
-)
+)  # our prompt, `batch` specs per call
+# Specs per call by default: one, with the seed's prompt.
+DEFAULT_BATCH = 1
 SPECS_FROM_CARD = Task(
     "specs_from_card", SpecDrafts, offline_card_specs, prompt="specs_from_card.md", temperature=0.3,
     max_tokens=4000,
@@ -121,6 +132,11 @@ def plan_units(
     return units
 
 
+def spec_task(batch: int) -> Task[SpecDrafts]:
+    """The task a generation unit runs: the seed's one-spec prompt, or ours when `batch` > 1."""
+    return GENERATE_SPEC if batch == 1 else GENERATE_SPECS
+
+
 def _system_description(store: Store, project_id: str) -> tuple[str, dict[str, Any]]:
     card = store.system_card(project_id)
     if card is None:
@@ -140,7 +156,7 @@ def create_generation(
     project_id: str,
     m: int = DEFAULT_CANDIDATES,
     *,
-    batch: int = 5,
+    batch: int = DEFAULT_BATCH,
     seed: int = 0,
     docs_per_spec: int = 3,
     budget: dict[str, float] | None = None,
@@ -162,7 +178,7 @@ def generate_specs(
     project_id: str,
     m: int = DEFAULT_CANDIDATES,
     *,
-    batch: int = 5,
+    batch: int = DEFAULT_BATCH,
     seed: int = 0,
     docs_per_spec: int = 3,
     run_id: str | None = None,
@@ -263,7 +279,7 @@ class _Generation:
             "count": unit["count"],
             "documents": [_document_input(self.by_id[i]) for i in unit["documents"] if i in self.by_id],
         }
-        return GENERATE_SPECS, inputs, unit["documents"]
+        return spec_task(self.params["batch"]), inputs, unit["documents"]
 
     def work(self, claim: jobs.Claim) -> None:
         """One unit: its drafts, those new to the project committed as specs with their documents."""
@@ -277,9 +293,11 @@ class _Generation:
             if result.status != "ok" or result.output is None:
                 writer.fail(result.error or "no output", {"raw": result.raw})
                 return
+            # the seed's prompt asks for one spec: a reply with more keeps the first
+            drafts = result.output.specs[:1] if task is GENERATE_SPEC else result.output.specs
             fresh = [
                 _with_documents(draft, self.relevance, self.by_id, params["docs_per_spec"])
-                for draft in result.output.specs
+                for draft in drafts
                 if self.seen.admit(draft, self.by_id)
             ]
             self.tally["no_documents"] += sum(not spec.documents for spec in fresh)
@@ -293,7 +311,7 @@ class _Generation:
                 run_id=self.run.id,
             )
             ids = add_specs(self.store, self.project_id, fresh, provenance, conn=writer.conn)
-            duplicates = len(result.output.specs) - len(fresh)
+            duplicates = len(drafts) - len(fresh)
             writer.result = {"specs": ids, "duplicates": duplicates, "cache_hit": result.cache_hit}
             short = claim.key == CARD_UNIT and len(result.output.specs) < unit["count"]
             self.tally["duplicates"] += duplicates
@@ -307,9 +325,9 @@ class _Generation:
             )
         if exhausted:  # after the commit: this unit is done, the job stops before the next
             raise jobs.UnitStopped(
-                f"ran out of new specs: the last {EXHAUSTED_AFTER} batches added mostly near-duplicates of "
-                f"earlier specs ({len(self.seen.titles)} distinct specs in the project; add documents, tools "
-                "or behaviours for more)"
+                f"ran out of new specs: the last {EXHAUSTED_AFTER} model calls added mostly near-duplicates "
+                f"of earlier specs ({len(self.seen.titles)} distinct specs in the project; add documents, "
+                "tools or behaviours for more)"
             )
 
     def outcome(self, report: jobs.JobReport) -> GenerationOutcome:
@@ -320,8 +338,8 @@ class _Generation:
         short = ""
         if total < m and (exhausted or report.run.status.value == "finished"):
             why = report.stopped if exhausted else (
-                f"the batches gave no more new specs ({self.tally['duplicates']} drafts repeated or nearly "
-                "repeated earlier specs)"
+                f"{self.tally['duplicates']} drafts repeated or nearly repeated earlier specs and were not "
+                "added"
             )  # fmt: skip
             short = f"{total} of {m} requested specs generated: {why}"
             self.store.add_run_warning(run_id, short)
