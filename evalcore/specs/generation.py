@@ -49,6 +49,7 @@ from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.models import Document, Provenance, Run, Spec
 from evalcore.specs.drafts import CATEGORIES, SpecDraft, SpecDrafts
+from evalcore.specs.fallback import SemanticFallback
 from evalcore.specs.offline import offline_card_specs, offline_specs
 from evalcore.specs.store_ops import add_specs, list_specs
 from evalcore.store import Store
@@ -229,6 +230,7 @@ class _Generation:
     procedures: list[dict[str, Any]]
     llm: ModelClient
     relevance: _Relevance
+    semantic: SemanticFallback
     seen: _Seen
     added: list[str] = field(default_factory=list)
     # units commit from several threads; one scenario is kept once
@@ -266,7 +268,7 @@ class _Generation:
         seen = _Seen.of([v.spec for v in list_specs(store, project_id)], documents)
         return cls(
             store, project_id, run, params, {u["key"]: u for u in plan}, {d.id: d for d in documents},
-            common, card_inputs, procedures, llm, relevance, seen,
+            common, card_inputs, procedures, llm, relevance, SemanticFallback(llm, documents), seen,
         )  # fmt: skip
 
     def _request(self, key: str, unit: dict[str, Any]) -> tuple[Task[SpecDrafts], dict[str, Any], list[str]]:
@@ -289,16 +291,21 @@ class _Generation:
         result = self.llm.run_task(task, inputs, "generator", model=params.get("model"), seed=params["seed"])
         if result.status == "stopped":
             raise jobs.UnitStopped(result.error or "budget")  # not done: a resume with more budget does it
+        drafts: list[SpecDraft] = []
+        if result.status == "ok" and result.output is not None:
+            # the seed's prompt asks for one spec: a reply with more keeps the first
+            drafts = result.output.specs[:1] if task is GENERATE_SPEC else result.output.specs
+        # before the commit: the fallback's embeddings are cached by a write of their own
+        placed = [
+            _with_documents(draft, self.relevance, self.semantic, self.by_id, params["docs_per_spec"])
+            for draft in drafts
+        ]
         with self.dedupe, claim.commit() as writer:
             if result.status != "ok" or result.output is None:
                 writer.fail(result.error or "no output", {"raw": result.raw})
                 return
-            # the seed's prompt asks for one spec: a reply with more keeps the first
-            drafts = result.output.specs[:1] if task is GENERATE_SPEC else result.output.specs
             fresh = [
-                _with_documents(draft, self.relevance, self.by_id, params["docs_per_spec"])
-                for draft in drafts
-                if self.seen.admit(draft, self.by_id)
+                spec for draft, spec in zip(drafts, placed, strict=True) if self.seen.admit(draft, self.by_id)
             ]
             self.tally["no_documents"] += sum(not spec.documents for spec in fresh)
             provenance = Provenance(
@@ -465,10 +472,12 @@ class _Relevance:
         return held / total if total else 0.0
 
 
-def _with_documents(draft: SpecDraft, relevance: _Relevance, by_id: dict[str, Document], k: int) -> SpecDraft:
-    """D_s: the documents the generator cited; for a spec citing none, at most k that retrieval finds
-    about as relevant as the best one (RELATIVE_SCORE) and relevant in themselves (ABSOLUTE_SHARE), maybe
-    none."""
+def _with_documents(
+    draft: SpecDraft, relevance: _Relevance, semantic: SemanticFallback, by_id: dict[str, Document], k: int
+) -> SpecDraft:
+    """D_s: the documents the generator cited; for a spec citing none, at most k: those BM25 finds about
+    as relevant as the best one (RELATIVE_SCORE) and relevant in themselves (ABSOLUTE_SHARE), then those
+    its embedding singles out (`fallback.SemanticFallback`); maybe none."""
     cited = [d for d in dict.fromkeys(draft.documents) if d in by_id]
     if cited:
         return draft.model_copy(update={"documents": cited})
@@ -479,7 +488,8 @@ def _with_documents(draft: SpecDraft, relevance: _Relevance, by_id: dict[str, Do
         for doc, score in scores
         if score >= RELATIVE_SCORE * scores[0][1] and relevance.share(doc, query) >= ABSOLUTE_SHARE
     ]
-    return draft.model_copy(update={"documents": found})
+    found += [doc for doc in semantic.documents(query, k) if doc not in found]
+    return draft.model_copy(update={"documents": found[:k]})
 
 
 def latest_generation(store: Store, project_id: str) -> Run | None:
