@@ -118,6 +118,11 @@ with st.expander("Generate and select", expanded=not table["selected"].any()):
             "numbers as placeholders). More asks for that many per call with our prompt: fewer calls, and "
             "the business's own facts (prices, codes, periods) kept exact.",
         )  # fmt: skip
+        semantic = st.checkbox(
+            "Embeddings find documents for specs citing none",
+            help="Beside BM25's word match. Off by default: it gave fewer distinct questions on every corpus "
+            "we measured.",
+        )
         last = latest_generation(store, project_id)
         live = last is not None and last.status in LIVE
         resume = last is not None and not live and last.status.value != "finished"
@@ -127,7 +132,14 @@ with st.expander("Generate and select", expanded=not table["selected"].any()):
                 run_id = (
                     last.id
                     if resume
-                    else create_generation(store, project_id, int(m), batch=int(batch), seed=int(seed)).id
+                    else create_generation(
+                        store,
+                        project_id,
+                        int(m),
+                        batch=int(batch),
+                        seed=int(seed),
+                        semantic_fallback=semantic,
+                    ).id
                 )
                 enqueue(
                     store, run_id, actor=current_actor()

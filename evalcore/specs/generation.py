@@ -163,6 +163,7 @@ def create_generation(
     budget: dict[str, float] | None = None,
     model: str | None = None,
     from_card: bool = True,
+    semantic_fallback: bool = False,
 ) -> Run:
     """Record a new generation run with its parameters, pending: `generate_specs` runs it here, or a
     worker once it is queued (`jobs.queue.enqueue`). The parameters are those of `generate_specs`."""
@@ -170,7 +171,7 @@ def create_generation(
         if value < 1:
             raise EvalcoreError(f"spec generation: {name} must be at least 1 (got {value})")
     params = {"m": m, "batch": batch, "seed": seed, "docs_per_spec": docs_per_spec, "model": model,
-              "with_card": from_card}  # fmt: skip
+              "with_card": from_card, "semantic_fallback": semantic_fallback}  # fmt: skip
     return jobs.create(store, project_id, RUN_KIND, params, entry=resume_generation, budget=budget)
 
 
@@ -188,19 +189,22 @@ def generate_specs(
     model: str | None = None,
     retry_failed: bool = False,
     from_card: bool = True,
+    semantic_fallback: bool = False,
 ) -> GenerationOutcome:
     """Generate about `m` candidate specs (or resume run `run_id` with its own parameters).
 
     A job (evalcore.jobs): each unit is claimed, then committed with its specs. `retry_failed` gives the
     failed units of the resumed run back to be generated again (their unparseable replies are not replayed).
     `from_card=False` leaves out the specs of the card's behaviours and the procedures (a pool from the
-    documents and tools only).
+    documents and tools only). `semantic_fallback` gives a spec citing no document also the documents its
+    embedding singles out (`fallback.py`), beside BM25's.
     """
     if run_id:
         run = store.run(run_id)
     else:
         run = create_generation(store, project_id, m, batch=batch, seed=seed, docs_per_spec=docs_per_spec,
-                                budget=budget, model=model, from_card=from_card)  # fmt: skip
+                                budget=budget, model=model, from_card=from_card,
+                                semantic_fallback=semantic_fallback)  # fmt: skip
     params = run.params
     run = store.start_run(project_id, run)
     if retry_failed:
@@ -268,7 +272,8 @@ class _Generation:
         seen = _Seen.of([v.spec for v in list_specs(store, project_id)], documents)
         return cls(
             store, project_id, run, params, {u["key"]: u for u in plan}, {d.id: d for d in documents},
-            common, card_inputs, procedures, llm, relevance, SemanticFallback(llm, documents), seen,
+            common, card_inputs, procedures, llm, relevance,
+            SemanticFallback(llm, documents if params.get("semantic_fallback") else []), seen,
         )  # fmt: skip
 
     def _request(self, key: str, unit: dict[str, Any]) -> tuple[Task[SpecDrafts], dict[str, Any], list[str]]:

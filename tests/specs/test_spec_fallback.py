@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalcore.documents.retrieval import build_index
+from evalcore.inputs import import_project
 from evalcore.models import Document, DocumentKind
 from evalcore.specs import generation
 from evalcore.specs.drafts import SpecDraft
@@ -67,3 +68,21 @@ def test_a_spec_citing_none_gets_bm25s_documents_then_the_embeddings(monkeypatch
         "orders"
     ]  # type: ignore[arg-type]
     assert fake.calls == calls + 1, "a spec citing documents keeps them; only the documents were embedded"
+
+
+def test_the_fallback_is_an_option_of_the_generation_off_by_default(sqlite_store, monkeypatch):
+    found: list[list[str]] = []
+    original = SemanticFallback.documents
+
+    def spy(self, text, k):
+        found.append(original(self, text, k))
+        return found[-1]
+
+    monkeypatch.setattr(SemanticFallback, "documents", spy)
+    project_id = import_project(sqlite_store, "data/sample").project_id
+    off = generation.generate_specs(sqlite_store, project_id, m=30)
+    assert off.run.params["semantic_fallback"] is False
+    assert found and not any(found), "specs citing none, and no document from the embeddings"
+    found.clear()
+    on = generation.generate_specs(sqlite_store, project_id, m=30, semantic_fallback=True)
+    assert on.run.params["semantic_fallback"] is True and any(found)
