@@ -140,6 +140,15 @@ with st.form("start_run", enter_to_submit=False):
     judge = b.selectbox(
         "Judge", judges, format_func=lambda j: f"judge role: {judge_default}" if j == judges[0] else j
     )
+    template = b.radio(
+        "Judge's prompt",
+        ["ours", "prometheus"],
+        format_func={"ours": "ours", "prometheus": "Prometheus (seed 000's)"}.get,
+        horizontal=True,
+        help="Both give a 0/1 score, an error type and a rationale. Ours states grading rules and asks "
+        "for JSON; Prometheus' absolute-grading template is the one seed 000 names. The offline judge "
+        "ignores it.",
+    )
     c, d, e = st.columns(3)
     source = c.radio("Play", ["conversations", "tests", "both"], horizontal=True)
     budget = d.number_input("Budget in USD (0 = no limit)", min_value=0.0, value=0.0, step=0.5)
@@ -164,7 +173,8 @@ with st.form("start_run", enter_to_submit=False):
             authorize(store, current_actor(), Permission.start_run, "job.start", project_id=project_id)
             run = create_run(
                 store, project_id, target_name, judge=None if judge == judges[0] else judge,
-                budget={"usd": budget} if budget else {}, concurrency=concurrency, source=source,
+                judge_template=template, budget={"usd": budget} if budget else {}, concurrency=concurrency,
+                source=source,
                 limit=int(limit) or None, history=history, single_turn_pairs=pairs,
             )  # fmt: skip
             enqueue(store, run.id, actor=current_actor())

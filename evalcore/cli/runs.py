@@ -52,6 +52,13 @@ def run_(
     judge: Annotated[
         str | None, typer.Option(help="Judge model 'provider/model', or 'offline' (default: the judge role).")
     ] = None,
+    judge_template: Annotated[
+        str,
+        typer.Option(
+            help="The judge's prompt: 'ours' (rules and error types in JSON) or 'prometheus' (seed 000's: "
+            "Prometheus' absolute grading, 'Feedback: ... [RESULT] 0/1'); the same scores and error types."
+        ),
+    ] = "ours",
     budget: Annotated[float | None, typer.Option("--budget", help="Stop before spending more USD.")] = None,
     budget_tokens: Annotated[int | None, typer.Option(help="Stop before using more tokens.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Conversations played at once (default 4).")] = None,
@@ -128,7 +135,8 @@ def run_(
         pid = project_id_of(store, project)
         if history not in ("own", "expected"):
             raise UsageError(f"--history is 'own' or 'expected', not {history!r}")
-        options = {"judge": judge, "budget": limits, "source": source, "spec_id": spec, "limit": limit,
+        options = {"judge": judge, "judge_template": judge_template, "budget": limits, "source": source,
+                   "spec_id": spec, "limit": limit,
                    "history": history, "single_turn_pairs": pairs,
                    "include_rejected": include_rejected, "name": name, "notes": notes}  # fmt: skip
         chosen = concurrency or DEFAULT_CONCURRENCY

@@ -27,8 +27,23 @@ app = typer.Typer(help="Generate, select, export and import test specs.", no_arg
 @friendly
 def generate(
     m: Annotated[int, typer.Option("--m", "-m", help="How many candidate specs to generate.")] = 60,
-    batch: Annotated[int, typer.Option(help="Specs per model call.")] = 5,
+    batch: Annotated[
+        int,
+        typer.Option(
+            help="Specs per model call. 1 (the default) asks with seed 000's prompt, one spec per call; "
+            "N > 1 asks for N per call with our prompt: m/N calls, and the business's facts (prices, codes, "
+            "periods) kept exact where the seed's prompt makes them placeholders."
+        ),
+    ] = 1,
     seed: Annotated[int, typer.Option(help="Seed of the document sampling and the offline generator.")] = 0,
+    semantic_fallback: Annotated[
+        bool,
+        typer.Option(
+            "--semantic-fallback",
+            help="A spec citing no document also gets the documents its embedding singles out, beside "
+            "BM25's (off by default: fewer distinct questions, see evalcore/specs/fallback.py).",
+        ),
+    ] = False,
     model: Annotated[str | None, typer.Option(help="Generator model, e.g. openai/gpt-4o-mini.")] = None,
     budget_usd: Annotated[
         float | None, typer.Option("--budget-usd", help="Stop before spending more.")
@@ -49,13 +64,24 @@ def generate(
     budget = {"usd": budget_usd} if budget_usd is not None else None
     if queue:
         run_id = (
-            resume or create_generation(store, pid, m, batch=batch, seed=seed, budget=budget, model=model).id
+            resume
+            or create_generation(
+                store,
+                pid,
+                m,
+                batch=batch,
+                seed=seed,
+                budget=budget,
+                model=model,
+                semantic_fallback=semantic_fallback,
+            ).id
         )
         queue_run(store, run_id, retry_failed=retry_failed)
         return
     outcome = generate_specs(
         store, pid, m, batch=batch, seed=seed, run_id=resume, budget=budget, model=model,
         retry_failed=retry_failed, on_progress=progress_printer("generating"),
+        semantic_fallback=semantic_fallback,
     )  # fmt: skip
     run = outcome.run
     typer.echo(f"run {run.id}: {outcome.added} spec(s) added, status {run.status.value}")

@@ -30,7 +30,7 @@ from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Run, RunStatus, Target
 from evalcore.models.common import now_utc
 from evalcore.runs.items import load_items, select_keys
-from evalcore.runs.judges import make_judge
+from evalcore.runs.judges import judge_task, make_judge
 from evalcore.runs.player import HISTORY_MODES, Player
 from evalcore.runs.records import RUN_KIND
 from evalcore.store import Store
@@ -57,6 +57,7 @@ def create_run(
     target: str,
     *,
     judge: str | None = None,
+    judge_template: str = "ours",
     budget: dict[str, float] | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     source: str = "conversations",
@@ -77,23 +78,17 @@ def create_run(
     resolved question, no history), for the report's pair table. Both are kept in the run's params.
     Items annotators rejected are not played unless `include_rejected` (kept in the params' filters).
     A run is a named experiment: `name` (default: target, model and date) and `notes` live in its params.
+    `judge_template` is the judge's prompt: 'ours' or 'prometheus' (seed 000's; the same outputs).
     """
+    judge_task(judge_template)
     if history not in HISTORY_MODES:
         raise EvalcoreError(f"history must be one of {', '.join(HISTORY_MODES)}, not {history!r}")
     chosen: Target = get_target(store, project_id, target)
-    keys = (
-        keys
-        if keys is not None
-        else select_keys(
-            store,
-            project_id,
-            source=source,
-            spec_id=spec_id,
-            generator=generator,
-            limit=limit,
+    if keys is None:
+        keys = select_keys(
+            store, project_id, source=source, spec_id=spec_id, generator=generator, limit=limit,
             include_rejected=include_rejected,
-        )
-    )
+        )  # fmt: skip
     items, missing = load_items(store, keys)
     if missing:
         raise NotFoundError(f"not in the store: {', '.join(missing)}")
@@ -112,6 +107,7 @@ def create_run(
         "target": chosen.model_dump(mode="json"),
         "target_description": describe(chosen),
         "judge_requested": judge,
+        "judge_template": judge_template,
         "items": keys,
         "total_turns": total,
         "concurrency": max(1, int(concurrency)),
@@ -170,7 +166,9 @@ def execute_run(
     target = Target.model_validate(run.params["target"])
     try:
         adapter = build_adapter(store, pid, target, client)
-        judge = make_judge(client, run.params.get("judge_requested"), target.model)
+        judge = make_judge(
+            client, run.params.get("judge_requested"), target.model, run.params.get("judge_template", "ours")
+        )
     except EvalcoreError as e:
         store.finish_run(run.id, RunStatus.failed, str(e))
         raise

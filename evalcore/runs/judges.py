@@ -16,6 +16,7 @@ the run (seed 000 switched to another judge when the system under test ran on th
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -64,6 +65,28 @@ def offline_verdict(inputs: dict[str, Any], rng: random.Random) -> JudgeVerdict:
 
 
 JUDGE_TURN = Task("judge_turn", JudgeVerdict, offline_verdict, prompt="judge_turn.md", max_tokens=600)
+# Seed 000's judge template, Prometheus' absolute grading ("Feedback: ... [RESULT] n", read by the model
+# layer's parser), on the seed's 0/1 scale; its error type comes at the end of the feedback.
+JUDGE_TURN_PROMETHEUS = Task(
+    "judge_turn_prometheus", JudgeVerdict, offline_verdict, prompt="judge_turn_prometheus.md", max_tokens=600
+)
+JUDGE_TEMPLATES: dict[str, Task[JudgeVerdict]] = {"ours": JUDGE_TURN, "prometheus": JUDGE_TURN_PROMETHEUS}
+_ERROR_TYPE_LINE = re.compile(r"error[ _]type\s*:\s*`?([A-Za-z_]+)", re.IGNORECASE)
+
+
+def judge_task(template: str) -> Task[JudgeVerdict]:
+    """The judge task of a template name ('ours' or 'prometheus'); an unknown name is refused."""
+    if template not in JUDGE_TEMPLATES:
+        raise EvalcoreError(f"judge template must be one of {', '.join(JUDGE_TEMPLATES)}, not {template!r}")
+    return JUDGE_TEMPLATES[template]
+
+
+def _error_type_in(feedback: str) -> str:
+    """The error type a Prometheus feedback names last ("Error type: coreference"), `other` when it
+    names none on the list: a 0 always has a type, as with our template."""
+    found = _ERROR_TYPE_LINE.findall(feedback)
+    name = found[-1].lower() if found else ""
+    return name if name in JUDGE_ERROR_TYPES else "other"
 
 
 class JudgeStopped(EvalcoreError):
@@ -144,15 +167,16 @@ class OfflineJudge(TurnJudge):
 
 
 class LLMJudge(TurnJudge):
-    """The `judge_turn` task on a model, through the model layer."""
+    """The judge task of a template (`judge_turn`, or `judge_turn_prometheus`) on a model, through the
+    model layer."""
 
-    def __init__(self, client: ModelClient, model: str) -> None:
-        self.client, self.name = client, model
-        self.prompt_versions = {JUDGE_TURN.name: JUDGE_TURN.prompt_version}
+    def __init__(self, client: ModelClient, model: str, template: str = "ours") -> None:
+        self.client, self.name, self.task = client, model, judge_task(template)
+        self.prompt_versions = {self.task.name: self.task.prompt_version}
 
     def judge(self, inputs: JudgeInputs) -> Verdict:
         """Run the task; unparseable output is unscored, a spent budget raises JudgeStopped."""
-        result = self.client.run_task(JUDGE_TURN, inputs.as_task_inputs(), role="judge", model=self.name)
+        result = self.client.run_task(self.task, inputs.as_task_inputs(), role="judge", model=self.name)
         if result.status == "stopped":
             raise JudgeStopped(result.error or "budget spent")
         version = result.prompt_version
@@ -163,15 +187,22 @@ class LLMJudge(TurnJudge):
         # A repaired output is kept as written, so a reviewer can see what the repairs read into it.
         raw = result.raw if result.repairs else None
         repairs = tuple(result.repairs)
-        return Verdict(float(out.score), out.error_type, out.rationale, self.name, raw, version, repairs)
+        error_type = out.error_type
+        if out.score == 0 and error_type is None and self.task is JUDGE_TURN_PROMETHEUS:
+            error_type = _error_type_in(out.rationale)
+        return Verdict(float(out.score), error_type, out.rationale, self.name, raw, version, repairs)
 
 
-def make_judge(client: ModelClient, judge: str | None, target_model: str | None) -> TurnJudge:
-    """The judge for a run: 'offline', a 'provider/model', or None for the project's judge role.
+def make_judge(
+    client: ModelClient, judge: str | None, target_model: str | None, template: str = "ours"
+) -> TurnJudge:
+    """The judge for a run: 'offline', a 'provider/model', or None for the project's judge role; a model
+    judges with `template`'s prompt ('ours', or 'prometheus': seed 000's).
 
     A model goes through the self-preference guard (which records the judge, and any warning, on the
-    client's run). The offline provider's model judges with the offline comparison.
+    client's run). The offline provider's model judges with the offline comparison, whatever the template.
     """
+    judge_task(template)  # an unknown template fails before any turn is played
     if judge == OFFLINE:
         run = client.current_run()
         if run is not None and run.judge != OFFLINE:
@@ -181,4 +212,4 @@ def make_judge(client: ModelClient, judge: str | None, target_model: str | None)
     if choice.model.startswith("offline/"):
         return OfflineJudge()
     client.registry.resolve("judge", choice.model)  # a misconfigured judge fails before any turn is played
-    return LLMJudge(client, choice.model)
+    return LLMJudge(client, choice.model, template)

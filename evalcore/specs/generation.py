@@ -1,10 +1,16 @@
-"""Generating candidate specs (seed 000, Section 3.1): m drafts in batches, one job unit per batch.
+"""Generating candidate specs (seed 000, Section 3.1): m drafts, one job unit per model call.
 
-Each unit asks for `batch` specs with one scenario focus over a few focused documents; the focuses
-rotate so the pool is varied before selection. Every finished unit is committed with its specs, so a
-stopped or crashed job resumes from the next unit and never pays for a finished call twice (the model
-layer's cache covers the rest). Units are claimed (evalcore.jobs), so two processes on one run never
-generate the same batch.
+By default each unit asks for one spec with seed 000's own prompt (Appendix A.6, task `generate_spec`: its
+15 quality criteria, placeholders for names, places and numbers, its example scenario), as the seed
+does; `batch` > 1 asks for that many per call with our prompt instead (task `generate_specs`: m/batch
+calls, and the business's own facts kept exact rather than made placeholders). Either way a unit has one
+scenario focus over a few focused documents; the focuses rotate so the pool is varied before selection.
+Every finished unit is committed with its specs, so a stopped or crashed job resumes from the next unit
+and never pays for a finished call twice (the model layer's cache covers the rest). Units are claimed
+(evalcore.jobs), so two processes on one run never generate the same batch. Each call is told the specs
+the project had when the job started (`history`), not those of the calls before it as in the seed: the
+units are then independent, so they run in parallel, resume and replay from the cache alike; a draft
+repeating a spec of this run is dropped when it is committed.
 
 Each spec's documents D_s are the ones it is about: those the generator cited. Only a spec that cites
 none (a tool, a limitation, a card behaviour) gets documents from retrieval, and then only those that
@@ -43,13 +49,19 @@ from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
 from evalcore.models import Document, Provenance, Run, Spec
 from evalcore.specs.drafts import CATEGORIES, SpecDraft, SpecDrafts
+from evalcore.specs.fallback import SemanticFallback
 from evalcore.specs.offline import offline_card_specs, offline_specs
 from evalcore.specs.store_ops import add_specs, list_specs
 from evalcore.store import Store
 
+GENERATE_SPEC = Task(
+    "generate_spec", SpecDrafts, offline_specs, prompt="generate_spec.md", temperature=0.7, max_tokens=1000
+)  # the seed's prompt, one spec per call (the default)
 GENERATE_SPECS = Task(
     "generate_specs", SpecDrafts, offline_specs, prompt="generate_specs.md", temperature=0.7, max_tokens=3000
-)
+)  # our prompt, `batch` specs per call
+# Specs per call by default: one, with the seed's prompt.
+DEFAULT_BATCH = 1
 SPECS_FROM_CARD = Task(
     "specs_from_card", SpecDrafts, offline_card_specs, prompt="specs_from_card.md", temperature=0.3,
     max_tokens=4000,
@@ -121,6 +133,11 @@ def plan_units(
     return units
 
 
+def spec_task(batch: int) -> Task[SpecDrafts]:
+    """The task a generation unit runs: the seed's one-spec prompt, or ours when `batch` > 1."""
+    return GENERATE_SPEC if batch == 1 else GENERATE_SPECS
+
+
 def _system_description(store: Store, project_id: str) -> tuple[str, dict[str, Any]]:
     card = store.system_card(project_id)
     if card is None:
@@ -140,12 +157,13 @@ def create_generation(
     project_id: str,
     m: int = DEFAULT_CANDIDATES,
     *,
-    batch: int = 5,
+    batch: int = DEFAULT_BATCH,
     seed: int = 0,
     docs_per_spec: int = 3,
     budget: dict[str, float] | None = None,
     model: str | None = None,
     from_card: bool = True,
+    semantic_fallback: bool = False,
 ) -> Run:
     """Record a new generation run with its parameters, pending: `generate_specs` runs it here, or a
     worker once it is queued (`jobs.queue.enqueue`). The parameters are those of `generate_specs`."""
@@ -153,7 +171,7 @@ def create_generation(
         if value < 1:
             raise EvalcoreError(f"spec generation: {name} must be at least 1 (got {value})")
     params = {"m": m, "batch": batch, "seed": seed, "docs_per_spec": docs_per_spec, "model": model,
-              "with_card": from_card}  # fmt: skip
+              "with_card": from_card, "semantic_fallback": semantic_fallback}  # fmt: skip
     return jobs.create(store, project_id, RUN_KIND, params, entry=resume_generation, budget=budget)
 
 
@@ -162,7 +180,7 @@ def generate_specs(
     project_id: str,
     m: int = DEFAULT_CANDIDATES,
     *,
-    batch: int = 5,
+    batch: int = DEFAULT_BATCH,
     seed: int = 0,
     docs_per_spec: int = 3,
     run_id: str | None = None,
@@ -171,19 +189,22 @@ def generate_specs(
     model: str | None = None,
     retry_failed: bool = False,
     from_card: bool = True,
+    semantic_fallback: bool = False,
 ) -> GenerationOutcome:
     """Generate about `m` candidate specs (or resume run `run_id` with its own parameters).
 
     A job (evalcore.jobs): each unit is claimed, then committed with its specs. `retry_failed` gives the
     failed units of the resumed run back to be generated again (their unparseable replies are not replayed).
     `from_card=False` leaves out the specs of the card's behaviours and the procedures (a pool from the
-    documents and tools only).
+    documents and tools only). `semantic_fallback` gives a spec citing no document also the documents its
+    embedding singles out (`fallback.py`), beside BM25's.
     """
     if run_id:
         run = store.run(run_id)
     else:
         run = create_generation(store, project_id, m, batch=batch, seed=seed, docs_per_spec=docs_per_spec,
-                                budget=budget, model=model, from_card=from_card)  # fmt: skip
+                                budget=budget, model=model, from_card=from_card,
+                                semantic_fallback=semantic_fallback)  # fmt: skip
     params = run.params
     run = store.start_run(project_id, run)
     if retry_failed:
@@ -213,6 +234,7 @@ class _Generation:
     procedures: list[dict[str, Any]]
     llm: ModelClient
     relevance: _Relevance
+    semantic: SemanticFallback
     seen: _Seen
     added: list[str] = field(default_factory=list)
     # units commit from several threads; one scenario is kept once
@@ -250,7 +272,8 @@ class _Generation:
         seen = _Seen.of([v.spec for v in list_specs(store, project_id)], documents)
         return cls(
             store, project_id, run, params, {u["key"]: u for u in plan}, {d.id: d for d in documents},
-            common, card_inputs, procedures, llm, relevance, seen,
+            common, card_inputs, procedures, llm, relevance,
+            SemanticFallback(llm, documents if params.get("semantic_fallback") else []), seen,
         )  # fmt: skip
 
     def _request(self, key: str, unit: dict[str, Any]) -> tuple[Task[SpecDrafts], dict[str, Any], list[str]]:
@@ -263,7 +286,7 @@ class _Generation:
             "count": unit["count"],
             "documents": [_document_input(self.by_id[i]) for i in unit["documents"] if i in self.by_id],
         }
-        return GENERATE_SPECS, inputs, unit["documents"]
+        return spec_task(self.params["batch"]), inputs, unit["documents"]
 
     def work(self, claim: jobs.Claim) -> None:
         """One unit: its drafts, those new to the project committed as specs with their documents."""
@@ -273,14 +296,21 @@ class _Generation:
         result = self.llm.run_task(task, inputs, "generator", model=params.get("model"), seed=params["seed"])
         if result.status == "stopped":
             raise jobs.UnitStopped(result.error or "budget")  # not done: a resume with more budget does it
+        drafts: list[SpecDraft] = []
+        if result.status == "ok" and result.output is not None:
+            # the seed's prompt asks for one spec: a reply with more keeps the first
+            drafts = result.output.specs[:1] if task is GENERATE_SPEC else result.output.specs
+        # before the commit: the fallback's embeddings are cached by a write of their own
+        placed = [
+            _with_documents(draft, self.relevance, self.semantic, self.by_id, params["docs_per_spec"])
+            for draft in drafts
+        ]
         with self.dedupe, claim.commit() as writer:
             if result.status != "ok" or result.output is None:
                 writer.fail(result.error or "no output", {"raw": result.raw})
                 return
             fresh = [
-                _with_documents(draft, self.relevance, self.by_id, params["docs_per_spec"])
-                for draft in result.output.specs
-                if self.seen.admit(draft, self.by_id)
+                spec for draft, spec in zip(drafts, placed, strict=True) if self.seen.admit(draft, self.by_id)
             ]
             self.tally["no_documents"] += sum(not spec.documents for spec in fresh)
             provenance = Provenance(
@@ -293,7 +323,7 @@ class _Generation:
                 run_id=self.run.id,
             )
             ids = add_specs(self.store, self.project_id, fresh, provenance, conn=writer.conn)
-            duplicates = len(result.output.specs) - len(fresh)
+            duplicates = len(drafts) - len(fresh)
             writer.result = {"specs": ids, "duplicates": duplicates, "cache_hit": result.cache_hit}
             short = claim.key == CARD_UNIT and len(result.output.specs) < unit["count"]
             self.tally["duplicates"] += duplicates
@@ -307,9 +337,9 @@ class _Generation:
             )
         if exhausted:  # after the commit: this unit is done, the job stops before the next
             raise jobs.UnitStopped(
-                f"ran out of new specs: the last {EXHAUSTED_AFTER} batches added mostly near-duplicates of "
-                f"earlier specs ({len(self.seen.titles)} distinct specs in the project; add documents, tools "
-                "or behaviours for more)"
+                f"ran out of new specs: the last {EXHAUSTED_AFTER} model calls added mostly near-duplicates "
+                f"of earlier specs ({len(self.seen.titles)} distinct specs in the project; add documents, "
+                "tools or behaviours for more)"
             )
 
     def outcome(self, report: jobs.JobReport) -> GenerationOutcome:
@@ -320,8 +350,8 @@ class _Generation:
         short = ""
         if total < m and (exhausted or report.run.status.value == "finished"):
             why = report.stopped if exhausted else (
-                f"the batches gave no more new specs ({self.tally['duplicates']} drafts repeated or nearly "
-                "repeated earlier specs)"
+                f"{self.tally['duplicates']} drafts repeated or nearly repeated earlier specs and were not "
+                "added"
             )  # fmt: skip
             short = f"{total} of {m} requested specs generated: {why}"
             self.store.add_run_warning(run_id, short)
@@ -447,10 +477,12 @@ class _Relevance:
         return held / total if total else 0.0
 
 
-def _with_documents(draft: SpecDraft, relevance: _Relevance, by_id: dict[str, Document], k: int) -> SpecDraft:
-    """D_s: the documents the generator cited; for a spec citing none, at most k that retrieval finds
-    about as relevant as the best one (RELATIVE_SCORE) and relevant in themselves (ABSOLUTE_SHARE), maybe
-    none."""
+def _with_documents(
+    draft: SpecDraft, relevance: _Relevance, semantic: SemanticFallback, by_id: dict[str, Document], k: int
+) -> SpecDraft:
+    """D_s: the documents the generator cited; for a spec citing none, at most k: those BM25 finds about
+    as relevant as the best one (RELATIVE_SCORE) and relevant in themselves (ABSOLUTE_SHARE), then those
+    its embedding singles out (`fallback.SemanticFallback`); maybe none."""
     cited = [d for d in dict.fromkeys(draft.documents) if d in by_id]
     if cited:
         return draft.model_copy(update={"documents": cited})
@@ -461,7 +493,8 @@ def _with_documents(draft: SpecDraft, relevance: _Relevance, by_id: dict[str, Do
         for doc, score in scores
         if score >= RELATIVE_SCORE * scores[0][1] and relevance.share(doc, query) >= ABSOLUTE_SHARE
     ]
-    return draft.model_copy(update={"documents": found})
+    found += [doc for doc in semantic.documents(query, k) if doc not in found]
+    return draft.model_copy(update={"documents": found[:k]})
 
 
 def latest_generation(store: Store, project_id: str) -> Run | None:

@@ -113,7 +113,7 @@ def test_a_failed_batch_is_listed_and_generated_again_with_the_retry_button(stor
                 .values(status="failed")
             )
     at = _open()
-    assert any("1 batch(es) of the latest generation failed: batch-0000" in w.value for w in at.warning)
+    assert any("1 model call(s) of the latest generation failed: batch-0000" in w.value for w in at.warning)
     _button(at, "Retry failed units").click().run()
     assert not at.exception, at.exception
     assert store.run(run.id).status.value == "pending", "handed to the workers, not run in the page"

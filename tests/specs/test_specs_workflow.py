@@ -40,7 +40,7 @@ def test_offline_generation_is_grounded_varied_and_marked(project):
     assert all(v.spec.documents for v in views if v.spec.category in ("policy", "product information"))
     assert len({v.spec.category for v in views}) >= 5
     assert len({v.spec.scenario for v in views}) == len(views)
-    tasks = {"generate_specs", "specs_from_card"}
+    tasks = {"generate_spec", "specs_from_card"}  # one spec per call by default, as in the seed
     assert all(v.spec.provenance.is_offline and v.spec.provenance.task in tasks for v in views)
 
 

@@ -79,6 +79,7 @@ ASPECTS = (
     ("Is there a loyalty points scheme that covers {e}?", ("loyalty", "points")),
 )
 OPENING_TRIES = 3  # facts on the spec's subject tried for a first question the run has not asked
+UNANSWERABLE_SUBJECTS = 12  # facts of the document whose entities an unanswerable question may be about
 FOLLOW = (
     "And what about the {noun} you just mentioned?",
     "What else should I know about that {noun}?",
@@ -433,7 +434,12 @@ class _Writer:
         options = [q.format(e=subject) for q in self.rng.sample(usable, len(usable))]
         if miss is None:
             question = options[0]
-        # A question earlier conversations of the run asked is not asked again while another fits.
+        # A question earlier conversations of the run asked is not asked again while another fits: when
+        # every aspect of this subject was asked, the same aspects of the document's other entities (as
+        # unanswerable: no document of the context has the aspect's words).
+        if all(_key(q) in self.seen for q in [question, *options]):
+            others = dict.fromkeys(self.topic(f) for f in self.facts[i][:UNANSWERABLE_SUBJECTS])
+            options += [q.format(e=e) for e in others if e and e != subject for q in usable]
         question = next((q for q in [question, *options] if _key(q) not in self.seen), question)
         return QATurn(
             question=question,
