@@ -143,7 +143,7 @@ with st.form("start_run", enter_to_submit=False):
     template = b.radio(
         "Judge's prompt",
         ["ours", "prometheus"],
-        format_func={"ours": "ours", "prometheus": "Prometheus (seed 000's)"}.get,
+        format_func={"ours": "Ours", "prometheus": "Prometheus (the paper's)"}.get,
         horizontal=True,
         help="Both give a 0/1 score, an error type and a rationale. Ours states grading rules and asks "
         "for JSON; Prometheus' absolute-grading template is the one seed 000 names. The offline judge "
