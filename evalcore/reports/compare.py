@@ -6,8 +6,13 @@ change in failure rate comes with McNemar's exact test on the discordant counts 
 the counts themselves and 95% Wilson intervals of both rates; regressions are listed first. Rejected items
 are left out unless asked for, as in every headline (`scope_label` says which tiers a headline counts).
 
-A baseline from another project, one with no scored turn in common, or a run still being played is refused
-with a one-line `UsageError` that says which.
+Runs of the other kinds the results view lists (procedure tests, scenarios, simulations, rubric scoring)
+are compared the same way over their rows (`evalcore.reports.results.item_rows`), an item paired by the
+name every run of its kind gives it (a test, a scenario's repetition, a persona's dialogue, a scored
+conversation); their rows have no judgment id.
+
+A baseline from another project or of another kind, one with no scored turn in common, or a run still
+being played is refused with a one-line `UsageError` that says which.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from evalcore.errors import UsageError
 from evalcore.items.current import content_field
 from evalcore.items.state import refresh_states
 from evalcore.models import Run, RunStatus
+from evalcore.reports.results import item_rows
+from evalcore.runs.records import RUN_KIND
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.stats.paired import mcnemar_exact, wilson_interval
 from evalcore.store import Store
@@ -114,6 +121,11 @@ def _check(run: Run, baseline: Run) -> None:
             f"baseline {baseline.id} is from project {baseline.params.get('project_id')}, "
             f"run {run.id} from project {run.params.get('project_id')}"
         )
+    if run.kind != baseline.kind:
+        raise UsageError(
+            f"baseline {baseline.id} is a {baseline.kind} run and run {run.id} a {run.kind} run: "
+            "compare runs of one kind"
+        )
 
 
 _J = t.judgments
@@ -129,7 +141,7 @@ _PAIRING = sa.select(
 )
 
 # (judgment id, failed, error type, spec id) of a scored turn, by (item, turn or -1, played alone).
-Scored = dict[tuple[str, int, bool], tuple[int, bool, str | None, str | None]]
+Scored = dict[tuple[str, int, bool], tuple[int | None, bool, str | None, str | None]]
 
 
 def _fetch_all(conn: sa.Connection, query: sa.Select) -> list[tuple]:
@@ -147,15 +159,26 @@ def _fetch_all(conn: sa.Connection, query: sa.Select) -> list[tuple]:
         cursor.close()
 
 
-def _scored(store: Store, run_id: str, rejected: frozenset[str]) -> Scored:
+def _scored(store: Store, run: Run, rejected: frozenset[str]) -> Scored:
     """The run's scored turns in scope, by key; a turn judged twice keeps its last judgment."""
-    query = _PAIRING.where(_J.c.run_id == run_id, _J.c.score.is_not(None)).order_by(_J.c.id)
+    if run.kind != RUN_KIND:
+        return _scored_rows(store, run, rejected)
+    query = _PAIRING.where(_J.c.run_id == run.id, _J.c.score.is_not(None)).order_by(_J.c.id)
     with store.read() as conn:
         rows = _fetch_all(conn, query)
     return {
         (item, turn, bool(alone)): (jid, bool(failed), error, spec)
         for jid, item, turn, alone, failed, error, spec in rows
         if item not in rejected
+    }
+
+
+def _scored_rows(store: Store, run: Run, rejected: frozenset[str]) -> Scored:
+    """A run of another kind's scored rows in scope, by the name its kind pairs them on."""
+    return {
+        (r.pair, -1, False): (None, r.verdict == "fail", r.error_type, r.spec_id)
+        for r in item_rows(store, run, {})
+        if r.verdict != "unscored" and r.item_id not in rejected
     }
 
 
@@ -180,8 +203,8 @@ def compare_to_baseline(
     _check(run, baseline)
     project_id = run.params.get("project_id")
     rejected = frozenset() if include_rejected else _rejected(store, project_id)
-    now = _scored(store, run_id, rejected)
-    base = _scored(store, baseline_id, rejected)
+    now = _scored(store, run, rejected)
+    base = _scored(store, baseline, rejected)
     labels = (
         {i: str(v) for i, v in content_field(store, project_id, SPEC_KIND, "scenario").items()}
         if project_id
