@@ -232,6 +232,15 @@ def metric(driver, label: str) -> str:
     raise AssertionError(f"no metric '{label}' on the page")
 
 
+def selected(driver, label: str) -> str:
+    """The text the select box labelled `label` shows (its picked option)."""
+    box = f"[data-testid='stSelectbox']:has(input[aria-label=\"{label}\"])"
+    wait_idle(driver)
+    found = driver.find_elements(_by().CSS_SELECTOR, box)
+    assert found, f"select box '{label}' not found on the page"
+    return found[0].text
+
+
 def compare_two_runs(driver, base: str, store: Store, generator: str, runs: list[str]) -> None:
     """The end of each pipeline's walk, on Results: the newer of `runs` compared with the older as its
     baseline, picked on the page; the counts it shows are the library's compare of the two."""
@@ -241,7 +250,8 @@ def compare_two_runs(driver, base: str, store: Store, generator: str, runs: list
     assert len(runs) == 2, f"{generator}: two runs, not {len(runs)}"
     now, baseline = runs  # newest first
     open_page(driver, base, "results")
-    choose(driver, "Run to compare", run_label(store.run(now)))
+    if f"({now})" not in selected(driver, "Run to compare"):  # the newest run is picked first by default
+        choose(driver, "Run to compare", run_label(store.run(now)))
     choose(driver, f"Baseline for {run_label(store.run(now))}", run_label(store.run(baseline)))
     until(lambda: "McNemar p" in text_of(driver), f"{generator}: the compare's counts", FIND_SECONDS)
     wait_idle(driver)
