@@ -121,6 +121,8 @@ for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND]:
         )
 
 frame = pd.DataFrame([r.model_dump() for r in page.rows], columns=[*COLUMNS, "ref"])
+# A row of a whole item (a test, a scenario, a dialogue with no breakdown) has no turn: blank, not "None".
+frame["turn_index"] = [str(r.turn_index) if r.turn_index is not None else "" for r in page.rows]
 selected = st.dataframe(
     frame[list(COLUMNS)].rename(columns=COLUMNS),
     hide_index=True,
@@ -253,15 +255,31 @@ st.text(
 )
 shown = st.multiselect("Show", list(CHANGE_ORDER), default=["broken", "fixed"], key="results_changes")
 items = cmp.items[cmp.items["change"].isin(shown)]
+if unit == "items":  # whole items (tests, scenarios, dialogues) have no turn to show
+    items = items.drop(columns=["turn_index"])
 st.dataframe(
-    items.drop(columns=["judgment_id"]).rename(columns={"item_id": "item", "turn_index": "turn"}),
+    items.drop(columns=["judgment_id"])
+    .assign(  # an error type is shown only where there is one, in words
+        baseline_error=lambda f: [
+            e.replace("_", " ") if isinstance(e, str) else "" for e in f["baseline_error"]
+        ],
+        error_type=lambda f: [e.replace("_", " ") if isinstance(e, str) else "" for e in f["error_type"]],
+    )
+    .rename(
+        columns={
+            "item_id": "item",
+            "turn_index": "turn",
+            "baseline_error": "error before",
+            "error_type": "error now",
+        }
+    ),
     hide_index=True,
     width="stretch",
     key="results_compare_items",
 )
 spec_rows = [
     {"spec": spec, "baseline": ch.baseline_rate, "now": ch.rate, "fixed": ch.fixed, "broken": ch.broken,
-     "McNemar p": ch.p_value, "turns": ch.n}
+     "McNemar p": ch.p_value, unit: ch.n}
     for spec, ch in cmp.by_spec.items()
 ]  # fmt: skip
 st.dataframe(pd.DataFrame(spec_rows), hide_index=True, width="stretch", key="results_compare_specs")
