@@ -121,6 +121,8 @@ for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND]:
         )
 
 frame = pd.DataFrame([r.model_dump() for r in page.rows], columns=[*COLUMNS, "ref"])
+# A row of a whole item (a test, a scenario, a dialogue with no breakdown) has no turn: blank, not "None".
+frame["turn_index"] = [str(r.turn_index) if r.turn_index is not None else "" for r in page.rows]
 selected = st.dataframe(
     frame[list(COLUMNS)].rename(columns=COLUMNS),
     hide_index=True,
@@ -191,18 +193,28 @@ else:
 
 # --------------------------------------------------------------------------------- against a baseline
 st.header("Compare with a baseline")
-conversation_runs = [r for r in run_ids if by_id[r].kind == RUN_KIND]
-if not conversation_runs:
-    st.caption("Comparing item by item works on conversation runs (started with Runs or `evalcore run`).")
-    st.stop()
-run_id = conversation_runs[0]
-bases = [r.id for r in runs if r.kind == RUN_KIND and r.id != run_id]
-baseline = st.selectbox(
+# The run compared follows the first run picked above until one is chosen here.
+if (
+    st.session_state.get("results_compare_follows") != run_ids[0]
+    or st.session_state.get("results_compare_run") not in by_id
+):
+    st.session_state["results_compare_follows"] = st.session_state["results_compare_run"] = run_ids[0]
+left, right = st.columns(2)
+run_id = left.selectbox(
+    "Run to compare", list(by_id), key="results_compare_run", format_func=lambda r: run_label(by_id[r])
+)
+bases = [r.id for r in runs if r.kind == by_id[run_id].kind and r.id != run_id]
+if st.session_state.get("results_baseline") not in ["", *bases]:
+    st.session_state["results_baseline"] = ""
+baseline = right.selectbox(
     f"Baseline for {run_label(by_id[run_id])}",
     ["", *bases],
     format_func=lambda r: run_label(by_id[r]) if r else "(no baseline)",
     key="results_baseline",
+    help="Runs of the same kind only: items are paired by what every run of the kind calls them.",
 )
+if not bases:
+    st.caption("No other finished run of this kind to compare with yet.")
 if not baseline:
     st.stop()
 
@@ -218,15 +230,16 @@ except EvalcoreError as exc:
     show_error(exc)
     st.stop()
 o = cmp.overall
+unit = "turns" if by_id[run_id].kind == RUN_KIND else "items"
 counts = cmp.items["change"].value_counts()
 metrics = st.columns(5)
 for col, change in zip(metrics, CHANGE_ORDER, strict=False):
     col.metric(change.capitalize(), f"{int(counts.get(change, 0)):,}")
 metrics[4].metric(
-    "McNemar p", f"{o.p_value:.3g}", help="Exact two-sided test on the broken and fixed counts (same turns)."
+    "McNemar p", f"{o.p_value:.3g}", help="Exact two-sided test on the broken and fixed counts (same items)."
 )
 st.caption(
-    f"{o.n:,} turns scored in both runs, counts {md(cmp.scope)}: failure rate {o.baseline_rate:.1%} "
+    f"{o.n:,} {unit} scored in both runs, counts {md(cmp.scope)}: failure rate {o.baseline_rate:.1%} "
     f"[{o.baseline_ci[0]:.1%}, {o.baseline_ci[1]:.1%}] in the baseline, {o.rate:.1%} "
     f"[{o.ci[0]:.1%}, {o.ci[1]:.1%}] now; {o.broken:,} broken against {o.fixed:,} fixed."
 )
@@ -238,19 +251,35 @@ st.text(
         for r in flips.head(FLIPS_SHOWN).itertuples()
     )
     + (f"\n... and {len(flips) - FLIPS_SHOWN:,} more in the table below" if len(flips) > FLIPS_SHOWN else "")
-    or "No turn changed its verdict."
+    or f"No {unit[:-1]} changed its verdict."
 )
 shown = st.multiselect("Show", list(CHANGE_ORDER), default=["broken", "fixed"], key="results_changes")
 items = cmp.items[cmp.items["change"].isin(shown)]
+if unit == "items":  # whole items (tests, scenarios, dialogues) have no turn to show
+    items = items.drop(columns=["turn_index"])
 st.dataframe(
-    items.drop(columns=["judgment_id"]).rename(columns={"item_id": "item", "turn_index": "turn"}),
+    items.drop(columns=["judgment_id"])
+    .assign(  # an error type is shown only where there is one, in words
+        baseline_error=lambda f: [
+            e.replace("_", " ") if isinstance(e, str) else "" for e in f["baseline_error"]
+        ],
+        error_type=lambda f: [e.replace("_", " ") if isinstance(e, str) else "" for e in f["error_type"]],
+    )
+    .rename(
+        columns={
+            "item_id": "item",
+            "turn_index": "turn",
+            "baseline_error": "error before",
+            "error_type": "error now",
+        }
+    ),
     hide_index=True,
     width="stretch",
     key="results_compare_items",
 )
 spec_rows = [
     {"spec": spec, "baseline": ch.baseline_rate, "now": ch.rate, "fixed": ch.fixed, "broken": ch.broken,
-     "McNemar p": ch.p_value, "turns": ch.n}
+     "McNemar p": ch.p_value, unit: ch.n}
     for spec, ch in cmp.by_spec.items()
 ]  # fmt: skip
 st.dataframe(pd.DataFrame(spec_rows), hide_index=True, width="stretch", key="results_compare_specs")

@@ -1,12 +1,14 @@
-"""End to end (issue 28): a new project from an upload to two runs and the Reports page, using only the
-pages, in a real headless Chromium, for each of the five generators: doc-QA conversations, procedure
-tests, persona simulations, scenarios and tool cases. Nothing is made from Python or the CLI: the test
+"""End to end (issue 28): a new project from an upload to a compared pair of runs, using only the pages,
+in a real headless Chromium, for each of the five generators: doc-QA conversations, procedure tests,
+persona simulations, scenarios and tool cases. Nothing is made from Python or the CLI: the test
 only reads the store to know when a job the page started has finished. Each step is named, so a failure
 says which step of which pipeline needs what (`step`), and a control the page does not show (a label
 renamed, say) is named within FIND_SECONDS (`looking_for`); the smallest settings keep it quick for CI.
 
-After two runs of a generator the walk calls `compare_two_runs` and ends at the Reports page: that helper
-is where the run-against-run compare of the results page goes once it is merged."""
+After two runs of a generator the walk ends with `compare_two_runs` on the Results page: the newer run
+picked as the run to compare and the older as its baseline in the browser, the compare's counts (broken,
+fixed, still failing, still passing) and McNemar's p read off the page must be the library's own compare of
+the same two runs (`compare_to_baseline`, read from the store only to check the page)."""
 
 from __future__ import annotations
 
@@ -221,13 +223,44 @@ def assign_annotators(driver, base: str, store: Store, project_id: str) -> None:
     until(lambda: "Download the gold set" in text_of(driver), "the gold set's download", 30)
 
 
-def compare_two_runs(driver, base: str, generator: str, runs: list[str]) -> None:
-    """The end of each pipeline's walk: its two runs exist and the Reports page opens. The results
-    engineer's run-against-run compare goes here after merging (pick `runs` on the page, check the
-    compare)."""
+def metric(driver, label: str) -> str:
+    """The value of the metric labelled `label` on the page."""
+    for box in driver.find_elements(_by().CSS_SELECTOR, "[data-testid='stMetric']"):
+        lines = box.text.splitlines()
+        if lines and lines[0].strip() == label:
+            return lines[1].strip()
+    raise AssertionError(f"no metric '{label}' on the page")
+
+
+def selected(driver, label: str) -> str:
+    """The text the select box labelled `label` shows (its picked option)."""
+    box = f"[data-testid='stSelectbox']:has(input[aria-label=\"{label}\"])"
+    wait_idle(driver)
+    found = driver.find_elements(_by().CSS_SELECTOR, box)
+    assert found, f"select box '{label}' not found on the page"
+    return found[0].text
+
+
+def compare_two_runs(driver, base: str, store: Store, generator: str, runs: list[str]) -> None:
+    """The end of each pipeline's walk, on Results: the newer of `runs` compared with the older as its
+    baseline, picked on the page; the counts it shows are the library's compare of the two."""
+    from evalcore.reports.compare import CHANGE_ORDER, compare_to_baseline
+    from evalcore.runs.control import run_label
+
     assert len(runs) == 2, f"{generator}: two runs, not {len(runs)}"
-    open_page(driver, base, "reports")
-    assert "Reports" in text_of(driver)
+    now, baseline = runs  # newest first
+    open_page(driver, base, "results")
+    if f"({now})" not in selected(driver, "Run to compare"):  # the newest run is picked first by default
+        choose(driver, "Run to compare", run_label(store.run(now)))
+    choose(driver, f"Baseline for {run_label(store.run(now))}", run_label(store.run(baseline)))
+    until(lambda: "McNemar p" in text_of(driver), f"{generator}: the compare's counts", FIND_SECONDS)
+    wait_idle(driver)
+    expected = compare_to_baseline(store, now, baseline)
+    counts = expected.items["change"].value_counts()
+    shown = {change: metric(driver, change.capitalize()) for change in CHANGE_ORDER}
+    assert shown == {c: f"{int(counts.get(c, 0)):,}" for c in CHANGE_ORDER}, f"{generator}: {shown}"
+    assert metric(driver, "McNemar p") == f"{expected.overall.p_value:.3g}"
+    assert f"{expected.overall.n:,} " in text_of(driver)
 
 
 def two_runs(store: Store, project_id: str, kind: str) -> list[str]:
@@ -282,8 +315,8 @@ def _doc_qa(driver, base, store, pid, shots) -> None:
             set_field(driver, "At most this many items (0 = all)", 2)
             press(driver, "Start run")
             jobs_finished(store, pid, RUN_KIND, n)
-    with step("doc-QA: the Reports page", driver, shots):
-        compare_two_runs(driver, base, "doc-QA", two_runs(store, pid, RUN_KIND))
+    with step("doc-QA: compare the two runs on Results", driver, shots):
+        compare_two_runs(driver, base, store, "doc-QA", two_runs(store, pid, RUN_KIND))
 
 
 def _procedures(driver, base, store, pid, shots) -> None:
@@ -304,8 +337,8 @@ def _procedures(driver, base, store, pid, shots) -> None:
             choose(driver, "Target", "demo-agent")
             press(driver, "Play the tests")
             jobs_finished(store, pid, TESTS_RUN_KIND, n)
-    with step("procedures: the Reports page", driver, shots):
-        compare_two_runs(driver, base, "procedures", two_runs(store, pid, TESTS_RUN_KIND))
+    with step("procedures: compare the two runs on Results", driver, shots):
+        compare_two_runs(driver, base, store, "procedures", two_runs(store, pid, TESTS_RUN_KIND))
 
 
 def _simulations(driver, base, store, pid, shots) -> None:
@@ -318,8 +351,8 @@ def _simulations(driver, base, store, pid, shots) -> None:
             set_field(driver, "Max user turns (the card's by default)", 2)
             press(driver, "Start simulation")
             jobs_finished(store, pid, SIMULATION_KIND, n)
-    with step("simulations: the Reports page", driver, shots):
-        compare_two_runs(driver, base, "simulations", two_runs(store, pid, SIMULATION_KIND))
+    with step("simulations: compare the two runs on Results", driver, shots):
+        compare_two_runs(driver, base, store, "simulations", two_runs(store, pid, SIMULATION_KIND))
 
 
 def _scenarios(driver, base, store, pid, shots) -> None:
@@ -338,8 +371,8 @@ def _scenarios(driver, base, store, pid, shots) -> None:
             open_expander(driver, "Start a run")
             press(driver, "Start run")
             jobs_finished(store, pid, SCENARIO_RUN_KIND, n)
-    with step("scenarios: the Reports page", driver, shots):
-        compare_two_runs(driver, base, "scenarios", two_runs(store, pid, SCENARIO_RUN_KIND))
+    with step("scenarios: compare the two runs on Results", driver, shots):
+        compare_two_runs(driver, base, store, "scenarios", two_runs(store, pid, SCENARIO_RUN_KIND))
 
 
 def _tool_cases(driver, base, store, pid, shots) -> None:
@@ -359,5 +392,5 @@ def _tool_cases(driver, base, store, pid, shots) -> None:
             open_tab(driver, "Rubric scores")
             press(driver, "Score them")
             jobs_finished(store, pid, SCORING_KIND, n)
-    with step("tool cases: the Reports page", driver, shots):
-        compare_two_runs(driver, base, "tool cases", two_runs(store, pid, SCORING_KIND))
+    with step("tool cases: compare the two runs on Results", driver, shots):
+        compare_two_runs(driver, base, store, "tool cases", two_runs(store, pid, SCORING_KIND))

@@ -6,8 +6,13 @@ change in failure rate comes with McNemar's exact test on the discordant counts 
 the counts themselves and 95% Wilson intervals of both rates; regressions are listed first. Rejected items
 are left out unless asked for, as in every headline (`scope_label` says which tiers a headline counts).
 
-A baseline from another project, one with no scored turn in common, or a run still being played is refused
-with a one-line `UsageError` that says which.
+Runs of the other kinds the results view lists (procedure tests, scenarios, simulations, rubric scoring)
+are compared the same way over their rows (`evalcore.reports.results.item_rows`), an item paired by the
+name every run of its kind gives it (a test, a scenario's repetition, a persona's dialogue, a scored
+conversation); their rows have no judgment id.
+
+A baseline from another project or of another kind, one with no scored turn in common, or a run still
+being played is refused with a one-line `UsageError` that says which.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import sqlalchemy as sa
 
@@ -22,6 +28,8 @@ from evalcore.errors import UsageError
 from evalcore.items.current import content_field
 from evalcore.items.state import refresh_states
 from evalcore.models import Run, RunStatus
+from evalcore.reports.results import item_rows
+from evalcore.runs.records import RUN_KIND
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.stats.paired import mcnemar_exact, wilson_interval
 from evalcore.store import Store
@@ -114,6 +122,11 @@ def _check(run: Run, baseline: Run) -> None:
             f"baseline {baseline.id} is from project {baseline.params.get('project_id')}, "
             f"run {run.id} from project {run.params.get('project_id')}"
         )
+    if run.kind != baseline.kind:
+        raise UsageError(
+            f"baseline {baseline.id} is a {baseline.kind} run and run {run.id} a {run.kind} run: "
+            "compare runs of one kind"
+        )
 
 
 _J = t.judgments
@@ -128,8 +141,9 @@ _PAIRING = sa.select(
     _J.c.spec_id,
 )
 
-# (judgment id, failed, error type, spec id) of a scored turn, by (item, turn or -1, played alone).
-Scored = dict[tuple[str, int, bool], tuple[int, bool, str | None, str | None]]
+# A scored turn: its judgment, its key (item, turn or -1, played alone), the verdict, error type and spec.
+SCORED_COLUMNS = ["jid", "item", "turn", "alone", "failed", "error", "spec_id"]
+KEY = ["item", "turn", "alone"]
 
 
 def _fetch_all(conn: sa.Connection, query: sa.Select) -> list[tuple]:
@@ -147,16 +161,33 @@ def _fetch_all(conn: sa.Connection, query: sa.Select) -> list[tuple]:
         cursor.close()
 
 
-def _scored(store: Store, run_id: str, rejected: frozenset[str]) -> Scored:
-    """The run's scored turns in scope, by key; a turn judged twice keeps its last judgment."""
-    query = _PAIRING.where(_J.c.run_id == run_id, _J.c.score.is_not(None)).order_by(_J.c.id)
+def _scored(store: Store, run: Run, rejected: frozenset[str]) -> pd.DataFrame:
+    """The run's scored turns in scope (SCORED_COLUMNS), one per key; a turn judged twice keeps its last
+    judgment."""
+    if run.kind != RUN_KIND:
+        return _scored_rows(store, run, rejected)
+    query = _PAIRING.where(_J.c.run_id == run.id, _J.c.score.is_not(None))
     with store.read() as conn:
         rows = _fetch_all(conn, query)
-    return {
-        (item, turn, bool(alone)): (jid, bool(failed), error, spec)
-        for jid, item, turn, alone, failed, error, spec in rows
-        if item not in rejected
-    }
+    # Pairing, ordering and counting run column-wise, and the rows are put in judgment order here rather
+    # than by SQLite: at 100,000 turns a loop over tuples, a sort of them and SQLite's sort of whole rows
+    # cost most of a compare (benchmarks/results.py).
+    frame = pd.DataFrame(np.array(rows, dtype=object).reshape(len(rows), len(SCORED_COLUMNS)))
+    frame.columns = SCORED_COLUMNS
+    frame = frame.sort_values("jid", kind="stable")
+    if rejected:
+        frame = frame[~frame["item"].isin(rejected)]
+    return frame.drop_duplicates(KEY, keep="last")
+
+
+def _scored_rows(store: Store, run: Run, rejected: frozenset[str]) -> pd.DataFrame:
+    """A run of another kind's scored rows in scope, by the name its kind pairs them on."""
+    rows = [
+        (None, r.pair, -1, 0, int(r.verdict == "fail"), r.error_type, r.spec_id)
+        for r in item_rows(store, run, {})
+        if r.verdict != "unscored" and r.item_id not in rejected
+    ]
+    return pd.DataFrame.from_records(rows, columns=SCORED_COLUMNS).drop_duplicates(KEY, keep="last")
 
 
 def _rejected(store: Store, project_id: str | None) -> frozenset[str]:
@@ -180,55 +211,74 @@ def compare_to_baseline(
     _check(run, baseline)
     project_id = run.params.get("project_id")
     rejected = frozenset() if include_rejected else _rejected(store, project_id)
-    now = _scored(store, run_id, rejected)
-    base = _scored(store, baseline_id, rejected)
+    now = _scored(store, run, rejected)
+    base = _scored(store, baseline, rejected)
     labels = (
         {i: str(v) for i, v in content_field(store, project_id, SPEC_KIND, "scenario").items()}
         if project_id
         else {}
     )
-    rows: list[tuple] = []
-    counts: dict[str, list[int]] = {}  # spec -> [n, baseline failures, failures, fixed, broken]
-    for key, (jid, failed, error, spec_id) in now.items():
-        paired = base.get(key)
-        if paired is None:
-            continue
-        base_failed = paired[1]
-        spec = labels.get(spec_id, spec_id) if spec_id is not None else "(no spec)"
-        change = (
-            (BROKEN if not base_failed else STILL_FAILING)
-            if failed
-            else (FIXED if base_failed else STILL_PASSING)
-        )
-        # Sorted as a plain tuple: the turn played alone (no index, -1) after the others, ties by judgment.
-        rows.append((RANK[change], spec, key[0], (key[1] < 0, key[1]), jid, change, paired[2], error))
-        c = counts.setdefault(spec, [0, 0, 0, 0, 0])
-        c[0] += 1
-        c[1] += base_failed
-        c[2] += failed
-        c[3] += change == FIXED
-        c[4] += change == BROKEN
-    if not rows:
+    paired = now.merge(base[[*KEY, "failed", "error"]], on=KEY, suffixes=("", "_base"))
+    if paired.empty:
         raise UsageError(f"baseline {baseline_id} and run {run_id} have no scored item in common")
-    rows.sort()
+    failed = paired["failed"].to_numpy(dtype=bool)
+    base_failed = paired["failed_base"].to_numpy(dtype=bool)
+    rank = np.where(
+        failed,
+        np.where(base_failed, RANK[STILL_FAILING], RANK[BROKEN]),
+        np.where(base_failed, RANK[FIXED], RANK[STILL_PASSING]),
+    )
+    spec_ids = paired["spec_id"]
+    turns = paired["turn"].to_numpy(dtype=np.int64)
+    ordered = pd.DataFrame(
+        {
+            "rank": rank,
+            "spec": spec_ids.map(labels).fillna(spec_ids).fillna("(no spec)").astype(object),
+            "item": paired["item"],
+            "alone": turns < 0,  # the turn played alone (no index, -1) after the others
+            "turn": turns,
+            "jid": paired["jid"],
+        }
+    )
+    by = ["rank", "spec", "item", "alone", "turn"] + (["jid"] if run.kind == RUN_KIND else [])
+    order = ordered.sort_values(by, kind="stable").index.to_numpy()
+    turn_index = turns.astype(object)
+    turn_index[turns < 0] = None
     items = pd.DataFrame(
         {
-            "change": [r[5] for r in rows],
-            "item_id": [r[2] for r in rows],
-            "turn_index": pd.Series([None if r[3][0] else r[3][1] for r in rows], dtype=object),
-            "spec": [r[1] for r in rows],
-            "baseline_error": [r[6] for r in rows],
-            "error_type": [r[7] for r in rows],
-            "judgment_id": [r[4] for r in rows],
+            "change": np.array(CHANGE_ORDER, dtype=object)[rank[order]],
+            "item_id": paired["item"].to_numpy(dtype=object)[order],
+            "turn_index": pd.Series(turn_index[order], dtype=object),
+            "spec": ordered["spec"].to_numpy(dtype=object)[order],
+            "baseline_error": paired["error_base"].to_numpy(dtype=object)[order],
+            "error_type": paired["error"].to_numpy(dtype=object)[order],
+            "judgment_id": paired["jid"].to_numpy()[order],
         },
         columns=list(ITEM_COLUMNS),
     )
+    grouped = (
+        pd.DataFrame(
+            {
+                "spec": ordered["spec"],
+                "n": 1,
+                "base": base_failed,
+                "now": failed,
+                "fixed": rank == RANK[FIXED],
+                "broken": rank == RANK[BROKEN],
+            }
+        )
+        .groupby("spec", sort=False)[["n", "base", "now", "fixed", "broken"]]
+        .sum()
+    )
+    counts = {
+        str(spec): [int(x) for x in row] for spec, row in zip(grouped.index, grouped.to_numpy(), strict=True)
+    }
     by_spec = {spec: _change(*c) for spec, c in counts.items()}
     by_spec = dict(
         sorted(by_spec.items(), key=lambda kv: (-(kv[1].broken - kv[1].fixed), kv[1].p_value, kv[0]))
     )
     total = [sum(c[i] for c in counts.values()) for i in range(5)]
-    common = len(rows)
+    common = len(paired)
     return RunComparison(
         run=run,
         baseline=baseline,

@@ -15,6 +15,7 @@ from evalcore.reports.procedure_tables import describe_action
 from evalcore.reports.results import ResultRow
 from evalcore.runs.procedure_tests import RUN_KIND as PROCEDURE_KIND
 from evalcore.runs.records import RUN_KIND
+from evalcore.runs.rubric_scoring import RUN_KIND as RUBRIC_KIND
 from evalcore.runs.store_ops import judgment_bodies
 from evalcore.store import Store
 
@@ -82,7 +83,7 @@ def result_detail(store: Store, row: ResultRow) -> ResultDetail:
         return _judged_turn(store, row)
     if row.run_kind == PROCEDURE_KIND:
         return _procedure_test(store, row)
-    if row.run_kind == SIMULATION_KIND:
+    if row.run_kind in (SIMULATION_KIND, RUBRIC_KIND):
         transcript, calls, reviews = _item_parts(store, row.item_id, row.turn_index)
         return ResultDetail(
             row=row, reason=row.reason, transcript=transcript, tool_calls=calls, reviews=reviews

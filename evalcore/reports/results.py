@@ -6,8 +6,13 @@ kind of run against a target, filtered and paged.
   indexed query each, and only the page's judgment bodies are read (for the judge's reason), so a page of
   a run of 100,000 judged turns comes back in a fraction of a second.
 - Procedure test runs (scored as Table 2 scores them), scenario runs (one row per scenario and
-  repetition) and simulations (one row per simulated dialogue: failed at its first turn the breakdown
-  detector flagged, unscored when no turn was judged) hold hundreds of rows, read and filtered in Python.
+  repetition), simulations (one row per simulated dialogue: failed at its first turn the breakdown
+  detector flagged, unscored when no turn was judged) and rubric scoring runs (one row per conversation:
+  failed when the rubric set estimates NEG) hold hundreds of rows, read and filtered in Python.
+
+Every row names its item as another run of the kind names it too (`pair`), so two runs can be compared
+item by item (evalcore.reports.compare): a simulated dialogue by its persona and dialogue number (each
+run writes new conversations), a scenario by its repetition.
 
 Rows of several runs are listed run after run in the order asked for; within a run, failures first, then
 unscored, then passes. Rejected items are left out unless asked for, as in every headline. Verdicts are
@@ -33,8 +38,10 @@ from evalcore.items.current import content_field
 from evalcore.items.state import refresh_states
 from evalcore.models import Run
 from evalcore.reports.procedure_tables import score_run, why_failed
+from evalcore.reports.rubric_tables import rubric_report
 from evalcore.runs.procedure_tests import RUN_KIND as PROCEDURE_KIND
 from evalcore.runs.records import RUN_KIND
+from evalcore.runs.rubric_scoring import RUN_KIND as RUBRIC_KIND
 from evalcore.runs.store_ops import judgment_bodies
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.store import Store
@@ -43,7 +50,7 @@ from evalcore.store import schema as t
 Verdict = Literal["fail", "unscored", "pass"]
 VERDICTS: tuple[str, ...] = ("fail", "unscored", "pass")
 # The run kinds whose items the view lists.
-RESULT_KINDS = (RUN_KIND, PROCEDURE_KIND, SCENARIO_KIND, SIMULATION_KIND)
+RESULT_KINDS = (RUN_KIND, PROCEDURE_KIND, SCENARIO_KIND, SIMULATION_KIND, RUBRIC_KIND)
 REASON_CHARS = 300  # a row's reason is cut here; the opened item shows it whole
 
 
@@ -75,6 +82,7 @@ class ResultRow(BaseModel):
     error_type: str | None = Field(default=None, description="Why it failed, from the fixed list.")
     reason: str = Field(default="", description="The judge's or checker's reason, cut short.")
     ref: str = Field(description="Where the row comes from: a judgment id, or the run's unit.")
+    pair: str = Field(default="", description="The item as every run of its kind names it (for compares).")
 
 
 class ResultPage(BaseModel):
@@ -240,6 +248,7 @@ def _procedure_rows(store: Store, run: Run, titles: dict[str, str]) -> list[Resu
                 error_type=None if score.correct else ("crash" if crash else "wrong_action"),
                 reason="" if score.correct else _short(crash or why_failed(score, scored.threshold)),
                 ref=score.test_id,
+                pair=score.test_id,
             )
         )
     return rows
@@ -267,6 +276,7 @@ def _scenario_rows(store: Store, run: Run) -> list[ResultRow]:
                 error_type="assertion_failed" if broke else None,
                 reason=_short(broke[0] if broke else ""),
                 ref=f"{result.scenario}#{result.repetition}",
+                pair=f"{result.scenario}#{result.repetition}",
             )
         )
     return rows
@@ -294,19 +304,54 @@ def _simulation_rows(store: Store, run: Run) -> list[ResultRow]:
                 error_type=(first[1].breakdown_types or ["breakdown"])[0] if first else None,
                 reason=_short(first[1].reasoning) if first else "",
                 ref=conversation_id,
+                pair=f"{dialogue.persona_item or dialogue.user_name}#{dialogue.file}",
             )
         )
     return rows
 
 
-def _python_rows(store: Store, run: Run, filters: ResultFilters, titles: dict[str, str]) -> list[ResultRow]:
-    """A procedure test, scenario or simulation run's rows the filters keep, failures first."""
+def _rubric_rows(store: Store, run: Run) -> list[ResultRow]:
+    """One row per conversation a rubric scoring run scored: failed when the set estimates NEG; the
+    reason names the rubrics that applied."""
+    report = rubric_report(store, run.id)
+    rows = []
+    for conversation_id, result in sorted(report.results.items()):
+        hits = [f"{r} ({s})" for r, s in result["scores"].items() if s > 0]
+        passed = result["label"] == "POS"
+        rows.append(
+            ResultRow(
+                run_id=run.id,
+                run_name=run_name(run),
+                run_kind=run.kind,
+                item_id=conversation_id,
+                generator=str(run.params.get("generator") or ""),
+                spec="",
+                verdict="pass" if passed else "fail",
+                score=1.0 if passed else 0.0,
+                error_type=None if passed else "negative_label",
+                reason=_short("rubrics that apply: " + (", ".join(hits) or "none")),
+                ref=conversation_id,
+                pair=conversation_id,
+            )
+        )
+    return rows
+
+
+def item_rows(store: Store, run: Run, titles: dict[str, str]) -> list[ResultRow]:
+    """Every row of a procedure test, scenario, simulation or rubric scoring run, unfiltered."""
     if run.kind == PROCEDURE_KIND:
-        rows = _procedure_rows(store, run, titles)
-    elif run.kind == SIMULATION_KIND:
-        rows = _simulation_rows(store, run)
-    else:
-        rows = _scenario_rows(store, run)
+        return _procedure_rows(store, run, titles)
+    if run.kind == SIMULATION_KIND:
+        return _simulation_rows(store, run)
+    if run.kind == RUBRIC_KIND:
+        return _rubric_rows(store, run)
+    return _scenario_rows(store, run)
+
+
+def _python_rows(store: Store, run: Run, filters: ResultFilters, titles: dict[str, str]) -> list[ResultRow]:
+    """A procedure test, scenario, simulation or rubric scoring run's rows the filters keep, failures
+    first."""
+    rows = item_rows(store, run, titles)
     needle = filters.text.strip().casefold()
     kept = [
         r
@@ -381,6 +426,8 @@ def filter_choices(store: Store, project_id: str, run_ids: Sequence[str]) -> tup
                 generators.add(PROCEDURE_GENERATOR)
             elif run.kind == SIMULATION_KIND:
                 generators.add(SIMULATION_GENERATOR)
+            elif run.kind == RUBRIC_KIND:
+                generators |= {str(run.params["generator"])} if run.params.get("generator") else set()
             else:
                 generators.add("scenario")
     specs = {sid: titles.get(sid, sid) for sid in spec_ids}

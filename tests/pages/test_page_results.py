@@ -58,7 +58,7 @@ def test_filters_pages_and_an_opened_row(seeded):
     at.selectbox[1].set_value("fail").run()  # the verdict filter
     failing = at.dataframe(key="results_table").value
     assert set(failing["verdict"]) == {"fail"}
-    assert {(r.item, r.turn) for r in failing.itertuples()} >= broken
+    assert {(r.item, int(r.turn)) for r in failing.itertuples()} >= broken
     item = sorted(broken)[0][0]
     at.text_input[0].input(item).run()
     assert set(at.dataframe(key="results_table").value["item"]) == {item}

@@ -95,6 +95,12 @@ def test_a_baseline_that_cannot_be_compared_is_refused_saying_why(two_runs):
     store.finish_run("empty", RunStatus.finished)
     with pytest.raises(UsageError, match="no scored item in common"):
         compare_to_baseline(store, now, "empty")
+    store.start_run(
+        pid, Run(id="sims", kind="simulation", status=RunStatus.finished, params={"project_id": pid})
+    )
+    store.finish_run("sims", RunStatus.finished)
+    with pytest.raises(UsageError, match=r"baseline sims is a simulation run and run .* a run run"):
+        compare_to_baseline(store, now, "sims")
 
 
 def _cli(store: Store, *args: str):

@@ -93,3 +93,29 @@ def test_a_simulation_lists_one_row_per_dialogue_at_its_first_breakdown(sqlite_s
             assert row.error_type and detail.reason
         else:
             assert row.turn_index is None and not any(x.highlighted for x in detail.transcript)
+
+
+def test_two_simulations_are_compared_dialogue_by_dialogue_of_each_persona(sqlite_store):
+    """Each simulation writes new conversations: the compare pairs them by persona and dialogue."""
+    from runs_support import sample_project
+
+    from evalcore.generators.simulation.job import simulate
+    from evalcore.reports.compare import STILL_FAILING, STILL_PASSING
+
+    store = sqlite_store
+    pid, _ = sample_project(store)
+    base = simulate(store, pid, "demo", standard=2).run.id
+    now = simulate(store, pid, "demo", standard=2).run.id
+    rows = {run: {r.pair: r for r in _all(store, pid, ResultFilters(run_ids=[run]))} for run in (base, now)}
+    assert len(rows[base]) == 2 and set(rows[base]) == set(rows[now])
+    assert not {r.item_id for r in rows[base].values()} & {r.item_id for r in rows[now].values()}
+    changes = {(True, True): STILL_FAILING, (True, False): FIXED, (False, True): BROKEN}
+    changes[(False, False)] = STILL_PASSING
+    expected = {
+        pair: changes[(was.verdict == "fail", rows[now][pair].verdict == "fail")]
+        for pair, was in rows[base].items()
+        if "unscored" not in (was.verdict, rows[now][pair].verdict)
+    }
+    cmp = compare_to_baseline(store, now, base)
+    assert dict(zip(cmp.items["item_id"], cmp.items["change"], strict=True)) == expected
+    assert cmp.overall.n == len(expected) and cmp.items["judgment_id"].isna().all()

@@ -1,0 +1,95 @@
+"""The Results page and its compare in headless Chromium (`benchmarks/results.py --browser`): see that
+module's docstring. Reuses benchmarks/browser.py's probe (idle and every table drawn, timed inside the
+browser) and CPU meter (the server's and the browser's processes)."""
+
+from __future__ import annotations
+
+import statistics
+
+from browser import EMPTY_APP, PROBE, STATE, CpuMeter, Visit, _wait, cold, measure
+
+from pages._common import USER_COOKIE
+from tests.browser import chromium, chromium_path, server_process
+
+GOAL_S = 2.0
+# Notes the moment of the pick (in the page's clock) and forgets the idle spell before it.
+MARK = """
+const b = window.__bench;
+Object.assign(b, {clicked: performance.now(), runsAtClick: b.runs, since: null});
+"""
+BASELINE_BOX = "[data-testid='stSelectbox']:has(input[aria-label^='Baseline for'])"
+
+
+def pick_baseline(driver: object, meter: CpuMeter, baseline: str) -> Visit:
+    """Open the baseline picker, then time the pick of `baseline` until the compare is shown, idle and
+    drawn (the first compare of this server: nothing of it is cached)."""
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import click
+
+    click(driver, lambda d: d.find_element(By.CSS_SELECTOR, f"{BASELINE_BOX} button[aria-label='Open']"))
+    option = next(o for o in driver.find_elements(By.CSS_SELECTOR, "[role='option']") if baseline in o.text)
+    before = meter.read()
+    driver.execute_script(MARK)
+    option.click()
+
+    def shown(state: dict) -> bool:
+        text = driver.find_element(By.TAG_NAME, "body").text
+        return (
+            state["since"] >= state["clicked"] and state["runs"] > state["runsAtClick"] and "McNemar" in text
+        )
+
+    state = _wait(driver, shown)
+    server, browser = CpuMeter.spent(before, meter.read())
+    return Visit(
+        (state["since"] - state["clicked"]) / 1000, server, browser, state["charts"], state["errors"]
+    )
+
+
+def _line(name: str, v: Visit, base: Visit | None) -> str:
+    ratio = f"  {v.wall / base.wall:.1f}x the baseline's wall" if base else ""
+    over = "  OVER 2 s" if base and v.wall >= GOAL_S else ""
+    return (
+        f"   {name:<34} wall {v.wall:5.2f} s  server CPU {v.server_cpu:5.2f} s  browser CPU "
+        f"{v.browser_cpu:5.2f} s  tables {v.plots:.0f}{ratio}{over}"
+        + ("  THE PAGE SHOWS AN ERROR" if v.errors else "")
+    )
+
+
+def _median(visits: list[Visit]) -> Visit:
+    return Visit(
+        *(statistics.median(getattr(v, f) for v in visits) for f in ("wall", "server_cpu", "browser_cpu")),
+        visits[0].plots,
+        max(v.errors for v in visits),
+    )
+
+
+def browse(url: str, repeat: int = 2) -> None:
+    """Print the baseline's, the Results page's and its compare's times (median of `repeat` fresh
+    servers), with CPU of the server and of the browser beside each."""
+    import tempfile
+    from pathlib import Path
+
+    if chromium_path() is None:
+        raise SystemExit(
+            "error: Debian's chromium and chromium-driver are needed: run scripts/setup.sh --test"
+        )
+    with tempfile.TemporaryDirectory() as tmp, chromium() as driver:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": PROBE})
+        empty = Path(tmp) / "empty_app.py"
+        empty.write_text(EMPTY_APP, encoding="utf-8")
+        app = ("-m", "streamlit", "run", str(empty), "--server.fileWatcherType", "none")
+        base_cold, _ = measure(driver, lambda: server_process(url, app, worker=False), "", "second", 1)
+        print(f"in headless Chromium, median of {repeat} fresh servers; goal: usable in under {GOAL_S:.0f} s")
+        print(_line("baseline (empty app, cold)", base_cold, None), flush=True)
+        pages, compares = [], []
+        for _ in range(repeat):
+            with server_process(url) as (base, process):
+                driver.get(base + "/_stcore/health")
+                driver.add_cookie({"name": USER_COOKIE, "value": "dana", "path": "/"})
+                meter = CpuMeter(process.pid, driver)
+                pages.append(cold(driver, meter, f"{base}/results"))
+                compares.append(pick_baseline(driver, meter, "(base)"))
+                assert driver.execute_script(STATE)["errors"] == 0, "the Results page shows an error"
+        print(_line("Results page (opened, cold)", _median(pages), base_cold))
+        print(_line("compare with the baseline picked", _median(compares), base_cold), flush=True)
