@@ -163,7 +163,7 @@ def test_gold_and_silver_show_the_precision_on_gold_beside_each_silver_set(proje
     next(b for b in at.button if b.label == "Review tool cases in Annotate").click().run()
     assert not at.exception, at.exception
     assert at.selectbox(key="q_gen").value == "tool_case" and not at.toggle(key="q_mine").value
-    assert set(at.dataframe[0].value["generator"]) == {"tool_case"}
+    assert set(at.dataframe[0].value["generator"]) == {"Tool-use cases"}, "the generator in words"
 
 
 def save_rubric(at: AppTest, version: int) -> None:
