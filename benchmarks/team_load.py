@@ -468,6 +468,27 @@ def server_side(saves: dict[str, dict], people: list) -> list[str]:
     return [f"{len(unanswered)} save(s) arrived at the server and were never answered"] if unanswered else []
 
 
+def stuck(saves: dict[str, dict], failed: list) -> None:
+    """For each annotator who gave up: their last save as the server recorded it (arrived, committed or
+    refused, answered), and whether their browser had seen it answered: a save answered on the server
+    that the browser never saw answered points at the page or the browser, one never answered at the
+    server."""
+    for person in failed:
+        mine = sorted((s for s in saves.values() if s.get("author") == person.who), key=lambda s: s["arrive"])
+        if not mine:
+            print(f"{person.who}: no save of theirs reached the server; saved in the browser: {person.saved}")
+            continue
+        last = mine[-1]
+        phases = ", ".join(
+            f"{phase} +{1000 * (last[phase] - last['arrive']):.0f} ms"
+            for phase in ("commit", "refused", "error", "reply")
+            if phase in last
+        )
+        seen = "answered in the browser" if last.get("item") in person.saved else "not seen answered"
+        print(f"{person.who}: {len(mine)} save(s) at the server; the last, of {last.get('item')}: "
+              f"arrived{', ' + phases if phases else ' and nothing after'}; {seen}")  # fmt: skip
+
+
 def measure(url: str, args: argparse.Namespace) -> list[str]:
     """Run the load on the empty store at `url`, print its figures; the problems found (none expected)."""
     server = LLMServer(latency=LATENCY).start()
@@ -533,6 +554,9 @@ def measure(url: str, args: argparse.Namespace) -> list[str]:
             server.stop()
     errors = [f"{p.who}: {type(p.error).__name__} {p.error}".strip() for p in people if p.error is not None]
     if errors:
+        if not args.direct:  # the server's record says whether a save hung or the page did
+            server_side(server_saves, people)
+            stuck(server_saves, [p for p in people if p.error is not None])
         return [f"{len(errors)} annotator(s) failed, e.g. {errors[0]}"]
     problems = []
 
