@@ -85,6 +85,7 @@ LATENCY, PAIRS = 0.2, 3
 ENDED = (RunStatus.finished, RunStatus.failed, RunStatus.stopped)
 USER_COOKIE = "evalcore_user"  # pages/_common.py: the name a browser keeps (importing it starts Streamlit)
 WAIT = 60.0  # seconds a browser waits for the page: 20 Chromiums and the server share 2 cores
+SHOTS: Path | None = None  # --shots: where a browser that gives up leaves what it showed
 SETUP_WAIT = 180.0  # for a browser's first page, while the others start
 MAX_RESTARTS = 3  # browsers one annotator may lose to a crash before the benchmark gives up on them
 PRESS_AGAIN = 20.0  # seconds without an answer, and without the server seeing the save, before pressing again
@@ -185,6 +186,11 @@ def settle(driver, condition: Callable, what: str, seconds: float | None = None,
             condition
         )
     except TimeoutException:
+        if SHOTS is not None:  # what the person would have seen when they gave up
+            stem = f"stuck-{time.time():.3f}"
+            driver.save_screenshot(str(SHOTS / f"{stem}.png"))
+            page = driver.current_url + "\n" + driver.page_source
+            (SHOTS / f"{stem}.html.txt").write_text(page, encoding="utf-8")
         raise TimeoutError(
             f"gave up after {seconds:.0f} s waiting for {what} at {driver.current_url}"
         ) from None
@@ -613,7 +619,7 @@ def measure(url: str, args: argparse.Namespace) -> list[str]:
 
 
 def main() -> None:
-    global WAIT
+    global WAIT, SHOTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--direct", action="store_true", help="threads calling the page's functions")
     parser.add_argument("--annotators", type=int, default=20)
@@ -623,11 +629,15 @@ def main() -> None:
     parser.add_argument("--per-spec", type=int, default=30, help="doc-QA conversations per spec (10 specs)")
     parser.add_argument("--think", type=float, default=0.1, help="seconds between two saves of one person")
     parser.add_argument("--wait", type=float, default=WAIT, help="seconds a browser waits for the page")
+    parser.add_argument("--shots", type=Path, help="a folder for a screenshot of each browser that gives up")
     backend = parser.add_mutually_exclusive_group()
     backend.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL (tests/pg.py)")
     backend.add_argument("--db", help="the URL of an empty store to use")
     args = parser.parse_args()
     WAIT = args.wait
+    if args.shots is not None:
+        args.shots.mkdir(parents=True, exist_ok=True)
+        SHOTS = args.shots
     # A browser's save costs the server a page run: ~4 saves per person in the browser; the run has 200
     # conversations in both modes.
     if args.conversations is None:
