@@ -21,26 +21,31 @@ from tests.browser import button, click, server_process, wait_idle
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
 
-# A queue worker whose units each take 1.5 s longer: offline generation is fast enough
-# that the job could end before the Stop click (which waits for the page to be idle) lands.
-SLOW_WORKER = """
-import sys, time
+# A queue worker that lets its first unit through and holds the next ones while the test's hold file
+# exists: offline generation is fast enough that the job could end before the Stop click (which waits for
+# the page to be idle) lands. The test removes the file once Stop is pressed, never a fixed delay.
+HELD_WORKER = """
+import os, sys, time
 import evalcore.jobs.runner as runner
 real = runner._execute
-def slowed(work, claim, loop):
-    time.sleep(1.5)
+passed = []
+def held(work, claim, loop):
+    deadline = time.monotonic() + 120
+    while passed and os.path.exists(sys.argv[2]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    passed.append(claim)
     return real(work, claim, loop)
-runner._execute = slowed
+runner._execute = held
 from evalcore.jobs.worker import run_worker
 run_worker(sys.argv[1], 1)
 """
 
 
 @contextmanager
-def slow_dashboard(url: str):
-    """The dashboard with the slowed worker beside it; yields the base URL."""
+def held_dashboard(url: str, hold: Path):
+    """The dashboard with the held worker beside it; yields the base URL."""
     env = {**os.environ, "EVALCORE_DATABASE_URL": url}
-    worker = subprocess.Popen([sys.executable, "-c", SLOW_WORKER, url], cwd=ROOT, env=env)
+    worker = subprocess.Popen([sys.executable, "-c", HELD_WORKER, url, str(hold)], cwd=ROOT, env=env)
     try:
         with server_process(url, worker=False) as (base, _):
             yield base
@@ -65,7 +70,9 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
     store = Store(url)
     project_id = import_project(store, SAMPLE_PROJECT).project_id
     generate_specs(store, project_id, m=40, batch=5, from_card=False)
-    with slow_dashboard(url) as base:
+    hold = tmp_path / "hold"
+    hold.touch()
+    with held_dashboard(url, hold) as base:
         browser.get(base + "/conversations")
         _wait_for(browser, "No document-grounded conversation yet")
         click(browser, button("Generate"))
@@ -81,6 +88,7 @@ def test_generate_stop_resume_and_open_a_passage(tmp_path, browser):
             assert time.monotonic() < deadline, "no conversation was generated"
             time.sleep(0.1)
         click(browser, button("Stop generating"))
+        hold.unlink()  # the stop is recorded: the held conversation may finish now
         deadline, quiet = time.monotonic() + 60, 0
         while quiet < 3:  # marked stopped at once; the worker ends the conversations in flight, then lets go
             quiet = 0 if holders(store, run.id) else quiet + 1
