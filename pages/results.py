@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.models.wording import words
 from evalcore.reports.compare import CHANGE_ORDER, compare_to_baseline, scope_label
 from evalcore.reports.failures import report_stamp
 from evalcore.reports.pass_k import pass_k_line, run_pass_k
@@ -65,7 +66,9 @@ def _choices(url: str, pid: str, ids: tuple[str, ...], _stamp: tuple) -> tuple[l
 
 generators, specs = _choices(store.url, project_id, tuple(run_ids), stamp)
 cols = st.columns([1, 1, 2, 2])
-generator = cols[0].selectbox("Generator", ["", *generators], format_func=lambda g: g or "every generator")
+generator = cols[0].selectbox(
+    "Generator", ["", *generators], format_func=lambda g: words(g) if g else "every generator"
+)
 verdict = cols[1].selectbox("Verdict", ["", *VERDICTS], format_func=lambda v: v or "every verdict")
 spec_id = cols[2].selectbox("Spec", ["", *specs], format_func=lambda s: specs.get(s, "every spec"))
 text = cols[3].text_input("Search", placeholder="words in the item, spec, question, reply or reason")
@@ -123,6 +126,7 @@ for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND]:
 frame = pd.DataFrame([r.model_dump() for r in page.rows], columns=[*COLUMNS, "ref"])
 # A row of a whole item (a test, a scenario, a dialogue with no breakdown) has no turn: blank, not "None".
 frame["turn_index"] = [str(r.turn_index) if r.turn_index is not None else "" for r in page.rows]
+frame["generator"] = [words(r.generator, missing="") for r in page.rows]  # 'Questions about documents'
 selected = st.dataframe(
     frame[list(COLUMNS)].rename(columns=COLUMNS),
     hide_index=True,
