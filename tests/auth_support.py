@@ -122,9 +122,17 @@ def wait_idle(driver, seconds: float = 60) -> None:
 
 def body_text(driver) -> str:
     """The page's text, without the invisible word joiners that keep an address in it from linking."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
 
-    return driver.find_element(By.TAG_NAME, "body").text.replace("\u2060", "")
+    try:
+        return driver.find_element(By.TAG_NAME, "body").text.replace("\u2060", "")
+    except WebDriverException as error:
+        # Mid-navigation (a sign-out redirect) the body found belongs to the document being replaced:
+        # that is "no text yet" for a wait, not a failure.
+        if "does not belong to the document" in str(error) or "context was destroyed" in str(error):
+            return ""
+        raise
 
 
 def click(driver, label: str) -> None:
