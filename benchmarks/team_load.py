@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -191,6 +192,8 @@ def settle(driver, condition: Callable, what: str, seconds: float | None = None,
             driver.save_screenshot(str(SHOTS / f"{stem}.png"))
             page = driver.current_url + "\n" + driver.page_source
             (SHOTS / f"{stem}.html.txt").write_text(page, encoding="utf-8")
+            console = "\n".join(str(entry) for entry in driver.get_log("browser"))  # e.g. a dropped socket
+            (SHOTS / f"{stem}.console.txt").write_text(console, encoding="utf-8")
         raise TimeoutError(
             f"gave up after {seconds:.0f} s waiting for {what} at {driver.current_url}"
         ) from None
@@ -463,7 +466,8 @@ def server_side(saves: dict[str, dict], people: list) -> list[str]:
     clicks = sum(len(p.latencies) for p in people)
     print(f"server: {len(arrived)} saves arrived ({clicks} clicks answered in the browsers), "
           f"{sum('commit' in s for s in arrived)} committed, {sum('refused' in s for s in arrived)} refused "
-          f"as stale, {sum('error' in s for s in arrived)} errors, {len(unanswered)} unanswered")  # fmt: skip
+          f"as stale, {sum('duplicate' in s for s in arrived)} second presses of a saved form, "
+          f"{sum('error' in s for s in arrived)} errors, {len(unanswered)} unanswered")  # fmt: skip
     for name, values in (("arrival to commit", commit), ("arrival to answer", reply)):
         if values:
             print(f"server-side save latency, {name}: p50 {percentile(values, 50):.0f} ms, "
@@ -558,6 +562,10 @@ def measure(url: str, args: argparse.Namespace) -> list[str]:
             stop(processes)
             cpu = {"the workers": children_cpu() - before, **cpu}
             server.stop()
+            if SHOTS is not None and not args.direct:  # the server's side of what the browsers showed
+                for kept in ("dashboard.log", "saves.jsonl"):
+                    if (Path(folder) / kept).exists():
+                        shutil.copy(Path(folder) / kept, SHOTS / kept)
     errors = [f"{p.who}: {type(p.error).__name__} {p.error}".strip() for p in people if p.error is not None]
     if errors:
         if not args.direct:  # the server's record says whether a save hung or the page did
@@ -629,7 +637,9 @@ def main() -> None:
     parser.add_argument("--per-spec", type=int, default=30, help="doc-QA conversations per spec (10 specs)")
     parser.add_argument("--think", type=float, default=0.1, help="seconds between two saves of one person")
     parser.add_argument("--wait", type=float, default=WAIT, help="seconds a browser waits for the page")
-    parser.add_argument("--shots", type=Path, help="a folder for a screenshot of each browser that gives up")
+    parser.add_argument(
+        "--shots", type=Path, help="keep what a browser that gave up showed, and the server log, here"
+    )
     backend = parser.add_mutually_exclusive_group()
     backend.add_argument("--postgres", action="store_true", help="a throwaway PostgreSQL (tests/pg.py)")
     backend.add_argument("--db", help="the URL of an empty store to use")

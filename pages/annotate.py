@@ -61,7 +61,7 @@ if not current_user():
 user = require_user()
 
 PAGE_SIZE = 25
-REPLY = "annotate_reply"  # the save whose answer the next run of the page draws (the save log's "reply")
+OUTBOX = "annotate_outbox"  # what a Save callback leaves for the next run (`_outbox`)
 ITEM = "item"  # query parameter naming the open conversation: a browser reload reopens it
 TIER_COLORS = {"gold": "orange", "silver": "gray", "rejected": "red", "unreviewed": "blue"}
 SCROLL_TOP = (
@@ -108,6 +108,32 @@ def _reload(view) -> None:
     st.rerun()
 
 
+def _outbox() -> dict:
+    """What a Save callback leaves for the page's next run. Taken from the session before the callback
+    commits and filled after it as a plain dict: every `st.session_state` access is a point where
+    Streamlit ends a callback when the browser has sent another request (a second press, a click on
+    the page), so after the commit the callback touches nothing of Streamlit's and the answer cannot be
+    lost with a save that was made."""
+    return st.session_state.setdefault(
+        OUTBOX, {"replies": [], "saved": {}, "go": None, "toast": None, "last": None, "count": 0}
+    )
+
+
+def _deliver() -> None:
+    """Open what the last Save left in the outbox (the next conversation, or the queue) with its toast.
+    Run again if a run ends before it is done: it leaves the same page."""
+    outbox = _outbox()
+    if outbox["go"] is None:
+        return
+    _forget(st.query_params.get(ITEM))
+    if outbox["go"]:
+        st.query_params[ITEM] = outbox["go"]
+    else:
+        st.query_params.pop(ITEM, None)
+    flash("toast", outbox["toast"], rerun=False)
+    outbox["go"] = None
+
+
 # ------------------------------------------------------------------ sidebar: queue filters, progress
 rules = guidelines(store, project_id)
 if rules is not None:
@@ -146,6 +172,7 @@ flt = QueueFilter(
     assignee=assignee,
     needs_review_by=user if only_mine else None,
 )
+_deliver()
 show_flash()
 
 
@@ -154,7 +181,7 @@ def _progress() -> None:
     mine_done = queue_progress(store, project_id, flt, user)
     if not mine_done.total:
         return
-    saved = st.session_state.get("annotate_saved", 0)
+    saved = _outbox()["count"]
     st.progress(
         mine_done.done / mine_done.total,
         text=f"{mine_done.done:,} of {mine_done.total:,} done"
@@ -471,16 +498,23 @@ def _form(view) -> tuple[dict, str | None, str | None, str, dict]:
 
 
 def _save(view, opened: int) -> None:
-    """The Save button's callback: save the form on top of the version opened and open the next
-    conversation of the queue. A callback runs before the page's next run, so that one run draws the next
-    conversation (the one just saved is not drawn again first: half of a save's time in the browser)."""
+    """The Save button's callback: save the form on top of the version opened and leave the next
+    conversation of the queue for the run about to start (`_deliver`), so that one run draws it (the one
+    just saved is not drawn again first: half of a save's time in the browser). A second press of a form
+    this session already saved is answered as the first (`duplicate` in the save log), not saved again."""
     item_id = view.conversation.id
-    record = _session(item_id)
-    record["error"] = None
+    outbox, record = _outbox(), _session(item_id)
+    form = _form(view)
     save = save_log.new_save()
     save_log.record(save, "arrive", item=item_id, author=user, version=opened)
+    outbox["replies"].append(save)
+    if outbox["saved"].get(item_id) == opened:
+        save_log.record(save, "duplicate", item=item_id)
+        return
+    record["error"] = None
+    following = next_item(store, project_id, flt, after=item_id)
     try:
-        fields, verdict, reason, note, breakdowns = _form(view)
+        fields, verdict, reason, note, breakdowns = form
         marked = {
             i: turn_verdict(i, choice, note_i, text, shown, mine_edit)
             for i, (choice, note_i, text, shown, mine_edit) in fields.items()
@@ -497,14 +531,13 @@ def _save(view, opened: int) -> None:
     except StaleVersionError as exc:
         save_log.record(save, "refused", item=item_id)
         record["refused"] = str(exc)
-        st.session_state[REPLY] = save
         return
     except (EvalcoreError, ValueError) as exc:
         save_log.record(save, "error", item=item_id, error=str(exc))
         record["error"] = _message(exc)
-        st.session_state[REPLY] = save
         return
     save_log.record(save, "commit", item=item_id, appended=result.appended)
+    # From here on, plain dicts only (see `_outbox`).
     state = result.state or view.state
     tier = tier_word("disagreement" if state.needs_adjudication else state.tier.value)
     name = md(view.title)
@@ -513,16 +546,15 @@ def _save(view, opened: int) -> None:
         if item
         else f"Saved the breakdown labels of {name}."
     )
-    st.session_state["annotate_last"] = (item_id, view.title)
-    st.session_state["annotate_saved"] = st.session_state.get("annotate_saved", 0) + 1
-    st.session_state[REPLY] = save  # the answer leaves with the run that draws the next conversation
-    following = next_item(store, project_id, flt, after=item_id)
-    if following is None or following == item_id:
-        flash("toast", f"{done} Nothing else matches the filters: this queue is done.", rerun=False)
-        _open(None, rerun=False)
-        return
-    flash("toast", done if result.appended else f"{name}: nothing changed.", rerun=False)
-    _open(following, rerun=False)
+    if following == item_id:
+        following = None
+    if following is None:
+        done = f"{done} Nothing else matches the filters: this queue is done."
+    elif not result.appended:
+        done = f"{name}: nothing changed."
+    outbox.update(toast=done, last=(item_id, view.title), count=outbox["count"] + 1)
+    outbox["saved"][item_id] = opened
+    outbox["go"] = following or ""  # "" is the queue
 
 
 def _stale_notice(view, record: dict, where: str) -> None:
@@ -573,7 +605,7 @@ def item_view(item_id: str) -> None:
             _open(previous_item(store, project_id, flt, item_id) or item_id)
         if st.button("Skip", icon=":material/chevron_right:", shortcut="Alt+N"):
             _open(next_item(store, project_id, flt, after=item_id) or item_id)
-        last, last_title = st.session_state.get("annotate_last") or (None, "")
+        last, last_title = _outbox()["last"] or (None, "")
         if (
             last
             and last != item_id
@@ -699,5 +731,6 @@ if opened_item:
     item_view(opened_item)
 else:
     queue_view()
-if REPLY in st.session_state:  # this run drew the answer to a save: the save log's last phase
-    save_log.record(st.session_state.pop(REPLY), "reply", item=opened_item)
+replies = _outbox()["replies"]
+while replies:  # this run drew the answer to these saves: the save log's last phase
+    save_log.record(replies.pop(0), "reply", drawn=opened_item)  # the conversation shown with the answer

@@ -183,6 +183,40 @@ def test_the_same_conversation_saved_in_two_browsers_the_second_is_refused(db_ur
     store.close()
 
 
+def test_a_second_press_of_a_saved_form_is_not_a_second_save(db_url, seeded, browser, tmp_path, monkeypatch):
+    """Save pressed twice before the page answers (a double click, or a press again on a loaded server):
+    one save, the second press answered as the first's duplicate, never refused, every press answered."""
+    from selenium.webdriver.common.by import By
+
+    from evalcore.review import save_log
+
+    log = tmp_path / "saves.jsonl"
+    monkeypatch.setenv(save_log.ENV, str(log))
+    item = seeded[0]
+    with streamlit_server(db_url) as base:
+        open_as(browser, base + f"/annotate?item={item}", "ann")
+        review_form(browser)
+        click(browser, "Accept", group=-1)
+        save = browser.find_element(By.XPATH, "//button[.//p[starts-with(normalize-space(.), 'Save &')]]")
+        # The second press a moment later, while the first one's run is under way (one tick apart they
+        # are one press).
+        browser.execute_script("arguments[0].click(); setTimeout(() => arguments[0].click(), 150);", save)
+        _wait(browser, lambda d: f"item={item}" not in d.current_url)
+        wait_idle(browser)
+        assert "refused" not in _text(browser)
+
+    saves = [s for s in save_log.read(log).values() if s["item"] == item]
+    assert len(saves) == 2, saves  # both presses reached the server
+    assert sorted(p for s in saves for p in ("commit", "duplicate", "refused") if p in s) == [
+        "commit",
+        "duplicate",
+    ]
+    assert all("reply" in s for s in saves), "every press is answered"
+    store = Store(db_url)
+    assert [(r.version, r.author) for r in store.history(item)] == [(1, "offline"), (2, "ann")]
+    store.close()
+
+
 def test_enter_in_a_note_saves_nothing_and_unmarked_turns_are_not_accepted(db_url, seeded, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys

@@ -2,10 +2,11 @@
 refused, and when the page answered, per save, with the server's clock.
 
 Off unless `EVALCORE_SAVE_LOG` names a file: then each phase is one JSON line appended to it,
-`{"save": ID, "phase": "arrive" | "commit" | "refused" | "error" | "reply", "item": ..., "author": ...,
-"t": unix seconds}`, flushed at once, so a benchmark (benchmarks/team_load.py) can tell a save the server
-never received from one it received and never answered, and measure the server's share of a save's time
-apart from the browser's wait.
+`{"save": ID, "phase": "arrive" | "commit" | "refused" | "error" | "duplicate" | "reply", "item": ...,
+"author": ..., "t": unix seconds}` ("duplicate": a second press of a form this session already saved),
+flushed at once, so a benchmark (benchmarks/team_load.py) can tell a save the server never received from
+one it received and never answered, and measure the server's share of a save's time apart from the
+browser's wait.
 """
 
 from __future__ import annotations
