@@ -121,17 +121,21 @@ def _outbox() -> dict:
 
 def _deliver() -> None:
     """Open what the last Save left in the outbox (the next conversation, or the queue) with its toast.
-    Run again if a run ends before it is done: it leaves the same page."""
+    The outbox keeps where to go until a run has drawn it (the end of the page): a request the browser
+    sent before it saw the new address (a second press) starts a run with the old one, which must not
+    reopen the conversation just saved."""
     outbox = _outbox()
     if outbox["go"] is None:
         return
-    _forget(st.query_params.get(ITEM))
-    if outbox["go"]:
-        st.query_params[ITEM] = outbox["go"]
-    else:
-        st.query_params.pop(ITEM, None)
-    flash("toast", outbox["toast"], rerun=False)
-    outbox["go"] = None
+    if st.query_params.get(ITEM, "") != outbox["go"]:
+        _forget(st.query_params.get(ITEM))
+        if outbox["go"]:
+            st.query_params[ITEM] = outbox["go"]
+        else:
+            st.query_params.pop(ITEM, None)
+    if outbox["toast"]:
+        flash("toast", outbox["toast"], rerun=False)
+        outbox["toast"] = None
 
 
 # ------------------------------------------------------------------ sidebar: queue filters, progress
@@ -731,6 +735,8 @@ if opened_item:
     item_view(opened_item)
 else:
     queue_view()
-replies = _outbox()["replies"]
+outbox = _outbox()
+outbox["go"] = None  # this run drew where the last save went
+replies = outbox["replies"]
 while replies:  # this run drew the answer to these saves: the save log's last phase
     save_log.record(replies.pop(0), "reply", drawn=opened_item)  # the conversation shown with the answer
