@@ -59,7 +59,7 @@ from urllib.parse import parse_qs, urlparse
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from browser import chromium, chromium_path, free_port  # noqa: E402
+from browser import IDLE_SCRIPT, chromium, chromium_path, free_port  # noqa: E402
 from llm_server import LLMServer  # noqa: E402
 from runs_support import conversation  # noqa: E402
 
@@ -235,6 +235,7 @@ class BrowserAnnotator(threading.Thread):
         self.refused = 0
         self.restarts = 0  # browsers that crashed and were replaced
         self.again = 0  # saves pressed again because the first press never reached the server
+        self.reclicked = 0  # labels clicked again because the page did not show the first click
         self.cpu = 0.0
         self.error: BaseException | None = None
 
@@ -313,12 +314,35 @@ class BrowserAnnotator(threading.Thread):
 
     def review(self, driver, item: str) -> None:
         """Accept every turn and the whole conversation, then save until the page confirms it."""
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.common.by import By
 
-        groups = driver.find_elements(By.CSS_SELECTOR, "[data-testid='stForm'] [data-testid='stButtonGroup']")
-        for group in groups[: PAIRS + 1]:  # the turns, then the whole conversation's verdict
-            press(driver, button(group, "Accept"))
-        settle(driver, lambda d: len(self.marks(d)) == PAIRS + 1, "the marks to show")
+        # A label clicked while the page reruns is lost: click once the page is idle.
+        settle(driver, lambda d: d.execute_script(IDLE_SCRIPT), "the page to be idle")
+        started = time.perf_counter()
+        while True:
+            groups = driver.find_elements(
+                By.CSS_SELECTOR, "[data-testid='stForm'] [data-testid='stButtonGroup']"
+            )
+            try:
+                for group in groups[: PAIRS + 1]:  # the turns, then the whole conversation's verdict
+                    if not group.find_elements(By.CSS_SELECTOR, "button[aria-checked='true']"):
+                        press(driver, button(group, "Accept"))
+            except StaleElementReferenceException:
+                pass  # redrawn under the click: the marks tell what is left to click
+            left = WAIT - (time.perf_counter() - started)
+            try:
+                settle(
+                    driver,
+                    lambda d: len(self.marks(d)) == PAIRS + 1,
+                    "the marks to show",
+                    max(1.0, min(left, PRESS_AGAIN)),
+                )
+                break
+            except TimeoutError:
+                if left <= PRESS_AGAIN:
+                    raise
+                self.reclicked += 1  # as a person would: a label that did not show is clicked again
         while True:
             press(driver, button(driver, "Save & next"))
             started, pressed = time.perf_counter(), time.time()
@@ -473,8 +497,9 @@ def server_side(saves: dict[str, dict], people: list) -> list[str]:
             print(f"server-side save latency, {name}: p50 {percentile(values, 50):.0f} ms, "
                   f"p95 {percentile(values, 95):.0f} ms, max {max(values):.0f} ms")  # fmt: skip
     restarts = sum(p.restarts for p in people)
-    print(f"browsers restarted after a crash: {restarts}; clicks pressed again after no answer: "
-          f"{sum(p.again for p in people)}")  # fmt: skip
+    print(f"browsers restarted after a crash: {restarts}; saves pressed again after no answer: "
+          f"{sum(p.again for p in people)}; labels clicked again that did not show: "
+          f"{sum(p.reclicked for p in people)}")  # fmt: skip
     return [f"{len(unanswered)} save(s) arrived at the server and were never answered"] if unanswered else []
 
 

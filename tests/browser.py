@@ -120,7 +120,7 @@ def chromium() -> Iterator[object]:
 # Streamlit marks its app root with the script's state ('running', 'notRunning', 'rerunRequested', ...)
 # and an element drawn by the run before with data-stale='true' until the current run redraws it: the page
 # is idle when the script is not running, the socket is connected and nothing is stale.
-_IDLE = """
+IDLE_SCRIPT = """
 const app = document.querySelector("[data-testid='stApp']");
 return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
     && app.getAttribute('data-test-connection-state') === 'CONNECTED'
@@ -131,7 +131,7 @@ IDLE_STREAK = 3  # polls in a row: a rerun that a widget asks for starts within 
 
 
 def wait_idle(driver, seconds: float = 120) -> None:
-    """Wait until the Streamlit page is idle (see _IDLE) for IDLE_STREAK polls in a row; a page that stays
+    """Wait until the Streamlit page is idle (IDLE_SCRIPT) for IDLE_STREAK polls in a row; a page that stays
     busy longer than `seconds` raises TimeoutException. Every click of a browser test waits for this: a
     click that lands while the page reruns is lost, or hits an element the rerun is drawing over."""
     from selenium.common.exceptions import TimeoutException
@@ -145,7 +145,7 @@ def wait_idle(driver, seconds: float = 120) -> None:
                 " a.getAttribute('data-test-connection-state')].join(' ');"
             )
             raise TimeoutException(f"the page was not idle within {seconds:.0f} s (state: {state})")
-        streak = streak + 1 if driver.execute_script(_IDLE) else 0
+        streak = streak + 1 if driver.execute_script(IDLE_SCRIPT) else 0
         time.sleep(IDLE_POLL_S)
 
 
