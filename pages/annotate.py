@@ -112,8 +112,8 @@ def _outbox() -> dict:
     """What a Save callback leaves for the page's next run. Taken from the session before the callback
     commits and filled after it as a plain dict: every `st.session_state` access is a point where
     Streamlit ends a callback when the browser has sent another request (a second press, a click on
-    the page), so after the commit the callback touches nothing of Streamlit's and the answer cannot be
-    lost with a save that was made."""
+    the page), so from the save's arrival on the callback touches nothing of Streamlit's: a save that
+    arrived is made and answered, or refused and told, never dropped half-way."""
     return st.session_state.setdefault(
         OUTBOX, {"replies": [], "saved": {}, "go": None, "toast": None, "last": None, "count": 0}
     )
@@ -508,7 +508,7 @@ def _save(view, opened: int) -> None:
     this session already saved is answered as the first (`duplicate` in the save log), not saved again."""
     item_id = view.conversation.id
     outbox, record = _outbox(), _session(item_id)
-    form = _form(view)
+    form, actor = _form(view), current_actor()  # both read the session: before anything is written
     save = save_log.new_save()
     save_log.record(save, "arrive", item=item_id, author=user, version=opened)
     outbox["replies"].append(save)
@@ -529,9 +529,7 @@ def _save(view, opened: int) -> None:
         item = item_verdict(
             turns, verdict, reason if verdict != "accept" else None, note, unmarked, bool(labels or cleared)
         )
-        result = save_review(
-            store, item_id, user, opened, turns, item, labels, cleared, actor=current_actor()
-        )
+        result = save_review(store, item_id, user, opened, turns, item, labels, cleared, actor=actor)
     except StaleVersionError as exc:
         save_log.record(save, "refused", item=item_id)
         record["refused"] = str(exc)
@@ -541,7 +539,6 @@ def _save(view, opened: int) -> None:
         record["error"] = _message(exc)
         return
     save_log.record(save, "commit", item=item_id, appended=result.appended)
-    # From here on, plain dicts only (see `_outbox`).
     state = result.state or view.state
     tier = tier_word("disagreement" if state.needs_adjudication else state.tier.value)
     name = md(view.title)
