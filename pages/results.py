@@ -13,6 +13,7 @@ from evalcore.reports.result_detail import result_detail
 from evalcore.reports.results import VERDICTS, ResultFilters, filter_choices, result_runs, results_page
 from evalcore.runs import RUN_KIND
 from evalcore.runs.control import run_label
+from evalcore.runs.repetitions import repetitions_of
 from pages._common import current_project, md, md_block, show_error, store_or_stop
 
 PAGE_SIZES = (25, 50, 100)
@@ -92,7 +93,9 @@ def _page(url: str, pid: str, wanted: str, offset: int, limit: int, _stamp: tupl
     return results_page(store, pid, ResultFilters.model_validate_json(wanted), offset=offset, limit=limit)
 
 
-size = st.session_state.get("results_size", PAGE_SIZES[1])
+# The page size picker is drawn below the table: its default set here, or the first run would read 50
+# rows and every later rerun 25 (a second read of the store after any click).
+size = st.session_state.setdefault("results_size", PAGE_SIZES[1])
 number = st.session_state.get("results_page_number", 1)
 try:
     page = _page(store.url, project_id, filters.model_dump_json(), (number - 1) * size, size, stamp)
@@ -115,9 +118,11 @@ def _pass_k(url: str, run_id: str, rejected: bool, _stamp: tuple) -> dict:
     return run_pass_k(store, store.run(run_id), include_rejected=rejected)
 
 
-for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND]:
+# Only a run repeated with --repeat N has a pass^k to show (tau-bench's, beside the failure rate): a run
+# played once is not read again for it (a third of the page's time on a run of 100,000 judged turns).
+for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND and len(repetitions_of(store, by_id[r])) > 1]:
     repeated = _pass_k(store.url, rid, with_rejected, stamp)
-    if len(repeated) > 1:  # a run repeated with --repeat N: tau-bench's pass^k beside the failure rate
+    if len(repeated) > 1:
         st.caption(
             md(f"{by_id[rid].params.get('name') or rid}: over {len(repeated)} repetitions, ")
             + pass_k_line(repeated)

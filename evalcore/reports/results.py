@@ -123,18 +123,20 @@ _ITEM = sa.func.coalesce(_J.c.conversation_id, _J.c.test_id)
 _VERDICT_RANK = sa.case((_J.c.score.is_(None), 1), (_J.c.score < 1, 0), else_=2)
 
 
-def _judgment_query(filters: ResultFilters, run_id: str, spec_ids: Sequence[str] | None) -> sa.Select:
-    """The judgments of one run the filters keep, joined to their item (generator) and tier."""
+def _judgment_query(
+    filters: ResultFilters, project_id: str, run_id: str, spec_ids: Sequence[str] | None
+) -> sa.Select:
+    """The judgments of one run the filters keep. The rejected items and the generator's items are each
+    one subquery SQLite reads once, not a join of every judgment to its item and tier (which made the
+    first page of a run of 100,000 judged turns twice as slow)."""
     s, i = t.annotation_states, t.items
-    query = (
-        sa.select(_J.c.id)
-        .select_from(_J.outerjoin(i, i.c.id == _ITEM).outerjoin(s, s.c.item_id == _ITEM))
-        .where(_J.c.run_id == run_id)
-    )
+    query = sa.select(_J.c.id).where(_J.c.run_id == run_id)
     if not filters.include_rejected:
-        query = query.where(sa.or_(s.c.tier.is_(None), s.c.tier != "rejected"))
+        rejected = sa.select(s.c.item_id).where(s.c.project_id == project_id, s.c.tier == "rejected")
+        query = query.where(_ITEM.not_in(rejected))
     if filters.generator:
-        query = query.where(i.c.generator == filters.generator)
+        made = sa.select(i.c.id).where(i.c.project_id == project_id, i.c.generator == filters.generator)
+        query = query.where(_ITEM.in_(made))
     if filters.spec_id:
         query = query.where(_J.c.spec_id == filters.spec_id)
     if filters.verdict == "fail":
@@ -168,7 +170,6 @@ def _judgment_rows(
     store: Store, run: Run, query: sa.Select, offset: int, limit: int, titles: dict[str, str]
 ) -> list[ResultRow]:
     """One page of a conversation run's rows: failures first, then by item and turn."""
-    i = t.items
     page = (
         query.with_only_columns(
             _J.c.id,
@@ -176,7 +177,6 @@ def _judgment_rows(
             _J.c.turn_index,
             _J.c.multi_turn,
             _J.c.conversation_id,
-            i.c.generator,
             _J.c.spec_id,
             _J.c.score,
             _J.c.error_type,
@@ -185,8 +185,12 @@ def _judgment_rows(
         .offset(offset)
         .limit(limit)
     )
+    i = t.items
     with store.read() as conn:
         found = conn.execute(page).all()
+        # The page's items' generators: a lookup of its few items, not a join of the whole run.
+        made = conn.execute(sa.select(i.c.id, i.c.generator).where(i.c.id.in_({r.item_id for r in found})))
+        made_by = {item_id: generator for item_id, generator in made}
     bodies = judgment_bodies(store, [r.id for r in found])
     rows = []
     for r in found:
@@ -200,7 +204,7 @@ def _judgment_rows(
                 item_id=r.item_id,
                 turn_index=r.turn_index,
                 alone=r.multi_turn is None and r.conversation_id is not None,
-                generator=r.generator or "",
+                generator=made_by.get(r.item_id) or "",
                 spec_id=r.spec_id,
                 spec=titles.get(r.spec_id or "", ""),
                 verdict=_verdict(r.score),
@@ -386,7 +390,7 @@ def results_page(
     verdicts = dict.fromkeys(VERDICTS, 0)
     for run in runs:
         if run.kind == RUN_KIND:
-            query = _judgment_query(filters, run.id, matching_specs)
+            query = _judgment_query(filters, project_id, run.id, matching_specs)
             counts = _count_judgments(store, query)
             count = sum(counts.values())
             start = max(0, offset - total)
