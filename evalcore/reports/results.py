@@ -69,7 +69,7 @@ class ResultRow(BaseModel):
     """One played item (a judged turn, a procedure test, a scenario repetition) of one run."""
 
     run_id: str = Field(description="The run.")
-    run_name: str = Field(description="The run's name (its id for runs without one).")
+    run_name: str = Field(description="The run's name (`run_name`).")
     run_kind: str = Field(description="The run's kind: run, procedure_tests or scenario.")
     item_id: str = Field(description="The conversation, test or scenario played.")
     turn_index: int | None = Field(default=None, description="The judged turn, for a conversation.")
@@ -107,8 +107,12 @@ def result_runs(store: Store, project_id: str) -> list[Run]:
 
 
 def run_name(run: Run) -> str:
-    """A run's name, or its id for a run recorded before runs had names."""
-    return str(run.params.get("name") or run.id)
+    """A run's name; a run recorded before runs had names by its target, start and judge (never its
+    id, which pages do not show)."""
+    if run.params.get("name"):
+        return str(run.params["name"])
+    judge = run.judge or run.params.get("judge_requested") or "the judge role"
+    return f"{run.target or 'no target'} · {run.started_at:%Y-%m-%d %H:%M} · judged by {judge}"
 
 
 def spec_titles(store: Store, project_id: str) -> dict[str, str]:
