@@ -64,9 +64,10 @@ def fill(store: Store, pid: str, n: int, specs: list[str], shape: str) -> None:
     generator = "tool_case" if kind == "test" else "doc_qa"
     with store.write() as conn:
         for cid in conversations:
-            store.add_item(
-                pid, kind, {"id": cid, "turns": []}, "offline", item_id=cid, generator=generator, conn=conn
-            )
+            # A first question per item: the page calls an item by it (reports/item_titles.py).
+            opening = [{"index": 0, "role": "user", "content": f"What does the policy say about case {cid}?"}]
+            body = {"id": cid, "turns": opening}
+            store.add_item(pid, kind, body, "offline", item_id=cid, generator=generator, conn=conn)
         for cid in conversations[::10]:
             label = "accept" if rng.random() < 0.7 else "reject"
             verdict = Annotation(item_kind=kind, item_id=cid, label=label, author="ann")

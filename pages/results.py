@@ -26,6 +26,7 @@ from evalcore.runs.repetitions import repetitions_of
 from pages._common import current_project, md, md_block, show_error, store_or_stop
 
 PAGE_SIZES = (25, 50, 100)
+COMPARE_ROWS = 200  # rows of the compare's table per page
 FLIPS_SHOWN = 20  # flipped turns listed as text above the compare's table
 COLUMNS = {
     "run_name": "run",
@@ -291,7 +292,13 @@ st.text(
     or f"No {unit[:-1]} changed its verdict."
 )
 shown = st.multiselect("Show", list(CHANGE_ORDER), default=["broken", "fixed"], key="results_changes")
-items = cmp.items[cmp.items["change"].isin(shown)]
+kept = cmp.items[cmp.items["change"].isin(shown)]
+# The compare's table is paged too: a page of rows is sent and titled, not every pair of 100,000.
+compare_pages = max(1, -(-len(kept) // COMPARE_ROWS))
+if st.session_state.get("results_compare_page", 1) > compare_pages:
+    st.session_state["results_compare_page"] = 1
+start = (st.session_state.get("results_compare_page", 1) - 1) * COMPARE_ROWS
+items = kept.iloc[start : start + COMPARE_ROWS]
 compared = _titles(store.url, project_id, tuple(sorted(set(items["item_id"]))), compare_stamp)
 if unit == "items":  # whole items (tests, scenarios, dialogues) have no turn to show
     items = items.drop(columns=["turn_index"])
@@ -316,6 +323,10 @@ st.dataframe(
     width="stretch",
     key="results_compare_items",
 )
+if compare_pages > 1:
+    below = st.columns([1, 5])
+    below[0].number_input("Page", min_value=1, max_value=compare_pages, step=1, key="results_compare_page")
+    below[1].caption(f"Rows {start + 1:,}-{start + len(items):,} of {len(kept):,}")
 spec_rows = [
     {"spec": spec, "baseline": ch.baseline_rate, "now": ch.rate, "fixed": ch.fixed, "broken": ch.broken,
      "McNemar p": ch.p_value, unit: ch.n}
