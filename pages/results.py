@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.models.wording import told_apart, without_ids, words
+from evalcore.models.wording import told_apart, words
 from evalcore.reports.compare import CHANGE_ORDER, compare_to_baseline, scope_label
 from evalcore.reports.failures import report_stamp
 from evalcore.reports.item_titles import item_titles
@@ -17,11 +17,11 @@ from evalcore.reports.results import (
     filter_choices,
     result_runs,
     results_page,
+    run_labels,
     run_name,
     spec_titles,
 )
 from evalcore.runs import RUN_KIND
-from evalcore.runs.control import run_label
 from evalcore.runs.repetitions import repetitions_of
 from pages._common import current_project, md, md_block, show_error, store_or_stop
 
@@ -55,7 +55,7 @@ if not runs:
 by_id = {r.id: r for r in runs}
 # Runs in words, never by id: pickers by name, target, judge, start and status (as Runs and Reports name
 # them), the table by name alone; a repeated name gets ' #2'.
-labels = told_apart({r.id: without_ids(run_label(r)) for r in runs})
+labels = run_labels(runs)
 names = told_apart({r.id: run_name(r) for r in runs})
 
 if not [r for r in st.session_state.get("results_runs", []) if r in by_id]:

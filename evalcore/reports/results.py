@@ -37,8 +37,10 @@ from evalcore.generators.simulation.store_ops import run_dialogues
 from evalcore.items.current import content_field
 from evalcore.items.state import refresh_states
 from evalcore.models import Run
+from evalcore.models.wording import told_apart, without_ids
 from evalcore.reports.procedure_tables import score_run, why_failed
 from evalcore.reports.rubric_tables import rubric_report
+from evalcore.runs.control import run_label
 from evalcore.runs.procedure_tests import RUN_KIND as PROCEDURE_KIND
 from evalcore.runs.records import RUN_KIND
 from evalcore.runs.rubric_scoring import RUN_KIND as RUBRIC_KIND
@@ -113,6 +115,12 @@ def run_name(run: Run) -> str:
         return str(run.params["name"])
     judge = run.judge or run.params.get("judge_requested") or "the judge role"
     return f"{run.target or 'no target'} · {run.started_at:%Y-%m-%d %H:%M} · judged by {judge}"
+
+
+def run_labels(runs: Sequence[Run]) -> dict[str, str]:
+    """Run id -> how a picker names it: name, target, judge, start and status, as Runs and Reports name
+    runs (`runs.control.run_label` without its id), each one distinct."""
+    return told_apart({r.id: without_ids(run_label(r)) for r in runs})
 
 
 def spec_titles(store: Store, project_id: str) -> dict[str, str]:
