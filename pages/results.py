@@ -5,17 +5,28 @@ import pandas as pd
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.models.wording import words
+from evalcore.models.wording import told_apart, words
 from evalcore.reports.compare import CHANGE_ORDER, compare_to_baseline, scope_label
 from evalcore.reports.failures import report_stamp
+from evalcore.reports.item_titles import item_titles
 from evalcore.reports.pass_k import pass_k_line, run_pass_k
 from evalcore.reports.result_detail import result_detail
-from evalcore.reports.results import VERDICTS, ResultFilters, filter_choices, result_runs, results_page
+from evalcore.reports.results import (
+    VERDICTS,
+    ResultFilters,
+    filter_choices,
+    result_runs,
+    results_page,
+    run_labels,
+    run_name,
+    spec_titles,
+)
 from evalcore.runs import RUN_KIND
-from evalcore.runs.control import run_label
+from evalcore.runs.repetitions import repetitions_of
 from pages._common import current_project, md, md_block, show_error, store_or_stop
 
 PAGE_SIZES = (25, 50, 100)
+COMPARE_ROWS = 200  # rows of the compare's table per page
 FLIPS_SHOWN = 20  # flipped turns listed as text above the compare's table
 COLUMNS = {
     "run_name": "run",
@@ -42,6 +53,10 @@ if not runs:
     st.page_link("pages/runs.py", label="Go to Runs", icon=":material/play_circle:")
     st.stop()
 by_id = {r.id: r for r in runs}
+# Runs in words, never by id: pickers by name, target, judge, start and status (as Runs and Reports name
+# them), the table by name alone; a repeated name gets ' #2'.
+labels = run_labels(runs)
+names = told_apart({r.id: run_name(r) for r in runs})
 
 if not [r for r in st.session_state.get("results_runs", []) if r in by_id]:
     st.session_state["results_runs"] = [runs[0].id]
@@ -49,7 +64,7 @@ run_ids = st.multiselect(
     "Runs",
     list(by_id),
     key="results_runs",
-    format_func=lambda r: run_label(by_id[r]),
+    format_func=labels.get,
     placeholder="Pick runs",
 )
 if not run_ids:
@@ -92,7 +107,9 @@ def _page(url: str, pid: str, wanted: str, offset: int, limit: int, _stamp: tupl
     return results_page(store, pid, ResultFilters.model_validate_json(wanted), offset=offset, limit=limit)
 
 
-size = st.session_state.get("results_size", PAGE_SIZES[1])
+# The page size picker is drawn below the table: its default set here, or the first run would read 50
+# rows and every later rerun 25 (a second read of the store after any click).
+size = st.session_state.setdefault("results_size", PAGE_SIZES[1])
 number = st.session_state.get("results_page_number", 1)
 try:
     page = _page(store.url, project_id, filters.model_dump_json(), (number - 1) * size, size, stamp)
@@ -115,18 +132,28 @@ def _pass_k(url: str, run_id: str, rejected: bool, _stamp: tuple) -> dict:
     return run_pass_k(store, store.run(run_id), include_rejected=rejected)
 
 
-for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND]:
+# Only a run repeated with --repeat N has a pass^k to show (tau-bench's, beside the failure rate): a run
+# played once is not read again for it (a third of the page's time on a run of 100,000 judged turns).
+for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND and len(repetitions_of(store, by_id[r])) > 1]:
     repeated = _pass_k(store.url, rid, with_rejected, stamp)
-    if len(repeated) > 1:  # a run repeated with --repeat N: tau-bench's pass^k beside the failure rate
-        st.caption(
-            md(f"{by_id[rid].params.get('name') or rid}: over {len(repeated)} repetitions, ")
-            + pass_k_line(repeated)
-        )
+    if len(repeated) > 1:
+        st.caption(md(f"{names[rid]}: over {len(repeated)} repetitions, ") + pass_k_line(repeated))
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _titles(url: str, pid: str, ids: tuple[str, ...], _stamp: tuple) -> dict[str, str]:
+    return item_titles(store, ids, spec_titles(store, pid))
+
 
 frame = pd.DataFrame([r.model_dump() for r in page.rows], columns=[*COLUMNS, "ref"])
 # A row of a whole item (a test, a scenario, a dialogue with no breakdown) has no turn: blank, not "None".
 frame["turn_index"] = [str(r.turn_index) if r.turn_index is not None else "" for r in page.rows]
 frame["generator"] = [words(r.generator, missing="") for r in page.rows]  # 'Questions about documents'
+frame["error_type"] = [words(r.error_type, missing="") for r in page.rows]  # 'A check failed'
+# Items and runs in words: what the item's user first asks, the run's name.
+titles = _titles(store.url, project_id, tuple(sorted({r.item_id for r in page.rows})), stamp)
+frame["item_id"] = [titles[r.item_id] for r in page.rows]
+frame["run_name"] = [names.get(r.run_id, r.run_name) for r in page.rows]
 selected = st.dataframe(
     frame[list(COLUMNS)].rename(columns=COLUMNS),
     hide_index=True,
@@ -145,10 +172,11 @@ nav[2].caption(f"Page {number} of {pages:,}")
 def _show_detail(row) -> None:
     detail = result_detail(store, row)
     turn = "" if row.turn_index is None else f", turn {row.turn_index}"
-    st.subheader(md(f"{row.item_id}{turn}: {row.verdict}"))
+    st.subheader(md(f"{titles[row.item_id]}{turn}: {row.verdict}"))
     st.caption(
-        md(f"run {row.run_name} · generator {row.generator or '-'} · spec {row.spec or '-'}")
-        + (md(f" · error type {row.error_type}") if row.error_type else "")
+        md(f"run {names.get(row.run_id, row.run_name)} · {words(row.generator, missing='no generator')}")
+        + md(f" · spec {row.spec or '-'}")
+        + (md(f" · {words(row.error_type)}") if row.error_type else "")
     )
     if detail.question:
         st.markdown("**Asked**")
@@ -204,16 +232,14 @@ if (
 ):
     st.session_state["results_compare_follows"] = st.session_state["results_compare_run"] = run_ids[0]
 left, right = st.columns(2)
-run_id = left.selectbox(
-    "Run to compare", list(by_id), key="results_compare_run", format_func=lambda r: run_label(by_id[r])
-)
+run_id = left.selectbox("Run to compare", list(by_id), key="results_compare_run", format_func=labels.get)
 bases = [r.id for r in runs if r.kind == by_id[run_id].kind and r.id != run_id]
 if st.session_state.get("results_baseline") not in ["", *bases]:
     st.session_state["results_baseline"] = ""
 baseline = right.selectbox(
-    f"Baseline for {run_label(by_id[run_id])}",
+    f"Baseline for {labels[run_id]}",
     ["", *bases],
-    format_func=lambda r: run_label(by_id[r]) if r else "(no baseline)",
+    format_func=lambda r: labels[r] if r else "(no baseline)",
     key="results_baseline",
     help="Runs of the same kind only: items are paired by what every run of the kind calls them.",
 )
@@ -228,8 +254,9 @@ def _compare(url: str, now: str, base: str, rejected: bool, _stamp: tuple):
     return compare_to_baseline(store, now, base, include_rejected=rejected)
 
 
+compare_stamp = report_stamp(store, (run_id, baseline))
 try:
-    cmp = _compare(store.url, run_id, baseline, with_rejected, report_stamp(store, (run_id, baseline)))
+    cmp = _compare(store.url, run_id, baseline, with_rejected, compare_stamp)
 except EvalcoreError as exc:
     show_error(exc)
     st.stop()
@@ -247,27 +274,42 @@ st.caption(
     f"[{o.baseline_ci[0]:.1%}, {o.baseline_ci[1]:.1%}] in the baseline, {o.rate:.1%} "
     f"[{o.ci[0]:.1%}, {o.ci[1]:.1%}] now; {o.broken:,} broken against {o.fixed:,} fixed."
 )
-flips = cmp.flipped()
+flipped = cmp.flipped()
+flips = flipped.head(FLIPS_SHOWN)
+# Items in words (what their user first asks), read for the rows shown only.
+said = _titles(store.url, project_id, tuple(sorted(set(flips["item_id"]))), compare_stamp)
 # The flips as plain text first (what broke, then what got fixed), as the CI gate prints them.
 st.text(
     "\n".join(
-        f"{r.change}: {r.item_id}{'' if r.turn_index is None else f' turn {r.turn_index}'} ({r.spec})"
-        for r in flips.head(FLIPS_SHOWN).itertuples()
+        f"{r.change}: {said[r.item_id]}{'' if r.turn_index is None else f' turn {r.turn_index}'} ({r.spec})"
+        for r in flips.itertuples()
     )
-    + (f"\n... and {len(flips) - FLIPS_SHOWN:,} more in the table below" if len(flips) > FLIPS_SHOWN else "")
+    + (
+        f"\n... and {len(flipped) - FLIPS_SHOWN:,} more in the table below"
+        if len(flipped) > FLIPS_SHOWN
+        else ""
+    )
     or f"No {unit[:-1]} changed its verdict."
 )
 shown = st.multiselect("Show", list(CHANGE_ORDER), default=["broken", "fixed"], key="results_changes")
-items = cmp.items[cmp.items["change"].isin(shown)]
+kept = cmp.items[cmp.items["change"].isin(shown)]
+# The compare's table is paged too: a page of rows is sent and titled, not every pair of 100,000.
+compare_pages = max(1, -(-len(kept) // COMPARE_ROWS))
+if st.session_state.get("results_compare_page", 1) > compare_pages:
+    st.session_state["results_compare_page"] = 1
+start = (st.session_state.get("results_compare_page", 1) - 1) * COMPARE_ROWS
+items = kept.iloc[start : start + COMPARE_ROWS]
+compared = _titles(store.url, project_id, tuple(sorted(set(items["item_id"]))), compare_stamp)
 if unit == "items":  # whole items (tests, scenarios, dialogues) have no turn to show
     items = items.drop(columns=["turn_index"])
 st.dataframe(
     items.drop(columns=["judgment_id"])
     .assign(  # an error type is shown only where there is one, in words
+        item_id=lambda f: [compared[i] for i in f["item_id"]],
         baseline_error=lambda f: [
-            e.replace("_", " ") if isinstance(e, str) else "" for e in f["baseline_error"]
+            words(e, missing="") if isinstance(e, str) else "" for e in f["baseline_error"]
         ],
-        error_type=lambda f: [e.replace("_", " ") if isinstance(e, str) else "" for e in f["error_type"]],
+        error_type=lambda f: [words(e, missing="") if isinstance(e, str) else "" for e in f["error_type"]],
     )
     .rename(
         columns={
@@ -281,6 +323,10 @@ st.dataframe(
     width="stretch",
     key="results_compare_items",
 )
+if compare_pages > 1:
+    below = st.columns([1, 5])
+    below[0].number_input("Page", min_value=1, max_value=compare_pages, step=1, key="results_compare_page")
+    below[1].caption(f"Rows {start + 1:,}-{start + len(items):,} of {len(kept):,}")
 spec_rows = [
     {"spec": spec, "baseline": ch.baseline_rate, "now": ch.rate, "fixed": ch.fixed, "broken": ch.broken,
      "McNemar p": ch.p_value, unit: ch.n}

@@ -245,14 +245,15 @@ def compare_two_runs(driver, base: str, store: Store, generator: str, runs: list
     """The end of each pipeline's walk, on Results: the newer of `runs` compared with the older as its
     baseline, picked on the page; the counts it shows are the library's compare of the two."""
     from evalcore.reports.compare import CHANGE_ORDER, compare_to_baseline
-    from evalcore.runs.control import run_label
+    from evalcore.reports.results import result_runs, run_labels
 
     assert len(runs) == 2, f"{generator}: two runs, not {len(runs)}"
     now, baseline = runs  # newest first
+    labels = run_labels(result_runs(store, store.run(now).params["project_id"]))  # as the page names them
     open_page(driver, base, "results")
-    if f"({now})" not in selected(driver, "Run to compare"):  # the newest run is picked first by default
-        choose(driver, "Run to compare", run_label(store.run(now)))
-    choose(driver, f"Baseline for {run_label(store.run(now))}", run_label(store.run(baseline)))
+    if labels[now] not in selected(driver, "Run to compare").splitlines():  # the newest is picked first
+        choose(driver, "Run to compare", labels[now])
+    choose(driver, f"Baseline for {labels[now]}", labels[baseline])
     until(lambda: "McNemar p" in text_of(driver), f"{generator}: the compare's counts", FIND_SECONDS)
     wait_idle(driver)
     expected = compare_to_baseline(store, now, baseline)

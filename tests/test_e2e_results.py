@@ -9,6 +9,8 @@ import pytest
 from results_support import two_demo_runs
 from scipy.stats import binomtest
 
+from evalcore.reports.item_titles import item_titles
+from evalcore.reports.results import result_runs, run_labels, spec_titles
 from evalcore.store import Store
 from tests.browser import click, streamlit_server, wait_idle
 
@@ -22,7 +24,11 @@ def test_the_results_page_lists_exactly_the_turns_that_flipped(tmp_path, browser
 
     monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)
     url = f"sqlite:///{tmp_path / 'e2e.db'}"
-    _, base_id, _, broken, fixed = two_demo_runs(Store(url))
+    store = Store(url)
+    pid, base_id, _, broken, fixed = two_demo_runs(store)
+    # The page names runs and items in words: the baseline by its label, a turn's item by its question.
+    label = run_labels(result_runs(store, pid))[base_id]
+    titles = item_titles(store, {i for i, _ in broken | fixed}, spec_titles(store, pid))
     body = (By.TAG_NAME, "body")
     with streamlit_server(url) as base:
         browser.get(base + "/results")
@@ -35,9 +41,7 @@ def test_the_results_page_lists_exactly_the_turns_that_flipped(tmp_path, browser
         click(browser, lambda d: d.find_element(By.CSS_SELECTOR, f"{picker} button[aria-label='Open']"))
         click(
             browser,
-            lambda d: next(
-                o for o in d.find_elements(By.CSS_SELECTOR, "[role='option']") if base_id in o.text
-            ),
+            lambda d: next(o for o in d.find_elements(By.CSS_SELECTOR, "[role='option']") if o.text == label),
         )
         try:
             wait.until(ec.text_to_be_present_in_element(body, "McNemar p"))
@@ -49,10 +53,11 @@ def test_the_results_page_lists_exactly_the_turns_that_flipped(tmp_path, browser
         listed = {
             (m["change"], m["item"], int(m["turn"]))
             for m in re.finditer(
-                r"^(?P<change>broken|fixed): (?P<item>\S+) turn (?P<turn>\d+) \(", text, re.M
+                r"^(?P<change>broken|fixed): (?P<item>.+?) turn (?P<turn>\d+) \(", text, re.M
             )
         }
-        assert listed == {("broken", *k) for k in broken} | {("fixed", *k) for k in fixed}
+        expected = {("broken", titles[i], t) for i, t in broken} | {("fixed", titles[i], t) for i, t in fixed}
+        assert listed == expected
         p = binomtest(len(broken), len(broken) + len(fixed), 0.5).pvalue
         assert f"{p:.3g}" in text
         browser.save_screenshot(str(tmp_path / "results.png"))

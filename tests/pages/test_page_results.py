@@ -11,6 +11,8 @@ from results_support import two_demo_runs
 from scipy.stats import binomtest
 from streamlit.testing.v1 import AppTest
 
+from evalcore.reports.item_titles import item_titles
+from evalcore.reports.results import spec_titles
 from evalcore.store import DATABASE_URL_ENV, Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +26,14 @@ def seeded(tmp_path, monkeypatch):
     return two_demo_runs(Store(url))
 
 
+def titles_of(pid: str, ids: set[str]) -> dict[str, str]:
+    store = Store()
+    try:
+        return item_titles(store, ids, spec_titles(store, pid))
+    finally:
+        store.close()
+
+
 def open_results() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
@@ -33,21 +43,26 @@ def open_results() -> AppTest:
 
 
 def test_the_compare_lists_exactly_the_turns_that_flipped(seeded):
-    _, base, now, broken, fixed = seeded
+    pid, base, now, broken, fixed = seeded
     at = open_results()
     at.multiselect(key="results_runs").set_value([now]).run()
     at.selectbox(key="results_baseline").set_value(base).run()
     assert not at.exception, at.exception
     flipped = at.dataframe[1].value  # after the results table: the flipped turns, then the specs
     listed = {(r.item, r.turn): r.change for r in flipped.itertuples()}
-    assert listed == {k: "broken" for k in broken} | {k: "fixed" for k in fixed}
+    # Items in words: what each conversation's user first asks (one conversation, one question here).
+    titles = titles_of(pid, {k[0] for k in broken | fixed})
+    assert len(set(titles.values())) == len(titles)
+    assert not any(v.startswith("conv-") for v in titles.values())
+    expected = {(titles[i], t): "broken" for i, t in broken} | {(titles[i], t): "fixed" for i, t in fixed}
+    assert listed == expected
     metrics = {m.label: m.value for m in at.metric}
     assert (metrics["Broken"], metrics["Fixed"]) == ("3", "1")
     assert float(metrics["McNemar p"]) == pytest.approx(binomtest(3, 4, 0.5).pvalue, rel=1e-3)
 
 
 def test_filters_pages_and_an_opened_row(seeded):
-    _, _, now, broken, _ = seeded
+    pid, _, now, broken, _ = seeded
     at = open_results()
     at.multiselect(key="results_runs").set_value([now]).run()
     table = at.dataframe(key="results_table").value
@@ -58,10 +73,12 @@ def test_filters_pages_and_an_opened_row(seeded):
     at.selectbox[1].set_value("fail").run()  # the verdict filter
     failing = at.dataframe(key="results_table").value
     assert set(failing["verdict"]) == {"fail"}
-    assert {(r.item, int(r.turn)) for r in failing.itertuples()} >= broken
+    titles = titles_of(pid, {i for i, _ in broken})
+    assert {(r.item, int(r.turn)) for r in failing.itertuples()} >= {(titles[i], t) for i, t in broken}
+    assert not failing["run"].str.contains(now).any()  # the run by its name, not its id
     item = sorted(broken)[0][0]
     at.text_input[0].input(item).run()
-    assert set(at.dataframe(key="results_table").value["item"]) == {item}
+    assert set(at.dataframe(key="results_table").value["item"]) == {titles_of(pid, {item})[item]}
     # Opening a row: the selection a click makes.
     at.session_state["results_table"] = {"selection": {"rows": [0], "columns": []}}
     at.run()

@@ -28,7 +28,7 @@ TABS = {
                                     "Export"]),
 }  # fmt: skip
 PAGES = ["home", "settings", "specs", "diversity", "conversations", "annotate", "agreement", "tool_cases",
-         "procedures", "runs", "reports", "simulations", "scenarios"]  # fmt: skip
+         "procedures", "runs", "reports", "results", "simulations", "scenarios"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -38,6 +38,8 @@ def test_rows_filters_search_and_pages(store):
     kept = _all(store, pid, ResultFilters(run_ids=[now], verdict="pass", spec_id=spec_id))
     assert kept and all(r.verdict == "pass" and r.spec_id == spec_id for r in kept)
     assert not _all(store, pid, ResultFilters(run_ids=[now], generator="procedure"))
+    assert _all(store, pid, ResultFilters(run_ids=[now], generator="doc_qa")) == rows
+    assert {r.generator for r in rows} == {"doc_qa"}  # each row's generator, read for its page
     word = rows[0].spec.split()[-1].upper()  # a word of a spec title, in another case
     found = _all(store, pid, ResultFilters(run_ids=[now], text=word))
     assert (
