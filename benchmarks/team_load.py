@@ -170,9 +170,10 @@ def tree_cpu(pid: int) -> float:
     return sum(times.get(p, 0) for p in tree) / os.sysconf("SC_CLK_TCK")
 
 
-def settle(driver, condition: Callable, what: str, seconds: float | None = None, poll: float = 0.1):
+def settle(driver, condition: Callable, what: str, seconds: float | None = None, final: bool = True):
     """Wait for `condition(driver)` to be truthy and return it; a rerun redraws the page under the
-    condition, so an element gone stale means "not yet"."""
+    condition, so an element gone stale means "not yet". A wait that is not `final` (the browser will try
+    again) leaves no screenshot."""
     from selenium.common.exceptions import (
         NoSuchElementException,
         StaleElementReferenceException,
@@ -183,11 +184,9 @@ def settle(driver, condition: Callable, what: str, seconds: float | None = None,
     ignored = (NoSuchElementException, StaleElementReferenceException)
     seconds = WAIT if seconds is None else seconds  # read when called: --wait sets it
     try:
-        return WebDriverWait(driver, seconds, poll_frequency=poll, ignored_exceptions=ignored).until(
-            condition
-        )
+        return WebDriverWait(driver, seconds, poll_frequency=0.1, ignored_exceptions=ignored).until(condition)
     except TimeoutException:
-        if SHOTS is not None:  # what the person would have seen when they gave up
+        if SHOTS is not None and final:  # what the person would have seen when they gave up
             stem = f"stuck-{time.time():.3f}"
             driver.save_screenshot(str(SHOTS / f"{stem}.png"))
             page = driver.current_url + "\n" + driver.page_source
@@ -337,6 +336,7 @@ class BrowserAnnotator(threading.Thread):
                     lambda d: len(self.marks(d)) == PAIRS + 1,
                     "the marks to show",
                     max(1.0, min(left, PRESS_AGAIN)),
+                    final=left <= PRESS_AGAIN,
                 )
                 break
             except TimeoutError:
@@ -367,7 +367,7 @@ class BrowserAnnotator(threading.Thread):
             try:
                 return settle(
                     driver, lambda d: self.answer(d, item), f"the page's answer to saving {item}",
-                    max(1.0, min(left, PRESS_AGAIN)),
+                    max(1.0, min(left, PRESS_AGAIN)), final=left <= PRESS_AGAIN,
                 )  # fmt: skip
             except TimeoutError:
                 if left <= PRESS_AGAIN:
