@@ -235,6 +235,7 @@ class BrowserAnnotator(threading.Thread):
         self.restarts = 0  # browsers that crashed and were replaced
         self.again = 0  # saves pressed again because the first press never reached the server
         self.reclicked = 0  # labels clicked again because the page did not show the first click
+        self.busy = 0  # saves pressed again because the page said the store was too busy to take them
         self.cpu = 0.0
         self.error: BaseException | None = None
 
@@ -351,6 +352,10 @@ class BrowserAnnotator(threading.Thread):
             if answer == "saved":
                 self.saved.append(item)
                 return
+            if answer == "busy":  # the page said the store was too busy and nothing was saved: again
+                self.busy += 1
+                settle(driver, lambda d: d.execute_script(IDLE_SCRIPT), "the page to be idle")
+                continue
             self.refused += 1  # someone saved in between: Reload, then save the same choices again
             press(driver, button(driver, "Reload"))
             settle(
@@ -366,7 +371,7 @@ class BrowserAnnotator(threading.Thread):
             left = WAIT - (time.perf_counter() - started)
             try:
                 return settle(
-                    driver, lambda d: self.answer(d, item), f"the page's answer to saving {item}",
+                    driver, lambda d: self.answer(d, item, pressed), f"the page's answer to saving {item}",
                     max(1.0, min(left, PRESS_AGAIN)), final=left <= PRESS_AGAIN,
                 )  # fmt: skip
             except TimeoutError:
@@ -396,10 +401,11 @@ class BrowserAnnotator(threading.Thread):
 
         return driver.find_elements(By.XPATH, "//*[contains(text(), 'your save was refused')]")
 
-    def answer(self, driver, item: str) -> str | None:
+    def answer(self, driver, item: str, pressed: float) -> str | None:
         """'saved' once the page confirms the save (its toast, or the next conversation or the queue
         opened: the toast lasts 4 s, less than a loaded machine may take to poll), 'refused' once it says
-        the save was refused."""
+        the save was refused, 'busy' once it says the store was too busy to take it (the server's log
+        tells that notice from one left by an earlier press)."""
         from selenium.webdriver.common.by import By
 
         if (parse_qs(urlparse(driver.current_url).query).get("item") or [None])[0] != item:
@@ -407,7 +413,13 @@ class BrowserAnnotator(threading.Thread):
         for toast in driver.find_elements(By.CSS_SELECTOR, "[data-testid='stToast']"):
             if f"Saved {item}:" in toast.text:
                 return "saved"
-        return "refused" if self.refusal(driver) else None
+        if self.refusal(driver):
+            return "refused"
+        if self.saves is not None and driver.find_elements(By.XPATH, "//*[contains(text(), 'too busy')]"):
+            mine = [s for s in save_log.read(self.saves).values() if s.get("author") == self.who]
+            if any(s.get("item") == item and s.get("arrive", 0) >= pressed and "error" in s for s in mine):
+                return "busy"
+        return None
 
 
 def dashboard(url: str, log: Path, saves: Path) -> tuple[subprocess.Popen, str]:
@@ -499,7 +511,8 @@ def server_side(saves: dict[str, dict], people: list) -> list[str]:
     restarts = sum(p.restarts for p in people)
     print(f"browsers restarted after a crash: {restarts}; saves pressed again after no answer: "
           f"{sum(p.again for p in people)}; labels clicked again that did not show: "
-          f"{sum(p.reclicked for p in people)}")  # fmt: skip
+          f"{sum(p.reclicked for p in people)}; saves pressed again after the page said the store was too "
+          f"busy: {sum(p.busy for p in people)}")  # fmt: skip
     return [f"{len(unanswered)} save(s) arrived at the server and were never answered"] if unanswered else []
 
 

@@ -28,6 +28,7 @@ from evalcore.review.assignments import leads_of
 from evalcore.review.breakdown_labels import BREAKDOWN_ROLE, BreakdownLabel, plan_labels
 from evalcore.store import Store
 from evalcore.store import schema as t
+from evalcore.store.busy import reported_busy
 
 # The short list of rejection reasons (issue 7); "other" needs a note saying what.
 REASONS: tuple[str, ...] = ("wrong answer", "not grounded", "unnatural", "off-spec", "unsafe", "other")
@@ -163,7 +164,9 @@ def _append(
     """One transaction: read the history, build the rows, append them version-checked, re-derive."""
     if not author or not author.strip():
         raise EvalcoreError("a name is needed to save: every verdict is recorded with who made it")
-    with store.write() as conn:
+    # A person is waiting on this save: a store too busy to take it says so in one line (nothing written,
+    # try again) instead of a traceback on the page.
+    with reported_busy(store.display_url), store.write() as conn:
         kind, turns = _item_kind_and_turns(conn, item_id)
         history = annotations_of(conn, [item_id], (*ROLES, BREAKDOWN_ROLE))[item_id]
         rows = build(kind, turns, history)
