@@ -506,28 +506,35 @@ class _Writer:
 
     def opening(self, i: int) -> QATurn | None:
         """The first pair: a lookup in document i (the spec's own) on the spec's subject, naming it, so
-        the conversation starts on what its spec tests; None when no fact of the document names it."""
+        the conversation starts on what its spec tests; else in another document of the chain (a chain
+        through the graph that starts at none of the spec's documents holds one later:
+        `chains_for_spec`); None when no fact of the chain names it."""
         first: QATurn | None = None
-        for term in self.subject:
-            # A table row is about what the customer calls it, whichever of its cells the fact cites.
-            about = [f for f in self.facts[i] if f.mentions(term) or self.row_named(f, term)]
-            about = [f for f in about if not self.stale(f)] or about
-            # Conversation m of a spec opens on its m-th fact about the subject: conversations of one spec
-            # worked at the same time (so not told of each other's questions) still open differently.
-            about.sort(key=lambda f: (-relevance(f.text, self.query), content_hash([self.probe, f.text])))
-            shift = self.variant % len(about) if about else 0
-            for fact in (about[shift:] + about[:shift])[:OPENING_TRIES]:
-                self.used.add((fact.document_id, fact.text))
-                self.by_doc[i].append(fact)
-                question = self.ask(fact)
-                spoken = self.say(term)
-                if not mentions(question, term) and not mentions(question, spoken):
-                    question = f"About {spoken}: {_lower_first(question)}"
-                turn = self.pair("SINGLE-DOC", [fact], question, None)
-                if _key(question) not in self.seen:
-                    return turn
-                first = first or turn
+        for doc in dict.fromkeys([i, *range(len(self.chain))]):
+            for term in self.subject:
+                # A table row is about what the customer calls it, whichever of its cells the fact cites.
+                about = [f for f in self.facts[doc] if f.mentions(term) or self.row_named(f, term)]
+                about = [f for f in about if not self.stale(f)] or about
+                # Conversation m of a spec opens on its m-th fact about the subject: conversations of one
+                # spec worked at the same time (not told of each other's questions) still open differently.
+                about.sort(key=lambda f: (-relevance(f.text, self.query), content_hash([self.probe, f.text])))
+                shift = self.variant % len(about) if about else 0
+                for fact in (about[shift:] + about[:shift])[:OPENING_TRIES]:
+                    turn = self._opening_pair(doc, fact, term)
+                    if _key(turn.question) not in self.seen:
+                        return turn
+                    first = first or turn
         return first
+
+    def _opening_pair(self, i: int, fact: Fact, term: str) -> QATurn:
+        """The first pair on `fact` of document i, its question naming the subject `term`."""
+        self.used.add((fact.document_id, fact.text))
+        self.by_doc[i].append(fact)
+        question = self.ask(fact)
+        spoken = self.say(term)
+        if not mentions(question, term) and not mentions(question, spoken):
+            question = f"About {spoken}: {_lower_first(question)}"
+        return self.pair("SINGLE-DOC", [fact], question, None)
 
     def row_named(self, fact: Fact, term: str) -> bool:
         """True when `fact` is a table row's cell and the customer's name for the row names `term`."""

@@ -101,3 +101,20 @@ def test_a_filler_whose_pre_filler_was_replaced_names_its_entity(sqlite_store):
     second = turns[2]
     assert second.query_type == "SINGLE-DOC" and "Harbor Point" in second.question, second.question
     assert "that store" not in second.question
+
+
+def test_the_first_question_is_on_the_subject_when_the_specs_document_comes_later_in_the_chain(sqlite_store):
+    """A chain through the graph may hold the spec's document second (`chains_for_spec` takes chains that
+    include it when none starts at it): the first question is still about the spec's subject."""
+    project_id = import_project(sqlite_store, "data/sample").project_id
+    generate_specs(sqlite_store, project_id, m=1, from_card=False)
+    spec = list_specs(sqlite_store, project_id)[0].spec
+    docs = sqlite_store.documents(project_id)
+    by_id = {d.id: d for d in docs}
+    chain = [by_id["tyres-and-tubeless-faq"], by_id["stores"]]
+    assert "harbor point" not in by_id["tyres-and-tubeless-faq"].text.lower()
+    inputs = conversation_inputs(
+        "desc", spec, chain, [[]], [], 7, 0, [], code_names(docs, []), subject=["Harbor Point"]
+    )
+    first = _Writer(inputs, random.Random(0)).write(7).turns[0]
+    assert "Harbor Point" in first.question and first.document_ids == ["stores"], first
