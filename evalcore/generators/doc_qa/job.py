@@ -508,7 +508,8 @@ class _Producer:
         behaviour, kept whole as the option)."""
         if self.params.get("chains", "spec") != "graph":
             return []
-        return list(spec_subject(spec.scenario, self.names, self.ignore).terms)
+        context = " ".join((spec.given, spec.when, spec.then))
+        return list(spec_subject(spec.scenario, self.names, self.ignore, context).terms)
 
     def _metadata(self, unit: dict[str, Any], result: TaskResult[Any]) -> dict[str, Any]:
         """What a conversation keeps of how it was made: its chain, policies, retrieval, model."""

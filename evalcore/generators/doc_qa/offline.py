@@ -37,6 +37,7 @@ from typing import Any
 
 from evalcore.documents.entities import canonical_name, extract_entities
 from evalcore.documents.facts import Fact, column_label, document_facts, mentions, relevance
+from evalcore.documents.inflection import says
 from evalcore.documents.retrieval import tokenize
 from evalcore.documents.sentences import sentence_subject
 from evalcore.documents.wording import (
@@ -508,12 +509,14 @@ class _Writer:
         """The first pair: a lookup in document i (the spec's own) on the spec's subject, naming it, so
         the conversation starts on what its spec tests; else in another document of the chain (a chain
         through the graph that starts at none of the spec's documents holds one later:
-        `chains_for_spec`); None when no fact of the chain names it."""
+        `chains_for_spec`), else in one of its policies (the spec's own, by default: a spec about
+        appointments may cite a one-document chain that names them once, and the policy on them);
+        None when no fact of the context names it."""
         first: QATurn | None = None
-        for doc in dict.fromkeys([i, *range(len(self.chain))]):
+        for doc in dict.fromkeys([i, *range(len(self.docs))]):
             for term in self.subject:
                 # A table row is about what the customer calls it, whichever of its cells the fact cites.
-                about = [f for f in self.facts[doc] if f.mentions(term) or self.row_named(f, term)]
+                about = [f for f in self.facts[doc] if self.on_subject(f, term)]
                 about = [f for f in about if not self.stale(f)] or about
                 # Conversation m of a spec opens on its m-th fact about the subject: conversations of one
                 # spec worked at the same time (not told of each other's questions) still open differently.
@@ -532,9 +535,13 @@ class _Writer:
         self.by_doc[i].append(fact)
         question = self.ask(fact)
         spoken = self.say(term)
-        if not mentions(question, term) and not mentions(question, spoken):
+        if not any(mentions(question, t) or says(question, t) for t in (term, spoken)):
             question = f"About {spoken}: {_lower_first(question)}"
         return self.pair("SINGLE-DOC", [fact], question, None)
+
+    def on_subject(self, fact: Fact, term: str) -> bool:
+        """True when `fact` names the subject `term` (in any inflection: "Call 999" for "Calling 999")."""
+        return fact.mentions(term) or says(fact.text, term) or self.row_named(fact, term)
 
     def row_named(self, fact: Fact, term: str) -> bool:
         """True when `fact` is a table row's cell and the customer's name for the row names `term`."""
