@@ -159,7 +159,8 @@ def conversation_figures(
     n = len(conversations)
     shown = f"d={d}" if d is not None else "default d"
     print(f"\nConversations at k={k}, --per-spec {per_spec}, {shown}, chains {chains or 'default'}: {n} "
-          f"({outcome.added} added, {len(outcome.messages)} per-spec message(s))")  # fmt: skip
+          f"({outcome.added} added, {outcome.left_out} left out as they could only repeat the run's "
+          f"questions, {len(outcome.messages)} message(s))")  # fmt: skip
     print(f"  answers grounded in their spec's documents or its chain (goal >= 95%): "
           f"{_share(counts['chain'], counts['turns'])}; in the spec's own documents: "
           f"{_share(counts['own'], counts['turns'])} (conversations wholly: "

@@ -102,11 +102,12 @@ def generate(
     for message in run.warnings:
         typer.secho(f"note: {message}", fg=typer.colors.YELLOW)
     tiers = Counter(
-        u.get("result", {}).get("tier") for u in store.finished_units(run.id).values() if u["result"]
-    )
+        u["result"]["tier"] for u in store.finished_units(run.id).values() if (u["result"] or {}).get("tier")
+    )  # a unit left out (it could only repeat the run's questions) has no conversation, so no tier
     typer.echo(
         f"run {run.id}: {outcome.added} conversation(s) added, {outcome.skipped} already done, "
-        f"{len(outcome.failed)} failed, {outcome.total} planned; tiers: "
+        f"{len(outcome.failed)} failed, {outcome.left_out} left out (they could only repeat the run's "
+        f"questions), {outcome.total} planned; tiers: "
         + (", ".join(f"{n} {t}" for t, n in sorted(tiers.items()) if t) or "none")
     )
     failed = failed_units(store, run.id)

@@ -50,8 +50,8 @@ _MODAL_CAN = {"can", "cannot", "can't", "may"}
 _INTRANSITIVE = {"ship", "arrive", "leave", "come", "start", "open", "run", "stay", "end", "last"}
 _YES_NO_VERBS = {"qualify", "apply", "count", "follow"}
 # A subject holding one of these is a clause or an instruction, not a thing ("report a lost parcel if it").
-_NOT_SUBJECT = {"if", "when", "it", "you", "we", "they", "unless", "because", "that", "which", "today",
-                "never", "always", "please", "do", "don't", "only", "also"}  # fmt: skip
+_NOT_SUBJECT = {"if", "when", "it", "you", "we", "they", "unless", "because", "that", "which", "who", "whose",
+                "today", "never", "always", "please", "do", "don't", "only", "also"}  # fmt: skip
 _MODAL_RULE = {"must", "should", "need", "needs"}
 _BE = {"is", "are", "was", "were"}
 _IRREGULAR = {"paid", "held", "made", "sold", "shown", "given", "kept", "sent", "built", "done", "taken",

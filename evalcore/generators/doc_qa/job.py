@@ -80,6 +80,7 @@ class DocQAOutcome:
     total: int = 0
     messages: list[str] = field(default_factory=list)  # per-spec messages (short chains, no documents)
     stopped: str | None = None  # why the job stopped before the end, if it did
+    left_out: int = 0  # conversations not kept by this call: they could only repeat the run's questions
 
 
 def chain_lengths(d: int | Sequence[int]) -> list[int]:
@@ -383,8 +384,8 @@ def generate_conversations(
         store, run.id, list(job.units), job.work, concurrency=job.llm.concurrency, on_progress=on_progress
     )
     return DocQAOutcome(
-        report.run, len(job.added), report.failed, report.skipped, report.total, list(job.plan["messages"]),
-        report.stopped,
+        report.run, len(job.added), report.failed, report.skipped, report.total,
+        [*job.plan["messages"], *job.left_out], report.stopped, len(job.left_out),
     )  # fmt: skip
 
 
@@ -406,6 +407,7 @@ class _Producer:
     judge: Any  # the judge chosen for the generator's model (choose_judge)
     run_id: str
     added: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # messages on conversations not kept (`_leave_out`)
 
     @classmethod
     def start(cls, store: Store, project_id: str, run: Run) -> _Producer:
@@ -506,7 +508,8 @@ class _Producer:
         behaviour, kept whole as the option)."""
         if self.params.get("chains", "spec") != "graph":
             return []
-        return list(spec_subject(spec.scenario, self.names, self.ignore).terms)
+        context = " ".join((spec.given, spec.when, spec.then))
+        return list(spec_subject(spec.scenario, self.names, self.ignore, context).terms)
 
     def _metadata(self, unit: dict[str, Any], result: TaskResult[Any]) -> dict[str, Any]:
         """What a conversation keeps of how it was made: its chain, policies, retrieval, model."""
@@ -545,6 +548,9 @@ class _Producer:
         made = self.produce(self.units[claim.key])
         if "stopped" in made:
             raise jobs.UnitStopped(f"budget: {made['stopped']}")  # not done: a resume does it
+        if "conversation" in made and (repeated := self._repeated(made["conversation"])):
+            self._leave_out(claim, repeated)
+            return
         with claim.commit() as writer:
             if "error" in made:
                 writer.fail(made["error"], {"raw": made.get("raw")})
@@ -559,6 +565,37 @@ class _Producer:
                              "documents": self.units[claim.key]["chain"]}  # fmt: skip
         self._remember(writer.result)
         self.added.append(conversation.id)
+
+    def _repeated(self, conversation: Any) -> list[str]:
+        """The questions of `conversation` an earlier conversation of the run, or an earlier turn of its
+        own, asked already (as benchmarks/content.py compares them: case and outer spaces aside); none
+        with `chains="spec"` (our earlier behaviour, kept whole as the option)."""
+        if self.params.get("chains", "spec") != "graph":
+            return []
+        seen = {q.strip().casefold() for qs in list(self.asked.values()) for q in qs}
+        repeated = []
+        for turn in conversation.turns:
+            if turn.role == "user":
+                key = turn.content.strip().casefold()
+                repeated += [turn.content] if key in seen else []
+                seen.add(key)
+        return repeated
+
+    def _leave_out(self, claim: jobs.Claim, repeated: list[str]) -> None:
+        """A conversation that could only repeat questions is not kept (issue 33: a small corpus gives
+        fewer conversations with a note, never near-copies): its unit is done with no conversation, and
+        the run warns which spec's conversation was left out and what it would have asked again."""
+        unit = self.units[claim.key]
+        spec = self.specs[unit["spec_id"]]
+        message = (
+            f"spec '{spec.scenario}' ({spec.id}): conversation {unit['variant'] + 1} left out: the run had "
+            f"already asked {len(repeated)} of its questions (e.g. '{repeated[0]}') and its documents hold "
+            "nothing new to ask instead"
+        )
+        with claim.commit() as writer:
+            writer.result = {"left_out": repeated, "documents": unit["chain"]}
+        self.store.add_run_warning(self.run_id, message)
+        self.left_out.append(message)
 
 
 def resume(store: Store, run_id: str) -> DocQAOutcome:

@@ -31,11 +31,13 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from evalcore.documents.entities import canonical_name, extract_entities
 from evalcore.documents.facts import Fact, column_label, document_facts, mentions, relevance
+from evalcore.documents.inflection import says
 from evalcore.documents.retrieval import tokenize
 from evalcore.documents.sentences import sentence_subject
 from evalcore.documents.wording import (
@@ -78,7 +80,8 @@ ASPECTS = (
     ("Can {e} be shipped to Canada?", ("canada", "international")),
     ("Is there a loyalty points scheme that covers {e}?", ("loyalty", "points")),
 )
-OPENING_TRIES = 3  # facts on the spec's subject tried for a first question the run has not asked
+OPENING_TRIES = 12  # facts on the spec's subject tried for a first question the run has not asked
+RETRIES = 4  # other facts a step is tried on when the run already asked its question
 UNANSWERABLE_SUBJECTS = 12  # facts of the document whose entities an unanswerable question may be about
 FOLLOW = (
     "And what about the {noun} you just mentioned?",
@@ -178,6 +181,7 @@ class _Writer:
         self.used: set[tuple[str, str]] = set()
         # Questions earlier conversations of the run asked of these documents, then this one's own.
         self.seen = {_key(q) for q in [*(inputs.get("asked") or []), *(inputs.get("asked_run") or [])]}
+        self.repeats: list[str] = []  # questions this conversation had to ask again (`unasked`)
         self.last_facts: list[Fact] = []  # the facts of the pair made last (`pair`)
         self.answered = "\n".join(str(a) for a in inputs.get("answered") or []).casefold()
         self.by_doc: dict[int, list[Fact]] = defaultdict(list)
@@ -503,27 +507,45 @@ class _Writer:
 
     def opening(self, i: int) -> QATurn | None:
         """The first pair: a lookup in document i (the spec's own) on the spec's subject, naming it, so
-        the conversation starts on what its spec tests; None when no fact of the document names it."""
+        the conversation starts on what its spec tests; else in another document of the chain (a chain
+        through the graph that starts at none of the spec's documents holds one later:
+        `chains_for_spec`), else in one of its policies (the spec's own, by default: a spec about
+        appointments may cite a one-document chain that names them once, and the policy on them);
+        None when no fact of the context names it."""
         first: QATurn | None = None
-        for term in self.subject:
-            about = [f for f in self.facts[i] if f.mentions(term)]
-            about = [f for f in about if not self.stale(f)] or about
-            # Conversation m of a spec opens on its m-th fact about the subject: conversations of one spec
-            # worked at the same time (so not told of each other's questions) still open differently.
-            about.sort(key=lambda f: (-relevance(f.text, self.query), content_hash([self.probe, f.text])))
-            shift = self.variant % len(about) if about else 0
-            for fact in (about[shift:] + about[:shift])[:OPENING_TRIES]:
-                self.used.add((fact.document_id, fact.text))
-                self.by_doc[i].append(fact)
-                question = self.ask(fact)
-                spoken = self.say(term)
-                if not mentions(question, term) and not mentions(question, spoken):
-                    question = f"About {spoken}: {_lower_first(question)}"
-                turn = self.pair("SINGLE-DOC", [fact], question, None)
-                if _key(question) not in self.seen:
-                    return turn
-                first = first or turn
+        for doc in dict.fromkeys([i, *range(len(self.docs))]):
+            for term in self.subject:
+                # A table row is about what the customer calls it, whichever of its cells the fact cites.
+                about = [f for f in self.facts[doc] if self.on_subject(f, term)]
+                about = [f for f in about if not self.stale(f)] or about
+                # Conversation m of a spec opens on its m-th fact about the subject: conversations of one
+                # spec worked at the same time (not told of each other's questions) still open differently.
+                about.sort(key=lambda f: (-relevance(f.text, self.query), content_hash([self.probe, f.text])))
+                shift = self.variant % len(about) if about else 0
+                for fact in (about[shift:] + about[:shift])[:OPENING_TRIES]:
+                    turn = self._opening_pair(doc, fact, term)
+                    if _key(turn.question) not in self.seen:
+                        return turn
+                    first = first or turn
         return first
+
+    def _opening_pair(self, i: int, fact: Fact, term: str) -> QATurn:
+        """The first pair on `fact` of document i, its question naming the subject `term`."""
+        self.used.add((fact.document_id, fact.text))
+        self.by_doc[i].append(fact)
+        question = self.ask(fact)
+        spoken = self.say(term)
+        if not any(mentions(question, t) or says(question, t) for t in (term, spoken)):
+            question = f"About {spoken}: {_lower_first(question)}"
+        return self.pair("SINGLE-DOC", [fact], question, None)
+
+    def on_subject(self, fact: Fact, term: str) -> bool:
+        """True when `fact` names the subject `term` (in any inflection: "Call 999" for "Calling 999")."""
+        return fact.mentions(term) or says(fact.text, term) or self.row_named(fact, term)
+
+    def row_named(self, fact: Fact, term: str) -> bool:
+        """True when `fact` is a table row's cell and the customer's name for the row names `term`."""
+        return fact.kind == "cells" and mentions(self.row_name(fact), term)
 
     def refer(self, question: str, bridge: str, fact: Fact) -> str | None:
         """`question` with the bridging entity referred to, not named ("... at that store"); None when
@@ -700,25 +722,87 @@ class _Writer:
         return None
 
     def write(self, pairs: int) -> QAConversation:
-        """The whole conversation; a step whose facts are missing falls back to a SINGLE-DOC lookup."""
+        """The whole conversation; a step whose facts are missing falls back to a SINGLE-DOC lookup, a
+        step whose question the run already asked is made again on other facts (`unasked`)."""
         d = len(self.chain)
         turns: list[QATurn] = []
+        lost: str | None = None  # the bridge of a PRE-FILLER that had to become a plain lookup
         for step in plan_turns(d, pairs, len(self.docs) - d):
-            turn = self.step(step, not turns)
+            first = not turns
+            bridge = self.bridges[step.transition] if step.transition is not None else None
+            if step.type == "FILLER" and bridge and bridge == lost:
+                # Its PRE-FILLER no longer names the bridge: "that store" would point at nothing.
+                turn = self.named(step.docs[0], bridge)
+            else:
+                turn = self.step(step, first)
             if turn is None:  # no bridge or no fact for the planned type: a plain lookup instead
                 turn = self.single(step.docs[-1]) or self.single(0) or self.cannot(0)
             turn = self.distinct(turn)
-            opening = not turns and bool(self.subject)  # the first question keeps to the spec's subject
-            # Only a plain lookup is swapped: a PRE-FILLER names the bridge its FILLER then refers to, and
-            # the later kinds refer to what came before.
-            plain_lookup = step.type not in ("CANNOT", "SYNTHESIS") and turn.query_type == "SINGLE-DOC"
-            if _key(turn.question) in self.seen and plain_lookup and not opening:
-                # Every way of asking this pair was asked before: another fact of its document instead.
-                other = self.single(step.docs[-1])
-                turn = other if other is not None and _key(other.question) not in self.seen else turn
+            if _key(turn.question) in self.seen and not (first and self.subject):
+                turn = self.unasked(step, turn)
+            if step.type == "PRE-FILLER" and turn.query_type != "PRE-FILLER":
+                lost = bridge
+            if _key(turn.question) in self.seen:
+                self.repeats.append(turn.question)
             self.seen.add(_key(turn.question))
             turns.append(turn)
         return QAConversation(turns=turns)
+
+    def named(self, i: int, bridge: str) -> QATurn | None:
+        """A lookup in document i about the bridge, naming it (a FILLER whose PRE-FILLER was replaced)."""
+        fact = self.pick(i, bridge)
+        return self.pair("SINGLE-DOC", [fact], self.ask(fact), bridge) if fact is not None else None
+
+    def unasked(self, step: Step, turn: QATurn) -> QATurn:
+        """A pair for `step` whose question the run has not asked (issue 33: questions distinct across the
+        run): the step again on other facts of its documents (up to RETRIES), then a lookup on any document
+        of the context, never a fact an earlier conversation was given (asked again in other words, it would
+        be a near-copy); `turn` as it is when the context has nothing left to ask (the conversation then
+        counts a repeat, and the job leaves it out)."""
+        kept = {i: list(facts) for i, facts in self.by_doc.items()}
+        candidates: list[Callable[[], QATurn | None]] = []
+        if step.type == "SYNTHESIS":
+            candidates.append(lambda: self.summed_up(turn))
+        elif step.type != "CANNOT":
+            candidates += [lambda: self.step(step, False)] * RETRIES
+            order = dict.fromkeys([*step.docs[::-1], *range(len(self.docs))])
+            candidates += [lambda i=i, f=f: self.lookup(i, f) for i in order for f in self.unused(i)]
+        for make in candidates:
+            made = make()
+            made = self.distinct(made) if made is not None else None
+            # A question made only to differ must not quote a title or a hidden code either.
+            if made is not None and _key(made.question) not in self.seen and self.clean(made.question):
+                return made
+            self.by_doc = defaultdict(list, {i: list(facts) for i, facts in kept.items()})
+        return turn
+
+    def unused(self, i: int) -> list[Fact]:
+        """Facts of document i that neither this conversation nor an earlier one of the run was given,
+        most on the spec's theme first."""
+        left = [f for f in self.facts[i] if (f.document_id, f.text) not in self.used and not self.stale(f)]
+        return sorted(
+            left, key=lambda f: (-relevance(f.text, self.query), content_hash([self.probe, f.text]))
+        )
+
+    def lookup(self, i: int, fact: Fact) -> QATurn:
+        """A SINGLE-DOC pair asking for `fact` of document i."""
+        self.used.add((fact.document_id, fact.text))
+        self.by_doc[i].append(fact)
+        return self.pair("SINGLE-DOC", [fact], self.ask(fact), None)
+
+    def summed_up(self, turn: QATurn) -> QATurn | None:
+        """The SYNTHESIS pair asked by what its facts are about (their topics, else each fact's own
+        question summed up), when its entity's summing-up questions were all asked."""
+        facts = self.last_facts
+        topics = list(dict.fromkeys(t for f in facts if (t := self.topic(f)) and t != "this"))
+        options = (
+            [f"Putting it all together, how do {_enum(topics[:3])} fit together?"] if len(topics) > 1 else []
+        )
+        options += [f"So, to sum up: {_lower_first(self.ask(f))}" for f in facts]
+        question = next((q for q in options if _key(q) not in self.seen), None)
+        if question is None:
+            return None
+        return turn.model_copy(update={"question": question, "resolved_question": question})
 
 
 def _key(question: str) -> str:

@@ -2,8 +2,12 @@
 
 A spec's subject is, in order: the codes its title names with what customers call them ("VT-EB-TREK",
 "Voltra Trek"); else the names it mentions (a store, a product), the business and assistant aside; else
-its key nouns ("rain", "grace period"). The offline generator asks its first question and its SYNTHESIS
-about the subject; `benchmarks/content.py` counts the conversations that mention it.
+its key words ("rain", "grace period"), without modal, auxiliary and generic verbs ("Not able to book,
+move or cancel appointments" is about "appointments", not "able"), the nouns before the verbs the title or
+its given/when/then put after "to" ("cancel"). A text names the subject when it has one of its terms in
+any inflection ("Call 999" names "Calling 999", "each appointment" names "appointments"). The offline
+generator asks its first question and its SYNTHESIS about the subject; `benchmarks/content.py` counts the
+conversations that mention it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 
 from evalcore.documents.entities import canonical_name, extract_entities
 from evalcore.documents.facts import mentions
+from evalcore.documents.inflection import says, stem
 
 _CODE = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
@@ -31,6 +36,18 @@ _GENERIC = frozenset(
     also still usd eur gbp""",
     )
 )
+# Verbs that say a spec is about a limit or an action, not what the action is on: "Not able to see live
+# interruptions" is about interruptions. Compared by stem, so every inflection goes ("moving", "gets").
+_GENERIC_VERBS = frozenset(
+    stem(w)
+    for w in re.findall(
+        r"\S+",
+        """able unable move get got see make take need want try keep let put tell find know happen allow
+        handle deal change look show seem become""",
+    )
+)
+# "to book, move or cancel": the words after "to" (and the ones listed with them) are verbs.
+_AFTER_TO = re.compile(r"\bto ((?:[a-z]+(?:, | or | and |, or |, and ))*[a-z]+)")
 
 
 @dataclass(frozen=True)
@@ -41,17 +58,20 @@ class Subject:
     named: bool
 
     def said_in(self, text: str) -> bool:
-        """True when `text` names the subject (any of its terms, as whole words)."""
-        return any(mentions(text, term) for term in self.terms)
+        """True when `text` names the subject (any of its terms, as whole words, in any inflection)."""
+        return any(mentions(text, term) or says(text, term) for term in self.terms)
 
     def count(self, texts: Iterable[str]) -> int:
         """How many of `texts` name the subject."""
         return sum(self.said_in(t) for t in texts)
 
 
-def spec_subject(title: str, names: Mapping[str, str], ignore: Sequence[str] = ()) -> Subject:
+def spec_subject(
+    title: str, names: Mapping[str, str], ignore: Sequence[str] = (), context: str = ""
+) -> Subject:
     """The subject of a spec titled `title` (see the module docstring); `names` maps codes to what a
-    customer calls them (`wording.code_names`), `ignore` holds the business's and assistant's names."""
+    customer calls them (`wording.code_names`), `ignore` holds the business's and assistant's names;
+    `context` (the spec's given, when and then) only orders key words, never adds or drops one."""
     codes = list(dict.fromkeys(_CODE.findall(title)))
     if codes:
         spoken = [names[c].removeprefix("the ") for c in codes if c in names]
@@ -65,5 +85,15 @@ def spec_subject(title: str, names: Mapping[str, str], ignore: Sequence[str] = (
     if named:
         return Subject(tuple(dict.fromkeys(named)), True)
     own = {w.lower() for name in ignore for w in name.split()}  # "Ridgeline Assist" is nobody's subject
-    words = [w for w in _WORD.findall(title) if w.lower() not in _GENERIC | own and len(w) > 2]
-    return Subject(tuple(dict.fromkeys(w.lower() for w in words)), False)
+    words = [
+        w.lower()
+        for w in _WORD.findall(title)
+        if w.lower() not in _GENERIC | own and len(w) > 2 and stem(w) not in _GENERIC_VERBS
+    ]
+    return Subject(tuple(_nouns_first(list(dict.fromkeys(words)), f"{title} {context}")), False)
+
+
+def _nouns_first(words: list[str], text: str) -> list[str]:
+    """`words` with the ones `text` uses as verbs (after "to") last, the rest in their order."""
+    verbs = {stem(v) for m in _AFTER_TO.finditer(text.lower()) for v in re.findall(r"[a-z]+", m.group(1))}
+    return sorted(words, key=lambda w: stem(w) in verbs - {"or", "and"})

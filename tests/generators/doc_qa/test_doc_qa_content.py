@@ -24,13 +24,14 @@ def _answered(conversation):
 def test_chains_run_through_the_graph_from_the_specs_own_documents(sqlite_store):
     """The default (seed 000, Algorithm 2, spec-first): a chain starts at one of its spec's documents
     and reaches d documents through the graph; its answers stay within the spec's documents and chain;
-    the first question names the spec's subject; no question repeats across the run."""
+    the first question names the spec's subject; no question repeats across the run (a conversation
+    that could only repeat one is left out, with a warning)."""
     project_id = import_project(sqlite_store, "data/sample").project_id
     generate_specs(sqlite_store, project_id, m=12, from_card=False)
     outcome = generate_conversations(sqlite_store, project_id, specs="all", per_spec=2, d=3, dense=False)
     specs = {v.spec.id: v.spec for v in list_specs(sqlite_store, project_id)}
     conversations = [v.conversation for v in list_conversations(sqlite_store, project_id)]
-    assert len(conversations) == outcome.total > 0
+    assert len(conversations) == outcome.total - outcome.left_out > 0.8 * outcome.total
     # Where the graph allows (no note on the chain), every chain has d documents; a spec whose document
     # has no neighbour gets a shorter chain and a note.
     allowed = [c for c in conversations if not c.metadata["chain"]["note"]]
@@ -47,8 +48,8 @@ def test_chains_run_through_the_graph_from_the_specs_own_documents(sqlite_store)
         subject = spec_subject(spec.scenario, names, system_description(sqlite_store, project_id)[1])
         first_on_subject += subject.said_in(qa_pairs(conversation)[0][0].content)
     assert first_on_subject >= 0.8 * len(conversations)
-    questions = [q.content.casefold() for c in conversations for q, _ in qa_pairs(c)]
-    assert len(set(questions)) >= 0.9 * len(questions)
+    questions = [q.content.strip().casefold() for c in conversations for q, _ in qa_pairs(c)]
+    assert len(set(questions)) == len(questions)
 
 
 def test_conversations_stay_in_their_specs_documents(sqlite_store):

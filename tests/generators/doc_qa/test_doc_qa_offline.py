@@ -66,7 +66,9 @@ def test_a_conversation_needs_room_for_cannotanswer_and_synthesis():
 
 def test_every_conversation_follows_the_rules(generated):
     store, project_id, outcome = generated
-    assert outcome.added == outcome.total == 3 * len(list_specs(store, project_id)) >= 24
+    assert outcome.total == 3 * len(list_specs(store, project_id)) >= 24
+    # A conversation that could only repeat the run's questions is left out (issue 33); rarely, here.
+    assert outcome.added == outcome.total - outcome.left_out and outcome.left_out <= outcome.total // 8
     assert not outcome.failed and outcome.stopped is None
     for view in list_conversations(store, project_id):
         conversation = view.conversation
