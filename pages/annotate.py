@@ -119,23 +119,33 @@ def _outbox() -> dict:
     )
 
 
-def _deliver() -> None:
-    """Open what the last Save left in the outbox (the next conversation, or the queue) with its toast.
+def _deliver() -> bool:
+    """Open what the last Save left in the outbox (the next conversation, or the queue) with its toast;
+    True when it left the toast to show.
     The outbox keeps where to go until a run has drawn it (the end of the page): a request the browser
     sent before it saw the new address (a second press) starts a run with the old one, which must not
     reopen the conversation just saved."""
     outbox = _outbox()
     if outbox["go"] is None:
-        return
+        return False
     if st.query_params.get(ITEM, "") != outbox["go"]:
         _forget(st.query_params.get(ITEM))
         if outbox["go"]:
             st.query_params[ITEM] = outbox["go"]
         else:
             st.query_params.pop(ITEM, None)
-    if outbox["toast"]:
-        flash("toast", outbox["toast"], rerun=False)
-        outbox["toast"] = None
+    toast, outbox["toast"] = outbox["toast"], None
+    if toast:
+        flash("toast", toast, rerun=False)
+    return bool(toast)
+
+
+def _replied() -> None:
+    """The saves waiting for an answer have it on the page: the save log's last phase, with the
+    conversation shown (a person may close the tab once they see it, before the run ends)."""
+    replies = _outbox()["replies"]
+    while replies:
+        save_log.record(replies.pop(0), "reply", drawn=st.query_params.get(ITEM))
 
 
 # ------------------------------------------------------------------ sidebar: queue filters, progress
@@ -176,8 +186,10 @@ flt = QueueFilter(
     assignee=assignee,
     needs_review_by=user if only_mine else None,
 )
-_deliver()
+answered = _deliver()
 show_flash()
+if answered:  # the toast that says the save was made is on its way to the browser
+    _replied()
 
 
 def _progress() -> None:
@@ -732,8 +744,5 @@ if opened_item:
     item_view(opened_item)
 else:
     queue_view()
-outbox = _outbox()
-outbox["go"] = None  # this run drew where the last save went
-replies = outbox["replies"]
-while replies:  # this run drew the answer to these saves: the save log's last phase
-    save_log.record(replies.pop(0), "reply", drawn=opened_item)  # the conversation shown with the answer
+_outbox()["go"] = None  # this run drew where the last save went
+_replied()  # a refusal or an error is drawn with the conversation
