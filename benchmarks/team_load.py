@@ -639,14 +639,17 @@ def measure(url: str, args: argparse.Namespace) -> list[str]:
     print(f"run {run.status.value}: {len(turns)} turns judged, {twice} twice; "
           f"{sum(asked.values())} model calls, {repeated} repeated")  # fmt: skip
     job = ended[generation]
-    units = [u for u in store.finished_units(generation).values() if u["status"] == "done"]
+    done = [u for u in store.finished_units(generation).values() if u["status"] == "done"]
+    # A unit whose conversation could only repeat the run's questions is done and makes none (issue 33).
+    units = [u for u in done if "left_out" not in (u["result"] or {})]
     made = [
         c
         for c in list_conversations(store, pid, generator="doc_qa")
         if c.conversation.provenance.run_id == generation
     ]
-    print(f"generation {job.status.value} ({DOC_QA}): {len(units)} units done, {len(made)} conversations "
-          f"made, {len(made) - len(units)} made twice")  # fmt: skip
+    print(f"generation {job.status.value} ({DOC_QA}): {len(done)} units done ({len(done) - len(units)} left "
+          f"out: they could only repeat), {len(made)} conversations made, {len(made) - len(units)} made "
+          "twice")  # fmt: skip
     if not args.direct:
         cpu[f"the {len(people)} browsers"] = sum(p.cpu for p in people)
     print(
