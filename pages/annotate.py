@@ -87,6 +87,7 @@ def _forget(item_id: str | None) -> None:
 def _open(item_id: str | None, *, rerun: bool = True) -> None:
     """Leave the open conversation (a later visit starts afresh) and open another, or the queue; from a
     callback (`rerun=False`) the run about to start draws it."""
+    _outbox()["go"] = None  # the person's own move wins over where their last save was still going
     _forget(st.query_params.get(ITEM))
     if item_id is None:
         st.query_params.pop(ITEM, None)
