@@ -28,7 +28,7 @@ from evalcore.review.assignments import leads_of
 from evalcore.review.breakdown_labels import BREAKDOWN_ROLE, BreakdownLabel, plan_labels
 from evalcore.store import Store
 from evalcore.store import schema as t
-from evalcore.store.busy import reported_busy
+from evalcore.store.failures import reported_busy
 
 # The short list of rejection reasons (issue 7); "other" needs a note saying what.
 REASONS: tuple[str, ...] = ("wrong answer", "not grounded", "unnatural", "off-spec", "unsafe", "other")

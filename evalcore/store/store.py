@@ -17,11 +17,10 @@ from evalcore.models import Annotation, Document, Procedure, SystemCard, Tool
 from evalcore.models.common import content_hash, now_utc
 from evalcore.store import schema as t
 from evalcore.store.engine import create_engine, redact
+from evalcore.store.failures import reported_full, reported_unreachable
 from evalcore.store.location import database_url
 from evalcore.store.migrations import migrate
-from evalcore.store.outage import reported_unreachable
 from evalcore.store.runs import RunTables
-from evalcore.store.space import reported_full
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from sqlalchemy import event
 from evalcore.inputs import import_project
 from evalcore.review import ItemVerdict, save_review
 from evalcore.store import Store
-from evalcore.store.busy import StoreBusyError, is_busy
+from evalcore.store.failures import StoreBusyError, is_busy
 from tests.annotation_data import add_conversations
 
 ROOT = Path(__file__).resolve().parents[2]
