@@ -476,6 +476,9 @@ if played:
                 ),
                 "words per turn (middle)": row.median_turn_words,
                 "card's usual words per turn": row.typical_turn_words,
+                "turns over the card's maximum": "-"
+                if row.over_max_turns is None
+                else f"{row.over_max_turns} (> {row.max_turn_words} words)",
                 "word variety": round(row.mtld, 1),
                 "task words said": f"{row.goal_coverage:.0%}",
             }
@@ -503,6 +506,10 @@ if played:
             ),
             "card's usual words per turn": st.column_config.NumberColumn(
                 help="typical_user_turn_length of the system card's user_simulation_config."
+            ),
+            "turns over the card's maximum": st.column_config.TextColumn(
+                help="User turns longer than max_user_turn_length. As in seed 002 the maximum is an "
+                "instruction to the simulated user, not a cut: a longer turn is kept as written."
             ),
             "word variety": st.column_config.NumberColumn(
                 help="MTLD (measure of textual lexical diversity) of the user's turns, as ChatChecker "

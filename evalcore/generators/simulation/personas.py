@@ -37,19 +37,21 @@ PERSONA_KIND = "persona"
 PERSONA_TYPES = ("standard", "challenging")
 OCEAN = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
 
-# Listings 7 and 8 of the seed: what each persona type is for.
+# Listings 7 and 8 of the seed, word for word: what each persona type is for. The challenging personas'
+# own description is what makes the one generator prompt (Listing 6) write non-cooperative users.
 TYPE_DESCRIPTIONS = {
     "standard": "Standard user personas should be as close to normal human users as possible with respect "
     "to demographics, personality and behavior. They should be designed to act as realistic and "
     "human-like as possible.",
     "challenging": "Challenging user personas test the limits of the chatbot. They should be designed to "
-    "act human-like but may be more challenging for the chatbot to interact with. Examples of "
-    "challenging behaviors include: being impolite, impatient, frustrated, vague or sarcastic; "
-    "struggling with language, technology or understanding the chatbot; questioning the chatbot, "
-    "modifying previous input or trying to take control of the conversation; giving contradictory "
-    "responses, misinterpreting the chatbot's suggestions, or deliberately testing the chatbot's "
-    "patience by asking repetitive or irrelevant questions; having multiple goals or tasks in mind or "
-    "frequently changing the intent.",
+    "act human-like but may be more challenging for the chatbot to interact with.\n"
+    "Examples of challenging behaviors include:\n"
+    "- Being impolite, impatient, frustrated, vague or sarcastic.\n"
+    "- Struggling with language, technology or understanding the chatbot.\n"
+    "- Questioning the chatbot, modifying previous input or trying to take control of the conversation.\n"
+    "- Giving contradictory responses, misinterpreting the chatbot's suggestions, or deliberately testing "
+    "the chatbot's patience by asking repetitive or irrelevant questions.\n"
+    "- Having multiple goals or tasks in mind or frequently changing the intent.",
 }
 
 

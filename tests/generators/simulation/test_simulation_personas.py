@@ -93,7 +93,7 @@ def test_a_model_writes_the_personas_when_one_is_configured(project, llm_env):
     assert persona.task == "Ask about returns." and persona.profile.name == "Noor Haddad"
     prompt = llm_env.completed()[0].body["messages"][-1]["content"]
     assert "Generate 1 diverse challenging user personas" in prompt and "Challenging user personas" in prompt
-    assert GENERATE_PERSONAS.prompt_version == "1"
+    assert GENERATE_PERSONAS.prompt_version == "2"
 
 
 def test_chatchecker_persona_files_import_and_export_unchanged(project, tmp_path):
