@@ -1,11 +1,16 @@
 """The simulation prompts are seed 002's listings word for word (issue 31, item 3): the persona generator
-(Listing 6) with the standard and challenging descriptions (Listings 7 and 8) and the dialogue rater
-(Listing 5). The expected text is copied from the seed, lines joined; what we add after it (the JSON
-shape to answer in) is listed in the README's deviations."""
+(Listing 6) with the standard and challenging descriptions (Listings 7 and 8), the breakdown detector
+(Listing 3) and the dialogue rater (Listing 5). The expected text is copied from the seed, lines joined;
+what we add after it (the JSON shape to answer in) is listed in the README's deviations."""
 
 from __future__ import annotations
 
-from evalcore.generators.simulation.detection import RATE_DIALOGUE, rating_dimensions
+from evalcore.generators.simulation.detection import (
+    DETECT_BREAKDOWN,
+    RATE_DIALOGUE,
+    rating_dimensions,
+    taxonomy_text,
+)
 from evalcore.generators.simulation.personas import GENERATE_PERSONAS, TYPE_DESCRIPTIONS
 
 LISTING_6 = (
@@ -90,3 +95,35 @@ def test_the_rater_is_listing_5_word_for_word():
     for part in LISTING_5_SYSTEM:
         assert part in system.content
     assert user.content == "# Conversation to Rate\n1. CHATBOT: Hi!\n2. USER: Hello.\n\n# Your Expert Rating"
+
+
+LISTING_3_SYSTEM = (
+    "# Role\nYou are an expert in identifying dialogue breakdowns in conversations between a chatbot and a "
+    "user. You are given a dialogue context and the latest chatbot utterance to analyse.",
+    "# Breakdown Definition\nA dialogue breakdown is any response of the chatbot that makes it difficult "
+    "for the user to continue the conversation (smoothly).",
+    "## Breakdown Taxonomy\nWhen evaluating the chatbot's response, consider the following breakdown types, "
+    "which represent common disruptions:\n- Uninterpretable: ",
+    "# Task\nIdentify whether the latest chatbot utterance leads to a dialogue breakdown. If a breakdown is "
+    "detected, classify it according to the breakdown taxonomy above.\nAdditionally, provide a score "
+    "ranging from 0 to 1, where 0 indicates a complete breakdown and 1 indicates a seamless conversation."
+    "\nIf a breakdown is detected, provide a list of all fitting breakdown types.\nThink step by step and "
+    "provide a reason for your decision.",
+)
+
+
+def test_the_breakdown_detector_is_listing_3_word_for_word():
+    inputs = {
+        "breakdown_taxonomy": taxonomy_text(task_oriented=True),
+        "chatbot_info": "name: Goal Setting Assistant",
+        "chat_history": "1. CHATBOT: Hi!\n2. USER: Hello.",
+        "last_bot_utterance": "What is your goal?",
+        "output_shape": "{}",
+    }
+    system, user = DETECT_BREAKDOWN.render(inputs)
+    for part in LISTING_3_SYSTEM:
+        assert part in system.content
+    assert user.content == (
+        "# Dialogue Context\n1. CHATBOT: Hi!\n2. USER: Hello.\n\n# Latest Chatbot Utterance to Analyse\n"
+        "What is your goal?\n\n# Your Analysis"
+    )
