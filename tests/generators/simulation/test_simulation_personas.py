@@ -69,6 +69,33 @@ def test_offline_personas_are_written_from_the_card_and_challenging_ones_do_not_
     assert mean["challenging"] < mean["standard"]
 
 
+def test_offline_challenging_personas_are_built_around_one_listing_8_behaviour_each_as_the_seeds_are():
+    out = offline_personas(
+        {"chatbot_info": CARD, "persona_type": "challenging", "count": 6}, random.Random(3)
+    )
+    adjectives = [p.name.split(" the ")[1].split()[0] for p in out.personas]
+    assert sorted(adjectives) == [
+        "Confused",
+        "Contrary",
+        "Headstrong",
+        "Impatient",
+        "Indecisive",
+        "Sarcastic",
+    ]
+    for persona, adjective in zip(out.personas, adjectives, strict=True):
+        assert persona.name.endswith(f"the {adjective} Customer"), (
+            "a nickname, as 'Ava the Sarcastic Traveler'"
+        )
+        assert len(persona.interaction_style) == 3 and all(
+            s.startswith("You ") for s in persona.interaction_style
+        )
+    impatient = next(p for p in out.personas if "Impatient" in p.name)
+    assert "capital letters" in impatient.interaction_style[0]
+    assert "take control" in impatient.interaction_style[2], "and one behaviour of the opposite theme"
+    assert (impatient.personality.neuroticism, impatient.personality.agreeableness) == ("high", "low")
+    assert "You hate waiting and expect an answer at once." in impatient.background_info
+
+
 def test_generated_personas_are_numbered_after_the_projects_own(sqlite_store, monkeypatch):
     monkeypatch.setenv("EVALCORE_OFFLINE", "1")
     pid = import_project(sqlite_store, ROOT / "data/sample").project_id
