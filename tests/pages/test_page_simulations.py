@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from evalcore.generators.simulation import import_chatchecker_run, load_simulation_run
+from evalcore.generators.simulation.fidelity import fidelity_of
 from evalcore.generators.simulation.job import simulate
 from evalcore.inputs import import_project
 from evalcore.models import RunStatus
@@ -80,6 +81,15 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     assert side_by_side.loc["Breakdowns per target turn", imp_name] == pytest.approx(5 / 155)  # as published
     assert side_by_side.loc["Target turns per dialogue (ST/D)", imp_name] == pytest.approx(15.5)
     assert side_by_side.loc["Median user turn length (words)", imp_name] == 5.0
+    # per run, how the simulated users did: none of the published run's spoilt a dialogue
+    assert side_by_side.loc["Dialogues whose simulated user is at fault", imp_name] == 0
+    assert side_by_side.loc["Breakdowns per target turn without them", imp_name] == pytest.approx(5 / 155)
+    assert side_by_side.loc["Simulated users keeping their kind", imp_name] == 1.0  # ten standard users
+    off = side_by_side.loc["Simulated users off their persona (0 = as given)"]
+    assert (
+        off[imp_name] == pytest.approx(fidelity_of(store, imported)[1]["mean_distance"])
+        and 0 < off[sim_name] < 1
+    )
     box(at, "Run").select(simulated).run()
     assert any("Offline output" in str(i.value) for i in at.info)
     box(at, "Run").select(imported).run()
