@@ -274,6 +274,7 @@ if compared:
     st.dataframe(
         statistics.rename(index=_statistic_words, columns=run_names),
         width="stretch",
+        height=35 * (len(statistics) + 1) + 3,  # every row in sight: the simulated users' come last
         column_config={"_index": st.column_config.TextColumn("statistic", width="large")},
     )
 

@@ -84,8 +84,10 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     # per run, how the simulated users did: none of the published run's spoilt a dialogue
     assert side_by_side.loc["Dialogues whose simulated user is at fault", imp_name] == 0
     assert side_by_side.loc["Breakdowns per target turn without them", imp_name] == pytest.approx(5 / 155)
-    assert side_by_side.loc["Simulated users keeping their kind", imp_name] == 1.0  # ten standard users
-    off = side_by_side.loc["Simulated users off their persona (0 = as given)"]
+    assert (
+        side_by_side.loc["Share of simulated users keeping their kind", imp_name] == 1.0
+    )  # ten standard users
+    off = side_by_side.loc["Simulated users off their persona (0 = as given, 1 = nothing kept)"]
     assert (
         off[imp_name] == pytest.approx(fidelity_of(store, imported)[1]["mean_distance"])
         and 0 < off[sim_name] < 1

@@ -112,8 +112,8 @@ def _users_of(store: Store, run_id: str) -> dict[str, float | int | None]:
     _, played = fidelity_of(store, run_id)
     faults = run_fault_report(store, run_id)
     return {
-        "Simulated users off their persona (0 = as given)": played.get("mean_distance"),
-        "Simulated users keeping their kind": played.get("type_kept"),
+        "Simulated users off their persona (0 = as given, 1 = nothing kept)": played.get("mean_distance"),
+        "Share of simulated users keeping their kind": played.get("type_kept"),
         "Dialogues whose simulated user is at fault": len(faults.faults),
         "Breakdowns per target turn without them": faults.without_faulted["breakdowns_per_chatbot_turn"],
     }
