@@ -74,21 +74,34 @@ def _f(value: float | None) -> str:
 
 
 def published() -> None:
-    """Against the published run's labels (its model detector)."""
+    """Against the labels of every published run in the reference folder (their model detector), and of
+    the release's example dialogue (another bot: AutoTOD, with its config)."""
     from evalcore.generators.simulation.breakdown_rules import detect_offline
-    from evalcore.generators.simulation.chatchecker import read_run
+    from evalcore.generators.simulation.chatchecker import read_dialogue_file, read_run
     from evalcore.generators.simulation.detector_scores import dialogue_pairs, score
 
-    runs = [parent / "shared" / "reference" / "chatchecker" / "runs" for parent in ROOT.parents]
-    folder = next((p for r in runs for p in sorted(r.glob("*/*")) if p.is_dir()), None)
-    if folder is None:
-        print("published ChatChecker run not found beside the repository: not measured")
+    def info(config: Path) -> str:
+        chatbot = yaml.safe_load(config.read_text("utf-8"))["chatbot_info"]
+        return "\n".join(f"{k}: {v}" for k, v in chatbot.items() if v)
+
+    reference = next(
+        (r for p in ROOT.parents if (r := p / "shared" / "reference" / "chatchecker").is_dir()), None
+    )
+    if reference is None:
+        print("published ChatChecker runs not found beside the repository: not measured")
         return
-    config = yaml.safe_load((folder.parent / "config.yaml").read_text("utf-8"))
-    info = "\n".join(f"{k}: {v}" for k, v in config["chatbot_info"].items() if v)
-    run = read_run(folder)
-    pairs = [p for d in run.dialogues for p in dialogue_pairs(d, detect_offline(d, run.task_oriented, info))]
-    _print_scores(f"published run {folder.name} (labels: its GPT-4o detector)", score(pairs))
+    for folder in sorted(p for p in (reference / "runs").glob("*/*") if p.is_dir()):
+        run, shown = read_run(folder), info(folder.parent / "config.yaml")
+        pairs = [
+            p for d in run.dialogues for p in dialogue_pairs(d, detect_offline(d, run.task_oriented, shown))
+        ]
+        _print_scores(f"published run {folder.name} (labels: its GPT-4o detector)", score(pairs))
+    example = reference / "example_dialogue.yaml"
+    if example.is_file():
+        dialogue = read_dialogue_file(example)
+        shown = info(reference / "autotod_multiwoz_config.yaml")
+        pairs = dialogue_pairs(dialogue, detect_offline(dialogue, True, shown))
+        _print_scores(f"published {example.name}, AutoTOD (labels: its GPT-4o detector)", score(pairs))
 
 
 def handwritten() -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CRASH_WORD = "return"
+MAX_FLAGGED = 0.10  # issue 31: no more than 10% of the clean published dialogues flagged as user_fault
 
 
 def keyword_bot(messages: list[dict[str, str]]) -> str:
@@ -185,13 +186,11 @@ def _user_faults(clean: list[tuple], seed: int) -> None:
     import random
 
     from benchmarks.user_fault_injection import inject
-    from evalcore.generators.simulation.chatchecker import read_run
     from evalcore.generators.simulation.user_faults import UserFaultKind, detect_user_faults, fault_kinds
 
-    folder = _reference_run()
-    run = read_run(folder) if folder else None
-    if run is not None:  # the published dialogues are clean ones too: their bot asks questions to walk out on
-        clean = clean + [(d, _persona(run, d)) for d in run.dialogues]
+    published = _published()
+    for _, dialogues in published:  # clean ones too: their bot asks questions to walk out on
+        clean = clean + dialogues
     rng = random.Random(seed)
     cases = [(d, p, None) for d, p in clean]
     for kind in UserFaultKind:
@@ -220,14 +219,18 @@ def _user_faults(clean: list[tuple], seed: int) -> None:
         precision = hits / flagged if flagged else float("nan")
         print(f"{kind.value:<17}{injected:>9}{recall:>8.2f}{precision:>10.2f}")
     _handwritten()
-    if folder is None or run is None:
-        print("published ChatChecker run not found beside the repository: share flagged not measured")
+    if not published:
+        print("no published ChatChecker run beside the repository: share flagged not measured")
         return
-    flagged = [d.dialogue_id for d in run.dialogues if detect_user_faults(d, _persona(run, d))]
-    print(
-        f"published ChatChecker run {folder.name}: {len(flagged)} of {len(run.dialogues)} dialogues flagged "
-        f"({len(flagged) / len(run.dialogues):.0%}){': ' + ', '.join(flagged) if flagged else ''}"
-    )
+    print(f"published ChatChecker runs (every one in the reference folder, goal: at most {MAX_FLAGGED:.0%}):")
+    for name, dialogues in published:
+        flagged = [d.dialogue_id for d, p in dialogues if detect_user_faults(d, p)]
+        share = len(flagged) / len(dialogues)
+        verdict = "within" if share <= MAX_FLAGGED else "OVER"
+        print(
+            f"  {name}: {len(flagged)} of {len(dialogues)} clean dialogues flagged as user_fault "
+            f"({share:.0%}, {verdict} the goal){': ' + ', '.join(flagged) if flagged else ''}"
+        )
 
 
 def _handwritten() -> None:
@@ -267,12 +270,37 @@ def _persona(run, dialogue) -> dict | None:
     return persona.model_dump(mode="json") if persona else None
 
 
-def _reference_run() -> Path | None:
-    for parent in ROOT.parents:
-        runs = parent / "shared" / "reference" / "chatchecker" / "runs"
-        if runs.is_dir():
-            return next((p for p in sorted(runs.glob("*/*")) if p.is_dir()), None)
-    return None
+def _published() -> list[tuple[str, list[tuple]]]:
+    """Every published ChatChecker run in the reference folder beside the repository (runs/<bot>/<run>),
+    and the release's lone example dialogue with its persona: (name, [(dialogue, persona), ...]) each."""
+    from evalcore.generators.simulation.chatchecker import read_dialogue_file, read_run
+    from evalcore.generators.simulation.personas import read_persona_files
+
+    reference = next(
+        (
+            p / "shared" / "reference" / "chatchecker"
+            for p in ROOT.parents
+            if (p / "shared" / "reference").is_dir()
+        ),
+        None,
+    )
+    if reference is None:
+        return []
+    found = []
+    for folder in sorted(p for p in (reference / "runs").glob("*/*") if p.is_dir()):
+        run = read_run(folder)
+        found.append(
+            (f"run {folder.parent.name}/{folder.name}", [(d, _persona(run, d)) for d in run.dialogues])
+        )
+    example = reference / "example_dialogue.yaml"
+    if example.is_file():
+        dialogue = read_dialogue_file(example)
+        persona_file = reference / f"{dialogue.user_name}.yaml"
+        persona = (
+            read_persona_files(persona_file)[0].model_dump(mode="json") if persona_file.is_file() else None
+        )
+        found.append((f"{example.name} (a challenging persona's dialogue)", [(dialogue, persona)]))
+    return found
 
 
 def _rate(dialogues: list, task_oriented: bool) -> float:

@@ -20,6 +20,7 @@ from evalcore.generators.scenario.store_ops import (
     scenario_text,
 )
 from evalcore.generators.scenario.targets import event_targets, target_domain
+from evalcore.generators.scenario.user_faults import scenario_fault_report
 from evalcore.generators.scenario.wording import assertion_at, event_words
 from evalcore.items.current import read_item
 from evalcore.jobs import progress
@@ -88,6 +89,12 @@ def _domain(url: str, project: str, target: str, config: str):
 def _report(url: str, run_id: str, stamp: tuple):
     # a run's results change only as it moves on: its status and committed units key the cache
     return scenario_report(store, run_id)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _user_faults(url: str, run_id: str, stamp: tuple):
+    # keyed as the report is: the check reads the run's finished conversations
+    return scenario_fault_report(store, run_id)
 
 
 NEW_SCENARIO = """\
@@ -282,6 +289,40 @@ st.dataframe(
     width="stretch",
     column_config={"share_passed": st.column_config.ProgressColumn("pass share", format="percent")},
 )
+faults = _user_faults(store.url, run_id, (run.status.value, str(run.finished_at), progress(store, run)[0]))
+st.markdown(
+    "**Simulator faults** (repetitions whose simulated user, not the target, went wrong: discount them)"
+)
+if faults.faults:
+    st.warning(
+        md(
+            f"{len(faults.faults)} of {faults.played} repetition(s) had a simulated user at fault: "
+            f"{faults.passed} of {faults.played} passed over all, {faults.passed_without} of "
+            f"{faults.played_without} without them. Their verdicts, passed or failed, say more about the "
+            "simulator than about the target."
+        ),
+        icon=":material/person_alert:",
+    )
+    by_conversation = {r.conversation_id: r for r in report.results}
+    st.dataframe(
+        [
+            {
+                "repetition": repetition_label(by_conversation[cid]) if cid in by_conversation else cid,
+                "turn": f.turn + 1,  # the transcript's numbering
+                "kind": words(f.kind.value),
+                "reason": f.reason,
+            }
+            for cid, found in faults.faults.items()
+            for f in found
+        ],
+        hide_index=True,
+        width="stretch",
+    )
+else:
+    st.caption(
+        f"No simulated user was at fault in the {faults.played} repetition(s) played: every verdict "
+        "counts against the target (scripted E2E scenarios have no simulated user to check)."
+    )
 st.markdown("**Accuracy per assertion kind** (passed / (passed + failed); unscored apart)")
 st.dataframe(
     _kinds_as_words(tables["assertions"]),

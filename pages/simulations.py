@@ -68,6 +68,19 @@ store = store_or_stop()
 project_id = current_project(store)
 
 
+# The fault report's figures as a lead reads them (the run's statistics call an assistant turn a target turn).
+FAULT_FIGURES = {
+    "dialogues": "Dialogues",
+    "dialogues_with_breakdowns": "Dialogues with a breakdown",
+    "breakdowns_per_chatbot_turn": "Breakdowns per target turn",
+    "average_overall_rating": "Average overall rating (1-5)",
+}
+
+
+def _rounded(value):
+    return round(value, 3) if isinstance(value, float) else value  # a rate per turn moves in its third place
+
+
 def _statistic_words(key: str) -> str:
     """A statistic's key as words ('dialogues_with_breakdowns' -> 'Dialogues with a breakdown', 'average
     turns without user_fault dialogues' -> '... without user's fault dialogues')."""
@@ -231,8 +244,9 @@ qualities = {s.run_id: _quality(s.run_id, (store.url, stamps[s.run_id], labels_s
 st.subheader("Runs")
 run_names = told_apart({s.run_id: f"{s.target} · {s.started}" for s in listed})
 st.caption(
-    "The detector's accuracy, precision, recall and F1 (breakdown as the positive class) against the "
-    "annotators' breakdown labels, which are given on the Annotate page (generator simulation)."
+    "One row per run. Its last columns: the breakdown detector's accuracy, precision, recall and F1 "
+    "(breakdown as the positive class) against the annotators' breakdown labels, given on the Annotate "
+    "page (generator simulation); empty until someone labels a turn."
 )
 st.dataframe(
     [
@@ -260,6 +274,7 @@ if compared:
     st.dataframe(
         statistics.rename(index=_statistic_words, columns=run_names),
         width="stretch",
+        height=35 * (len(statistics) + 1) + 3,  # every row in sight: the simulated users' come last
         column_config={"_index": st.column_config.TextColumn("statistic", width="large")},
     )
 
@@ -400,26 +415,48 @@ elif st.button(
     else:
         flash("success", f"Started the check {md(check.id)}: handed to the workers.")
         st.rerun()
+users = {d.dialogue_id: d.user_name for d in sim.dialogues}
+broken_turns = {
+    d.dialogue_id: sum(1 for t in d.turns if t.breakdown is not None and t.breakdown.decision == "breakdown")
+    for d in sim.dialogues
+}
+if faulted.faults:
+    discounted = sum(broken_turns[d] for d in faulted.faults)
+    st.warning(
+        md(
+            f"{len(faulted.faults)} of {len(sim.dialogues)} dialogue(s) have a simulated user at fault: "
+            + (
+                f"discount their {discounted} breakdown(s), they say more about the simulator than about "
+                "the target."
+                if discounted
+                else "no breakdown of theirs to discount, but their ratings and how they ended are the "
+                "simulator's doing too."
+            )
+            + " The second column gives the run's figures without them; pick such a dialogue under "
+            "Dialogues to read it."
+        ),
+        icon=":material/person_alert:",
+    )
 st.dataframe(
     [
         {
-            "figure": words(key),
-            "all dialogues": value,
-            "without the dialogues the simulated user spoilt": faulted.without_faulted[key],
+            "figure": FAULT_FIGURES.get(key, words(key)),
+            "all dialogues": _rounded(value),
+            "without the dialogues the simulated user spoilt": _rounded(faulted.without_faulted[key]),
         }
         for key, value in faulted.with_faulted.items()
     ],
     hide_index=True,
 )
-users = {d.dialogue_id: d.user_name for d in sim.dialogues}
 if faulted.faults:
     st.dataframe(
         [
             {
                 "persona": user_label(sim, users.get(dialogue_id, "")),
                 "dialogue": dialogue_id,
-                "turn": f.turn,
+                "turn": f.turn + 1,  # the transcript's numbering
                 "kind": words(f.kind.value),
+                "breakdowns to discount": broken_turns.get(dialogue_id, 0),
                 "reason": f.reason,
             }
             for dialogue_id, found in faulted.faults.items()
@@ -427,13 +464,17 @@ if faulted.faults:
         ],
         hide_index=True,
         width="stretch",
+        column_config={
+            "turn": st.column_config.NumberColumn(
+                help="The user turn at fault, counted from 1 over all turns."
+            ),
+            "breakdowns to discount": st.column_config.NumberColumn(
+                help="Target turns of this dialogue judged a breakdown: not the target's failures alone."
+            ),
+        },
     )
 else:
-    st.caption("No simulated user of this run is at fault.")
-
-
-def _rounded(value):
-    return round(value, 2) if isinstance(value, float) else value
+    st.caption("No simulated user of this run is at fault: every breakdown counts against the target.")
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -476,6 +517,9 @@ if played:
                 ),
                 "words per turn (middle)": row.median_turn_words,
                 "card's usual words per turn": row.typical_turn_words,
+                "turns over the card's maximum": "-"
+                if row.over_max_turns is None
+                else f"{row.over_max_turns} (> {row.max_turn_words} words)",
                 "word variety": round(row.mtld, 1),
                 "task words said": f"{row.goal_coverage:.0%}",
             }
@@ -503,6 +547,10 @@ if played:
             ),
             "card's usual words per turn": st.column_config.NumberColumn(
                 help="typical_user_turn_length of the system card's user_simulation_config."
+            ),
+            "turns over the card's maximum": st.column_config.TextColumn(
+                help="User turns longer than max_user_turn_length. As in seed 002 the maximum is an "
+                "instruction to the simulated user, not a cut: a longer turn is kept as written."
             ),
             "word variety": st.column_config.NumberColumn(
                 help="MTLD (measure of textual lexical diversity) of the user's turns, as ChatChecker "
@@ -564,13 +612,26 @@ chosen = names[
     st.selectbox(
         "Dialogue",
         list(names),
-        format_func=lambda i: f"{user_label(sim, names[i].user_name)} · dialogue {list(names).index(i) + 1}",
+        format_func=lambda i: (
+            f"{user_label(sim, names[i].user_name)} · dialogue {list(names).index(i) + 1}"
+            + (" · simulated user at fault" if i in faulted.faults else "")
+        ),
     )
 ]
 persona = sim.personas.get(chosen.user_name)
 if persona is not None:
     st.caption(md(f"{persona.type} persona {persona_name(persona)}: {persona.task}"))
 st.caption(md(f"Ended: {words(chosen.finish_reason.value)}" + (f" ({chosen.error})" if chosen.error else "")))
+at_fault = {f.turn: f for f in faulted.faults.get(chosen.dialogue_id, [])}
+if at_fault:
+    st.warning(
+        md(
+            "The simulated user of this dialogue is at fault ("
+            + "; ".join(f"turn {f.turn + 1}: {words(f.kind.value)}" for f in at_fault.values())
+            + "): discount its breakdowns."
+        ),
+        icon=":material/person_alert:",
+    )
 if st.button("Label its target turns on Annotate", icon=":material/rate_review:"):
     item = _conversations(run_id, (store.url, stamps[run_id]))[chosen.dialogue_id]
     st.switch_page("pages/annotate.py", query_params={"item": item})
@@ -583,6 +644,9 @@ for index, turn in enumerate(chosen.turns):
             st.badge(md(badge), color="red" if broken else "green")
             if turn.breakdown.reasoning:
                 st.caption(md(turn.breakdown.reasoning))
+        if index in at_fault and turn.role == TurnRole.user:
+            st.badge(md(f"simulator fault: {words(at_fault[index].kind.value)}"), color="orange")
+            st.caption(md(at_fault[index].reason))
         labelled_turn = human.get((chosen.dialogue_id, index))
         if labelled_turn is not None:
             st.badge(md(human_badge(labelled_turn)), color="red" if labelled_turn.human_breakdown else "blue")

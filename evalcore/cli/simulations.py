@@ -153,7 +153,13 @@ def _echo_fidelity(store, run: str) -> None:
             f"  {row.name} ({row.type}): distance {row.distance:.2f}; type "
             f"{'kept' if row.type_kept else 'NOT kept'} ({row.challenging_share:.0%} pushy turns); traits "
             f"{row.traits_kept}/{len(row.traits)} kept ({traits}); median turn "
-            f"{_number(row.median_turn_words)} words (card {_number(row.typical_turn_words)}); MTLD "
+            f"{_number(row.median_turn_words)} words (card {_number(row.typical_turn_words)})"
+            + (
+                f", {row.over_max_turns} over the card's maximum of {row.max_turn_words}"
+                if row.over_max_turns is not None
+                else ""
+            )
+            + "; MTLD "
             f"{row.mtld:.1f}; goal words said {row.goal_coverage:.0%}"
         )
     typer.echo("  run: " + ", ".join(f"{k.replace('_', ' ')} {_number(v)}" for k, v in summary.items()))

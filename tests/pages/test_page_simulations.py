@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from evalcore.generators.simulation import import_chatchecker_run, load_simulation_run
+from evalcore.generators.simulation.fidelity import fidelity_of
 from evalcore.generators.simulation.job import simulate
 from evalcore.inputs import import_project
 from evalcore.models import RunStatus
@@ -80,6 +81,17 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     assert side_by_side.loc["Breakdowns per target turn", imp_name] == pytest.approx(5 / 155)  # as published
     assert side_by_side.loc["Target turns per dialogue (ST/D)", imp_name] == pytest.approx(15.5)
     assert side_by_side.loc["Median user turn length (words)", imp_name] == 5.0
+    # per run, how the simulated users did: none of the published run's spoilt a dialogue
+    assert side_by_side.loc["Dialogues whose simulated user is at fault", imp_name] == 0
+    assert side_by_side.loc["Breakdowns per target turn without them", imp_name] == pytest.approx(5 / 155)
+    assert (
+        side_by_side.loc["Share of simulated users keeping their kind", imp_name] == 1.0
+    )  # ten standard users
+    off = side_by_side.loc["Simulated users off their persona (0 = as given, 1 = nothing kept)"]
+    assert (
+        off[imp_name] == pytest.approx(fidelity_of(store, imported)[1]["mean_distance"])
+        and 0 < off[sim_name] < 1
+    )
     box(at, "Run").select(simulated).run()
     assert any("Offline output" in str(i.value) for i in at.info)
     box(at, "Run").select(imported).run()
@@ -261,12 +273,20 @@ def test_dialogues_whose_simulated_user_is_at_fault_are_listed_and_the_figures_s
     box(at, "Run").select(run_id).run()
     spoilt = "without the dialogues the simulated user spoilt"
     figures = frame(at, spoilt).set_index("figure")
-    assert figures.loc["dialogues", "all dialogues"] == 10
-    assert figures.loc["dialogues", spoilt] == 9
+    assert figures.loc["Dialogues", "all dialogues"] == 10
+    assert figures.loc["Dialogues", spoilt] == 9
+    assert figures.loc["Breakdowns per target turn", "all dialogues"] == 0.032  # 5 of 155, to three places
     faults = frame(at, "reason")
-    assert faults[["dialogue", "turn", "kind"]].values.tolist() == [
-        ["generated_standard_persona_01_dialogue_1", 1, "Broke character"]
+    assert faults[["dialogue", "turn", "kind", "breakdowns to discount"]].values.tolist() == [
+        ["generated_standard_persona_01_dialogue_1", 2, "Broke character", 0]  # the transcript's turn 2
     ]
+    warned = " ".join(str(w.value) for w in at.warning).replace("\\", "")
+    assert "1 of 10 dialogue(s) have a simulated user at fault: no breakdown of theirs to discount" in warned
+    label = "Emma Thompson, standard · dialogue 1 · simulated user at fault"
+    assert label in box(at, "Dialogue").options, "the faulted dialogue is marked where it is picked"
+    assert "The simulated user of this dialogue is at fault (turn 2: Broke character)" in warned
+    shown = [str(m.value).replace("\\", "") for m in at.markdown]
+    assert ":orange-badge[simulator fault: Broke character]" in shown, "on the user turn at fault"
 
 
 def test_a_fault_check_is_started_from_the_page_and_its_stored_findings_are_read(db_url):
@@ -300,5 +320,6 @@ def test_each_persona_by_name_with_how_closely_it_was_played_and_users_side_by_s
     assert len(played) == 10 and "Emma Thompson" in played.index
     assert played.loc["Emma Thompson", "personality kept"] == "1 of 5"
     assert played.loc["Emma Thompson", "off from the persona"] == 0.62
+    assert played.loc["Emma Thompson", "turns over the card's maximum"] == "0 (> 94 words)"
     beside = frame(at, "this imported ChatChecker run").set_index("figure")
     assert beside.loc["dialogues", "this imported ChatChecker run"] == 10

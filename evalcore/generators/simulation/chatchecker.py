@@ -256,6 +256,16 @@ def read_run(folder: Path) -> ChatCheckerRun:
     return ChatCheckerRun(run_id, dialogues, personas, files, _task_oriented(files, dialogues), dimensions)
 
 
+def read_dialogue_file(path: Path) -> Dialogue:
+    """One ChatChecker dialogue file on its own (as the release's `example_dialogue.yaml`), its user named
+    by the file's `user_name`; ValidationFailed lists every problem."""
+    problems: list[Problem] = []
+    dialogue = _dialogue(path, path.name, "", problems)
+    if dialogue is None or problems:
+        raise ValidationFailed(problems or [Problem(path.name, "not a dialogue")], "ChatChecker dialogue")
+    return dialogue.model_copy(update={"user_name": dialogue.extra.get("user_name") or path.stem})
+
+
 # ------------------------------------------------------------------------------------------------ writing
 
 

@@ -11,7 +11,9 @@ Per persona, over the user turns of its dialogues:
   are ours): openness by the share of turns asking something, conscientiousness by goal coverage,
   extraversion by words per turn and exclamations, agreeableness by polite against hostile words,
   neuroticism by words of worry or upset; a level is low, medium or high by the thresholds below;
-- turn length: the median user turn in words against the card's typical user turn length;
+- turn length: the median user turn in words against the card's typical user turn length, and the turns
+  longer than the card's maximum (seed 002 only tells the simulator to stay below it: such a turn is
+  kept as written, and counted here);
 - vocabulary: MTLD of the user's turns (ChatChecker's measure; short texts give unstable values);
 - goal coverage: the share of the persona task's content words the user said at least once.
 `distance` is the share of those checks the persona misses (0 = plays its persona, 1 = misses all).
@@ -81,6 +83,8 @@ class PersonaFidelity:
     median_turn_words: float | None = None
     typical_turn_words: int | None = None
     length_kept: bool | None = None
+    max_turn_words: int | None = None  # the card's longest user turn, when it gives one
+    over_max_turns: int | None = None  # user turns longer than that (None without a maximum)
     mtld: float = 0.0
     goal_coverage: float = 0.0
 
@@ -129,8 +133,11 @@ def shown_traits(texts: Sequence[str], coverage: float) -> dict[str, str]:
     return {trait: _level(trait, value) for trait, value in signs.items()}
 
 
-def persona_fidelity(persona: Persona, dialogues: Sequence[Dialogue], typical: int | None) -> PersonaFidelity:
-    """How the dialogues' simulated user played `persona`."""
+def persona_fidelity(
+    persona: Persona, dialogues: Sequence[Dialogue], typical: int | None, longest: int | None = None
+) -> PersonaFidelity:
+    """How the dialogues' simulated user played `persona` (`typical` and `longest`: the card's user turn
+    lengths in words)."""
     texts = [t.content for d in dialogues for t in d.turns if t.role == TurnRole.user and t.content.strip()]
     challenging = _share(texts, _CHALLENGING)
     kept = challenging >= CHALLENGING_MIN if persona.type != "standard" else challenging <= STANDARD_MAX
@@ -153,20 +160,25 @@ def persona_fidelity(persona: Persona, dialogues: Sequence[Dialogue], typical: i
         median_turn_words=median,
         typical_turn_words=typical,
         length_kept=length_kept,
+        max_turn_words=longest,
+        over_max_turns=sum(stats.word_length(t) > longest for t in texts) if longest else None,
         mtld=stats.mtld(texts) if texts else 0.0,
         goal_coverage=coverage,
     )
 
 
 def run_fidelity(
-    dialogues: Sequence[Dialogue], personas: dict[str, Persona], typical: int | None
+    dialogues: Sequence[Dialogue],
+    personas: dict[str, Persona],
+    typical: int | None,
+    longest: int | None = None,
 ) -> list[PersonaFidelity]:
     """One row per persona that played in the run (dialogues grouped by their user)."""
     by_user: dict[str, list[Dialogue]] = {}
     for dialogue in dialogues:
         by_user.setdefault(dialogue.user_name, []).append(dialogue)
     return [
-        persona_fidelity(personas[user], found, typical)
+        persona_fidelity(personas[user], found, typical, longest)
         for user, found in by_user.items()
         if user in personas
     ]
@@ -178,6 +190,7 @@ def run_summary(rows: Sequence[PersonaFidelity]) -> dict[str, float | int | None
         return {}
     lengths = [r.length_kept for r in rows if r.length_kept is not None]
     traits = sum(len(r.traits) for r in rows)
+    over = [r.over_max_turns for r in rows if r.over_max_turns is not None]
     return {
         "personas": len(rows),
         "mean_distance": statistics.fmean(r.distance for r in rows),
@@ -185,6 +198,7 @@ def run_summary(rows: Sequence[PersonaFidelity]) -> dict[str, float | int | None
         "traits_kept": sum(r.traits_kept for r in rows) / traits if traits else None,
         "length_kept": sum(lengths) / len(lengths) if lengths else None,
         "goal_coverage": statistics.fmean(r.goal_coverage for r in rows),
+        "over_max_turns": sum(over) if over else None,
     }
 
 
@@ -211,17 +225,18 @@ def user_side(dialogues: Sequence[Dialogue]) -> dict[str, float | int | None]:
     }
 
 
-def typical_words(sim: SimulationRun) -> int | None:
-    """The typical user turn length the run's users were given: its card's limits (simulated here) or its
-    run file's (imported from ChatChecker)."""
+def typical_words(sim: SimulationRun, which: str = "typical_user_turn_length") -> int | None:
+    """The typical user turn length the run's users were given (`which`: or max_user_turn_length, the
+    longest): its card's limits (simulated here) or its run file's (imported from ChatChecker)."""
     params = sim.run.params
-    given = (params.get("limits") or {}).get("typical_user_turn_length")
-    given = given or (params.get("files") or {}).get(RUN_INFO, {}).get("typical_user_turn_length")
+    given = (params.get("limits") or {}).get(which)
+    given = given or (params.get("files") or {}).get(RUN_INFO, {}).get(which)
     return words_in(given if isinstance(given, str) else None)
 
 
 def fidelity_of(store: Store, run_id: str) -> tuple[list[PersonaFidelity], dict[str, float | int | None]]:
     """A simulation run's rows per persona and its summary."""
     sim = load_simulation_run(store, run_id)
-    rows = run_fidelity(sim.dialogues, sim.personas, typical_words(sim))
+    longest = typical_words(sim, "max_user_turn_length")
+    rows = run_fidelity(sim.dialogues, sim.personas, typical_words(sim), longest)
     return rows, run_summary(rows)

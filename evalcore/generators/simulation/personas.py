@@ -6,8 +6,10 @@ description in, `count` personas out (name, gender, age, background, OCEAN trait
 task; challenging ones carry their non-cooperative behaviours in their interaction style, as
 ChatChecker's do). Its offline implementation writes each persona from what the card says the bot is
 for (the topics of its task and description) and cannot do (its known limitations), so offline personas
-ask about this bot's business. Personas are `persona` items of generator `simulation`, numbered as
-ChatChecker numbers them: `generated_<type>_persona_<NN>`.
+ask about this bot's business; a challenging one is built around one of Listing 8's behaviours, as the
+seed's generated ones are (Listing 12, "Ava the Sarcastic Traveler"): a nickname that says it, a reason
+for it in the background, its traits, and the behaviour in the interaction style. Personas are `persona`
+items of generator `simulation`, numbered as ChatChecker numbers them: `generated_<type>_persona_<NN>`.
 """
 
 from __future__ import annotations
@@ -37,19 +39,21 @@ PERSONA_KIND = "persona"
 PERSONA_TYPES = ("standard", "challenging")
 OCEAN = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
 
-# Listings 7 and 8 of the seed: what each persona type is for.
+# Listings 7 and 8 of the seed, word for word: what each persona type is for. The challenging personas'
+# own description is what makes the one generator prompt (Listing 6) write non-cooperative users.
 TYPE_DESCRIPTIONS = {
     "standard": "Standard user personas should be as close to normal human users as possible with respect "
     "to demographics, personality and behavior. They should be designed to act as realistic and "
     "human-like as possible.",
     "challenging": "Challenging user personas test the limits of the chatbot. They should be designed to "
-    "act human-like but may be more challenging for the chatbot to interact with. Examples of "
-    "challenging behaviors include: being impolite, impatient, frustrated, vague or sarcastic; "
-    "struggling with language, technology or understanding the chatbot; questioning the chatbot, "
-    "modifying previous input or trying to take control of the conversation; giving contradictory "
-    "responses, misinterpreting the chatbot's suggestions, or deliberately testing the chatbot's "
-    "patience by asking repetitive or irrelevant questions; having multiple goals or tasks in mind or "
-    "frequently changing the intent.",
+    "act human-like but may be more challenging for the chatbot to interact with.\n"
+    "Examples of challenging behaviors include:\n"
+    "- Being impolite, impatient, frustrated, vague or sarcastic.\n"
+    "- Struggling with language, technology or understanding the chatbot.\n"
+    "- Questioning the chatbot, modifying previous input or trying to take control of the conversation.\n"
+    "- Giving contradictory responses, misinterpreting the chatbot's suggestions, or deliberately testing "
+    "the chatbot's patience by asking repetitive or irrelevant questions.\n"
+    "- Having multiple goals or tasks in mind or frequently changing the intent.",
 }
 
 
@@ -150,18 +154,67 @@ _STYLE = {
     ("neuroticism", "high"): "You worry about getting it wrong and ask for reassurance.",
     ("openness", "high"): "You are happy to try what the chatbot suggests.",
 }
-# The seed's challenging behaviours (Listing 8), as instructions to the actor; the offline user simulator
-# recognises them by their words (simulator.py), so generated personas act them out.
-_NON_COOPERATIVE = [
-    "You change your mind halfway through and ask for something else instead.",
-    "You drift off topic and ask things that have nothing to do with {domain}.",
-    "You often send fragments and half-finished sentences.",
-    "You are impatient and write in capital letters when the chatbot does not help at once.",
-    "You are sarcastic about the chatbot's answers.",
-    "You ask the same question again in other words to test the chatbot's patience.",
-    "You give contradictory details, first one thing and then another.",
-    "You ignore the chatbot's questions and take control of the conversation.",
-    "You struggle with typing and send garbled, vague messages.",
+# The seed's challenging behaviours (Listing 8), one theme per persona as its generated challenging
+# personas have one (Listing 12: "Ava the Sarcastic Traveler"; the release's persona 01: "Oliver the
+# Impatient Tourist"): the adjective of its nickname, the traits that go with it, a line of background
+# that gives the reason, and instructions to the actor in words the offline user simulator recognises
+# (offline_user.CUES), so generated personas act them out. One theme per group of Listing 8, impatience
+# and sarcasm for its first.
+_THEMES = [
+    (
+        "Impatient",
+        {"neuroticism": "high", "agreeableness": "low"},
+        "You hate waiting and expect an answer at once.",
+        [
+            "You are impatient and write in capital letters when the chatbot does not help at once.",
+            "You ask the same question again in other words to test the chatbot's patience.",
+        ],
+    ),
+    (
+        "Sarcastic",
+        {"agreeableness": "low"},
+        "You find chatbots faintly ridiculous and enjoy testing them.",
+        [
+            "You are sarcastic about the chatbot's answers.",
+            "You mockingly praise the chatbot for plain answers.",
+        ],
+    ),
+    (
+        "Confused",
+        {"conscientiousness": "low"},
+        "You are not at ease with technology and type slowly.",
+        [
+            "You often send fragments and half-finished sentences.",
+            "You struggle with typing and send garbled, vague messages.",
+        ],
+    ),
+    (
+        "Headstrong",
+        {"extraversion": "high", "agreeableness": "low"},
+        "You are used to being in charge and like to steer a conversation yourself.",
+        [
+            "You ignore the chatbot's questions and take control of the conversation.",
+            "You drift off topic and ask things that have nothing to do with {domain}.",
+        ],
+    ),
+    (
+        "Contrary",
+        {"conscientiousness": "low"},
+        "You rarely remember details the same way twice.",
+        [
+            "You give contradictory details, first one thing and then another.",
+            "You misinterpret the chatbot's suggestions.",
+        ],
+    ),
+    (
+        "Indecisive",
+        {"neuroticism": "high"},
+        "You have several things on your mind at once.",
+        [
+            "You change your mind halfway through and ask for something else instead.",
+            "You have multiple goals in mind and switch between them.",
+        ],
+    ),
 ]
 _LEAD = re.compile(
     r"^(?:the (?:chatbot|assistant|bot)|it|you)\s+(?:must|should|can|will|also)\s+(?:also\s+)?"
@@ -214,6 +267,15 @@ def _traits(kind: str, rng: random.Random) -> dict[str, str]:
     return {t: rng.choices(levels, weights.get(t, (2, 3, 2)))[0] for t in OCEAN}
 
 
+def _role(info: dict[str, Any]) -> str:
+    """Who a user of this bot is, for a challenging persona's nickname ('Customer' of a shop's bot)."""
+    text = " ".join(str(v) for v in info.values()).lower()
+    for word, role in (("customer", "Customer"), ("tourist", "Tourist"), ("patient", "Patient")):
+        if word in text:
+            return role
+    return "User"
+
+
 def _offline_persona(
     info: dict[str, Any], kind: str, topics: list[str], index: int, rng: random.Random
 ) -> GeneratedPersona:
@@ -224,6 +286,9 @@ def _offline_persona(
     topic = topics[index % len(topics)] if topics else "what the chatbot is for"
     other = rng.choice([t for t in topics if t != topic] or [topic])
     traits = _traits(kind, rng)
+    theme = _THEMES[index % len(_THEMES)] if kind == "challenging" else None
+    if theme is not None:  # the theme's traits over the drawn ones: an impatient persona is not calm
+        traits.update(theme[1])
     background = [
         f"You are {rng.choice(_WORK[band])}.",
         rng.choice(
@@ -247,13 +312,18 @@ def _offline_persona(
     if not style:
         style = ["You write the way you would text a friend."]
     task = rng.choice(_TASK_FORMS[kind]).format(topic=topic, other=other, org=org)
-    if kind == "challenging":
+    name = f"{rng.choice(_FIRST[gender])} {rng.choice(_LAST)}"
+    if theme is not None:  # themes in turn, so a handful of personas covers Listing 8's groups
+        adjective, _, reason, behaviours = theme
         domain = str(info.get("domain") or (topics[0] if topics else "the chatbot's job"))
-        style += [b.format(domain=domain) for b in rng.sample(_NON_COOPERATIVE, 2)]
+        name = f"{name.split()[0]} the {adjective} {_role(info)}"
+        background.insert(1, reason)
+        # and one behaviour of the opposite theme, as Listing 12's sarcastic persona also writes vaguely
+        second = _THEMES[(index + len(_THEMES) // 2) % len(_THEMES)][3][0]
+        style = [b.format(domain=domain) for b in (*behaviours, second)]
         limits = [_limitation(x) for x in info.get("known_limitations") or [] if _CANNOT.match(x.strip())]
         if limits:
             background.append(f"You expect the chatbot to {rng.choice(limits)}, whatever it says it can do.")
-    name = f"{rng.choice(_FIRST[gender])} {rng.choice(_LAST)}"
     return GeneratedPersona(
         name=name,
         gender=gender,

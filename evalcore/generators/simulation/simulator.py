@@ -16,8 +16,12 @@ dialogue ends, as ChatChecker's does:
 - the target raising (in its opening too): a `chatbot_error` turn annotated as a "Chatbot Crash"
   breakdown with score 0, then `chatbot_error` with the error;
 - the simulator failing (an exception, or a model reply that never parsed): `user_simulator_error`.
-User turns longer than the maximum turn length are cut to it (lengths are word counts, as ChatChecker
-counts them). A spent budget or a stop request raises `SimulationStopped`: the dialogue is not kept.
+The simulator sees the card's chatbot info whole, its task included, as the seed's Listing 9 injects "the
+chatbot information from the configuration file" (ChatChecker's code release drops the task; we follow
+the paper). The longest user turn is an instruction in the prompt, as the paper handles it: a longer turn
+is kept as the simulator wrote it (lengths are word counts, as ChatChecker counts them), and fidelity
+counts the turns over the card's maximum per persona. A spent budget or a stop request raises
+`SimulationStopped`: the dialogue is not kept.
 """
 
 from __future__ import annotations
@@ -146,10 +150,9 @@ def turn_inputs(
 ) -> dict[str, Any]:
     """The inputs of one `simulate_user_turn` call (the prompt's fields and the offline user's)."""
     typical, longest = limits.typical_user_turn_length, limits.max_user_turn_length
-    shown = {k: v for k, v in chatbot_info.items() if k != "task"}  # as ChatChecker: without the task
     return {
         "persona_type": briefing.kind,
-        "chatbot_info": shown,
+        "chatbot_info": chatbot_info,  # whole, the task too (seed 002, Listing 9; see the module)
         "persona_profile": _persona_text(briefing),
         "briefing": _briefing_text(briefing),
         "length_guidance": f"Keep your answer around {typical}. Use longer or shorter answers if your "
@@ -171,11 +174,6 @@ def turn_inputs(
         "typical_words": limits.typical_words,
         "chatbot_task": chatbot_info.get("task") or "",
     }
-
-
-def _cut(text: str, max_words: int | None) -> str:
-    words = text.split()
-    return " ".join(words[:max_words]) if max_words and len(words) > max_words else text
 
 
 def _crash(error: str) -> DialogueTurn:
@@ -247,7 +245,7 @@ def simulate_dialogue(
         ended = END in text or not text
         text = text.split(END, 1)[0].strip().strip("\"'")
         if text:
-            turns.append(DialogueTurn(role=TurnRole.user, content=_cut(text, limits.max_words)))
+            turns.append(DialogueTurn(role=TurnRole.user, content=text))
             details.append(None)
         if ended:
             return end(FinishReason.user_ended_chat)

@@ -1,5 +1,6 @@
 """What the Simulations page shows, read from the store (issue 18, item 8): the project's simulation runs,
-their statistics side by side, breakdown types per persona, and a turn's breakdown badge.
+their statistics side by side (with, per run, how far the simulated users were from their personas and
+how many dialogues they spoilt: issue 31), breakdown types per persona, and a turn's breakdown badge.
 
 The page only lays these out; every figure comes from here or from stats (ChatChecker's statistics).
 """
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from evalcore.generators.simulation import run_tables, stats
+from evalcore.generators.simulation.fault_report import run_fault_report
+from evalcore.generators.simulation.fidelity import fidelity_of
 from evalcore.generators.simulation.personas import persona_name
 from evalcore.generators.simulation.records import BreakdownDecision, DialogueTurn
 from evalcore.generators.simulation.store_ops import SimulationRun, load_simulation_run
@@ -90,6 +93,7 @@ def statistics_frame(store: Store, run_ids: list[str]) -> pd.DataFrame:
         )
         turns = run_tables.figures(*_dialogues_of(store, run_id))
         column.update({label: turns[key] for key, label in TURN_LABELS.items()})
+        column.update(_users_of(store, run_id))
         columns[run_id] = column
     return pd.DataFrame(columns)
 
@@ -100,6 +104,19 @@ TURN_LABELS = {
     "median_user_turn_length": "Median user turn length (words)",
     "median_chatbot_turn_length": "Median target turn length (words)",
 }
+
+
+def _users_of(store: Store, run_id: str) -> dict[str, float | int | None]:
+    """How the run's simulated users did, per run (issue 31): how far from their personas, and how many
+    dialogues they spoilt, with the breakdown rate without those."""
+    _, played = fidelity_of(store, run_id)
+    faults = run_fault_report(store, run_id)
+    return {
+        "Simulated users off their persona (0 = as given, 1 = nothing kept)": played.get("mean_distance"),
+        "Share of simulated users keeping their kind": played.get("type_kept"),
+        "Dialogues whose simulated user is at fault": len(faults.faults),
+        "Breakdowns per target turn without them": faults.without_faulted["breakdowns_per_chatbot_turn"],
+    }
 
 
 def _dialogues_of(store: Store, run_id: str) -> tuple[list, bool]:

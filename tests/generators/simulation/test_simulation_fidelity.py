@@ -140,3 +140,14 @@ def test_stats_prints_fidelity_per_persona_with_names(tmp_path, monkeypatch):
     shown = runner.invoke(app, ["simulations", "stats", run_id, "--db", db]).output
     assert "  Emma Thompson (standard): distance 0.62; type kept" in shown
     assert "users side by side: this imported ChatChecker run" in shown
+
+
+def test_turns_over_the_cards_maximum_are_counted_not_cut():
+    long_turn = "I really need a bike repair on Monday because I ride to work every day."  # 15 words
+    d = dialogue(long_turn, "Monday then.", "Yes please, Monday at nine would suit me fine.")  # 15, 2, 9
+    row = persona_fidelity(persona(), [d], 5, 10)
+    assert (row.max_turn_words, row.over_max_turns) == (10, 1)
+    assert persona_fidelity(persona(), [d], 5).over_max_turns is None  # no maximum on the card
+    other = persona_fidelity(persona("challenging"), [dialogue(long_turn, long_turn)], 5, 10)
+    assert run_summary([row, other])["over_max_turns"] == 3
+    assert run_summary([persona_fidelity(persona(), [d], 5)])["over_max_turns"] is None

@@ -69,6 +69,33 @@ def test_offline_personas_are_written_from_the_card_and_challenging_ones_do_not_
     assert mean["challenging"] < mean["standard"]
 
 
+def test_offline_challenging_personas_are_built_around_one_listing_8_behaviour_each_as_the_seeds_are():
+    out = offline_personas(
+        {"chatbot_info": CARD, "persona_type": "challenging", "count": 6}, random.Random(3)
+    )
+    adjectives = [p.name.split(" the ")[1].split()[0] for p in out.personas]
+    assert sorted(adjectives) == [
+        "Confused",
+        "Contrary",
+        "Headstrong",
+        "Impatient",
+        "Indecisive",
+        "Sarcastic",
+    ]
+    for persona, adjective in zip(out.personas, adjectives, strict=True):
+        assert persona.name.endswith(f"the {adjective} Customer"), (
+            "a nickname, as 'Ava the Sarcastic Traveler'"
+        )
+        assert len(persona.interaction_style) == 3 and all(
+            s.startswith("You ") for s in persona.interaction_style
+        )
+    impatient = next(p for p in out.personas if "Impatient" in p.name)
+    assert "capital letters" in impatient.interaction_style[0]
+    assert "take control" in impatient.interaction_style[2], "and one behaviour of the opposite theme"
+    assert (impatient.personality.neuroticism, impatient.personality.agreeableness) == ("high", "low")
+    assert "You hate waiting and expect an answer at once." in impatient.background_info
+
+
 def test_generated_personas_are_numbered_after_the_projects_own(sqlite_store, monkeypatch):
     monkeypatch.setenv("EVALCORE_OFFLINE", "1")
     pid = import_project(sqlite_store, ROOT / "data/sample").project_id
@@ -93,7 +120,7 @@ def test_a_model_writes_the_personas_when_one_is_configured(project, llm_env):
     assert persona.task == "Ask about returns." and persona.profile.name == "Noor Haddad"
     prompt = llm_env.completed()[0].body["messages"][-1]["content"]
     assert "Generate 1 diverse challenging user personas" in prompt and "Challenging user personas" in prompt
-    assert GENERATE_PERSONAS.prompt_version == "1"
+    assert GENERATE_PERSONAS.prompt_version == "2"
 
 
 def test_chatchecker_persona_files_import_and_export_unchanged(project, tmp_path):

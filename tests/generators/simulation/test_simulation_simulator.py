@@ -109,14 +109,39 @@ def test_a_simulator_that_never_answers_usably_is_a_user_simulator_error(project
     assert out.finish_reason == FinishReason.user_simulator_error and out.error and out.turns == []
 
 
-def test_turn_lengths_are_word_counts_and_a_long_turn_is_cut(project, llm_env):
+def test_turn_lengths_are_word_counts_and_a_long_turn_is_kept_as_the_paper_keeps_it(project, llm_env):
     assert (words_in("5 words"), words_in("94 words"), words_in(None)) == (5, 94, None)
     limits = Limits(max_user_turns=1, typical_user_turn_length="3 words", max_user_turn_length="4 words")
     out = run(project, llm_env, Scripted("a"), "one two three four five six", limits=limits)
-    assert out.turns[0].content == "one two three four"
+    assert out.turns[0].content == "one two three four five six", "the maximum is an instruction, not a cut"
     system = SIMULATE_USER_TURN.render(turn_inputs(Briefing("u", persona()), INFO, limits, []))[0].content
-    assert "around 3 words" in system and "below 4 words" in system and "Return a jacket." in system
-    assert "task: Help customers" not in system, "the simulator sees the card without its task (ChatChecker)"
+    assert (
+        "Keep your answer around 3 words. Use longer or shorter answers if your persona would do so in "
+        "the given situation." in system
+    )
+    assert "- You must always keep your response below 4 words in length." in system
+    assert "Return a jacket." in system
+    assert '"task": "Help customers with returns, order tracking."' in system, (
+        "the simulator sees the chatbot info whole, its task too (seed 002, Listing 9)"
+    )
+
+
+def test_the_simulator_prompt_is_the_seeds_listing_9_word_for_word():
+    limits = Limits(typical_user_turn_length="5 words", max_user_turn_length="94 words")
+    system, user = SIMULATE_USER_TURN.render(turn_inputs(Briefing("u", persona()), INFO, limits, []))
+    for line in (
+        "# Role\nYou play the role of a standard human user interacting with a chatbot.",
+        "You are interacting with a chatbot that has the following characteristics:\n{",
+        "You act as the following standard user persona in your conversation with the chatbot:\nprofile:",
+        "# Task\nComplete the next turn in the conversation based on your persona.",
+        "## Task Guidelines\n- Complete the turn as human-like as possible.\n- Always stick to your persona. "
+        "You are trying to pass the Turing test by acting as the human persona.",
+        "- If the chatbot indicates that the conversation is over, if there is no progress in the "
+        "conversation or if the conversation can not be continued realistically, end the conversation by "
+        'writing "END_CONVERSATION".',
+    ):
+        assert line in system.content
+    assert user.content.endswith("1. YOU:") and user.content.startswith("# Conversation\n")
 
 
 def test_a_scenario_briefing_is_pursued_offline_and_its_slots_are_given_when_asked():

@@ -4,11 +4,12 @@ that must not be flagged, the published ChatChecker run left unflagged, and the 
 from __future__ import annotations
 
 import pytest
-from chatchecker_reference import reference_run
+from chatchecker_reference import chatchecker_dir, reference_run
 from typer.testing import CliRunner
 
 from evalcore.cli.main import app
-from evalcore.generators.simulation.chatchecker import read_run
+from evalcore.generators.simulation.chatchecker import read_dialogue_file, read_run
+from evalcore.generators.simulation.personas import read_persona_files
 from evalcore.generators.simulation.records import Dialogue, DialogueTurn, FinishReason
 from evalcore.generators.simulation.user_faults import (
     DETECT_USER_FAULTS,
@@ -183,11 +184,22 @@ def test_drift_and_repetition_are_a_challenging_personas_right():
 
 
 def test_the_published_chatchecker_runs_dialogues_are_not_flagged():
-    run = read_run(reference_run())
-    assert len(run.dialogues) == 10
-    for d in run.dialogues:
-        persona = run.personas[d.user_name].model_dump(mode="json")
-        assert detect_user_faults(d, persona) == [], d.dialogue_id
+    folders = sorted(p for p in (chatchecker_dir() / "runs").glob("*/*") if p.is_dir())
+    assert reference_run() in folders  # every published run there, not only the one the tests know
+    for folder in folders:
+        run = read_run(folder)
+        for d in run.dialogues:
+            persona = run.personas[d.user_name].model_dump(mode="json")
+            assert detect_user_faults(d, persona) == [], d.dialogue_id
+
+
+def test_the_releases_example_dialogue_of_a_challenging_persona_is_read_alone_and_not_flagged():
+    example = read_dialogue_file(chatchecker_dir() / "example_dialogue.yaml")
+    assert (example.user_name, len(example.turns)) == ("generated_challenging_persona_01", 23)
+    assert example.turns[0].role == TurnRole.user and example.turns[1].breakdown is not None
+    persona = read_persona_files(chatchecker_dir() / f"{example.user_name}.yaml")[0]
+    assert persona.type == "challenging"
+    assert detect_user_faults(example, persona.model_dump(mode="json")) == []
 
 
 def test_the_task_renders_a_numbered_transcript_and_answers_offline_with_the_rules():
