@@ -11,6 +11,7 @@ import codecs
 import json
 import math
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -331,6 +332,35 @@ def parse_json(text: str, shown: str, problems: list[Problem]) -> Located | None
         return None
     located = Located(data, root)
     return located if _check_values(located, shown, problems) else None
+
+
+def json_lines(
+    text: str,
+    shown: str,
+    problems: list[Problem],
+    field: Callable[[tuple[str | int, ...]], str] | None = None,
+) -> Iterator[tuple[int, Any]]:
+    """Each non-blank line of a JSONL text that holds storable JSON, with its line number; a line that
+    is not valid JSON, gives a key twice or holds an unstorable value is a problem naming its line (and
+    field, as `field` writes a location: `dotted` by default) and is not yielded."""
+    name = field or dotted
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            data, duplicated = load_json(raw)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(shown, f"not valid JSON: {exc.msg} (column {exc.colno})", number))
+            continue
+        except RecursionError:
+            problems.append(Problem(shown, "not valid JSON: nested too deeply", number))
+            continue
+        bad = [Problem(shown, f"key '{key}' is given twice", number, key) for key in duplicated]
+        bad += [Problem(shown, why, number, name(loc) or None) for loc, why in value_problems(data)]
+        if bad:
+            problems.extend(bad)
+            continue
+        yield number, data
 
 
 def dotted(loc: tuple[str | int, ...]) -> str:

@@ -23,7 +23,7 @@ from evalcore.auth.audit import importing
 from evalcore.auth.roles import Actor
 from evalcore.errors import NotFoundError, Problem, ValidationFailed
 from evalcore.inputs.limits import MAX_UNPACKED_MB_ENV, current_limits
-from evalcore.inputs.sources import decode_text, load_json, read_bounded, value_problems
+from evalcore.inputs.sources import decode_text, json_lines, read_bounded
 from evalcore.items.current import CurrentItem, iter_items
 from evalcore.items.store_ops import KIND, TEST_KIND, add_conversation, add_test
 from evalcore.items.tiers import ANNOTATOR, LEAD, turn_verdicts
@@ -123,26 +123,10 @@ def parse_jsonl(text: str, shown: str, kind: str | None = None) -> list[Conversa
     problems: list[Problem] = []
     items: list[Conversation | Test] = []
     seen: dict[str, int] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            data, duplicated = load_json(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(shown, f"not valid JSON: {exc.msg} (column {exc.colno})", number))
-            continue
-        except RecursionError:
-            problems.append(Problem(shown, "not valid JSON: nested too deeply", number))
-            continue
+    # fields named as for validation errors below: turns.0.content
+    for number, data in json_lines(text, shown, problems, lambda loc: ".".join(map(str, loc))):
         if not isinstance(data, dict):
             problems.append(Problem(shown, "each line must be a JSON object", number))
-            continue
-        unstorable = [Problem(shown, f"key '{key}' is given twice", number, key) for key in duplicated]
-        unstorable += [  # fields named as for validation errors below: turns.0.content
-            Problem(shown, why, number, ".".join(map(str, loc)) or None) for loc, why in value_problems(data)
-        ]
-        if unstorable:
-            problems.extend(unstorable)
             continue
         data = {k: v for k, v in data.items() if not k.startswith("_")}  # export annotations
         found = _kind_of(data)

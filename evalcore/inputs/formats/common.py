@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalcore.errors import Problem, ValidationFailed
-from evalcore.inputs.sources import Located, dotted, load_json, parse_json, parse_yaml, value_problems
+from evalcore.inputs.sources import Located, dotted, json_lines, parse_json, parse_yaml, value_problems
 from evalcore.models import Conversation, Provenance, Test, Turn, TurnRole
 from evalcore.models.common import Record, Tier, content_hash
 from evalcore.store import schema as t
@@ -122,25 +122,9 @@ def _fail(problems: list[Problem], shown: str, what: str) -> None:
 
 def jsonl_sources(text: str, shown: str, problems: list[Problem]) -> list[Source]:
     """Each non-blank line of a JSONL text as a record; bad lines are problems with their line."""
-    found = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            data, duplicated = load_json(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(shown, f"not valid JSON: {exc.msg} (column {exc.colno})", number))
-            continue
-        except RecursionError:
-            problems.append(Problem(shown, "not valid JSON: nested too deeply", number))
-            continue
-        bad = [Problem(shown, f"key '{key}' is given twice", number, key) for key in duplicated]
-        bad += [Problem(shown, why, number, dotted(loc) or None) for loc, why in value_problems(data)]
-        if bad:
-            problems.extend(bad)
-            continue
-        found.append(Source(number, data, lambda _loc, n=number: n))
-    return found
+    return [
+        Source(number, data, lambda _loc, n=number: n) for number, data in json_lines(text, shown, problems)
+    ]
 
 
 def document_sources(
