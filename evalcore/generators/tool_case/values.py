@@ -53,6 +53,8 @@ def _fits(value: str, spec: dict[str, Any]) -> bool:
     spec = spec.get("items", spec) if spec.get("type") == "array" else spec
     if "enum" in spec and value not in spec["enum"]:
         return False
+    if spec.get("type") in ("integer", "number") and not isinstance(_typed(value, spec), int | float):
+        return False  # an empty cell, or words, for a number (a card's blank balance)
     return not (pattern := spec.get("pattern")) or re.fullmatch(pattern, value) is not None
 
 
@@ -194,7 +196,12 @@ def other_value(
     another value of the tables' column for it where there is one (another order of the shop, not a
     made-up code), else one the schema sampler draws (for a free-text field of `tool`, another word of
     the table it reads)."""
-    listed = [v for v in column_values(name, spec, tables) if v not in (current, *(current or []))]
+    item = spec.get("items") or {} if spec.get("type") == "array" else spec
+    listed = [
+        v
+        for v in (_typed(c, item) for c in column_values(name, spec, tables))
+        if v not in (current, *(current if isinstance(current, list) else []))
+    ]
     if listed and (isinstance(current, list) or spec.get("type") != "array"):
         chosen = rng.choice(listed)
         return [chosen] if spec.get("type") == "array" else chosen
