@@ -93,8 +93,15 @@ def identifies(tool) -> bool:
 
 
 def status_rules(store: Store, pid: str, tools: dict, statuses: set[str]) -> dict[str, set[str]]:
-    """Tool -> the statuses a policy sentence that names the tool and 'status' allows it for."""
+    """Tool -> the statuses a policy sentence that names the tool and 'status' allows it for, or, for a
+    tool whose name carries a status (`cancel_pending_order`: a policy written for people rarely names
+    the tool), that status. Read apart from the procedure reader (which reads sections and verbs), so the
+    figure is no echo of it."""
     rules: dict[str, set[str]] = {}
+    for name in tools:
+        carried = {s for s in statuses if s in name.lower().split("_")}
+        if carried:
+            rules[name] = carried
     for doc in store.documents(pid):
         for sentence in re.split(r"(?<=[.!?])\s+|\n", doc.text):
             if "status" not in sentence.lower():
