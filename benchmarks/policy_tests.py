@@ -253,7 +253,18 @@ def procedure_figures(store: Store, pid: str, args, tools: dict) -> list:
                 t.role == "user" and CONFIRM_YES.search(t.content or "") for t in before[asked[-1] + 1 :]
             )
             if tool.name in rules:
-                records = [index[v] for _, v in strings(turn.arguments or {}) if v in index]
+                # the record the action acts on is the one looked up before it (a transfer's account it
+                # leaves, not the account it pays into); with no lookup, every record it names
+                read = {
+                    v
+                    for t in before
+                    if t.role == "tool_call"
+                    and t.tool_name in tools
+                    and not consequential(tools[t.tool_name])
+                    for _, v in strings(t.arguments or {})
+                }
+                named = [v for _, v in strings(turn.arguments or {}) if v in index]
+                records = [index[v] for v in ([v for v in named if v in read] or named)]
                 if records:
                     judged += 1
                     allowed += all(status in rules[tool.name] for status in records)
