@@ -376,6 +376,28 @@ def result_values(
     return out
 
 
+def made_up(name: str, value: Any) -> bool:
+    """Whether the sampler fell back to the field's own name with a number (PICKUP-FROM-289 for
+    `pickup_from`): nothing real filled it, and no system writes that."""
+    own = name.upper().removesuffix("S").replace("_", "-")
+    texts = value if isinstance(value, list) else [value]
+    return any(isinstance(t, str) and re.fullmatch(rf"{re.escape(own)}S?-\d+", t) for t in texts)
+
+
+def without_made_up(output: dict[str, Any], returns: dict[str, Any] | None, rng: random.Random) -> dict:
+    """An API output as a real one reads: an optional field nothing real filled is left out, as an API
+    leaves it empty; a required one is a reference the system issued (`ticket_id` -> T-482913)."""
+    required = set((returns or {}).get("required") or [])
+    kept: dict[str, Any] = {}
+    for name, value in output.items():
+        if not made_up(name, value):
+            kept[name] = value
+        elif name in required:
+            words = [w for w in name.split("_") if w not in ("id", "number", "code")]
+            kept[name] = f"{''.join(w[0] for w in words).upper() or 'R'}-{rng.randrange(100000, 999999)}"
+    return kept
+
+
 def _repeat(
     value: Any,
     schema: dict[str, Any],

@@ -43,6 +43,7 @@ from evalcore.inputs.tool_values import (
     result_values,
     rows_for,
     value_for,
+    without_made_up,
 )
 from evalcore.llm.tasks import Task
 from evalcore.models import Conversation, Provenance, Turn
@@ -257,6 +258,7 @@ def render_path(
                     **from_record(output, (returns or {}).get(text) or {}, args, rows),
                     "result": outcome,
                 }
+            output = without_made_up(output, (returns or {}).get(text), rng)
             result = json.dumps(output, ensure_ascii=False)
             values.seen.update(output_fields(result))
             turns += [call, GeneratedTurn(role="tool_result", tool_name=text, content=result, node=node_id)]

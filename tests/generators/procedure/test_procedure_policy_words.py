@@ -17,7 +17,7 @@ from evalcore.generators.procedure.policy import read_policies
 from evalcore.generators.procedure.policy_words import heading_tools, identifying_tool, same_word
 from evalcore.generators.procedure.utterances import agent_utterance
 from evalcore.inputs import import_project
-from evalcore.inputs.tool_values import returns_from_tables, value_for
+from evalcore.inputs.tool_values import returns_from_tables, value_for, without_made_up
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Tool
 from evalcore.store import Store
@@ -146,3 +146,16 @@ def test_what_the_agent_and_the_customer_say_is_said_not_instructed():
     assert value_for("thought", {"type": "string"}, random.Random(0), "renew a loan") == (
         "Customer wants to renew a loan."
     )
+
+
+def test_a_result_field_nothing_real_filled_is_left_out_or_issued():
+    returns = {"required": ["result", "ticket_id"]}
+    output = {
+        "result": "booked",
+        "ticket_id": "TICKET-ID-699",
+        "pickup_from": "PICKUP-FROM-289",
+        "store": "RC-01",
+    }
+    kept = without_made_up(output, returns, random.Random(0))
+    assert "pickup_from" not in kept and kept["store"] == "RC-01" and kept["result"] == "booked"
+    assert kept["ticket_id"].startswith("T-") and kept["ticket_id"][2:].isdigit()
