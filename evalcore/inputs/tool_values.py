@@ -74,6 +74,10 @@ def _string(name: str, schema: dict[str, Any], rng: random.Random, topic: str) -
     pattern = schema.get("pattern")
     if pattern and (sampled := sample_pattern(pattern, rng)) is not None:
         return sampled
+    if lowered in ("first_name", "given_name", "firstname"):
+        return rng.choice(_FIRST)
+    if lowered in ("last_name", "family_name", "surname", "lastname"):
+        return rng.choice(_LAST)
     if "name" in lowered:
         return f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
     if "phone" in lowered or "contact" in lowered:
@@ -146,11 +150,14 @@ def from_tables(
     that has the most of `fields` (the other fields of the call or object) as columns; None when no table
     has the column or no value fits the schema."""
     if schema.get("type") == "object":
-        return object_from_tables(schema, tables, rng)
-    column = name if schema.get("type") != "array" else name.removesuffix("s")
+        return object_from_tables(schema, tables, rng, given)
     item = schema.get("items", {}) if schema.get("type") == "array" else schema
+    if item.get("type") == "object":  # a list of objects (a booking's passengers): one row that has them
+        found_object = object_from_tables(item, tables, rng, given)
+        return None if found_object is None else [found_object]
+    column = name if schema.get("type") != "array" else name.removesuffix("s")
     best: list[dict[str, str]] = []
-    rank = (-1, -1)
+    rank = (-1, -1, -1)
     found = column
     for _, rows in tables:
         if not rows:
@@ -162,8 +169,10 @@ def from_tables(
         agree = [r for r in rows if all(str(given[c]) == r[c] for c in r if c in given and c != col)]
         if col != column and (others := _replacements(agree, rows, col, given)) is not None:
             agree = others  # a replacement (`new_item_ids` for `item_ids`): another row of the same kind
-        if agree and (len(set(fields) & set(rows[0])), len(agree)) > rank:
-            best, rank, found = agree, (len(set(fields) & set(rows[0])), len(agree)), col
+        # the table that agrees with the most values given (the customer's own reservations) comes first
+        bound = len({c for c in rows[0] if c in given and c != col})
+        if agree and (bound, len(set(fields) & set(rows[0])), len(agree)) > rank:
+            best, rank, found = agree, (bound, len(set(fields) & set(rows[0])), len(agree)), col
     numeric = item.get("type") in ("number", "integer")
     raw = [_number(r[found]) if numeric else r[found] for r in best]
     values = [v for v in raw if not check_arguments({"properties": {"v": item}}, {"v": v})]
@@ -193,17 +202,26 @@ def _replacements(
     return [r for r in agree if r[key] != ref[key]] or [r for r in rows if r[key] != ref[key]]
 
 
-def object_from_tables(schema: dict[str, Any], tables: Sequence[Table], rng: random.Random) -> dict | None:
-    """An object value (an address) from one row of a table that has a column for each of its properties
-    and whose values fit them; None when the schema is no object or no table fits."""
+def object_from_tables(
+    schema: dict[str, Any], tables: Sequence[Table], rng: random.Random, given: dict[str, Any] | None = None
+) -> dict | None:
+    """An object value (an address, a passenger) from one row of a table that has a column for each of
+    its required properties (each property, when none is required) and whose values fit them, a row
+    agreeing with the values `given` where there is one (the customer's own payment method); None when
+    the schema is no object or no table fits."""
     props = (schema.get("properties") or {}) if schema.get("type") == "object" else {}
+    needed = set(schema.get("required") or props)
     for _, rows in tables:
-        if not props or not rows or not set(props) <= set(rows[0]):
+        if not props or not rows or not needed <= set(rows[0]):
             continue
-        usable = [r for r in rows if not check_arguments(schema, {p: r[p] for p in props})]
+        typed = [{p: _number(r[p]) if props[p].get("type") in ("number", "integer") else r[p]
+                  for p in props if p in r} for r in rows]  # fmt: skip
+        usable = [(r, o) for r, o in zip(rows, typed, strict=True) if not check_arguments(schema, o)]
+        agreeing = [
+            (r, o) for r, o in usable if all(str(v) == r[k] for k, v in (given or {}).items() if k in r)
+        ]
         if usable:
-            row = rng.choice(usable)
-            return {p: row[p] for p in props}
+            return rng.choice(agreeing or usable)[1]
     return None
 
 

@@ -17,7 +17,7 @@ from evalcore.generators.procedure.policy import read_policies
 from evalcore.generators.procedure.policy_words import heading_tools, identifying_tool, same_word
 from evalcore.generators.procedure.utterances import agent_utterance
 from evalcore.inputs import import_project
-from evalcore.inputs.tool_values import returns_from_tables, value_for, without_made_up
+from evalcore.inputs.tool_values import from_tables, returns_from_tables, value_for, without_made_up
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Tool
 from evalcore.store import Store
@@ -159,3 +159,28 @@ def test_a_result_field_nothing_real_filled_is_left_out_or_issued():
     kept = without_made_up(output, returns, random.Random(0))
     assert "pickup_from" not in kept and kept["store"] == "RC-01" and kept["result"] == "booked"
     assert kept["ticket_id"].startswith("T-") and kept["ticket_id"][2:].isdigit()
+
+
+def test_a_value_drawn_from_the_tables_agrees_with_what_was_given():
+    tables = [
+        ("reservations", [{"reservation_id": "R1", "user_id": "U1", "cabin": "economy"},
+                          {"reservation_id": "R2", "user_id": "U2", "cabin": "business"}]),
+        ("payments", [{"reservation_id": f"R{k % 2 + 1}", "payment_id": f"G{k}"} for k in range(9)]),
+        ("passengers", [{"user_id": "U1", "first_name": "Ana", "last_name": "Ruiz"},
+                        {"user_id": "U2", "first_name": "Bo", "last_name": "Li"}]),
+    ]  # fmt: skip
+    fields = ["reservation_id", "cabin", "payment_id"]
+    for seed in range(10):  # the customer's own reservation, not one a busier table names more often
+        drawn = from_tables(
+            "reservation_id", {"type": "string"}, tables, random.Random(seed), {"user_id": "U2"}, fields
+        )
+        assert drawn == "R2"
+    person = {
+        "type": "object",
+        "properties": {"first_name": {"type": "string"}, "last_name": {"type": "string"}},
+    }
+    listed = {"type": "array", "items": {**person, "required": ["first_name", "last_name"]}}
+    assert from_tables("passengers", listed, tables, random.Random(0), {"user_id": "U2"}) == [
+        {"first_name": "Bo", "last_name": "Li"}
+    ]
+    assert value_for("first_name", {"type": "string"}, random.Random(0)).count(" ") == 0
