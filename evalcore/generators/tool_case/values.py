@@ -219,15 +219,24 @@ def _known(tool: Tool, args: dict[str, Any], tables: tuple[Table, ...]) -> dict[
     fields (a store and SKU: its rental fleet row, with the deposit), numbers as numbers; empty when no
     row agrees with any argument."""
     fields = _names(tool.returns)
-    best: tuple[tuple[int, int], dict[str, str]] = ((0, 0), {})
+    best: tuple[tuple[int, int, int], dict[str, str]] = ((0, 0, 0), {})
     for _, rows in tables:
         for row in rows:
             shared = [c for c in row if c in args]
-            rank = (len(shared), len(fields & set(row)))
+            # a row keyed by an argument (the user the call names) before one that only shares its address
+            rank = (int(next(iter(row)) in args), len(shared), len(fields & set(row)))
             if shared and all(str(args[c]) == row[c] for c in shared) and rank > best[0]:
                 best = (rank, row)
-    number = re.compile(r"\d+\.\d+")
-    return {k: int(v) if v.isdigit() else float(v) if number.fullmatch(v) else v for k, v in best[1].items()}
+    # numbers as the result's schema types them: a zip code stays a string
+    types = properties(tool.returns)
+    return {k: _typed(v, types.get(k) or _untyped(v)) for k, v in best[1].items()}
+
+
+def _untyped(text: str) -> dict[str, str]:
+    """The type of a cell the schema says nothing of: a number when it reads as one."""
+    return {
+        "type": "integer" if text.isdigit() else "number" if re.fullmatch(r"\d+\.\d+", text) else "string"
+    }
 
 
 def _consistent(value: Any, known: dict[str, Any]) -> Any:

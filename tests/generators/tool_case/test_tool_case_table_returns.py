@@ -12,9 +12,11 @@ import jsonschema
 
 from evalcore.generators.tool_case.job import generate_toolcases, project_tools
 from evalcore.generators.tool_case.records import GENERATOR
-from evalcore.generators.tool_case.values import column_values, other_value
+from evalcore.generators.tool_case.values import column_values, other_value, result_for
 from evalcore.inputs import import_project
+from evalcore.inputs.tool_values import returns_from_tables
 from evalcore.items.store_ops import list_conversations
+from evalcore.models import Tool
 from evalcore.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -56,3 +58,19 @@ def test_a_number_parameter_never_takes_a_blank_or_a_text_cell():
     assert column_values("amount", {"type": "number"}, tables) == ["50"]  # not the blank of a credit card
     other = other_value("bags", {"type": "integer"}, 2, random.Random(0), tables)
     assert other == 0 and isinstance(other, int)  # '0' from the table, as the integer the schema wants
+
+
+def test_a_result_is_the_row_its_arguments_key_with_codes_kept_as_strings():
+    users = [
+        {"user_id": "U1", "name": "Ana Ruiz", "zip": "02134"},
+        {"user_id": "U2", "name": "Bo Li", "zip": "10001"},
+    ]
+    # an order shares the user and the zip with the call, and names more result fields: still not the user
+    orders = [{"order_id": "O1", "user_id": "U2", "zip": "10001", "status": "pending", "name": "gift"}]
+    tables = (("users", users), ("orders", orders))
+    params = {"type": "object", "properties": {"user_id": {"type": "string"}, "zip": {"type": "string"}}}
+    params["required"] = ["user_id", "zip"]
+    tool = Tool(name="modify_user_zip", description="", parameters=params)
+    tool = tool.model_copy(update={"returns": returns_from_tables(params, tables)})
+    out = result_for(tool, {"user_id": "U2", "zip": "10001"}, random.Random(0), tables)
+    assert out["name"] == "Bo Li" and out["zip"] == "10001"
