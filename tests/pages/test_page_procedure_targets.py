@@ -74,6 +74,8 @@ def test_policy_procedures_show_the_policy_as_their_source(db_url):
     at = open_page()
     summary = next(d.value for d in at.dataframe if "edge coverage" in d.value.columns)
     assert set(summary["source"]) == {"policy"}
+    funnel = next(c.value for c in at.caption if "kept at each stage" in c.value)  # seed 001's Table 1
+    assert "procedures 6 -> with known APIs 6 -> valid flowgraphs 6" in funnel and "-> tests " in funnel
 
 
 def test_a_prompt_based_model_target_is_added_on_the_page(db_url):
