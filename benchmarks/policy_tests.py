@@ -93,8 +93,15 @@ def identifies(tool) -> bool:
 
 
 def status_rules(store: Store, pid: str, tools: dict, statuses: set[str]) -> dict[str, set[str]]:
-    """Tool -> the statuses a policy sentence that names the tool and 'status' allows it for."""
+    """Tool -> the statuses a policy sentence that names the tool and 'status' allows it for, or, for a
+    tool whose name carries a status (`cancel_pending_order`: a policy written for people rarely names
+    the tool), that status. Read apart from the procedure reader (which reads sections and verbs), so the
+    figure is no echo of it."""
     rules: dict[str, set[str]] = {}
+    for name in tools:
+        carried = {s for s in statuses if s in name.lower().split("_")}
+        if carried:
+            rules[name] = carried
     for doc in store.documents(pid):
         for sentence in re.split(r"(?<=[.!?])\s+|\n", doc.text):
             if "status" not in sentence.lower():
@@ -246,7 +253,18 @@ def procedure_figures(store: Store, pid: str, args, tools: dict) -> list:
                 t.role == "user" and CONFIRM_YES.search(t.content or "") for t in before[asked[-1] + 1 :]
             )
             if tool.name in rules:
-                records = [index[v] for _, v in strings(turn.arguments or {}) if v in index]
+                # the record the action acts on is the one looked up before it (a transfer's account it
+                # leaves, not the account it pays into); with no lookup, every record it names
+                read = {
+                    v
+                    for t in before
+                    if t.role == "tool_call"
+                    and t.tool_name in tools
+                    and not consequential(tools[t.tool_name])
+                    for _, v in strings(t.arguments or {})
+                }
+                named = [v for _, v in strings(turn.arguments or {}) if v in index]
+                records = [index[v] for v in ([v for v in named if v in read] or named)]
                 if records:
                     judged += 1
                     allowed += all(status in rules[tool.name] for status in records)

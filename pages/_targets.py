@@ -18,6 +18,10 @@ AGENTS = {
     "oracle": "Always takes the expected action (checks that the scoring works)",
     "null": "Always replies 'OK' (the lowest score to compare with)",
 }
+TOOL_MODES = {
+    "native": "Tool calling (the API's own)",
+    "prompt": "In the prompt, with the procedure (seed 001, A.8)",
+}
 KINDS = {
     "agent": "Built-in agent (no model needed)",
     "openai": "A model behind an OpenAI-compatible API",
@@ -57,6 +61,14 @@ def tool_target_form(store: Store, project_id: str, key: str) -> None:
                     "Environment variable holding the API key (its name, not the key)"
                 )
                 config["system_prompt"] = st.text_area("System prompt (optional)")
+                config["tool_mode"] = st.radio(
+                    "How the model is offered the tools",
+                    list(TOOL_MODES),
+                    format_func=TOOL_MODES.get,
+                    horizontal=True,
+                    help="Seed 001 plays its tests both ways: with the model's own tool calling, and with "
+                    "one uniform prompt that holds the test's procedure and the tools (Appendix A.8).",
+                )
             if st.form_submit_button("Save target", type="primary"):
                 try:
                     saved = add_target(

@@ -7,6 +7,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.generators.procedure.apis import generated_names
+from evalcore.generators.procedure.funnel import funnel, funnel_line
 from evalcore.generators.procedure.job import DEFAULT_PATHS, RUN_KIND, create_generation, list_graphs
 from evalcore.generators.procedure.job import RUN_KIND as GENERATION_KIND
 from evalcore.generators.procedure.noise import DEFAULT_P
@@ -120,6 +121,11 @@ else:
     walked = store.run(run_id).params.get("walk", "weighted")
     walk_label, walk_source = split_citation(WALK_LABELS.get(walked, walked))
     st.caption(f"Paths sampled by: {walk_label}", help=walk_source)
+    st.caption(
+        f"What the run kept at each stage: {funnel_line(funnel(store, project_id, run_id))}",
+        help="Seed 001's Table 1: where a run lost material (an unknown API, a graph that broke a rule, "
+        "a conversation that broke A.6's rules).",
+    )
     graphs = {g.procedure: g for g in list_graphs(store, project_id, run_id)}
     made = {c for g in graphs.values() for c in g.conversations}
     tests = [t for t in list_tests(store, project_id) if t.conversation_id in made]

@@ -376,6 +376,13 @@ def targets_add(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Always ask the endpoint (openai, anthropic).")
     ] = False,
+    tool_mode: Annotated[
+        str | None,
+        typer.Option(
+            help="How procedure tests offer the tools (openai, anthropic): native (the API's tool calling, "
+            "the default) or prompt (seed 001's A.8: the procedure and the tools in the prompt)."
+        ),
+    ] = None,
     target_model: Annotated[
         str | None, typer.Option(help="The model behind an http/python target, so the judge is another one.")
     ] = None,
@@ -395,7 +402,7 @@ def targets_add(
     raw = {
         "model": model, "base_url": base_url, "system_prompt": system_prompt, "api_key_env": api_key_env,
         "url": url, "headers": headers or None, "response_path": response_path, "callable": function,
-        "agent": agent, "timeout_s": timeout, "cache": False if no_cache else None,
+        "agent": agent, "timeout_s": timeout, "cache": False if no_cache else None, "tool_mode": tool_mode,
         "request_template": _json(template) if template else None,
     }  # fmt: skip
     if config:

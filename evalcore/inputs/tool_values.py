@@ -23,6 +23,10 @@ import jsonschema
 _FIRST = ("Alex", "Sam", "Jordan", "Priya", "Mateo", "Lena", "Chen", "Amara")
 _LAST = ("Kim", "Rivera", "Novak", "Okafor", "Schmidt", "Tanaka", "Haddad", "Brooks")
 _EXAMPLE = re.compile(r"e\.g\.\s*\[?\"?([A-Za-z0-9][\w\-]*)")
+# an example in quotes: "such as '2 + 2'", "for example \"Main St\"", "e.g. 'Apt 1'"
+_QUOTED_EXAMPLE = re.compile(r"\b(?:such as|for example|for instance|e\.g\.|like)\s*(['\"])([^'\"]{1,60})\1")
+# free-text parameters: what the agent writes in its own words
+_FREE_TEXT = ("summary", "description", "issue", "notes", "note", "reason", "thought")
 _CLASS = {"0-9": string.digits, "A-Z": string.ascii_uppercase, "a-z": string.ascii_lowercase}
 
 
@@ -70,13 +74,19 @@ def _string(name: str, schema: dict[str, Any], rng: random.Random, topic: str) -
     pattern = schema.get("pattern")
     if pattern and (sampled := sample_pattern(pattern, rng)) is not None:
         return sampled
+    if lowered in ("first_name", "given_name", "firstname"):
+        return rng.choice(_FIRST)
+    if lowered in ("last_name", "family_name", "surname", "lastname"):
+        return rng.choice(_LAST)
     if "name" in lowered:
         return f"{rng.choice(_FIRST)} {rng.choice(_LAST)}"
     if "phone" in lowered or "contact" in lowered:
         return f"+1 555 01{rng.randrange(10, 99)}"
     if example := _EXAMPLE.search(schema.get("description", "")):
         return example.group(1)
-    if any(word in lowered for word in ("summary", "description", "issue", "notes", "reason")):
+    if (quoted := _QUOTED_EXAMPLE.search(schema.get("description", ""))) and quoted.group(2).strip():
+        return quoted.group(2)
+    if any(word in lowered for word in _FREE_TEXT):
         return f"Customer wants to {topic}."
     return f"{name.upper().replace('_', '-')}-{rng.randrange(100, 999)}"
 
@@ -140,11 +150,14 @@ def from_tables(
     that has the most of `fields` (the other fields of the call or object) as columns; None when no table
     has the column or no value fits the schema."""
     if schema.get("type") == "object":
-        return object_from_tables(schema, tables, rng)
-    column = name if schema.get("type") != "array" else name.removesuffix("s")
+        return object_from_tables(schema, tables, rng, given)
     item = schema.get("items", {}) if schema.get("type") == "array" else schema
+    if item.get("type") == "object":  # a list of objects (a booking's passengers): one row that has them
+        found_object = object_from_tables(item, tables, rng, given)
+        return None if found_object is None else [found_object]
+    column = name if schema.get("type") != "array" else name.removesuffix("s")
     best: list[dict[str, str]] = []
-    rank = (-1, -1)
+    rank = (-1, -1, -1)
     found = column
     for _, rows in tables:
         if not rows:
@@ -154,8 +167,12 @@ def from_tables(
         if col not in rows[0] or (col != column and col != next(iter(rows[0]))):
             continue
         agree = [r for r in rows if all(str(given[c]) == r[c] for c in r if c in given and c != col)]
-        if agree and (len(set(fields) & set(rows[0])), len(agree)) > rank:
-            best, rank, found = agree, (len(set(fields) & set(rows[0])), len(agree)), col
+        if col != column and (others := _replacements(agree, rows, col, given)) is not None:
+            agree = others  # a replacement (`new_item_ids` for `item_ids`): another row of the same kind
+        # the table that agrees with the most values given (the customer's own reservations) comes first
+        bound = len({c for c in rows[0] if c in given and c != col})
+        if agree and (bound, len(set(fields) & set(rows[0])), len(agree)) > rank:
+            best, rank, found = agree, (bound, len(set(fields) & set(rows[0])), len(agree)), col
     numeric = item.get("type") in ("number", "integer")
     raw = [_number(r[found]) if numeric else r[found] for r in best]
     values = [v for v in raw if not check_arguments({"properties": {"v": item}}, {"v": v})]
@@ -165,35 +182,149 @@ def from_tables(
     return [value] if schema.get("type") == "array" else value
 
 
-def object_from_tables(schema: dict[str, Any], tables: Sequence[Table], rng: random.Random) -> dict | None:
-    """An object value (an address) from one row of a table that has a column for each of its properties
-    and whose values fit them; None when the schema is no object or no table fits."""
+def _replacements(
+    agree: list[dict[str, str]], rows: list[dict[str, str]], key: str, given: dict[str, Any]
+) -> list[dict[str, str]] | None:
+    """The rows that can stand beside the one given under `key` (or its plural) for a qualified parameter
+    (`new_item_ids` for `item_ids`, `to_account_id` for `account_id`): never that row itself, and of the
+    others first those with the same ids (`product_id`: another variant of the same product; `member_id`:
+    the member's other account); None when nothing was given."""
+    said = given.get(key, given.get(f"{key}s"))
+    said = said[0] if isinstance(said, list) and said else said
+    ref = next((r for r in rows if r[key] == str(said)), None) if said is not None else None
+    if ref is None:
+        return None
+    same = [c for c in ref if c != key and c.endswith("_id")]
+    for pool in (agree, rows):
+        kin = [r for r in pool if r[key] != ref[key] and all(r[c] == ref[c] for c in same)]
+        if kin:
+            return kin
+    return [r for r in agree if r[key] != ref[key]] or [r for r in rows if r[key] != ref[key]]
+
+
+def object_from_tables(
+    schema: dict[str, Any], tables: Sequence[Table], rng: random.Random, given: dict[str, Any] | None = None
+) -> dict | None:
+    """An object value (an address, a passenger) from one row of a table that has a column for each of
+    its required properties (each property, when none is required) and whose values fit them, a row
+    agreeing with the values `given` where there is one (the customer's own payment method); None when
+    the schema is no object or no table fits."""
     props = (schema.get("properties") or {}) if schema.get("type") == "object" else {}
+    needed = set(schema.get("required") or props)
     for _, rows in tables:
-        if not props or not rows or not set(props) <= set(rows[0]):
+        if not props or not rows or not needed <= set(rows[0]):
             continue
-        usable = [r for r in rows if not check_arguments(schema, {p: r[p] for p in props})]
+        typed = [{p: _number(r[p]) if props[p].get("type") in ("number", "integer") else r[p]
+                  for p in props if p in r} for r in rows]  # fmt: skip
+        usable = [(r, o) for r, o in zip(rows, typed, strict=True) if not check_arguments(schema, o)]
+        agreeing = [
+            (r, o) for r, o in usable if all(str(v) == r[k] for k, v in (given or {}).items() if k in r)
+        ]
         if usable:
-            row = rng.choice(usable)
-            return {p: row[p] for p in props}
+            return rng.choice(agreeing or usable)[1]
     return None
 
 
 def rows_for(schema: dict[str, Any], arguments: dict[str, Any], tables: Sequence[Table]) -> list | None:
     """A list of objects (an order's items) from the rows of the table that has every required property
-    of the items as a column and agrees with a call argument (the rows of `order_id`); None otherwise."""
+    of the items as a column and agrees with a call argument (the rows of `order_id`); an empty list when
+    such a table has no row for the argument (an order not shipped has no shipment); None otherwise."""
     item = schema.get("items") or {} if schema.get("type") == "array" else {}
     props, needed = item.get("properties") or {}, set(item.get("required") or [])
+    fits = False  # a table that holds such rows, keyed by an argument: none of its rows is an empty list
     for _, rows in tables:
         if not props or not needed or not rows or not needed <= set(rows[0]):
             continue
         shared = [k for k, v in arguments.items() if k in rows[0] and isinstance(v, str)]
+        fits = fits or bool(shared)
         found = [r for r in rows if shared and all(r[k] == arguments[k] for k in shared)]
         if found:
             listed = [{p: _number(r[p]) if props[p].get("type") in ("number", "integer") else r[p]
                        for p in props if p in r} for r in found]  # fmt: skip
             return [o for o in listed if not check_arguments(item, o)] or None
-    return None
+    return [] if fits else None
+
+
+def _column_schema(values: Sequence[str]) -> dict[str, Any]:
+    """The JSON type of a table column, by its values: integer, number, else string. Codes stay strings:
+    digits with a leading zero ("02134"), or all of one length of four or more (a zip code, a product id)."""
+    filled = [v.strip() for v in values if v and v.strip()]
+    if filled and len({len(v) for v in filled}) == 1 and len(filled[0]) >= 4 and filled[0].isdigit():
+        return {"type": "string"}
+    if filled and all(re.fullmatch(r"-?(0|[1-9]\d*)", v) for v in filled):
+        return {"type": "integer"}
+    if filled and all(re.fullmatch(r"-?(0|[1-9]\d*)(\.\d+)?", v) for v in filled):
+        return {"type": "number"}
+    return {"type": "string"}
+
+
+def _keys(tables: Sequence[Table]) -> dict[str, str]:
+    """Column -> the table it keys: a first column whose values are all different (of two tables keyed by
+    one column, the one with more columns: an order, not its shipment)."""
+    keys: dict[str, tuple[int, str]] = {}
+    for name, rows in tables:
+        first = next(iter(rows[0]))
+        if len({r[first] for r in rows}) == len(rows) and len(rows[0]) > keys.get(first, (0, ""))[0]:
+            keys[first] = (len(rows[0]), name)
+    return {column: name for column, (_, name) in keys.items()}
+
+
+def _owner(name: str, rows: list[dict[str, str]], keys: dict[str, str]) -> str | None:
+    """The table a table's rows belong to: the one its first column keys when that is another table's key
+    (an order's lines, its shipment); for a table keyed by its first column, the one keyed by the next
+    column that is a key (a variant belongs to its product; an order line to its order, not its product)."""
+    columns = list(rows[0])
+    if keys.get(columns[0], name) != name:
+        return keys[columns[0]]
+    return next((keys[c] for c in columns[1:] if keys.get(c, name) != name), None)
+
+
+def returns_from_tables(parameters: dict[str, Any], tables: Sequence[Table]) -> dict[str, Any] | None:
+    """A result schema inferred from the tables for a tool that has none (issue 26: "a result shape
+    inferred from the tables when a tool has none"): the columns of the table that has the most of the
+    tool's required parameters as columns (`email` -> the customers table; a booking's origin,
+    destination and cabin -> the reservations table), of two the one keyed by a required parameter
+    (`order_id` -> the orders table, not the order lines), then the one with fewer other columns; with a
+    key, each table whose rows belong to that one (the order's lines, _owner) is a list of its rows under
+    the table's name. None when no table holds a required parameter."""
+    required = [p for p in parameters.get("required") or [] if isinstance(p, str)]
+    usable = [(name, rows) for name, rows in tables if rows]
+    keys = _keys(usable)
+    best: tuple[tuple[int, int, int], str, list[dict[str, str]]] | None = None
+    for name, rows in usable:
+        columns = list(rows[0])
+        shared = len(set(required) & set(columns))
+        keyed = 1 if keys.get(columns[0]) == name and columns[0] in required else 0
+        rank = (shared, keyed, shared - len(columns))
+        if shared and (best is None or rank > best[0]):
+            best = (rank, name, rows)
+    if best is None:
+        return None
+    (_, keyed, _), parent, rows = best
+    props: dict[str, Any] = {c: _column_schema([r[c] for r in rows]) for c in rows[0]}
+    if keyed:
+        key = next(iter(rows[0]))
+        for name, child in usable:
+            if name != parent and key in child[0] and _owner(name, child, keys) == parent:
+                columns = [c for c in child[0] if c != key]
+                item = {c: _column_schema([r[c] for r in child]) for c in columns}
+                field = re.sub(r"\W+", "_", name.rsplit("/", 1)[-1].removesuffix(".csv")).strip("_").lower()
+                props[field] = {
+                    "type": "array",
+                    "items": {"type": "object", "properties": item, "required": columns},
+                }
+    return {"type": "object", "properties": props}
+
+
+def with_table_returns(tools: Sequence[Any], tables: Sequence[Table]) -> list[Any]:
+    """The tools, each one without a return schema given the one its tables imply (returns_from_tables);
+    a tool no table fits keeps none."""
+    return [
+        t.model_copy(update={"returns": returns_from_tables(t.parameters, tables)})
+        if t.returns is None
+        else t
+        for t in tools
+    ]
 
 
 def _number(text: str) -> Any:
@@ -261,6 +392,28 @@ def result_values(
             if name in arguments:
                 out[name] = arguments[name]
     return out
+
+
+def made_up(name: str, value: Any) -> bool:
+    """Whether the sampler fell back to the field's own name with a number (PICKUP-FROM-289 for
+    `pickup_from`): nothing real filled it, and no system writes that."""
+    own = name.upper().removesuffix("S").replace("_", "-")
+    texts = value if isinstance(value, list) else [value]
+    return any(isinstance(t, str) and re.fullmatch(rf"{re.escape(own)}S?-\d+", t) for t in texts)
+
+
+def without_made_up(output: dict[str, Any], returns: dict[str, Any] | None, rng: random.Random) -> dict:
+    """An API output as a real one reads: an optional field nothing real filled is left out, as an API
+    leaves it empty; a required one is a reference the system issued (`ticket_id` -> T-482913)."""
+    required = set((returns or {}).get("required") or [])
+    kept: dict[str, Any] = {}
+    for name, value in output.items():
+        if not made_up(name, value):
+            kept[name] = value
+        elif name in required:
+            words = [w for w in name.split("_") if w not in ("id", "number", "code")]
+            kept[name] = f"{''.join(w[0] for w in words).upper() or 'R'}-{rng.randrange(100000, 999999)}"
+    return kept
 
 
 def _repeat(

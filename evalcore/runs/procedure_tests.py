@@ -23,12 +23,12 @@ from evalcore.errors import EvalcoreError
 from evalcore.generators.procedure import agents as _registers_the_built_in_agents  # noqa: F401
 from evalcore.generators.procedure.apis import known_tools
 from evalcore.generators.procedure.conversations import GENERATOR
-from evalcore.generators.procedure.job import list_graphs
+from evalcore.generators.procedure.job import known_procedures, list_graphs
 from evalcore.items.current import item_ids, read_items, read_tiers
 from evalcore.items.store_ops import TEST_KIND
 from evalcore.llm.client import ModelClient
 from evalcore.llm.types import BudgetExceeded
-from evalcore.models import Run, RunStatus, Target, Test, Tier
+from evalcore.models import Procedure, Run, RunStatus, Target, Test, Tier
 from evalcore.store import Store
 from evalcore.targets import TargetCrash, describe, get_target
 from evalcore.targets.acting import ACTING_KINDS, build_acting_adapter
@@ -156,12 +156,13 @@ def execute_procedure_run(
         client.warn(f"{len(missing)} test(s) no longer in the store were skipped: {', '.join(missing[:5])}")
     counts = {"played": 0, "crashed": 0}
     lock = threading.Lock()
+    procedure_of = _procedures_of(store, pid, [t for t, _ in tests.values()])
 
     def work(claim: jobs.Claim) -> None:
         test, version = tests[claim.key]
         result: dict[str, Any] = {"version": version, "crash": None}
         try:
-            done = adapter.act(test.context, tools)
+            done = adapter.act(test.context, tools, procedure_of.get(test.id))
         except TargetCrash as e:
             result["crash"] = str(e)
         except BudgetExceeded as e:
@@ -189,6 +190,19 @@ def execute_procedure_run(
     )
     done = jobs.progress(store, report.run)[0]
     return ProcedureRunOutcome(report.run, counts["played"], counts["crashed"], done, len(units))
+
+
+def _procedures_of(store: Store, project_id: str, tests: list[Test]) -> dict[str, Procedure]:
+    """Test id -> the procedure its conversation was written from (a prompt-based target shows it to the
+    model, seed 001's A.8); a test whose procedure is gone has none."""
+    known = {p.name: p for p in known_procedures(store, project_id)}
+    found = read_items(store, [t.conversation_id for t in tests if t.conversation_id])
+    written = {i: item.conversation().metadata.get("procedure") for i, item in found.items()}
+    return {
+        t.id: known[written[t.conversation_id]]
+        for t in tests
+        if t.conversation_id in written and written[t.conversation_id] in known
+    }
 
 
 def procedure_runs(store: Store, project_id: str) -> list[Run]:

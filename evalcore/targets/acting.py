@@ -4,6 +4,10 @@ Section 4.3; issue 17, item 8). The action is a reply, or a call of one tool wit
 - `openai` / `anthropic` targets act through the model layer (`ModelClient.complete(..., tools=...)`):
   the tools go out in the API's own shape (OpenAI's tools API, Anthropic's tool use), the context's tool
   turns as the API's own call and result messages; cache, retries, accounting and the run's budget apply.
+  With `tool_mode: prompt` they act as seed 001's prompt-based agent (Section 4.3, A.8) instead: one
+  uniform prompt (evalcore/prompts/act_with_procedure.md) holds the test's procedure, the tools and the
+  conversation as text, no tools go out, and the action is read from the reply's JSON
+  (`{"reply": ...}` or `{"api": ..., "arguments": {...}}`; a reply that is no such JSON is taken as said).
 - `http` targets get one POST per test. The request is the target's `request_template` filled as for
   chat, where `{{messages}}` now holds every turn, `{"role", "content"}` plus `"tool_name"` and
   `"arguments"` for tool turns (roles user, assistant, tool_call, tool_result), and `{{tools}}` the tool
@@ -29,9 +33,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcore.llm.client import ModelClient
+from evalcore.llm.parsing import load_json
 from evalcore.llm.retry import with_retries
+from evalcore.llm.tasks import PROMPTS_DIR, PromptTemplate
 from evalcore.llm.types import Message, ModelCallError
-from evalcore.models import Target, TargetKind, Tool, Turn, TurnRole
+from evalcore.models import Procedure, Target, TargetKind, Tool, Turn, TurnRole
 from evalcore.models.items import Action
 from evalcore.store import Store
 from evalcore.store.secrets import redact
@@ -70,8 +76,11 @@ class ActingAdapter:
 
     target: Target
 
-    def act(self, context: Sequence[Turn], tools: Sequence[Tool]) -> TargetAction:
-        """The target's next action after `context`, offered `tools`."""
+    def act(
+        self, context: Sequence[Turn], tools: Sequence[Tool], procedure: Procedure | None = None
+    ) -> TargetAction:
+        """The target's next action after `context`, offered `tools`; `procedure` is the one the test was
+        written from (only the prompt-based mode shows it to the model)."""
         raise NotImplementedError
 
 
@@ -107,14 +116,21 @@ def action_of(call: dict[str, Any] | None, text: str) -> tuple[Action, dict[str,
 
 
 class ChatActor(ChatTarget, ActingAdapter):
-    """An OpenAI-compatible or Anthropic model offered the tools through the model layer."""
+    """An OpenAI-compatible or Anthropic model offered the tools through the model layer: natively, or in
+    the prompt with the procedure (`tool_mode`, module docstring)."""
 
-    def act(self, context: Sequence[Turn], tools: Sequence[Tool]) -> TargetAction:
-        """One completion with tools; model-layer failures become crashes, a spent budget propagates."""
+    def act(
+        self, context: Sequence[Turn], tools: Sequence[Tool], procedure: Procedure | None = None
+    ) -> TargetAction:
+        """One completion; model-layer failures become crashes, a spent budget propagates."""
         started = time.perf_counter()
-        messages = context_messages(context)
-        if self.config.system_prompt:
-            messages.insert(0, Message("system", self.config.system_prompt))
+        prompted = self.config.tool_mode == "prompt"
+        if prompted:
+            messages = list(procedure_prompt(context, tools, procedure, self.config.system_prompt))
+        else:
+            messages = context_messages(context)
+            if self.config.system_prompt:
+                messages.insert(0, Message("system", self.config.system_prompt))
         try:
             done = self.client.complete(
                 messages,
@@ -122,21 +138,88 @@ class ChatActor(ChatTarget, ActingAdapter):
                 model=self.model,
                 temperature=self.config.temperature,
                 max_tokens=self.config.max_tokens,
-                tools=[tool_schema(t) for t in tools],
+                tools=None if prompted else [tool_schema(t) for t in tools],
             )
         except ModelCallError as e:
             raise TargetCrash("timeout" if e.status == "timeout" else "error", str(e)) from None
-        call = done.response.tool_call
+        call = None if prompted else done.response.tool_call
         if call is None and not done.text.strip():
             raise TargetCrash("garbage", "the target returned neither a reply nor a tool call")
-        action, details = action_of(call, done.text)
+        action, details = action_from_text(done.text) if prompted else action_of(call, done.text)
         return TargetAction(action, (time.perf_counter() - started) * 1000, done.cache_hit, details)
+
+
+PROCEDURE_PROMPT = PromptTemplate.load(PROMPTS_DIR / "act_with_procedure.md")
+_SPEAKERS = {TurnRole.user: "Customer", TurnRole.assistant: "Agent"}
+
+
+def procedure_text(procedure: Procedure | None) -> str:
+    """A procedure as numbered steps, an API step with the API it calls and what to do on each outcome."""
+    if procedure is None:
+        return "(no procedure was given: help the customer with the tools below)"
+    lines = []
+    for k, step in enumerate(procedure.steps, 1):
+        text = step.text.strip()
+        if step.kind == "api":
+            outcomes = "; ".join(f"if '{name}': {what}" for name, what in step.outcomes.items())
+            text = f"Call the API {step.api}. {text}" + (f" Then, {outcomes}" if outcomes else "")
+        lines.append(f"{k}. {text}")
+    return f"{procedure.description or procedure.intent}\n" + "\n".join(lines)
+
+
+def transcript(context: Sequence[Turn]) -> str:
+    """The conversation as text: who said what, each API call with its arguments and each API output."""
+    lines = []
+    for turn in context:
+        if turn.role == TurnRole.tool_call:
+            call = json.dumps({"api": turn.tool_name, "arguments": turn.arguments or {}}, ensure_ascii=False)
+            lines.append(f"Agent calls an API: {call}")
+        elif turn.role == TurnRole.tool_result:
+            lines.append(f"API output of {turn.tool_name}: {turn.content}")
+        else:
+            lines.append(f"{_SPEAKERS.get(turn.role, turn.role.value)}: {turn.content}")
+    return "\n".join(lines)
+
+
+def procedure_prompt(
+    context: Sequence[Turn], tools: Sequence[Tool], procedure: Procedure | None, system_prompt: str = ""
+) -> tuple[Message, ...]:
+    """Seed 001's uniform prompt (A.8): the procedure, the tools and the conversation in the text."""
+    apis = [tool_schema(t) for t in tools if procedure is None or t.name in procedure.apis] or [
+        tool_schema(t) for t in tools
+    ]
+    return PROCEDURE_PROMPT.render(
+        {
+            "system_prompt": system_prompt,
+            "procedure": procedure_text(procedure),
+            "apis": apis,
+            "conversation": transcript(context),
+        }
+    )
+
+
+def action_from_text(text: str) -> tuple[Action, dict[str, Any] | None]:
+    """The action a prompt-based agent wrote: `{"api", "arguments"}` (or `{"name", ...}`) is a call,
+    `{"reply"}` a reply; a reply that is no such JSON is taken as what the agent said."""
+    try:
+        data, _ = load_json(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("api") or data.get("name"), str):
+        return action_of(
+            {"name": data.get("api") or data.get("name"), "arguments": data.get("arguments")}, ""
+        )
+    if isinstance(data, dict) and isinstance(data.get("reply"), str) and data["reply"].strip():
+        return Action(kind="reply", text=data["reply"]), None
+    return Action(kind="reply", text=text.strip()), {"not_an_action": True}
 
 
 class HTTPActor(HTTPTarget, ActingAdapter):
     """A JSON endpoint answering a reply or an action (module docstring)."""
 
-    def act(self, context: Sequence[Turn], tools: Sequence[Tool]) -> TargetAction:
+    def act(
+        self, context: Sequence[Turn], tools: Sequence[Tool], procedure: Procedure | None = None
+    ) -> TargetAction:
         """POST the filled template; an action at `action_path`, else a reply at `response_path`."""
         turns = [
             {"role": t.role.value, "content": t.content}
@@ -197,8 +280,10 @@ class AgentActor(ActingAdapter):
     def __init__(self, target: Target, agent: Agent) -> None:
         self.target, self.agent = target, agent
 
-    def act(self, context: Sequence[Turn], tools: Sequence[Tool]) -> TargetAction:
-        """The agent's action."""
+    def act(
+        self, context: Sequence[Turn], tools: Sequence[Tool], procedure: Procedure | None = None
+    ) -> TargetAction:
+        """The agent's action (the built-in agents find their procedure themselves)."""
         started = time.perf_counter()
         action = self.agent.act(context, tools)
         return TargetAction(action, (time.perf_counter() - started) * 1000)

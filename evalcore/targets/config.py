@@ -68,6 +68,12 @@ class ChatConfig(_Config):
         description="Serve identical requests from the response cache (reproducible, free re-runs); "
         "turn off to get fresh replies from a system that changed behind the same model name.",
     )
+    tool_mode: Literal["native", "prompt"] = Field(
+        default="native",
+        description="How a procedure test offers the tools: 'native', the API's own tool calling; or "
+        "'prompt', seed 001's uniform prompt (A.8): the test's procedure and the tools written into the "
+        "prompt, the action read from the reply's JSON.",
+    )
 
     @field_validator("api_key_env")
     @classmethod
@@ -354,4 +360,6 @@ def describe(target: Target) -> str:
         TargetKind.http_events: lambda: f"{config.get('method', 'POST')} {config.get('url')}, with events",
         TargetKind.demo_flows: lambda: "built-in flow assistant over the project's procedures (offline)",
     }[target.kind]()
+    if target.kind in (TargetKind.openai, TargetKind.anthropic) and config.get("tool_mode") == "prompt":
+        where += ", tools and procedure in the prompt (seed 001, A.8)"
     return f"{target.kind.value}: {where}"

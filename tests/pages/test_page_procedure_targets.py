@@ -74,3 +74,21 @@ def test_policy_procedures_show_the_policy_as_their_source(db_url):
     at = open_page()
     summary = next(d.value for d in at.dataframe if "edge coverage" in d.value.columns)
     assert set(summary["source"]) == {"policy"}
+    funnel = next(c.value for c in at.caption if "kept at each stage" in c.value)  # seed 001's Table 1
+    assert "procedures 6 -> with known APIs 6 -> valid flowgraphs 6" in funnel and "-> tests " in funnel
+
+
+def test_a_prompt_based_model_target_is_added_on_the_page(db_url):
+    """Seed 001's A.8 mode from the form: the tools and the procedure in the prompt, said in the list."""
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    at = open_page()
+    next(s for s in at.selectbox if s.label == "Kind").set_value("openai").run()
+    next(t for t in at.text_input if t.label == "Name").set_value("prompted-agent")
+    next(t for t in at.text_input if t.label == "Model").set_value("gpt-4o-mini")
+    next(r for r in at.radio if r.label == "How the model is offered the tools").set_value("prompt")
+    next(b for b in at.button if b.label == "Save target").click().run()
+    assert not at.exception, at.exception
+    saved = {t.name: t for t in list_targets(store, pid)}
+    assert saved["prompted-agent"].config["tool_mode"] == "prompt"
+    assert any("procedure in the prompt" in str(s.value) for s in at.success), [s.value for s in at.success]

@@ -225,3 +225,22 @@ def test_an_openai_target_plays_through_the_job_with_cache_and_accounting(sample
         u["result"]["action"] for u in store.finished_units(run.id).values()
     ]
     assert all(u["result"]["cache_hit"] for u in store.finished_units(again.id).values())
+
+
+def test_a_prompt_based_target_is_shown_each_test_s_own_procedure(sample, llm_server, monkeypatch):
+    """Seed 001's A.8 mode through the job: each test's prompt holds the procedure its conversation was
+    written from, and the action comes back from the reply's JSON."""
+    store, pid, generation = sample
+    monkeypatch.delenv("EVALCORE_OFFLINE")
+    llm_server.responder = lambda api, body: '{"reply": "Let me help you with that."}'
+    config = {"base_url": llm_server.openai_base_url, "model": "agent-1", "tool_mode": "prompt"}
+    save_target(store, pid, Target(name="prompted", kind="openai", config=config))
+    run = create_procedure_run(store, pid, "prompted", generation=generation, limit=6, concurrency=1)
+    outcome = execute_procedure_run(store, run.id)
+    assert outcome.done == 6 and outcome.crashed == 0
+    procedures = {p.name: p for p in store.procedures(pid)}
+    for call in llm_server.calls:
+        system = call.body["messages"][0]["content"]
+        assert "tools" not in call.body
+        assert any(procedures[n].steps[0].text in system for n in ("track_order", "return_item"))
+    assert {u["result"]["action"]["kind"] for u in store.finished_units(run.id).values()} == {"reply"}

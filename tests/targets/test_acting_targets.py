@@ -167,3 +167,49 @@ def test_built_in_agents_act_and_chat_only_kinds_are_refused(project):
     assert demo.act(CONTEXT[:1], TOOLS).action.kind == "reply"  # no procedure in this project: it asks
     with pytest.raises(TargetConfigError, match="only chats"):
         actor(project, Target(name="py", kind="python", config={"callable": "json:dumps"}))
+
+
+def test_a_prompt_based_target_gets_the_procedure_and_tools_in_its_prompt(project, llm_server):
+    """Seed 001's prompt-based agent (A.8) beside native tool calling: no tools go out; the procedure, the
+    tools and the conversation are in the prompt; the action is read from the reply's JSON."""
+    from evalcore.models import Procedure, ProcedureStep
+
+    procedure = Procedure(
+        name="track",
+        intent="track an order",
+        steps=[
+            ProcedureStep(kind="message", text="Ask for the order number and the checkout email."),
+            ProcedureStep(
+                kind="api",
+                api="lookup_order",
+                text="Look the order up.",
+                outcomes={"found": "Say where it is."},
+            ),
+        ],
+    )
+    config = {"base_url": llm_server.openai_base_url, "model": "llama3.1", "tool_mode": "prompt"}
+    bot = actor(project, Target(name="prompted", kind="openai", config=config))
+    llm_server.enqueue(
+        "Here you go: ```json\n" + json.dumps({"api": "lookup_order", "arguments": CALL}) + "\n```"
+    )
+    done = bot.act(CONTEXT, TOOLS, procedure)
+    assert (
+        done.action.kind == "api"
+        and done.action.tool_name == "lookup_order"
+        and done.action.arguments == CALL
+    )
+    body = llm_server.calls[0].body
+    assert "tools" not in body  # the tools are in the prompt, not offered through the API
+    system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+    assert "2. Call the API lookup_order. Look the order up. Then, if 'found': Say where it is." in system
+    assert '"name": "lookup_order"' in system and '"required"' in system
+    assert 'Agent calls an API: {"api": "lookup_order", "arguments": {"order_id": "WEB-100001"}}' in user
+    assert 'API output of lookup_order: {"result": "email_mismatch"}' in user
+    assert user.splitlines()[1] == "Customer: Hi, where is my order?"
+
+    llm_server.enqueue('{"reply": "Could you give me the order number?"}')
+    replied = bot.act(CONTEXT[:1], TOOLS, procedure)
+    assert replied.action.kind == "reply" and replied.action.text == "Could you give me the order number?"
+    llm_server.enqueue("Sure, one moment.")  # words, not the JSON asked for: taken as said, and marked
+    plain = bot.act(CONTEXT[:2], TOOLS, procedure)
+    assert plain.action.text == "Sure, one moment." and plain.details == {"not_an_action": True}

@@ -48,3 +48,20 @@ def test_only_a_lead_saves_a_target(project):
     with pytest.raises(PermissionDenied, match="lead"):
         add_target(store, pid, target, actor=Actor(name="ana", role=Role.analyst))
     assert "demo-agent" not in [t.name for t in list_targets(store, pid)]
+
+
+def test_the_cli_adds_a_prompt_based_model_target_and_refuses_an_unknown_mode(project, tmp_path):
+    from typer.testing import CliRunner
+
+    from evalcore.cli import app
+
+    store, pid = project
+    db = f"sqlite:///{tmp_path / 't.db'}"
+    runner = CliRunner()
+    args = ["targets", "add", "prompted", "--kind", "openai", "--model", "m", "--db", db, "--project", pid]
+    done = runner.invoke(app, [*args, "--tool-mode", "prompt"])
+    assert done.exit_code == 0, done.output
+    assert "tools and procedure in the prompt" in done.output
+    assert {t.name: t for t in list_targets(store, pid)}["prompted"].config["tool_mode"] == "prompt"
+    refused = runner.invoke(app, [*args, "--tool-mode", "telepathy"])
+    assert refused.exit_code == 1 and "tool_mode" in refused.output and len(refused.output.splitlines()) == 1

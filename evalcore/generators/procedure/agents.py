@@ -34,9 +34,10 @@ import networkx as nx
 
 from evalcore.documents.retrieval import tokenize
 from evalcore.generators.procedure.apis import known_tools
-from evalcore.generators.procedure.conversations import GENERATOR, output_fields
+from evalcore.generators.procedure.conversations import GENERATOR, output_fields, without_condition
 from evalcore.generators.procedure.flowgraph import build_flowgraph, compile_flowgraph
 from evalcore.generators.procedure.graphs import Graph
+from evalcore.generators.procedure.utterances import agent_utterance
 from evalcore.inputs.tool_values import check_arguments, value_for
 from evalcore.items.store_ops import list_tests
 from evalcore.models import Procedure, Test, Tool, Turn, TurnRole
@@ -138,6 +139,16 @@ def _overlap(text: str, other: str) -> float:
     """Share of `other`'s words that `text` has (0 when `other` has none)."""
     theirs = _words(other)
     return len(_words(text) & theirs) / len(theirs) if theirs else 0.0
+
+
+def _said(text: str, step: str) -> float:
+    """How much of a step `text` says: of the step's words, or of its utterance (conversations.py says a
+    conditional step without the condition the customer just stated, and no "end the conversation")."""
+    return max(
+        _overlap(text, step),
+        _overlap(text, agent_utterance(step)),
+        _overlap(text, agent_utterance(without_condition(step))),
+    )
 
 
 def stated_values(context: Sequence[Turn]) -> dict[str, Any]:
@@ -244,9 +255,9 @@ class DemoAgent:
                 candidates = [c for c in [due, *(g.successors(done) if done else [])] if c and c in g]
                 candidates = [c for c in candidates if g.nodes[c]["type"] != "api"]
                 best = max(
-                    candidates, key=lambda c: _overlap(turn.content, g.nodes[c]["description"]), default=None
+                    candidates, key=lambda c: _said(turn.content, g.nodes[c]["description"]), default=None
                 )
-                if best is not None and _overlap(turn.content, g.nodes[best]["description"]) >= 0.5:
+                if best is not None and _said(turn.content, g.nodes[best]["description"]) >= 0.5:
                     done = best
                 due = None
             elif turn.role == TurnRole.tool_call:

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import networkx as nx
 from pydantic import Field
 
 from evalcore.generators.procedure.graphs import Graph
@@ -42,6 +43,7 @@ from evalcore.inputs.tool_values import (
     result_values,
     rows_for,
     value_for,
+    without_made_up,
 )
 from evalcore.llm.tasks import Task
 from evalcore.models import Conversation, Provenance, Turn
@@ -84,10 +86,29 @@ def _customer_text(description: str, intent: str, details: dict[str, Any]) -> st
         return "Yes, please do that."
     if description.startswith("Customer's case: "):
         case = description.removeprefix("Customer's case: ")
-        return f"Yes, that's my situation: {case}."
+        if _DECLINES.search(case):  # the customer's case is saying no to what was read back
+            return "No, please don't go ahead with that."
+        return f"Yes, that's my situation: {_first_person(case)}."
     if description.startswith("Otherwise. "):
         return _customer_text(description.removeprefix("Otherwise. "), intent, details)
     return description
+
+
+_DECLINES = re.compile(r"\bdeclin|\brefuses?\b|\b(does not|doesn't|do not|don't) (confirm|agree)", re.I)
+_THIRD = {"is": "am", "has": "have", "does": "do", "was": "was"}
+
+
+def _first_person(case: str) -> str:
+    """A case said of "the customer" as the customer says it: "the customer has a receipt" -> "I have a
+    receipt", "the customer's bike" -> "my bike"."""
+    said = re.sub(r"\bthe customer's\b", "my", case, flags=re.I)
+
+    def verb(match: re.Match[str]) -> str:
+        word = match.group(1)
+        base = _THIRD.get(word.lower()) or re.sub(r"(?<=[^s])s$", "", re.sub(r"ies$", "y", word))
+        return f"I {base}"
+
+    return re.sub(r"\bthe customer\s+(\w+)", verb, said, flags=re.I)
 
 
 def output_fields(content: str) -> dict[str, Any]:
@@ -103,6 +124,12 @@ def output_fields(content: str) -> dict[str, Any]:
         if isinstance(v, list) and v and isinstance(v[0], dict):
             found |= {k: x for k, x in v[0].items() if k not in found and not isinstance(x, list | dict)}
     return found
+
+
+def without_condition(step: str) -> str:
+    """A conditional step without its condition ("If the customer declines, say that nothing changed"
+    -> "say that nothing changed"), once the customer has said the case applies."""
+    return re.sub(r"^\s*(?:only\s+)?(?:if|when|for|in case)\b[^,]*,\s*", "", step, count=1, flags=re.I)
 
 
 def _unstated(name: str, prop: dict[str, Any], turns: list[GeneratedTurn]) -> Any:
@@ -144,16 +171,26 @@ def target_record(graph: Graph, path: list[str], tables: list[Table], rng: rando
     return {}
 
 
+def _named_row(rows: list[dict[str, str]], args: dict[str, Any]) -> dict[str, str] | None:
+    """The row the call's arguments name: the one whose key (first column) is an argument, else the one
+    that agrees with every argument the table has a column for (an e-mail); a row that merely shares a
+    country or a city with some arguments is no match."""
+    if not rows:
+        return None
+    key = next(iter(rows[0]))
+    if isinstance(args.get(key), str):
+        return next((r for r in rows if r[key] == args[key]), None)
+    named = [k for k, v in args.items() if k in rows[0] and isinstance(v, str)]
+    return next((r for r in rows if named and all(r[k] == args[k] for k in named)), None)
+
+
 def from_record(output: dict[str, Any], returns: dict[str, Any], args: dict[str, Any], tables: list[Table]):
     """The output with its top-level fields taken from the table row the call's arguments name (a row
     holding an argument's value under the argument's name: the order of `order_id`), where the row has a
     column of the field's name and its value fits the return schema; a realistic record, not a draw."""
     props = returns.get("properties") or {}
     for _, rows in tables:
-        row = next(
-            (r for r in rows if any(k in r and r[k] == v for k, v in args.items() if isinstance(v, str))),
-            None,
-        )
+        row = _named_row(rows, args)
         if row is None:
             continue
         for name, spec in props.items():
@@ -186,7 +223,7 @@ def render_path(
     g = graph.digraph()
     rows = tables or []
     target = target_record(graph, path, rows, rng)
-    values = _Values(g, path, apis, intent, rng, rows, target=target)
+    values = _Values(g, path, apis, intent, rng, rows, target=target, absent=absent_parameters(g, path, apis))
     turns = values.turns
     last_agent = ""
     for i, node_id in enumerate(path):
@@ -199,10 +236,11 @@ def render_path(
         elif kind == "agent":
             if text != STEER_BACK:  # after a detour the customer answers the procedure's question
                 last_agent = text
+            stated = i and g.nodes[path[i - 1]]["description"].startswith("Customer's case: ")
             content = (
                 f"Sorry, I can only help you {intent} here. Let's carry on."
                 if text == STEER_BACK
-                else agent_utterance(text)
+                else agent_utterance(without_condition(text) if stated else text)
             )
             turns.append(GeneratedTurn(role="assistant", content=content, node=node_id))
         else:
@@ -210,13 +248,57 @@ def render_path(
             call = GeneratedTurn(role="tool_call", tool_name=text, arguments=args, node=node_id)
             call.content = json.dumps({"name": text, "arguments": args}, ensure_ascii=False)
             outcome = g.edges[node_id, path[i + 1]]["description"] if i + 1 < len(path) else ""
-            output = result_values((returns or {}).get(text), outcome, args, rng, rows)
-            if not is_failure(outcome):
-                output = from_record(output, (returns or {}).get(text) or {}, args, rows)
+            # a record whose status does not allow the request was found: its answer shows that status
+            shown = not is_failure(outcome) or "status" in outcome.lower()
+            output = result_values(
+                (returns or {}).get(text), outcome if not shown else "found", args, rng, rows
+            )
+            if shown:
+                output = {
+                    **from_record(output, (returns or {}).get(text) or {}, args, rows),
+                    "result": outcome,
+                }
+            output = without_made_up(output, (returns or {}).get(text), rng)
             result = json.dumps(output, ensure_ascii=False)
             values.seen.update(output_fields(result))
             turns += [call, GeneratedTurn(role="tool_result", tool_name=text, content=result, node=node_id)]
     return GeneratedConversation(turns=turns)
+
+
+_NOT_FOUND = re.compile(r"not[ _]?found|no[ _]such|unknown|no[ _]match|does[ _]not[ _]exist", re.I)
+
+
+def absent_parameters(g: Any, path: list[str], apis: dict[str, dict[str, Any]]) -> set[str]:
+    """The parameters whose first call on the path finds nothing ("not_found"): the customer gives a value
+    no table holds (a mistyped e-mail, an order number that does not exist), so the tables and the tool's
+    answer agree. A value an earlier call found stays real, whatever a later call answers."""
+    seen: set[str] = set()
+    absent: set[str] = set()
+    for a, b in itertools.pairwise(path):
+        if g.nodes[a]["type"] != "api":
+            continue
+        missing = bool(_NOT_FOUND.search(g.edges[a, b]["description"]))
+        for p in (apis.get(g.nodes[a]["description"]) or {}).get("required") or []:
+            if p not in seen and missing:
+                absent.add(p)
+            seen.add(p)
+    return absent
+
+
+def _unlike(value: str, taken: set[str]) -> list[str]:
+    """Values near `value` that are not in `taken`: its last number moved on ('#W8327915' -> '#W8327916'),
+    a digit before an e-mail's '@', or a letter added."""
+    found = []
+    if "@" in value:
+        local, domain = value.split("@", 1)
+        found += [f"{local}{d}@{domain}" for d in range(1, 10)]
+    if number := re.search(r"(\d+)(?!.*\d)", value):
+        digits = number.group(1)
+        for step in range(1, 20):
+            moved = str((int(digits) + step) % 10 ** len(digits)).zfill(len(digits))
+            found.append(value[: number.start()] + moved + value[number.end() :])
+    found += [value + "x", value + "2"]
+    return [f for f in found if f not in taken]
 
 
 @dataclass
@@ -234,6 +316,7 @@ class _Values:
     seen: dict[str, Any] = field(default_factory=dict)  # fields of the API outputs so far
     turns: list[GeneratedTurn] = field(default_factory=list)
     target: dict[str, Any] = field(default_factory=dict)  # the record the path's status branch needs
+    absent: set[str] = field(default_factory=set)  # parameters whose value no table may hold (not found)
 
     def accepts(self, name: str, prop: dict[str, Any], value: Any) -> bool:
         """True when `value` fits the parameter's schema."""
@@ -253,18 +336,32 @@ class _Values:
                 drawn = from_tables(name, prop, self.rows, draw, {**self.target, **self.given}, fields)
         drawn = value_for(name, prop, draw, self.intent) if drawn is None else drawn
         fitted = consistent(name, drawn, prop, self.given, draw)
-        return fitted if self.accepts(name, prop, fitted) else drawn
+        fitted = fitted if self.accepts(name, prop, fitted) else drawn
+        if name in self.absent and isinstance(fitted, str):
+            # no table's value of it, nor of the column it qualifies (`to_account_id`: any account id)
+            columns = {name, tail, name.removesuffix("s"), tail.removesuffix("s")}
+            taken = {r[c] for _, rows in self.rows for r in rows for c in columns if c in r}
+            taken |= {v for v in self.given.values() if isinstance(v, str)}
+            fitted = next((v for v in _unlike(fitted, taken) if self.accepts(name, prop, v)), fitted)
+        return fitted
 
     def coming(self, start: int) -> list[dict[str, Any]]:
-        """The parameter schemas of the APIs the path calls from `start` on, each once."""
+        """The parameter schemas of the APIs the path calls from `start` on, each once, then of those the
+        graph could still call from there (a customer who declines later still gave the details asked)."""
         g = self.g
         names = [g.nodes[n]["description"] for n in self.path[start:] if g.nodes[n]["type"] == "api"]
+        if start < len(self.path):
+            reachable = nx.descendants(g, self.path[start])
+            names += sorted(g.nodes[n]["description"] for n in reachable if g.nodes[n]["type"] == "api")
         return [self.apis.get(n) or {} for n in dict.fromkeys(names)]
 
     def answer(self, question: str, start: int) -> dict[str, Any]:
         """The details the customer gives to the agent's `question` (those not given yet, or not fitting)."""
         schemas = self.coming(start)
-        props = {k: v for s in schemas for k, v in (s.get("properties") or {}).items()}
+        props: dict[str, Any] = {}
+        for schema in schemas:  # the API called first decides a parameter's schema
+            for k, v in (schema.get("properties") or {}).items():
+                props.setdefault(k, v)
         asked = asked_parameters(agent_utterance(question), schemas)
         said: dict[str, Any] = {}
         for name in sorted(asked, key=lambda n: "email" in n):  # the name first: the email is made from it

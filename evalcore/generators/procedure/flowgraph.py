@@ -53,7 +53,8 @@ def is_conditional(step: ProcedureStep) -> bool:
 def condition_of(step: ProcedureStep) -> str:
     """The condition as the customer's situation: the step's first sentence without its opening word."""
     first = re.split(r"(?<=[.;:])\s", step.text.strip(), maxsplit=1)[0].rstrip(".;:")
-    rest = _CONDITION.sub("", first, count=1)
+    # the condition ends at its comma: "If the customer declines, say that ..." -> "the customer declines"
+    rest = _CONDITION.sub("", first, count=1).split(", ", 1)[0]
     return f"Customer's case: {rest[:1].lower()}{rest[1:]}" if rest else "Customer's case applies"
 
 

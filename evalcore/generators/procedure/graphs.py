@@ -13,11 +13,14 @@ every node reachable from the root; every leaf an end_message. Conversation grap
 item 3): node types agent/customer/api; one root; a customer node is followed by an agent or api node;
 every api node's out-edges carry an outcome; every node reachable; leaves are agent nodes. Both also
 need edges between known nodes, unique ids, no cycle (issue 17, "Bad input": a walk ends only at a leaf,
-Algorithm 1 lines 11-13) and api nodes that name a known tool, when the tools are given.
+Algorithm 1 lines 11-13) and api nodes that name a known tool, when the tools are given; and, as Section
+3.4 asks of the model, concrete descriptions: a message or customer node says what is said, in words,
+not "Reply", "message", "N4" or "..." (issue 26, item 3).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Literal
 
@@ -28,6 +31,13 @@ from evalcore.models.common import Record
 
 FLOW_TYPES = ("start_message", "message", "api", "end_message")
 CONVERSATION_TYPES = ("agent", "customer", "api")
+# what a node says when it says nothing concrete: a bare role or act, a placeholder, a node's own id
+_VAGUE = re.compile(
+    r"^\W*((the )?(agent|customer|user|bot)?\s*(message|reply|replies|respond|responds|response|answer|"
+    r"answers|says something|speaks)|send (a )?(message|reply)|tbd|todo|placeholder|n/?a|step \d+|"
+    r"n\d+|node \w+|\.\.\.|…)?\W*$",
+    re.IGNORECASE,
+)
 Kind = Literal["flowgraph", "conversation"]
 
 
@@ -107,6 +117,10 @@ def _structure(body: GraphBody, types: tuple[str, ...], tools: set[str] | None) 
             broken.append(f"node {n.node_id} has type '{n.node_type}', not one of {', '.join(types)}")
         elif n.node_type == "api" and tools is not None and n.node_description not in tools:
             broken.append(f"api node {n.node_id} calls unknown tool '{n.node_description}'")
+    for n in body.nodes:
+        if n.node_type != "api" and _VAGUE.match(n.node_description):
+            said = n.node_description.strip()
+            broken.append(f"node {n.node_id} says nothing concrete ('{said}'): write what is said")
     if not body.nodes:
         broken.append("the graph has no node")
     return broken

@@ -51,6 +51,7 @@ from evalcore.generators.procedure.noise import DEFAULT_P, GENERATE_NOISE, NOISE
 from evalcore.generators.procedure.path_check import path_problems
 from evalcore.generators.procedure.paths import WALKS, edge_coverage
 from evalcore.generators.procedure.policy import read_policies
+from evalcore.inputs.tool_values import with_table_returns
 from evalcore.items.store_ops import add_conversation, add_test
 from evalcore.llm.client import ModelClient
 from evalcore.llm.tasks import Task
@@ -220,9 +221,10 @@ class _Worker:
         generated = [Procedure.model_validate(g) for g in run.params.get("generated_procedures") or []]
         self.procedures = {pr.name: pr for pr in [*store.procedures(self.pid), *generated]}
         self.generated_tools = [Tool.model_validate(t) for t in run.params.get(GENERATED_TOOLS) or []]
-        self.tools: list[Tool] = store.tools(self.pid) + self.generated_tools
         # the project's tables, so offline conversations use stores, SKUs and codes that exist
         self.tables = [[d.id, d.rows] for d in store.documents(self.pid) if d.kind == DocumentKind.table]
+        # a tool without a return schema answers with the record its tables hold (issue 26)
+        self.tools: list[Tool] = with_table_returns(store.tools(self.pid) + self.generated_tools, self.tables)
 
     def _task(self, task: Task[T], inputs: dict[str, Any], seed: int, models: list[str]) -> TaskResult[T]:
         """Run a task; `models` collects the unit's producers (for the graphs' provenance)."""

@@ -46,6 +46,7 @@ _FRAMES: tuple[tuple[str, str], ...] = (
     (r"offer", "I can offer {rest}."),
     (r"suggest", "I'd suggest {rest}."),
     (r"say so(?: plainly)?", "I'm afraid it isn't {rest}."),
+    (r"(?:tell the customer|tell them|say) that", "{Rest}."),
     (r"tell the customer|tell them|say", "{Rest}."),
     (r"point out", "Please note {rest}."),
     (r"remind (?:them|the customer)(?: that)?", "Just a reminder: {rest}."),
@@ -109,10 +110,19 @@ def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:] + "."
 
 
+# an instruction to the agent that is not said: "..., then close the conversation", "End the conversation."
+_UNSAID = re.compile(
+    r"[,;]?\s*(?:\b(?:and|then)\s+)?"
+    r"\b(?:(?:end|close) the conversation|change nothing|reveal nothing about it)\b"
+    r"|:\s*go on(?=\.?\s*$)",
+    re.IGNORECASE,
+)
+
+
 def agent_utterance(step: str) -> str:
     """What the agent says to carry out a procedure step (module docstring)."""
     parts: list[str] = []
-    for sentence in re.split(r"(?<=[.;])\s+", " ".join(step.split())):
+    for sentence in re.split(r"(?<=[.;])\s+", " ".join(_UNSAID.sub("", step).split())):
         pieces = _THEN.split(sentence.strip().rstrip(".;"))
         parts += [_speak_to_customer(_sentence(p)) for p in pieces if p.strip()]
     return " ".join(p[:1].upper() + p[1:] for p in parts if p)
@@ -142,7 +152,7 @@ _GENERIC = {"id", "usd", "is", "type", "code", "codes"}
 
 
 def _words(text: str) -> set[str]:
-    return {w.removesuffix("'s") for w in re.findall(r"[a-z][a-z'\-]*", text.lower())}
+    return {w.removesuffix("'s") for w in re.findall(r"[a-z][a-z0-9'\-]*", text.lower())}
 
 
 def asked_parameters(utterance: str, schemas: Iterable[dict[str, Any]]) -> list[str]:

@@ -23,10 +23,11 @@ from evalcore.generators.tool_case.catalog import Situation, catalog, project_si
 from evalcore.generators.tool_case.groups import ToolGroup, prerequisite_names, requirement, tool_groups
 from evalcore.generators.tool_case.records import GENERATOR, CaseConversation, to_conversation
 from evalcore.generators.tool_case.synthesis import GENERATE_TOOL_CASE, case_inputs, check_case
+from evalcore.inputs.tool_values import with_table_returns
 from evalcore.items.store_ops import add_conversation
 from evalcore.llm.client import ModelClient
 from evalcore.llm.types import TaskResult
-from evalcore.models import DocumentKind, Provenance, Run
+from evalcore.models import DocumentKind, Provenance, Run, Tool
 from evalcore.store import Store
 from evalcore.store.store import new_id
 
@@ -58,9 +59,17 @@ def project_catalog(store: Store, project_id: str) -> dict[str, Situation]:
     return catalog(project_situations(store.project(project_id).settings))
 
 
+def project_tools(store: Store, project_id: str) -> list[Tool]:
+    """The project's tools, one without a return schema given the one its tables imply (issue 26: the
+    result shape inferred from the tables), so its results are records and the situations that misread a
+    result can be produced."""
+    tables = [(d.id, d.rows) for d in store.documents(project_id) if d.kind == DocumentKind.table]
+    return with_table_returns(store.tools(project_id), tables)
+
+
 def project_groups(store: Store, project_id: str) -> list[ToolGroup]:
     """The project's tool groups (the setting `tool_groups`, else derived from the tools)."""
-    tools = store.tools(project_id)
+    tools = project_tools(store, project_id)
     if not tools:
         raise UsageError(f"project '{project_id}' has no tools: import a project with tools/*.json")
     return tool_groups(tools, store.project(project_id).settings)
@@ -177,7 +186,7 @@ def execute_toolcases(
     if retry_failed:
         jobs.retry_failed(store, run.id)
     known = project_catalog(store, pid)
-    by_tool = {t.name: t for t in store.tools(pid)}
+    by_tool = {t.name: t for t in project_tools(store, pid)}
     groups = {
         name: ToolGroup(name, tuple(by_tool[t] for t in tools)) for name, tools in params["groups"].items()
     }

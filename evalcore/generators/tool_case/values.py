@@ -53,6 +53,8 @@ def _fits(value: str, spec: dict[str, Any]) -> bool:
     spec = spec.get("items", spec) if spec.get("type") == "array" else spec
     if "enum" in spec and value not in spec["enum"]:
         return False
+    if spec.get("type") in ("integer", "number") and not isinstance(_typed(value, spec), int | float):
+        return False  # an empty cell, or words, for a number (a card's blank balance)
     return not (pattern := spec.get("pattern")) or re.fullmatch(pattern, value) is not None
 
 
@@ -194,7 +196,12 @@ def other_value(
     another value of the tables' column for it where there is one (another order of the shop, not a
     made-up code), else one the schema sampler draws (for a free-text field of `tool`, another word of
     the table it reads)."""
-    listed = [v for v in column_values(name, spec, tables) if v not in (current, *(current or []))]
+    item = spec.get("items") or {} if spec.get("type") == "array" else spec
+    listed = [
+        v
+        for v in (_typed(c, item) for c in column_values(name, spec, tables))
+        if v not in (current, *(current if isinstance(current, list) else []))
+    ]
     if listed and (isinstance(current, list) or spec.get("type") != "array"):
         chosen = rng.choice(listed)
         return [chosen] if spec.get("type") == "array" else chosen
@@ -212,15 +219,24 @@ def _known(tool: Tool, args: dict[str, Any], tables: tuple[Table, ...]) -> dict[
     fields (a store and SKU: its rental fleet row, with the deposit), numbers as numbers; empty when no
     row agrees with any argument."""
     fields = _names(tool.returns)
-    best: tuple[tuple[int, int], dict[str, str]] = ((0, 0), {})
+    best: tuple[tuple[int, int, int], dict[str, str]] = ((0, 0, 0), {})
     for _, rows in tables:
         for row in rows:
             shared = [c for c in row if c in args]
-            rank = (len(shared), len(fields & set(row)))
+            # a row keyed by an argument (the user the call names) before one that only shares its address
+            rank = (int(next(iter(row)) in args), len(shared), len(fields & set(row)))
             if shared and all(str(args[c]) == row[c] for c in shared) and rank > best[0]:
                 best = (rank, row)
-    number = re.compile(r"\d+\.\d+")
-    return {k: int(v) if v.isdigit() else float(v) if number.fullmatch(v) else v for k, v in best[1].items()}
+    # numbers as the result's schema types them: a zip code stays a string
+    types = properties(tool.returns)
+    return {k: _typed(v, types.get(k) or _untyped(v)) for k, v in best[1].items()}
+
+
+def _untyped(text: str) -> dict[str, str]:
+    """The type of a cell the schema says nothing of: a number when it reads as one."""
+    return {
+        "type": "integer" if text.isdigit() else "number" if re.fullmatch(r"\d+\.\d+", text) else "string"
+    }
 
 
 def _consistent(value: Any, known: dict[str, Any]) -> Any:

@@ -344,3 +344,25 @@ def test_a6_problems_are_found() -> None:
     assert "turn 1: two customer messages in a row" in problems
     assert "turn 2: the call to lookup_order has no API output after it" in problems
     assert any("order_id: 5 is not of type 'string'" in p for p in problems)
+
+
+def test_a_node_that_says_nothing_concrete_breaks_the_rule() -> None:
+    """Seed 001, Section 3.4: node descriptions are concrete messages, not a bare act or a placeholder."""
+    vague = GraphBody(
+        nodes=[
+            Node(node_id="N1", node_type="start_message", node_description="Ask for the order number."),
+            Node(node_id="N2", node_type="api", node_description="lookup_order"),
+            Node(node_id="N3", node_type="end_message", node_description="Reply"),
+            Node(node_id="N4", node_type="end_message", node_description="..."),
+        ],
+        edges=[
+            Edge(edge_id="E1", edge=("N1", "N2"), edge_description="Customer gives the order number"),
+            Edge(edge_id="E2", edge=("N2", "N3"), edge_description="found"),
+            Edge(edge_id="E3", edge=("N2", "N4"), edge_description="not_found"),
+        ],
+    )
+    broken = checked("flowgraph", "p", vague, TOOLS).broken
+    assert broken == [
+        "node N3 says nothing concrete ('Reply'): write what is said",
+        "node N4 says nothing concrete ('...'): write what is said",
+    ]

@@ -102,7 +102,9 @@ def test_generated_tool_cases_hold_no_made_up_values_and_a_third_are_pos(sqlite_
         for s in strings(t.arguments if t.role.value == "tool_call" else json.loads(t.content or "null"))
         if MADE_UP.match(s)
     ]
-    assert made_up == []
+    # a code of the shop's own tables (the headlamp's SKU HLP-TRH-200) is real, however it looks
+    real = {v for d in sqlite_store.documents(pid) for row in d.rows for v in row.values()}
+    assert [s for s in made_up if s not in real] == []
 
 
 def _scope(n_neg: int) -> object:
