@@ -160,7 +160,8 @@ def main() -> None:
             wall, cpu, derived = timed(lambda: refresh_states(store, "bench"))
             print(f"tiers of {derived:,} items derived first: wall {wall:.2f} s, CPU {cpu:.2f} s")
 
-            browse(store.url, repeat=2)
+            repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 2
+            browse(store.url, repeat=repeat)
             return
         base = report("baseline (the two runs read)", lambda: read_both(store), "turns read")
         flipped = lambda: len(compare_to_baseline(store, "new", "base").flipped())  # noqa: E731
