@@ -371,6 +371,13 @@ def _job_panel(
     st.session_state[was_live] = live
 
 
+def lazy_expander(label: str, key: str, *, expanded: bool = False, **options: object):
+    """An expander whose content a page draws only while it is open (`box.open`; opening or closing it
+    reruns the page): a closed expander's tables, forms and uploaders otherwise cost the server and the
+    browser their drawing on every visit (issue 28). `expanded` is its state on the first visit."""
+    return st.expander(label, expanded=expanded, key=key, on_change="rerun", **options)
+
+
 def next_step(page: str, label: str) -> None:
     """Where a user goes from here (issue 28: every page ends with the obvious next step), as a link."""
     st.divider()

@@ -14,6 +14,7 @@ from evalcore.specs.store_ops import current_selection
 from pages._common import (
     current_actor,
     current_project,
+    lazy_expander,
     md,
     next_step,
     show_error,
@@ -155,6 +156,7 @@ if spec_map.curves:
         # metrics_by_k moves every k below the number of locked and human specs up to it.
         note += f" The curves start at k = {start}: every selection keeps the {start} locked and human specs."
     st.caption(note)
-    with st.expander("The values"):
-        st.dataframe(curve_table(spec_map.curves), hide_index=True, width="stretch")
+    values = lazy_expander("The values", "diversity_values")  # the table drawn only once opened
+    if values.open:
+        values.dataframe(curve_table(spec_map.curves), hide_index=True, width="stretch")
 next_step("pages/conversations.py", "generate conversations from the chosen specs")

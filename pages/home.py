@@ -11,7 +11,15 @@ from evalcore.models.wording import tier as tier_word
 from evalcore.reports.checklist import checklist, next_stage
 from evalcore.reports.status import project_status, tier_counts
 from evalcore.review import QueueFilter, queue_page
-from pages._common import current_actor, current_project, current_user, md, show_error, store_or_stop
+from pages._common import (
+    current_actor,
+    current_project,
+    current_user,
+    lazy_expander,
+    md,
+    show_error,
+    store_or_stop,
+)
 from pages._interop import import_picker
 from pages._upload import upload_form
 
@@ -54,8 +62,10 @@ def _report_import(result) -> None:
         st.info(f"Project '{md(result.project_id)}' is already up to date: nothing changed.")
 
 
-with st.expander("Import a project", expanded=not store.projects()):
-    folder_tab, upload_tab = st.tabs(["From a folder", "Upload"])
+# The expanders below draw their forms and tables only while open: closed, they cost no visit anything.
+importing = lazy_expander("Import a project", "home_import", expanded=not store.projects())
+if importing.open:
+    folder_tab, upload_tab = importing.tabs(["From a folder", "Upload"])
     with folder_tab, st.form("import_folder"):
         folder = st.text_input(
             "Project folder on this machine",
@@ -123,25 +133,28 @@ if user:
 else:
     st.caption("Type your name in the sidebar to see the conversations waiting for you.")
 
-with st.expander("Import tests or conversations from another tool"):
-    st.caption(
+other_tools = lazy_expander("Import tests or conversations from another tool", "home_other_tools")
+if other_tools.open:
+    other_tools.caption(
         "DeepEval goldens, Ragas testsets, promptfoo tests, tau2-bench tasks, Inspect samples, Langfuse "
         "items, LangSmith examples or OpenAI evals samples become tests and conversations of this project."
     )
-    import_picker(store, project_id, "home_interop")
+    with other_tools:
+        import_picker(store, project_id, "home_interop")
 
-with st.expander("Documents, tools and procedures"):
-    st.dataframe(
+inputs = lazy_expander("Documents, tools and procedures", "home_inputs")
+if inputs.open:
+    inputs.dataframe(
         [{"title": d.title, "kind": d.kind.value, "file": d.path} for d in store.documents(project_id)],
         hide_index=True,
         width="stretch",
     )
-    st.dataframe(
+    inputs.dataframe(
         [{"tool": t.name, "description": t.description} for t in store.tools(project_id)],
         hide_index=True,
         width="stretch",
     )
-    st.dataframe(
+    inputs.dataframe(
         [
             {"procedure": p.name, "intent": p.intent, "steps": len(p.steps)}
             for p in store.procedures(project_id)

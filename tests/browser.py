@@ -44,12 +44,12 @@ def streamlit_server(database_url: str) -> Iterator[str]:
 
 @contextmanager
 def server_process(
-    database_url: str, app: tuple[str, ...] = ("dashboard.py",), worker: bool = True
+    database_url: str, app: tuple[str, ...] = ("dashboard.py",), worker: bool = True, port: int | None = None
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`python APP...` (the dashboard, or `-m streamlit run FILE`) on a free port against `database_url`,
-    with a queue worker beside it unless `worker` is False; yields the base URL and the server's process
-    (benchmarks/browser.py reads its CPU time), once its health check answers."""
-    port = free_port()
+    """`python APP...` (the dashboard, or `-m streamlit run FILE`) on a free port (or `port`) against
+    `database_url`, with a queue worker beside it unless `worker` is False; yields the base URL and the
+    server's process (benchmarks/browser.py reads its CPU time), once its health check answers."""
+    port = port or free_port()
     env = {**os.environ, "EVALCORE_DATABASE_URL": database_url}
     command = [
         sys.executable, *app,

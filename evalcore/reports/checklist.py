@@ -16,7 +16,7 @@ from evalcore.models import RunStatus
 from evalcore.models.wording import words
 from evalcore.reports.status import tier_counts
 from evalcore.runs.records import RUN_KIND
-from evalcore.specs.store_ops import list_specs
+from evalcore.specs.store_ops import spec_status_counts
 from evalcore.store import Store
 from evalcore.store import schema as t
 
@@ -38,8 +38,9 @@ class Stage:
 def checklist(store: Store, project_id: str) -> list[Stage]:
     """The project's stages in data-flow order, each with its count and whether it is done."""
     documents = store.documents(project_id)
-    specs = list_specs(store, project_id)
-    reviewed_specs = Counter(v.spec.status.value for v in specs if v.spec.status.value != "candidate")
+    statuses = spec_status_counts(store, project_id)
+    specs = sum(statuses.values())
+    reviewed_specs = Counter({status: n for status, n in statuses.items() if status != "candidate" and n})
     made = _made_per_generator(store, project_id)
     tiers = tier_counts(store, project_id)
     people = tiers.get("gold", 0) + tiers.get("rejected", 0)
@@ -47,7 +48,7 @@ def checklist(store: Store, project_id: str) -> list[Stage]:
     finished = [r for r in runs if r.status == RunStatus.finished]
     return [
         Stage("documents", "Documents imported", len(documents), "", bool(documents)),
-        Stage("specs", "Specs written", len(specs), "", bool(specs)),
+        Stage("specs", "Specs written", specs, "", bool(specs)),
         Stage(
             "reviewed_specs",
             "Specs reviewed",

@@ -63,6 +63,33 @@ def list_specs(store: Store, project_id: str) -> list[SpecView]:
     return [_view(rev, selected) for rev in store.list_current(project_id, KIND)]
 
 
+def spec_status_counts(store: Store, project_id: str) -> dict[str, int]:
+    """How many of a project's specs are at each review status (candidate, accepted, rejected): one query
+    reading only the status of each spec's current body (Home's checklist; listing 5,000 specs to count
+    them took a quarter of a second)."""
+    rev, items = t.revisions, t.items
+    latest = (
+        sa.select(rev.c.item_id, sa.func.max(rev.c.version).label("v"))
+        .where(rev.c.body.is_not(None))
+        .group_by(rev.c.item_id)
+        .subquery()
+    )
+    status = rev.c.body["status"].as_string()
+    query = (
+        sa.select(status, sa.func.count())
+        .join(latest, (latest.c.item_id == rev.c.item_id) & (latest.c.v == rev.c.version))
+        .join(items, items.c.id == rev.c.item_id)
+        .where(items.c.project_id == project_id, items.c.kind == KIND)
+        .group_by(status)
+    )
+    counts: dict[str, int] = {}
+    with store.read() as conn:
+        for value, n in conn.execute(query):
+            key = value or SpecStatus.candidate.value  # a body without a status is a candidate (the default)
+            counts[key] = counts.get(key, 0) + int(n)
+    return counts
+
+
 def spec_versions(store: Store, project_id: str) -> dict[str, int]:
     """Each spec's head version, by id: one query, no body read (what a cached view of the specs is
     compared against)."""

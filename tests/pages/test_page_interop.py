@@ -40,6 +40,9 @@ def _app(page: str | None = None) -> AppTest:
 
 
 def _upload(at: AppTest, fmt: str, name: str, data: bytes) -> AppTest:
+    assert not at.get("file_uploader"), "Home draws its import boxes only once their expander is opened"
+    at.session_state["home_other_tools"] = True  # the expander opened
+    at.run()
     at.selectbox(key="home_interop:fmt").select(fmt)
     at.file_uploader(key="home_interop:file").set_value((name, data, "application/x-yaml"))
     next(b for b in at.button if b.label == "Import file").click()

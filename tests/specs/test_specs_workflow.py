@@ -174,3 +174,19 @@ def test_the_kernel_width_is_set_from_the_command_line_or_found_from_the_candida
     assert auto.output.strip().endswith(f"gamma {found:.4g}")
     refused = CliRunner().invoke(app, ["specs", "select", "--gamma", "-1", *db])
     assert refused.exit_code == 2
+
+
+def test_status_counts_match_the_listed_specs_after_reviews_and_edits(project):
+    from collections import Counter
+
+    from evalcore.specs.store_ops import spec_status_counts
+
+    generate_specs(project, PROJECT, m=12, seed=5)
+    views = list_specs(project, PROJECT)
+    review_spec(project, views[0].spec.id, "ana", views[0].version, SpecStatus.accepted)
+    review_spec(project, views[1].spec.id, "ana", views[1].version, SpecStatus.rejected, "off topic")
+    view = get_spec(project, PROJECT, views[1].spec.id)
+    edit_spec(project, view.spec.id, "bo", view.version, scenario="Reworded after the rejection")
+    counts = spec_status_counts(project, PROJECT)
+    assert counts == Counter(v.spec.status.value for v in list_specs(project, PROJECT))
+    assert counts["accepted"] == 1 and counts["rejected"] == 1 and sum(counts.values()) == len(views)
