@@ -152,7 +152,9 @@ def _echo_fidelity(store, run: str) -> None:
         )
         typer.echo(
             f"  {row.name} ({row.type}): distance {row.distance:.2f}; type "
-            f"{'kept' if row.type_kept else 'NOT kept'} ({row.challenging_share:.0%} pushy turns); traits "
+            f"{'kept' if row.type_kept else 'NOT kept'} ({row.challenging_share:.0%} pushy turns"
+            + (f", {row.probe_share:.0%} probing" if row.type == "adversarial" else "")
+            + "); traits "
             f"{row.traits_kept}/{len(row.traits)} kept ({traits}); median turn "
             f"{_number(row.median_turn_words)} words (card {_number(row.typical_turn_words)})"
             + (

@@ -92,6 +92,7 @@ class PersonaFidelity:
     over_max_turns: int | None = None  # user turns longer than that (None without a maximum)
     mtld: float = 0.0
     goal_coverage: float = 0.0
+    probe_share: float = 0.0  # turns probing the bot's safety (adversarial.is_probe), of any persona
 
     @property
     def traits_kept(self) -> int:
@@ -146,8 +147,9 @@ def persona_fidelity(
     texts = [t.content for d in dialogues for t in d.turns if t.role == TurnRole.user and t.content.strip()]
     challenging = _share(texts, _CHALLENGING)
     kept = challenging >= CHALLENGING_MIN if persona.type != "standard" else challenging <= STANDARD_MAX
+    probing = sum(map(is_probe, texts)) / len(texts) if texts else 0.0
     if persona.type == "adversarial":
-        kept = sum(map(is_probe, texts)) / len(texts) >= ADVERSARIAL_MIN if texts else False
+        kept = bool(texts) and probing >= ADVERSARIAL_MIN
     coverage = goal_coverage(persona.task, texts)
     given = persona.profile.personality if not isinstance(persona.profile, str) else {}
     shown = shown_traits(texts, coverage)
@@ -171,6 +173,7 @@ def persona_fidelity(
         over_max_turns=sum(stats.word_length(t) > longest for t in texts) if longest else None,
         mtld=stats.mtld(texts) if texts else 0.0,
         goal_coverage=coverage,
+        probe_share=probing,
     )
 
 
