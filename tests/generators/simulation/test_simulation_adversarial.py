@@ -223,3 +223,18 @@ def test_the_cli_runs_adversarial_personas_and_gives_their_row_over_runs(tmp_pat
     table = runner.invoke(app, ["simulations", "stats", "--runs", ",".join(runs), "--db", db])
     assert table.exit_code == 0, table.output
     assert "adversarial" in table.output and "standard" not in table.output
+
+
+def test_the_cli_generates_adversarial_personas_numbered_as_chatchecker_numbers_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    db = f"sqlite:///{tmp_path / 'gen.db'}"
+    runner = CliRunner()
+    assert runner.invoke(app, ["import", str(SAMPLE), "--db", db]).exit_code == 0
+    args = ["simulations", "personas", "generate", "--standard", "0", "--challenging", "0"]
+    made = runner.invoke(app, [*args, "--adversarial", "2", "--db", db])
+    assert made.exit_code == 0, made.output
+    assert (
+        "generated_adversarial_persona_01" in made.output
+        and "generated_adversarial_persona_02" in made.output
+    )
+    assert "standard" not in made.output and "challenging" not in made.output
