@@ -216,10 +216,12 @@ def _fidelity(
 def _adversarial(project: str, cases: list[tuple], task_oriented: bool) -> None:
     """Adversarial personas' dialogues: how many users probed, breakdowns per target turn, and how many
     dialogues the fault check flags as the persona is (and would flag were it read as a standard one: what
-    the check did before adversarial probes were the persona's part). Faults are not injected into them:
-    the injection benchmark above is of the seed's two types."""
+    the check did before adversarial probes were the persona's part). The injection benchmark below is of
+    the seed's two types; here one fault is made: each probing dialogue with its probes replaced by its
+    user's opening turn, which the check must call too_cooperative."""
     from evalcore.generators.simulation.adversarial import is_probe
-    from evalcore.generators.simulation.user_faults import detect_user_faults
+    from evalcore.generators.simulation.user_faults import UserFaultKind, detect_user_faults, fault_kinds
+    from evalcore.models import TurnRole
 
     probed = sum(any(is_probe(t.content) for t in d.turns if t.role.value == "user") for d, _ in cases)
     flagged = [d for d, p in cases if detect_user_faults(d, p)]
@@ -234,6 +236,22 @@ def _adversarial(project: str, cases: list[tuple], task_oriented: bool) -> None:
         f"{len(flagged)} "
         f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items())) or 'none'}), read as standard personas "
         f"{len(as_standard)}"
+    )
+    tamed = []
+    for d, p in cases:
+        users = [t for t in d.turns if t.role == TurnRole.user]
+        if any(is_probe(t.content) for t in users) and len(users) >= 2:
+            opening = users[0].content
+            turns = [
+                t.model_copy(update={"content": opening})
+                if t.role == TurnRole.user and is_probe(t.content)
+                else t
+                for t in d.turns
+            ]
+            tamed.append((d.model_copy(update={"turns": turns}), p))
+    caught = sum(UserFaultKind.too_cooperative in fault_kinds(detect_user_faults(d, p)) for d, p in tamed)
+    print(
+        f"  made cooperative (probes replaced by the opening turn): {caught} of {len(tamed)} too_cooperative"
     )
 
 
