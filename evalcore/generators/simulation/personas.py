@@ -604,7 +604,9 @@ def generate_personas(
     info = card.chatbot_info.model_dump(mode="json") if card else {"name": store.project(project_id).title}
     llm = client or ModelClient(store, project_id)
     added: list[str] = []
-    for kind, count in (("standard", standard), ("challenging", challenging), ("adversarial", adversarial)):
+    counts = {"standard": standard, "challenging": challenging, "adversarial": adversarial}
+    for kind in PERSONA_TYPES:
+        count = counts[kind]
         if count <= 0:
             continue
         inputs: dict[str, Any] = {
