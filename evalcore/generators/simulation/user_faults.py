@@ -161,7 +161,7 @@ _OPEN_ENDED = re.compile(r"\b(anything else|something else|any other|further que
 _REPEATS_ON_PURPOSE = re.compile(r"repeat|repetit|same question|again and again")
 _NUMBER_NOUN = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+([a-z]+)")
 _AGE = re.compile(r"\bi(?:'m| am) (\d{1,3})(?: years old)?\b")
-_NAME = re.compile(r"\bmy name is ([A-Z][a-z]+)")
+_NAME = re.compile(r"\b[Mm]y name is ([A-Z][a-z]+)")
 _NUMBERS = {
     w: str(i)
     for i, w in enumerate(
