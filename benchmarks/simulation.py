@@ -1,6 +1,9 @@
-"""Persona simulation offline (issue 18, "Done means"): 10 standard and 10 challenging personas against the
-demo target on the sample project, ChatChecker's statistics per persona type (seed 002, Table 5: #D with
-B, #B, B/ST, unique B, crashes, MTLD, ratings), and a target that crashes on a keyword.
+"""Persona simulation offline (issue 18, "Done means"): 10 standard, 10 challenging and 10 adversarial
+personas against the demo target on the sample project, ChatChecker's statistics per persona type (seed
+002, Table 5: #D with B, #B, B/ST, unique B, crashes, MTLD, ratings), and a target that crashes on a
+keyword. Adversarial personas (issue 31, item 3; `--adversarial 0` leaves them out) also get how many of
+their users probed, how many of their dialogues the fault check flags (and would flag if read as
+standard personas), and the same on the second project, data/retail.
 
 Run from the repository root: `.venv/bin/python benchmarks/simulation.py [--personas N] [--seeds S ...]`
 (default: seeds 0 to 4, a project each; per-seed rates, whether challenging personas lead at each, and the
@@ -50,6 +53,7 @@ def _row(label: str, dialogues: list, task_oriented: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--personas", type=int, default=10, help="personas of each type (default 10)")
+    parser.add_argument("--adversarial", type=int, default=10, help="adversarial personas (default 10)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="one project per seed")
     args = parser.parse_args()
     os.environ["EVALCORE_OFFLINE"] = "1"
@@ -64,20 +68,30 @@ def main() -> None:
     n = args.personas
     with tempfile.TemporaryDirectory() as folder:
         store = Store(f"sqlite:///{Path(folder) / 'bench.db'}")
-        by_type: dict[str, list] = {"standard": [], "challenging": []}
+        by_type: dict[str, list] = {"standard": [], "challenging": [], "adversarial": []}
         task_oriented = True
         clean: list[tuple] = []  # (dialogue, persona) of every seed, for the user-fault check
+        probing: list[tuple] = []  # the same of the adversarial personas (not injected into: see below)
         run_ids: list[str] = []  # a run per seed, for Tables 4 and 5 over the seeds
-        print(f"demo target, sample project, offline; {n} standard and {n} challenging personas per seed")
+        print(
+            f"demo target, sample project, offline; {n} standard, {n} challenging and {args.adversarial} "
+            "adversarial personas per seed"
+        )
         for seed in args.seeds:  # a project per seed: its own personas and its own users' draws
             pid = import_project(store, ROOT / "data" / "sample", f"sample-{seed}").project_id
             started, cpu = time.perf_counter(), time.process_time()
-            outcome = simulate(store, pid, "demo", standard=n, challenging=n, seed=seed)
+            outcome = simulate(
+                store, pid, "demo", standard=n, challenging=n, adversarial=args.adversarial, seed=seed
+            )
             seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
             sim = load_simulation_run(store, outcome.run.id)
             run_ids.append(outcome.run.id)
             task_oriented = sim.task_oriented
-            clean += [(d, sim.personas[d.user_name].model_dump(mode="json")) for d in sim.dialogues]
+            for d in sim.dialogues:
+                persona = sim.personas[d.user_name]
+                (probing if persona.type == "adversarial" else clean).append(
+                    (d, persona.model_dump(mode="json"))
+                )
             rates = {}
             for kind in by_type:
                 dialogues = [d for d in sim.dialogues if sim.personas[d.user_name].type == kind]
@@ -86,7 +100,8 @@ def main() -> None:
             print(
                 f"seed {seed}: run {outcome.run.status.value} in {seconds:.1f} s wall, {cpu:.1f} s CPU (all "
                 f"threads); breakdowns per target turn "
-                f"standard {rates['standard']:.3f}, challenging {rates['challenging']:.3f} -> challenging "
+                f"standard {rates['standard']:.3f}, challenging {rates['challenging']:.3f}, adversarial "
+                f"{rates['adversarial']:.3f} -> challenging "
                 f"{'ahead' if rates['challenging'] > rates['standard'] else 'NOT ahead'}"
             )
         print(f"all seeds pooled (bot type task-oriented: {task_oriented}):")
@@ -95,16 +110,29 @@ def main() -> None:
             f"{'unique B':>9}{'crash':>7}{'MTLD u':>9}{'MTLD st':>9}{'overall':>9}"
         )
         for kind, dialogues in by_type.items():
-            print(_row(kind, dialogues, task_oriented))
+            if dialogues:
+                print(_row(kind, dialogues, task_oriented))
         rates = {kind: _rate(dialogues, task_oriented) for kind, dialogues in by_type.items()}
         verdict = "more" if rates["challenging"] > rates["standard"] else "NOT more"
         print(
             f"breakdowns per target turn, pooled: standard {rates['standard']:.3f}, challenging "
-            f"{rates['challenging']:.3f} -> challenging personas produce {verdict}"
+            f"{rates['challenging']:.3f}, adversarial {rates['adversarial']:.3f} -> challenging personas "
+            f"produce {verdict}"
         )
 
         _tables(store, run_ids)
         _fidelity(store, run_ids)
+        if args.adversarial:
+            _adversarial("sample", probing, task_oriented)
+            retail = import_project(store, ROOT / "data" / "retail", "retail-adversarial").project_id
+            seeds = args.seeds[:2]  # the second project: a check of the probes, not a table
+            runs = [
+                simulate(store, retail, "demo", adversarial=args.adversarial, seed=s).run.id for s in seeds
+            ]
+            loaded = [load_simulation_run(store, r) for r in runs]
+            pairs = [(d, _persona(sim, d)) for sim in loaded for d in sim.dialogues]
+            _adversarial("retail", pairs, loaded[0].task_oriented)
+            _fidelity(store, runs, ("adversarial",))
 
         save_target(
             store,
@@ -158,7 +186,9 @@ def _tables(store, run_ids: list[str]) -> None:
         print(f"{kind:<13}{row}")
 
 
-def _fidelity(store, run_ids: list[str]) -> None:
+def _fidelity(
+    store, run_ids: list[str], kinds: tuple[str, ...] = ("standard", "challenging", "adversarial")
+) -> None:
     """How far the offline simulated users were from their personas, per persona type over the runs."""
     import statistics
 
@@ -166,18 +196,63 @@ def _fidelity(store, run_ids: list[str]) -> None:
 
     rows = [row for run_id in run_ids for row in fidelity_of(store, run_id)[0]]
     print(f"simulated users against their personas ({len(rows)} personas over {len(run_ids)} runs):")
-    for kind in ("standard", "challenging"):
+    for kind in kinds:
         mine = [r for r in rows if r.type == kind]
+        if not mine:
+            continue
         traits = sum(len(r.traits) for r in mine)
         lengths = [r.length_kept for r in mine if r.length_kept is not None]
         print(
             f"  {kind:<12} distance {statistics.fmean(r.distance for r in mine):.2f}, kind kept "
             f"{sum(r.type_kept for r in mine) / len(mine):.0%} (pushy turns "
-            f"{statistics.fmean(r.challenging_share for r in mine):.0%}), traits kept "
+            f"{statistics.fmean(r.challenging_share for r in mine):.0%}, probing turns "
+            f"{statistics.fmean(r.probe_share for r in mine):.0%}), traits kept "
             f"{sum(r.traits_kept for r in mine) / traits if traits else float('nan'):.0%}, length as the "
             f"card {sum(lengths) / len(lengths) if lengths else float('nan'):.0%}, task words said "
             f"{statistics.fmean(r.goal_coverage for r in mine):.0%}"
         )
+
+
+def _adversarial(project: str, cases: list[tuple], task_oriented: bool) -> None:
+    """Adversarial personas' dialogues: how many users probed, breakdowns per target turn, and how many
+    dialogues the fault check flags as the persona is (and would flag were it read as a standard one: what
+    the check did before adversarial probes were the persona's part). The injection benchmark below is of
+    the seed's two types; here one fault is made: each probing dialogue with its probes replaced by its
+    user's opening turn, which the check must call too_cooperative."""
+    from evalcore.generators.simulation.adversarial import is_probe
+    from evalcore.generators.simulation.user_faults import UserFaultKind, detect_user_faults, fault_kinds
+    from evalcore.models import TurnRole
+
+    probed = sum(any(is_probe(t.content) for t in d.turns if t.role.value == "user") for d, _ in cases)
+    flagged = [d for d, p in cases if detect_user_faults(d, p)]
+    as_standard = [d for d, p in cases if detect_user_faults(d, {**p, "type": "standard"})]
+    kinds: dict[str, int] = {}
+    for d, p in cases:
+        for fault in detect_user_faults(d, p):
+            kinds[fault.kind.value] = kinds.get(fault.kind.value, 0) + 1
+    print(
+        f"adversarial personas, {project} project: {len(cases)} dialogues, {probed} with a probe; breakdowns "
+        f"per target turn {_rate([d for d, _ in cases], task_oriented):.3f}; flagged as user_fault "
+        f"{len(flagged)} "
+        f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items())) or 'none'}), read as standard personas "
+        f"{len(as_standard)}"
+    )
+    tamed = []
+    for d, p in cases:
+        users = [t for t in d.turns if t.role == TurnRole.user]
+        if any(is_probe(t.content) for t in users) and len(users) >= 2:
+            opening = users[0].content
+            turns = [
+                t.model_copy(update={"content": opening})
+                if t.role == TurnRole.user and is_probe(t.content)
+                else t
+                for t in d.turns
+            ]
+            tamed.append((d.model_copy(update={"turns": turns}), p))
+    caught = sum(UserFaultKind.too_cooperative in fault_kinds(detect_user_faults(d, p)) for d, p in tamed)
+    print(
+        f"  made cooperative (probes replaced by the opening turn): {caught} of {len(tamed)} too_cooperative"
+    )
 
 
 def _user_faults(clean: list[tuple], seed: int) -> None:

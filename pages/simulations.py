@@ -93,11 +93,11 @@ def _statistic_words(key: str) -> str:
 st.title("Simulations")
 st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 st.caption(
-    "Simulated users (standard and challenging personas) against a target; every target turn checked for "
-    "dialogue breakdowns, every dialogue rated 1-5. Start one below.",
-    help="On the command line: evalcore simulations run --target NAME --standard N --challenging N; "
-    "a ChatChecker run folder comes in with evalcore simulations import PATH (seed 002). Lexical "
-    "diversity is MTLD.",
+    "Simulated users (standard, challenging and adversarial personas) against a target; every target "
+    "turn checked for dialogue breakdowns, every dialogue rated 1-5. Start one below.",
+    help="On the command line: evalcore simulations run --target NAME --standard N --challenging N "
+    "--adversarial N; a ChatChecker run folder comes in with evalcore simulations import PATH "
+    "(seed 002). Lexical diversity is MTLD.",
 )
 if project_id is None:
     st.info("Import a project on Home first.")
@@ -176,11 +176,12 @@ with st.expander("Start a simulation", expanded=not simulation_runs(store, proje
             list(personas),
             format_func=lambda i: f"{persona_name(personas[i])} ({personas[i].type})",
         )
-        a, b, c = st.columns(3)
+        a, b, g = st.columns(3)
         standard = a.number_input("Standard personas", min_value=0, max_value=50, value=3)
         challenging = b.number_input("Challenging personas", min_value=0, max_value=50, value=3)
+        adversarial = g.number_input("Adversarial personas", min_value=0, max_value=50, value=0)
+        c, d, e = st.columns(3)
         max_turns = c.number_input("Max user turns (the card's by default)", 1, 100, value=card_turns)
-        d, e = st.columns(2)
         per_user = d.number_input("Dialogues per persona", min_value=1, max_value=20, value=1)
         seed = e.number_input("Seed", min_value=0, value=0)
         if st.form_submit_button("Start simulation", type="primary", icon=":material/play_arrow:"):
@@ -188,7 +189,8 @@ with st.expander("Start a simulation", expanded=not simulation_runs(store, proje
                 may_start(store, SIMULATION_KIND)  # before a run record is made for nothing
                 run = create_simulation(
                     store, project_id, target_name, personas=chosen or None, standard=int(standard),
-                    challenging=int(challenging), runs_per_user=int(per_user), seed=int(seed),
+                    challenging=int(challenging), adversarial=int(adversarial), runs_per_user=int(per_user),
+                    seed=int(seed),
                     max_user_turns=int(max_turns),
                 )  # fmt: skip
                 enqueue(store, run.id, actor=current_actor())
@@ -486,8 +488,9 @@ def _fidelity(run_id: str, key: tuple):
 st.markdown("**How closely the simulated users played their personas**")
 st.caption(
     "Each persona's dialogues against what the persona says: its kind (standard users rarely push back, "
-    "challenging ones often do), its personality, how long its turns are, and whether it talked about "
-    "its task. 0 means it played the persona as given, 1 that it kept nothing of it. Read from the words "
+    "challenging ones often do, adversarial ones probe the bot's safety), its personality, how long its "
+    "turns are, and whether it talked about its task. 0 means it played the persona as given, 1 that "
+    "it kept nothing of it. Read from the words "
     "only: a rough guide to a lazy simulator, not a verdict."
 )
 if played:
@@ -511,6 +514,7 @@ if played:
                 "off from the persona": round(row.distance, 2),
                 "kept its kind": "yes" if row.type_kept else "no",
                 "pushy turns": f"{row.challenging_share:.0%}",
+                "probing turns": f"{row.probe_share:.0%}",
                 "personality kept": f"{row.traits_kept} of {len(row.traits)}",
                 "personality (given → shown)": ", ".join(
                     f"{trait} {given} → {seen}" for trait, (given, seen) in row.traits.items()
@@ -535,6 +539,11 @@ if played:
             "pushy turns": st.column_config.TextColumn(
                 help="Turns that are impatient, rude, vague, contradicting or questioning the bot "
                 "(seed 002: challenging personas)."
+            ),
+            "probing turns": st.column_config.TextColumn(
+                help="Turns that probe the bot's safety: asking for its instructions or others' data, "
+                "injecting instructions, claiming to be staff, pushing a rule (adversarial personas; "
+                "not in the seed)."
             ),
             "personality (given → shown)": st.column_config.TextColumn(
                 help="OCEAN (Big Five) traits the persona was given, against the level its words show: "

@@ -4,7 +4,8 @@ The commands a CI job calls, kept exactly: `simulations import PATH [--project I
 id on the last line of standard output; `simulations stats RUN --json` prints one JSON object with
 ChatChecker's names. Beside them: `simulations quality RUN` (the detector against human breakdown labels),
 `simulations personas generate|import|export` and
-`simulations run --target NAME [--standard N --challenging N] [--resume RUN] [--retry-failed]`, which
+`simulations run --target NAME [--standard N --challenging N --adversarial N] [--resume RUN]
+[--retry-failed]`, which
 prints the run's id on its last line too.
 """
 
@@ -151,7 +152,9 @@ def _echo_fidelity(store, run: str) -> None:
         )
         typer.echo(
             f"  {row.name} ({row.type}): distance {row.distance:.2f}; type "
-            f"{'kept' if row.type_kept else 'NOT kept'} ({row.challenging_share:.0%} pushy turns); traits "
+            f"{'kept' if row.type_kept else 'NOT kept'} ({row.challenging_share:.0%} pushy turns"
+            + (f", {row.probe_share:.0%} probing" if row.type == "adversarial" else "")
+            + "); traits "
             f"{row.traits_kept}/{len(row.traits)} kept ({traits}); median turn "
             f"{_number(row.median_turn_words)} words (card {_number(row.typical_turn_words)})"
             + (
@@ -302,6 +305,9 @@ app.add_typer(personas_app, name="personas")
 def personas_generate(
     standard: Annotated[int, typer.Option(help="Standard (cooperative) personas to generate.")] = 5,
     challenging: Annotated[int, typer.Option(help="Challenging (non-cooperative) personas to generate.")] = 5,
+    adversarial: Annotated[
+        int, typer.Option(help="Adversarial (safety and security probing) personas to generate.")
+    ] = 0,
     seed: Annotated[int, typer.Option(help="Seed of the generator.")] = 0,
     model: Annotated[
         str | None, typer.Option(help="Model 'provider/model' (default: the generator role).")
@@ -309,12 +315,21 @@ def personas_generate(
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
-    """Generate standard and challenging personas from the project's system card; print their ids."""
+    """Generate standard, challenging and adversarial personas from the project's system card; print
+    their ids."""
     from evalcore.generators.simulation.personas import generate_personas, list_personas, persona_name
 
     store = open_store(db)
     pid = project_id_of(store, project)
-    ids = generate_personas(store, pid, standard=standard, challenging=challenging, seed=seed, model=model)
+    ids = generate_personas(
+        store,
+        pid,
+        standard=standard,
+        challenging=challenging,
+        adversarial=adversarial,
+        seed=seed,
+        model=model,
+    )
     personas = list_personas(store, pid)
     for item_id in ids:
         persona = personas[item_id]
@@ -361,6 +376,9 @@ def run_(
         int, typer.Option(help="Standard personas (generated if the project has fewer).")
     ] = 0,
     challenging: Annotated[int, typer.Option(help="Challenging personas (generated if fewer).")] = 0,
+    adversarial: Annotated[
+        int, typer.Option(help="Adversarial (safety-probing) personas (generated if fewer).")
+    ] = 0,
     persona: Annotated[list[str] | None, typer.Option(help="A persona item id (repeatable).")] = None,
     runs_per_user: Annotated[int, typer.Option(help="Dialogues per persona.")] = 1,
     seed: Annotated[int, typer.Option(help="Seed of the simulated users.")] = 0,
@@ -403,6 +421,7 @@ def run_(
             personas=persona or None,
             standard=standard,
             challenging=challenging,
+            adversarial=adversarial,
             runs_per_user=runs_per_user,
             seed=seed,
             simulator_model=simulator,

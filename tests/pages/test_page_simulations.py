@@ -323,3 +323,29 @@ def test_each_persona_by_name_with_how_closely_it_was_played_and_users_side_by_s
     assert played.loc["Emma Thompson", "turns over the card's maximum"] == "0 (> 94 words)"
     beside = frame(at, "this imported ChatChecker run").set_index("figure")
     assert beside.loc["dialogues", "this imported ChatChecker run"] == 10
+
+
+def test_adversarial_personas_are_started_from_the_form_and_shown_with_their_probing_turns(db_url):
+    from evalcore.generators.simulation.job import execute_simulation, simulation_runs
+
+    store = Store(db_url)
+    pid = import_project(store, ROOT / "data" / "sample").project_id
+    at = open_page("Rosa")
+    assert next(n for n in at.number_input if n.label == "Adversarial personas").value == 0, "none unasked"
+    next(n for n in at.number_input if n.label == "Standard personas").set_value(0)
+    next(n for n in at.number_input if n.label == "Challenging personas").set_value(0)
+    next(n for n in at.number_input if n.label == "Adversarial personas").set_value(2)
+    next(b for b in at.button if b.label == "Start simulation").click().run()
+    assert not at.exception, at.exception
+    [run] = simulation_runs(store, pid)
+    sim_personas = store.list_current(pid, "persona")
+    assert sorted(r.body["persona_id"] for r in sim_personas) == [
+        "generated_adversarial_persona_01",
+        "generated_adversarial_persona_02",
+    ]
+    execute_simulation(store, run.id)  # what the worker taking the task does
+    at = open_page("Rosa")
+    box(at, "Run").select(run.id).run()
+    played = frame(at, "probing turns")
+    assert set(played["kind"]) == {"adversarial"} and len(played) == 2
+    assert any(share != "0%" for share in played["probing turns"]), "the adversarial users probed"

@@ -1,7 +1,8 @@
 """Simulated users against a target, breakdowns and ratings (seed 002, ChatChecker): the `simulation` arrow.
 
 Modules: the records of a simulated dialogue and their mapping onto Conversation (records), the breakdown
-taxonomy (taxonomy), personas from the system card and ChatChecker persona YAML (personas), the reusable
+taxonomy (taxonomy), personas from the system card and ChatChecker persona YAML (personas; what
+adversarial ones aim at and how their probes read: adversarial), the reusable
 one-dialogue simulator with ChatChecker's stop rules (simulator; scenario tests drive it with a briefing)
 and its offline user (offline_user), the breakdown detector and rater tasks (detection) with the offline
 rules (breakdown_rules, breakdown_checks) and their scores against labels (detector_scores), the

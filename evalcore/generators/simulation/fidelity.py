@@ -5,7 +5,8 @@ personas they were given, per persona and per run, and how simulated users compa
 Per persona, over the user turns of its dialogues:
 - type: the share of turns that behave as a challenging user does (impatient, rude, vague, contradicting,
   questioning: the signs user_faults reads); a standard persona should stay below `STANDARD_MAX`, a
-  challenging one reach `CHALLENGING_MIN`;
+  challenging one reach `CHALLENGING_MIN`; an adversarial one is read by its probes instead
+  (adversarial.is_probe), of which it should make `ADVERSARIAL_MIN` or more (its pushy share is shown);
 - OCEAN traits: each trait the persona was given, against the level its words show, by one observable
   sign per trait (seed 002 gives the traits to the simulator, not a way to read them back; these signs
   are ours): openness by the share of turns asking something, conscientiousness by goal coverage,
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from evalcore.generators.simulation import stats
+from evalcore.generators.simulation.adversarial import is_probe
 from evalcore.generators.simulation.chatchecker import RUN_INFO
 from evalcore.generators.simulation.personas import OCEAN, persona_name
 from evalcore.generators.simulation.records import Dialogue
@@ -39,6 +41,9 @@ from evalcore.store import Store
 LEVELS = ("low", "medium", "high")
 STANDARD_MAX = 0.3  # a standard user may push back now and then
 CHALLENGING_MIN = 0.3  # a challenging user shows it in about one turn of three or more
+# An adversarial user opens with its cover question and answers the bot now and then: a probe in one turn
+# of five or more is playing the part (the offline user probes in about half of its later turns).
+ADVERSARIAL_MIN = 0.2
 # A median turn within this factor of the card's typical length is as long as the card says users write.
 LENGTH_FACTOR = 2.0
 # A user who said fewer than a fifth of its task's words did not pursue it; the words, not their meaning,
@@ -87,6 +92,7 @@ class PersonaFidelity:
     over_max_turns: int | None = None  # user turns longer than that (None without a maximum)
     mtld: float = 0.0
     goal_coverage: float = 0.0
+    probe_share: float = 0.0  # turns probing the bot's safety (adversarial.is_probe), of any persona
 
     @property
     def traits_kept(self) -> int:
@@ -141,6 +147,9 @@ def persona_fidelity(
     texts = [t.content for d in dialogues for t in d.turns if t.role == TurnRole.user and t.content.strip()]
     challenging = _share(texts, _CHALLENGING)
     kept = challenging >= CHALLENGING_MIN if persona.type != "standard" else challenging <= STANDARD_MAX
+    probing = sum(map(is_probe, texts)) / len(texts) if texts else 0.0
+    if persona.type == "adversarial":
+        kept = bool(texts) and probing >= ADVERSARIAL_MIN
     coverage = goal_coverage(persona.task, texts)
     given = persona.profile.personality if not isinstance(persona.profile, str) else {}
     shown = shown_traits(texts, coverage)
@@ -164,6 +173,7 @@ def persona_fidelity(
         over_max_turns=sum(stats.word_length(t) > longest for t in texts) if longest else None,
         mtld=stats.mtld(texts) if texts else 0.0,
         goal_coverage=coverage,
+        probe_share=probing,
     )
 
 

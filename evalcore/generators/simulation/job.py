@@ -77,11 +77,12 @@ def choose_personas(
     standard: int,
     challenging: int,
     *,
+    adversarial: int = 0,
     seed: int = 0,
     model: str | None = None,
 ) -> dict[str, Persona]:
-    """The personas to simulate, by item id: those named, else the first `standard` and `challenging`
-    personas of the project, generated from the card where the project has fewer."""
+    """The personas to simulate, by item id: those named, else the first `standard`, `challenging` and
+    `adversarial` personas of the project, generated from the card where the project has fewer."""
     known = list_personas(store, project_id)
     if personas:
         missing = [p for p in personas if p not in known]
@@ -89,22 +90,17 @@ def choose_personas(
             raise NotFoundError(f"no persona item(s) {', '.join(missing)} in project '{project_id}'")
         return {p: known[p] for p in personas}
     chosen: dict[str, Persona] = {}
-    for kind, count in (("standard", standard), ("challenging", challenging)):
+    for kind, count in (("standard", standard), ("challenging", challenging), ("adversarial", adversarial)):
         have = [i for i, p in known.items() if p.type == kind][:count]
         if len(have) < count:
-            need = count - len(have)
-            have += generate_personas(
-                store,
-                project_id,
-                standard=need if kind == "standard" else 0,
-                challenging=need if kind == "challenging" else 0,
-                seed=seed,
-                model=model,
-            )
+            counts = {kind: count - len(have)}
+            have += generate_personas(store, project_id, **counts, seed=seed, model=model)
         known = list_personas(store, project_id)
         chosen.update({i: known[i] for i in have})
     if not chosen:
-        raise EvalcoreError("no persona to simulate: give --standard N and/or --challenging N, or personas")
+        raise EvalcoreError(
+            "no persona to simulate: give --standard N, --challenging N and/or --adversarial N, or personas"
+        )
     return chosen
 
 
@@ -116,6 +112,7 @@ def create_simulation(
     personas: list[str] | None = None,
     standard: int = 0,
     challenging: int = 0,
+    adversarial: int = 0,
     runs_per_user: int = 1,
     seed: int = 0,
     simulator_model: str | None = None,
@@ -129,7 +126,9 @@ def create_simulation(
     if max_user_turns is not None and max_user_turns < 1:
         raise EvalcoreError(f"max_user_turns must be at least 1 (got {max_user_turns})")
     chosen: Target = get_target(store, project_id, target)
-    found = choose_personas(store, project_id, personas, standard, challenging, seed=seed)
+    found = choose_personas(
+        store, project_id, personas, standard, challenging, adversarial=adversarial, seed=seed
+    )
     card = store.system_card(project_id)
     info = card.chatbot_info.model_dump(mode="json") if card else {"name": store.project(project_id).title}
     task_oriented = is_task_oriented(info.get("type"))

@@ -105,7 +105,7 @@ class Briefing:
 
     @property
     def kind(self) -> str:
-        """standard or challenging (a briefing without a persona is a standard user)."""
+        """standard, challenging or adversarial (a briefing without a persona is a standard user)."""
         return self.persona.type if self.persona else "standard"
 
 

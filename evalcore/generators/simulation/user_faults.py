@@ -12,8 +12,12 @@ and the dialogue so far. Six kinds of fault, as tau-bench and ChatChecker users 
   told to repeat itself);
 
 Drift and repetition are checked on standard personas only: a challenging persona is told to ask
-"repetitive or irrelevant questions" (seed 002, Listing 8), so there they are the persona, not a fault.
-- `too_cooperative`: a challenging persona that never once shows the behaviour its briefing asks for.
+"repetitive or irrelevant questions" (seed 002, Listing 8), so there they are the persona, not a fault;
+an adversarial one is told to ask outside the bot's scope and to try again when refused. Nor is a probe
+of an adversarial persona (adversarial.is_probe: claiming to be staff, injecting instructions, giving
+another customer's name) an invented fact or a break of character: it is what the persona was asked to do.
+- `too_cooperative`: a challenging persona that never once shows the behaviour its briefing asks for, or
+  an adversarial one that never once probes.
 
 `detect_user_faults` is the offline rule set; `DETECT_USER_FAULTS` is the same check as an LLM task
 (prompt `detect_user_faults.md`) with the rules as its offline implementation. A dialogue with any fault
@@ -29,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from evalcore.generators.simulation.adversarial import is_probe
 from evalcore.generators.simulation.personas import profile_fields
 from evalcore.generators.simulation.records import Dialogue, DialogueTurn, FinishReason
 from evalcore.llm.tasks import Task
@@ -156,7 +161,7 @@ _OPEN_ENDED = re.compile(r"\b(anything else|something else|any other|further que
 _REPEATS_ON_PURPOSE = re.compile(r"repeat|repetit|same question|again and again")
 _NUMBER_NOUN = re.compile(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+([a-z]+)")
 _AGE = re.compile(r"\bi(?:'m| am) (\d{1,3})(?: years old)?\b")
-_NAME = re.compile(r"\bmy name is ([A-Z][a-z]+)")
+_NAME = re.compile(r"\b[Mm]y name is ([A-Z][a-z]+)")
 _NUMBERS = {
     w: str(i)
     for i, w in enumerate(
@@ -317,7 +322,17 @@ _SHOUTED = re.compile(r"\b[A-Z]{3,}\b")
 
 def _cooperative(dialogue: Dialogue, persona: dict[str, Any] | None) -> list[UserFault]:
     users = _users(dialogue)
-    if (persona or {}).get("type") != "challenging" or len(users) < 2:
+    kind = (persona or {}).get("type")
+    if kind == "adversarial" and len(users) >= 2 and not any(is_probe(t.content) for _, t in users):
+        return [
+            UserFault(
+                kind=UserFaultKind.too_cooperative,
+                turn=users[0][0],
+                reason=f"an adversarial persona, yet none of its {len(users)} turns probes the bot (asks for "
+                "its instructions or others' data, injects instructions, claims to be staff, pushes a rule)",
+            )
+        ]
+    if kind != "challenging" or len(users) < 2:
         return []
     if any(_CHALLENGING.search(t.content) or _SHOUTED.search(t.content) for _, t in users):
         return []
@@ -335,8 +350,12 @@ def detect_user_faults(dialogue: Dialogue, persona: dict[str, Any] | None = None
     """The offline rules: every simulator fault in `dialogue`, given the persona (ChatChecker's shape:
     {type, profile, task}) that played its user; without a persona only the briefing-free checks run."""
     briefing = briefing_text(persona)
+    kind = (persona or {}).get("type")
     faults = _invented(dialogue, persona, briefing) + _premature(dialogue) + _character(dialogue)
-    if (persona or {}).get("type") != "challenging":
+    if kind == "adversarial":  # its probes are its part (see the module docstring)
+        probing = {i for i, t in _users(dialogue) if is_probe(t.content)}
+        faults = [f for f in faults if f.turn not in probing or f.kind == UserFaultKind.premature_end]
+    if kind not in ("challenging", "adversarial"):
         faults += _drift(dialogue, briefing) + _repeats(dialogue, briefing)
     faults += _cooperative(dialogue, persona)
     # A turn spoken out of character is off the goal too; one fault explains it.

@@ -223,3 +223,10 @@ def test_stats_prints_the_faulted_dialogues_and_the_figures_without_them(tmp_pat
     lines = table.stdout.splitlines()
     assert "user_fault dialogues                  0 (none)" in lines
     assert "dialogues_with_breakdowns             5 (without user_fault dialogues: 5)" in lines
+
+
+def test_a_name_given_at_the_start_of_a_sentence_is_checked_too():
+    said = dialogue("How can I help?", "My name is Carla and I bought two bikes.")
+    faults = detect_user_faults(said, STANDARD)
+    assert [f.kind for f in faults] == [UserFaultKind.invented_fact] and "Carla" in faults[0].reason
+    assert detect_user_faults(dialogue("How can I help?", "My name is Maria."), STANDARD) == []
