@@ -18,7 +18,7 @@ from evalcore.auth.roles import Actor
 from evalcore.errors import NotFoundError, Problem, ValidationFailed
 from evalcore.generators.simulation import stats
 from evalcore.generators.simulation.chatchecker import RUN_INFO, ChatCheckerRun, read_run, write_run
-from evalcore.generators.simulation.personas import stored_persona
+from evalcore.generators.simulation.personas import list_personas, stored_persona
 from evalcore.generators.simulation.records import (
     GENERATOR,
     RUN_KIND,
@@ -98,6 +98,10 @@ def import_chatchecker_run(
         return _import_run(store, folder, project_id)
 
 
+def _persona_hash(persona: Persona) -> str:
+    return content_hash(persona.model_dump(mode="json"))
+
+
 def _import_run(store: Store, folder: Path, project_id: str | None) -> ImportedRun:
     source = read_run(folder)
     pid, create = _project_for(store, project_id, source.chatbot_id, folder.resolve().name)
@@ -119,14 +123,19 @@ def _import_run(store: Store, folder: Path, project_id: str | None) -> ImportedR
     }
     run = jobs.create(store, pid, RUN_KIND, params, pending=False)
     producer = str(source.files.get(RUN_INFO, {}).get("user_simulator_llm") or "chatchecker")
+    # Another run of the same personas (ChatChecker's seeds share them) points at the personas already
+    # here, unchanged, rather than adding each again: the project's persona list stays one per persona.
+    known = {} if create else {_persona_hash(p): item for item, p in list_personas(store, pid).items()}
     try:
         with store.write() as conn:
             persona_items: dict[str, str] = {}
             for user, persona in source.personas.items():
-                item_id = new_id("persona")
-                body = persona.model_dump(mode="json")
-                store.add_item(pid, PERSONA_KIND, body, producer, item_id=item_id, generator=GENERATOR,
-                               run_id=run.id, conn=conn)  # fmt: skip
+                item_id = known.get(_persona_hash(persona))
+                if item_id is None:
+                    item_id = new_id("persona")
+                    body = persona.model_dump(mode="json")
+                    store.add_item(pid, PERSONA_KIND, body, producer, item_id=item_id, generator=GENERATOR,
+                                   run_id=run.id, conn=conn)  # fmt: skip
                 persona_items[user] = item_id
             for dialogue in source.dialogues:
                 persona_item = persona_items.get(dialogue.user_name)

@@ -23,7 +23,7 @@ from evalcore.generators.simulation import (
     load_simulation_run,
     simulation_statistics,
 )
-from evalcore.generators.simulation.personas import persona_name
+from evalcore.generators.simulation.personas import list_personas, persona_name
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Run, RunStatus
 from evalcore.store import Store
@@ -141,6 +141,21 @@ def test_importing_the_same_run_twice_says_so_and_adds_nothing(sqlite_store, tmp
     assert len(list_conversations(sqlite_store, first.project_id)) == conversations
     other = import_chatchecker_run(sqlite_store, moved, "elsewhere")  # another project takes its own copy
     assert not other.already and other.run_id != first.run_id
+
+
+def test_another_run_of_the_same_personas_adds_no_persona_twice(sqlite_store, run_copy, tmp_path):
+    first = import_chatchecker_run(sqlite_store, reference_run())
+    personas = list_personas(sqlite_store, first.project_id)
+    dialogue = next(run_copy.glob("generated_standard_persona_*/dialogue_*.yaml"))
+    data = yaml.safe_load(dialogue.read_text(encoding="utf-8"))
+    data["chat_history"][0]["content"] += " (another seed)"  # another run, the same ten personas
+    dialogue.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    second = import_chatchecker_run(sqlite_store, run_copy, first.project_id)
+    assert not second.already and second.run_id != first.run_id
+    assert list_personas(sqlite_store, first.project_id) == personas
+    run = load_simulation_run(sqlite_store, second.run_id)
+    assert {d.persona_item for d in run.dialogues} <= set(personas)
+    assert len(export_chatchecker_run(sqlite_store, second.run_id, tmp_path / "out")) == 23
 
 
 def test_export_writes_the_published_folder_back(sqlite_store, tmp_path):
