@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcore.documents.facts import column_label, mentions
+from evalcore.documents.phrases import CLOSED, DETERMINERS
 from evalcore.documents.sentences import SUBJECT_VERBS, subject_split
 
 # Key columns that say where (a store, a branch): "the X at the Y store".
@@ -156,6 +157,8 @@ def sentence_question(sentence: str, rng: random.Random) -> str | None:
         if _MONEY.search(rest):
             return f"How much {verb} {subject}?"
         return None
+    if verb == "will" or (words and words[0].lower() == "not"):
+        return None  # "My tubeless tyre will not seal": no "What do ... will?"; the caller asks a topic
     do = "does" if _third_person(verb) else "do"
     base = _base(verb)
     if base == "cost":
@@ -175,8 +178,11 @@ def sentence_question(sentence: str, rng: random.Random) -> str | None:
 
 
 def a_thing(subject: str) -> bool:
-    """Whether a sentence's subject names a thing (not a clause: "tyres that", "report a parcel if it")."""
-    return ":" not in subject and not _NOT_SUBJECT & set(subject.lower().split())
+    """Whether a sentence's subject names a thing (not a clause: "tyres that", "report a parcel if it";
+    not a preposition's object: "After a tooth" of "After a tooth is taken out, ...")."""
+    first = subject.split()[0].lower() if subject.split() else ""
+    opens = first not in CLOSED or first in DETERMINERS
+    return ":" not in subject and opens and not _NOT_SUBJECT & set(subject.lower().split())
 
 
 def topic_question(topic: str, rng: random.Random, sentence: str = "") -> str:

@@ -172,6 +172,10 @@ def test_a_table_cell_is_answered_by_what_its_column_means():
         # a yes/no verb keeps what it is about: not "Does a battery count?"
         ("A battery counts as faulty only if it holds less than 60% of its rated capacity.",
          {"Does a battery count as faulty?"}),
+        # no question from a future or a negation ("What do my tubeless tyre will?"), nor from a
+        # preposition's object ("When is after a tooth taken?")
+        ("My tubeless tyre will not seal.", {None}),
+        ("After a tooth is taken out, do not rinse your mouth for 24 hours.", {None}),
     ],
 )  # fmt: skip
 def test_a_sentence_is_asked_by_its_subject_and_verb(sentence, expected):
