@@ -68,7 +68,7 @@ _PHONE = re.compile(r"\(\d{3}\) \d{3}-\d{4}|\+\d[\d ]{7,}")
 _ASK_ABOUT = (
     "What should I know about {topic}?",
     "Can you tell me about {topic}?",
-    "How does it work with {topic}?",
+    "What are the details on {topic}?",
     "What's the rule on {topic}?",
 )
 
@@ -188,7 +188,8 @@ def a_thing(subject: str) -> bool:
 def topic_question(topic: str, rng: random.Random, sentence: str = "") -> str:
     """A general question about a topic (a sentence that gives no subject and verb to ask about); where
     the sentence is an address or a phone number, the question asks for that."""
-    topic = customer_side(topic)
+    # "The Concession card" opens a sentence; inside a question it is "the Concession card"
+    topic = re.sub(r"^(The|A|An) (?=[A-Za-z0-9])", lambda m: m.group(1).lower() + " ", customer_side(topic))
     if ADDRESS.search(sentence):
         return rng.choice((f"Where is {topic}?", f"What's the address of {topic}?"))
     if _PHONE.search(sentence):
@@ -244,7 +245,7 @@ def cells_question(thing: str, place: str | None, column: str, value: str, rng: 
             return f"Does {who} have {article}{more}?"
         if more and first.endswith("s") and len(first) > 3:
             return f"Does {who} {_base(first)} {more}?"
-        return f"For {who}, is it {what}?"
+        return f"Does {who} have {what}?"  # "parking", "step free access": not "For X, is it parking?"
     if any(w in lowered for w in _MONEY_COLUMNS) and re.search(r"\d", value):
         return rng.choice((f"How much is the {what} for {who}?", f"What does {who} cost, {what}-wise?")
                           if what == "price" else (f"How much is the {what} for {who}?",))  # fmt: skip
