@@ -560,8 +560,13 @@ class _Writer:
         phrase = self.subject_phrase(term)
         if phrase is None:
             return 2, question
-        lead = LEAD_INS[int(content_hash([self.probe, question])[:8], 16) % len(LEAD_INS)]
-        return 1, lead.format(e=phrase, q=_lower_first(question))
+        # One lead-in per question, the next when the run asked it already (it still names the subject).
+        at = int(content_hash([self.probe, question])[:8], 16)
+        leads = [
+            LEAD_INS[(at + k) % len(LEAD_INS)].format(e=phrase, q=_lower_first(question))
+            for k in range(len(LEAD_INS))
+        ]
+        return 1, next((q for q in leads if _key(q) not in self.seen), leads[0])
 
     def subject_phrase(self, term: str) -> str | None:
         """How a person names the subject `term` in front of a question: a code's or a name's spoken form,
