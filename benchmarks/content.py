@@ -1,6 +1,6 @@
 """Content a QA analyst would keep (issue 13): do the specs and conversations test what they claim to test?
 
-    .venv/bin/python benchmarks/content.py [PROJECT_FOLDER] [--specs 60] [--per-spec 4]
+    .venv/bin/python benchmarks/content.py [PROJECT_FOLDER] [--specs 60] [--per-spec 4] [--firsts 6]
 
 Offline, on data/sample unless another project folder is given. It generates `--specs` candidate specs,
 selects 15 with the greedy (seed 000, Algorithm 1), generates `--per-spec` conversations per selected
@@ -9,7 +9,9 @@ spec (Algorithm 2) and prints:
    >= 90%), and the same per turn;
 2. the share of conversations that mention their spec's subject: the code or name its title gives, else
    its key nouns (`doc_qa.subject`; the issue sets no goal), and distinct questions / all questions (goal
-   >= 0.9 at the script's settings);
+   >= 0.9 at the script's settings); first questions that put their subject in front ("About X: ...")
+   and those whose X is no noun phrase (`documents.phrases.is_noun_phrase`), with `--firsts` of them
+   printed beside their spec's title;
 3. questions that quote a document title or an id-like code the system card does not expose (goal <= 2%);
 4. Coverage (documents touched) of Random (mean of 10 seeds) vs Greedy at k = 8 and k = 15;
 5. specs that come from the card's `behaviors`, against the number of behaviours;
@@ -41,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
 from evalcore.documents.naming import code_names  # noqa: E402
+from evalcore.documents.phrases import is_noun_phrase, nouns  # noqa: E402
 from evalcore.documents.retrieval import build_index  # noqa: E402
 from evalcore.generators.doc_qa.generate import document_input, qa_pairs  # noqa: E402
 from evalcore.generators.doc_qa.job import generate_conversations  # noqa: E402
@@ -62,6 +65,10 @@ from evalcore.store import Store  # noqa: E402
 # A code a customer would not type unless shown it: capitals and digits joined by a hyphen (FEE-PP-REM1,
 # GC-WHL-G30, RC-01). Codes that appear in the system card are exposed to customers and allowed.
 ID_LIKE = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
+# A first question that puts its subject in front of the question: "About cold: ...", "Regarding the
+# late fees, ...", "I have a question about X: ..."; X is what the second group holds.
+LEAD_IN = re.compile(r"^(About|Regarding|On|(?:I have a |A |Quick )?question about) (.+?)[:,] ", re.I)
+SAMPLE_FIRST = 6  # first questions printed per setting, for a reader to judge
 K_VALUES = (8, 15)
 QUERY_TYPES = ("SINGLE-DOC", "MULTI-DOC", "PRE-FILLER", "FILLER", "SYNTHESIS", "CANNOTANSWER")
 README_K = 30  # `specs select`'s default, as the README's walk-through runs it
@@ -111,10 +118,11 @@ def demo_run(store: Store, project_id: str) -> None:
 
 def conversation_figures(
     store: Store, project_id: str, views: list, k: int, per_spec: int, d: int | list[int] | None,
-    goals: bool = True, chains: str | None = None,
+    goals: bool = True, chains: str | None = None, show: int = SAMPLE_FIRST,
 ) -> None:  # fmt: skip
     """Select k specs, generate `per_spec` conversations each (chain lengths d) and print their figures;
-    `goals` says the issue's goals apply (they are set at the script's settings, not the README's)."""
+    `goals` says the issue's goals apply (they are set at the script's settings, not the README's);
+    `show` first questions are printed, spread over the run, with their spec's title."""
     select_specs(store, project_id, k=k)
     extra = ({} if d is None else {"d": d}) | ({} if chains is None else {"chains": chains})
     outcome = generate_conversations(
@@ -126,6 +134,8 @@ def conversation_figures(
     names = code_names(store.documents(project_id), ignore)
     conversations = [v.conversation for v in list_conversations(store, project_id)]
     counts = Counter()
+    known = nouns(d.text for d in store.documents(project_id))
+    firsts: list[tuple[str, str]] = []  # (first question, spec title)
     on_subject = {True: [0, 0], False: [0, 0]}  # named subject or key nouns -> [mentioned, conversations]
     questions: list[str] = []
     types: Counter = Counter()
@@ -143,6 +153,11 @@ def conversation_figures(
         on_subject[subject.named][0] += subject.count(asked) > 0
         on_subject[subject.named][1] += 1
         counts["first"] += bool(asked) and subject.said_in(asked[0])
+        if asked:
+            firsts.append((asked[0], spec.scenario))
+            lead = LEAD_IN.match(asked[0])
+            counts["lead_in"] += lead is not None
+            counts["broken_lead_in"] += lead is not None and not is_noun_phrase(lead.group(2), known)
         answered = [a for _, a in pairs if not is_cannot_answer(a.content)]
         inside = [a for a in answered if a.grounding and set(a.grounding) <= own]
         in_chain = [a for a in answered if a.grounding and set(a.grounding) <= own | chain]
@@ -166,6 +181,11 @@ def conversation_figures(
           f"{_share(counts['own'], counts['turns'])} (conversations wholly: "
           f"{_share(counts['own_convs'], n)})")  # fmt: skip
     print(f"  first question names the spec's subject (goal >= 85%): {_share(counts['first'], n)}")
+    print(f"  first questions with a lead-in ('About X: ...'): {_share(counts['lead_in'], len(firsts))}; "
+          f"X not a noun phrase (`phrases.is_noun_phrase`): "
+          f"{_share(counts['broken_lead_in'], len(firsts))}")  # fmt: skip
+    for question, title in firsts[:: max(len(firsts) // max(show, 1), 1)][:show]:
+        print(f"    first: {question}  [spec: {title}]")
     mentioned = on_subject[True][0] + on_subject[False][0]
     print(f"  some question names it: {_share(mentioned, n)} "
           f"(spec names a code or name: {on_subject[True][0]}/{on_subject[True][1]}; "
@@ -239,7 +259,9 @@ def _share(part: int, whole: int) -> str:
     return f"{part}/{whole} = {part / max(whole, 1):.1%}"
 
 
-def content(folder: Path, project: Path, m: int, per_spec: int, run_demo: bool = False) -> None:
+def content(
+    folder: Path, project: Path, m: int, per_spec: int, run_demo: bool = False, show: int = SAMPLE_FIRST
+) -> None:
     """Print the figures of the module docstring for `project`, with its store in `folder`."""
     store = Store(f"sqlite:///{folder / 'content.db'}")
     project_id = import_project(store, project).project_id
@@ -256,13 +278,13 @@ def content(folder: Path, project: Path, m: int, per_spec: int, run_demo: bool =
     print(f"Specs: {len(views)} candidates from -m {m} ({generated.added} added)")
     print(f"Specs from the card's behaviours: {len(from_card)} of {len(behaviours)}")
     coverage_table(store, project_id)
-    conversation_figures(store, project_id, views, max(K_VALUES), per_spec, None)
+    conversation_figures(store, project_id, views, max(K_VALUES), per_spec, None, show=show)
     injected_corrections(store, project_id, views)
     # At d=3, the chain-length goal (conversations with 3 documents >= 60% where the graph allows).
     at3 = Store(f"sqlite:///{folder / 'd3.db'}")
     at3_id = import_project(at3, project).project_id
     generate_specs(at3, at3_id, m=m)
-    conversation_figures(at3, at3_id, list_specs(at3, at3_id), max(K_VALUES), per_spec, 3)
+    conversation_figures(at3, at3_id, list_specs(at3, at3_id), max(K_VALUES), per_spec, 3, show=show)
     if run_demo:
         demo_run(store, project_id)
     # The README's walk-through settings, in a store of their own (a new selection, new conversations).
@@ -270,7 +292,7 @@ def content(folder: Path, project: Path, m: int, per_spec: int, run_demo: bool =
     readme_id = import_project(readme, project).project_id
     generate_specs(readme, readme_id, m=m)
     readme_views = list_specs(readme, readme_id)
-    conversation_figures(readme, readme_id, readme_views, README_K, 6, [2, 3, 4], goals=False)
+    conversation_figures(readme, readme_id, readme_views, README_K, 6, [2, 3, 4], goals=False, show=show)
 
 
 def main() -> None:
@@ -278,11 +300,12 @@ def main() -> None:
     parser.add_argument("project", nargs="?", type=Path, default=ROOT / "data" / "sample")
     parser.add_argument("--specs", type=int, default=60, help="candidate specs to generate (-m)")
     parser.add_argument("--per-spec", type=int, default=4, help="conversations per selected spec")
+    parser.add_argument("--firsts", type=int, default=SAMPLE_FIRST, help="first questions to print")
     parser.add_argument("--run-demo", action="store_true", help="play them against the demo target too")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     with tempfile.TemporaryDirectory() as tmp:
-        content(Path(tmp), args.project, args.specs, args.per_spec, args.run_demo)
+        content(Path(tmp), args.project, args.specs, args.per_spec, args.run_demo, args.firsts)
 
 
 if __name__ == "__main__":

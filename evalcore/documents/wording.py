@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalcore.documents.facts import column_label, mentions
+from evalcore.documents.phrases import CLOSED, DETERMINERS
 from evalcore.documents.sentences import SUBJECT_VERBS, subject_split
 
 # Key columns that say where (a store, a branch): "the X at the Y store".
@@ -67,7 +68,7 @@ _PHONE = re.compile(r"\(\d{3}\) \d{3}-\d{4}|\+\d[\d ]{7,}")
 _ASK_ABOUT = (
     "What should I know about {topic}?",
     "Can you tell me about {topic}?",
-    "How does it work with {topic}?",
+    "What are the details on {topic}?",
     "What's the rule on {topic}?",
 )
 
@@ -156,6 +157,8 @@ def sentence_question(sentence: str, rng: random.Random) -> str | None:
         if _MONEY.search(rest):
             return f"How much {verb} {subject}?"
         return None
+    if verb == "will" or (words and words[0].lower() == "not"):
+        return None  # "My tubeless tyre will not seal": no "What do ... will?"; the caller asks a topic
     do = "does" if _third_person(verb) else "do"
     base = _base(verb)
     if base == "cost":
@@ -175,14 +178,18 @@ def sentence_question(sentence: str, rng: random.Random) -> str | None:
 
 
 def a_thing(subject: str) -> bool:
-    """Whether a sentence's subject names a thing (not a clause: "tyres that", "report a parcel if it")."""
-    return ":" not in subject and not _NOT_SUBJECT & set(subject.lower().split())
+    """Whether a sentence's subject names a thing (not a clause: "tyres that", "report a parcel if it";
+    not a preposition's object: "After a tooth" of "After a tooth is taken out, ...")."""
+    first = subject.split()[0].lower() if subject.split() else ""
+    opens = first not in CLOSED or first in DETERMINERS
+    return ":" not in subject and opens and not _NOT_SUBJECT & set(subject.lower().split())
 
 
 def topic_question(topic: str, rng: random.Random, sentence: str = "") -> str:
     """A general question about a topic (a sentence that gives no subject and verb to ask about); where
     the sentence is an address or a phone number, the question asks for that."""
-    topic = customer_side(topic)
+    # "The Concession card" opens a sentence; inside a question it is "the Concession card"
+    topic = re.sub(r"^(The|A|An) (?=[A-Za-z0-9])", lambda m: m.group(1).lower() + " ", customer_side(topic))
     if ADDRESS.search(sentence):
         return rng.choice((f"Where is {topic}?", f"What's the address of {topic}?"))
     if _PHONE.search(sentence):
@@ -238,7 +245,7 @@ def cells_question(thing: str, place: str | None, column: str, value: str, rng: 
             return f"Does {who} have {article}{more}?"
         if more and first.endswith("s") and len(first) > 3:
             return f"Does {who} {_base(first)} {more}?"
-        return f"For {who}, is it {what}?"
+        return f"Does {who} have {what}?"  # "parking", "step free access": not "For X, is it parking?"
     if any(w in lowered for w in _MONEY_COLUMNS) and re.search(r"\d", value):
         return rng.choice((f"How much is the {what} for {who}?", f"What does {who} cost, {what}-wise?")
                           if what == "price" else (f"How much is the {what} for {who}?",))  # fmt: skip

@@ -38,6 +38,7 @@ from typing import Any
 from evalcore.documents.entities import canonical_name, extract_entities
 from evalcore.documents.facts import Fact, column_label, document_facts, mentions, relevance
 from evalcore.documents.inflection import says
+from evalcore.documents.phrases import nouns, title_phrase
 from evalcore.documents.retrieval import tokenize
 from evalcore.documents.sentences import sentence_subject
 from evalcore.documents.wording import (
@@ -99,6 +100,12 @@ SUM_UP_ON = (
     "So, for {e}, what do I need to know about {a}?",
     "Can you sum up {a} for {e}?",
     "All in all, what about {a} for {e}?",
+)
+# The first question's subject in front of it, when the question's own words do not name it.
+LEAD_INS = (
+    "Quick question about {e}: {q}",
+    "I have a question about {e}: {q}",
+    "Regarding {e}, {q}",
 )
 ACROSS = (
     "What do I need to know about {e}, all in all?",
@@ -178,6 +185,7 @@ class _Writer:
         self.names: dict[str, str] = dict(inputs.get("names") or {})  # code -> what a customer calls it
         self.titles = [str(d.get("title", "")) for d in self.docs if len(str(d.get("title", ""))) > 3]
         self.subject = [str(t) for t in inputs.get("subject") or [] if str(t).strip()]  # spec_subject's
+        self.known: frozenset[str] | None = None  # nouns of the context (`subject_phrase`), when needed
         self.used: set[tuple[str, str]] = set()
         # Questions earlier conversations of the run asked of these documents, then this one's own.
         self.seen = {_key(q) for q in [*(inputs.get("asked") or []), *(inputs.get("asked_run") or [])]}
@@ -277,7 +285,12 @@ class _Writer:
                                sum(f.mentions(e.text) for f in facts)),
             )  # fmt: skip
             subject = sentence_subject(fact.text)
-            if best.kind == "quantity" and subject and (not avoid or not mentions(subject, avoid)):
+            if (
+                best.kind == "quantity"
+                and subject
+                and a_thing(subject)
+                and not (avoid and mentions(subject, avoid))
+            ):
                 return subject  # "opened spare batteries", not "15%": a customer asks about a thing
             if best.kind != "id" or best.text in self.exposed:
                 return best.text
@@ -511,8 +524,12 @@ class _Writer:
         through the graph that starts at none of the spec's documents holds one later:
         `chains_for_spec`), else in one of its policies (the spec's own, by default: a spec about
         appointments may cite a one-document chain that names them once, and the policy on them);
-        None when no fact of the context names it."""
-        first: QATurn | None = None
+        None when no fact of the context names it. Of the questions the run has not asked, the first
+        whose own words name the subject wins, else the first that names it by a noun phrase of the
+        spec's title in front ("Quick question about late fees: ..."), else the first plain one: a
+        subject the title gives no noun phrase for ("cold", "per") is never put in front of it."""
+        best: tuple[int, int, Fact, str] | None = None  # (rank, document, fact, question), lowest first
+        fallback: tuple[int, int, Fact, str] | None = None  # the run asked it already
         for doc in dict.fromkeys([i, *range(len(self.docs))]):
             for term in self.subject:
                 # A table row is about what the customer calls it, whichever of its cells the fact cites.
@@ -523,20 +540,49 @@ class _Writer:
                 about.sort(key=lambda f: (-relevance(f.text, self.query), content_hash([self.probe, f.text])))
                 shift = self.variant % len(about) if about else 0
                 for fact in (about[shift:] + about[:shift])[:OPENING_TRIES]:
-                    turn = self._opening_pair(doc, fact, term)
-                    if _key(turn.question) not in self.seen:
-                        return turn
-                    first = first or turn
-        return first
+                    rank, question = self._opening_question(fact, term)
+                    if _key(question) in self.seen:
+                        fallback = fallback or (rank, doc, fact, question)
+                    elif best is None or rank < best[0]:
+                        best = (rank, doc, fact, question)
+                    if best is not None and best[0] == 0:
+                        return self._opening_pair(*best[1:])
+        chosen = best or fallback
+        return self._opening_pair(*chosen[1:]) if chosen else None
 
-    def _opening_pair(self, i: int, fact: Fact, term: str) -> QATurn:
-        """The first pair on `fact` of document i, its question naming the subject `term`."""
+    def _opening_question(self, fact: Fact, term: str) -> tuple[int, str]:
+        """(rank, question) on `fact` for the subject `term`: 0 when the question's own words name the
+        subject (by any of its terms), 1 when it names `term` by a noun phrase in front, 2 when it is
+        asked plainly (no noun phrase of the title holds the term)."""
+        question = self.ask(fact)
+        if any(mentions(question, t) or says(question, t) for s in self.subject for t in (s, self.say(s))):
+            return 0, question
+        phrase = self.subject_phrase(term)
+        if phrase is None:
+            return 2, question
+        # One lead-in per question, the next when the run asked it already (it still names the subject).
+        at = int(content_hash([self.probe, question])[:8], 16)
+        leads = [
+            LEAD_INS[(at + k) % len(LEAD_INS)].format(e=phrase, q=_lower_first(question))
+            for k in range(len(LEAD_INS))
+        ]
+        return 1, next((q for q in leads if _key(q) not in self.seen), leads[0])
+
+    def subject_phrase(self, term: str) -> str | None:
+        """How a person names the subject `term` in front of a question: a code's or a name's spoken form,
+        else the noun phrase of the spec's title that holds the term (`phrases.title_phrase`: nouns
+        learnt from the context's documents), else None."""
+        spoken = self.say(term)
+        if _ID.match(term) or spoken[:1].isupper() or spoken.startswith("the "):
+            return spoken
+        if self.known is None:
+            self.known = nouns([_text_of(d) for d in self.docs])
+        return title_phrase(self.probe, term, self.known)
+
+    def _opening_pair(self, i: int, fact: Fact, question: str) -> QATurn:
+        """The first pair: `question` on `fact` of document i."""
         self.used.add((fact.document_id, fact.text))
         self.by_doc[i].append(fact)
-        question = self.ask(fact)
-        spoken = self.say(term)
-        if not any(mentions(question, t) or says(question, t) for t in (term, spoken)):
-            question = f"About {spoken}: {_lower_first(question)}"
         return self.pair("SINGLE-DOC", [fact], question, None)
 
     def on_subject(self, fact: Fact, term: str) -> bool:
@@ -599,7 +645,7 @@ class _Writer:
         if ADDRESS.search(fact.text):
             return "the address"
         subject = sentence_subject(fact.text) or ""
-        return "" if ":" in subject else customer_side(subject)
+        return customer_side(subject) if a_thing(subject) else ""
 
     def focus(self) -> str | None:
         """The one entity the SYNTHESIS is about: the bridge of the first switch, else (one document)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from evalcore.documents.entities import canonical_name, extract_entities
 from evalcore.documents.facts import mentions
 from evalcore.documents.inflection import says, stem
+from evalcore.documents.phrases import listed_verbs
 
 _CODE = re.compile(r"\b[A-Z][A-Z0-9]*-[A-Z0-9][A-Z0-9-]*\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
@@ -46,8 +47,6 @@ _GENERIC_VERBS = frozenset(
         handle deal change look show seem become""",
     )
 )
-# "to book, move or cancel": the words after "to" (and the ones listed with them) are verbs.
-_AFTER_TO = re.compile(r"\bto ((?:[a-z]+(?:, | or | and |, or |, and ))*[a-z]+)")
 
 
 @dataclass(frozen=True)
@@ -95,5 +94,5 @@ def spec_subject(
 
 def _nouns_first(words: list[str], text: str) -> list[str]:
     """`words` with the ones `text` uses as verbs (after "to") last, the rest in their order."""
-    verbs = {stem(v) for m in _AFTER_TO.finditer(text.lower()) for v in re.findall(r"[a-z]+", m.group(1))}
-    return sorted(words, key=lambda w: stem(w) in verbs - {"or", "and"})
+    verbs = listed_verbs(text)
+    return sorted(words, key=lambda w: stem(w) in verbs)

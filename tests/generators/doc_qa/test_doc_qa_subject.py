@@ -4,7 +4,9 @@ matched in any inflection; the offline first question finds and names it that wa
 from __future__ import annotations
 
 import random
+import re
 
+from evalcore.documents.phrases import is_noun_phrase, nouns
 from evalcore.generators.doc_qa.offline import _Writer
 from evalcore.generators.doc_qa.subject import spec_subject
 
@@ -79,7 +81,65 @@ def test_the_first_question_opens_in_a_policy_when_the_chain_does_not_name_the_s
         "charged a late cancellation fee of £25.",
     }
     subject = list(spec_subject("Not able to book, move or cancel appointments", {}).terms)
-    writer = _Writer(_inputs([EMERGENCY], [policy], subject), random.Random(0))
+    inputs = _inputs([EMERGENCY], [policy], subject) | {
+        "probe": "Not able to book, move or cancel appointments"
+    }
+    writer = _Writer(inputs, random.Random(0))
     first = writer.write(7).turns[0]
     assert first.document_ids == ["missed-policy"]
     assert spec_subject("Not able to book, move or cancel appointments", {}).said_in(first.question)
+
+
+BATTERY = {
+    "id": "winter-batteries",
+    "kind": "text",
+    "title": "Batteries in Winter",
+    "text": "# Batteries in Winter\n\nKeep the battery at room temperature. After a ride in cold weather, "
+    "wait for an hour before charging. A cold battery is charged slowly. Charging below 0°C damages the "
+    "cells of a battery.",
+}
+SEALANT = {
+    "id": "sealant",
+    "kind": "text",
+    "title": "Sealant",
+    "text": "# Sealant\n\nUse 60 ml of sealant per tyre. Top up the sealant every 3 months.",
+}
+_LEAD = re.compile(r"^(?:About|Regarding|(?:Quick|I have a) question about) (.+?)[:,] ")
+
+
+def _first(doc, probe, subject, variant):
+    inputs = _inputs([doc], [], subject) | {"probe": probe, "variant": variant}
+    return _Writer(inputs, random.Random(variant)).write(7).turns[0].question
+
+
+def test_a_title_whose_first_key_word_is_an_adjective_gives_a_noun_phrase_never_the_bare_word():
+    """Before, "About cold: ..." when the question did not say "cold": the title's key word alone."""
+    probe = "Letting a cold battery warm up for an hour before charging"
+    known = nouns([BATTERY["text"]])
+    for variant in range(3):
+        question = _first(BATTERY, probe, ["cold"], variant)
+        lead = _LEAD.match(question)
+        assert not question.startswith("About cold"), question
+        assert lead is None or lead.group(1) == "a cold battery", question
+        assert lead is None or is_noun_phrase(lead.group(1), known)
+
+
+def test_a_title_whose_first_key_word_is_a_preposition_gives_no_lead_in():
+    probe = "Using about 60 ml per 29-inch mountain bike tyre"
+    for variant in range(2):
+        question = _first(SEALANT, probe, ["per"], variant)
+        assert _LEAD.match(question) is None, question
+        assert not question.lower().startswith("per"), question
+
+
+def test_a_question_that_does_not_name_the_subject_gets_the_titles_noun_phrase_in_front():
+    text = (
+        "# Batteries in Winter\n\nKeep the battery at room temperature. After a ride in cold weather, "
+        "wait for an hour before charging."
+    )
+    doc = BATTERY | {"text": text}
+    probe = "Letting a cold battery warm up for an hour before charging"
+    for variant in range(3):
+        question = _first(doc, probe, ["cold"], variant)
+        lead = _LEAD.match(question)
+        assert lead is not None and lead.group(1) == "a cold battery", question

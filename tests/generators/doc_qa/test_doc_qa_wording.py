@@ -16,6 +16,7 @@ from evalcore.documents.wording import (
     cells_question,
     measure,
     sentence_question,
+    topic_question,
 )
 from evalcore.generators.doc_qa.generate import conversation_inputs, document_input, qa_pairs
 from evalcore.generators.doc_qa.job import generate_conversations
@@ -172,6 +173,10 @@ def test_a_table_cell_is_answered_by_what_its_column_means():
         # a yes/no verb keeps what it is about: not "Does a battery count?"
         ("A battery counts as faulty only if it holds less than 60% of its rated capacity.",
          {"Does a battery count as faulty?"}),
+        # no question from a future or a negation ("What do my tubeless tyre will?"), nor from a
+        # preposition's object ("When is after a tooth taken?")
+        ("My tubeless tyre will not seal.", {None}),
+        ("After a tooth is taken out, do not rinse your mouth for 24 hours.", {None}),
     ],
 )  # fmt: skip
 def test_a_sentence_is_asked_by_its_subject_and_verb(sentence, expected):
@@ -188,6 +193,9 @@ def test_a_table_cell_is_asked_by_what_its_column_means():
         "Does the Alder Creek store rent ebikes?"
     )
     assert cells_question("kids bikes", None, "covers", "Frame", rng) == "What is covered for kids bikes?"
+    assert cells_question("the Oakbrook surgery", None, "parking", "yes", rng) == (
+        "Does the Oakbrook surgery have parking?"
+    )
     assert cells_question("the Metro E8", "the Alder Creek store", "deposit_usd", "300", rng) == (
         "How much is the deposit for the Metro E8 at the Alder Creek store?"
     )
@@ -239,3 +247,9 @@ def test_a_row_known_by_a_hidden_code_is_named_by_a_describing_cell_not_a_list(s
     for fact in document_facts(document_input(docs["warranty-terms"])):
         thing, _ = writer.row_ref(fact)
         assert ";" not in thing and ": " not in thing, thing  # never "frame: lifetime; components: 2 years"
+
+
+def test_a_topic_question_does_not_open_its_topic_with_a_capital_article():
+    for seed in range(4):
+        question = topic_question("The Concession card", random.Random(seed))
+        assert "the Concession card" in question and "The Concession" not in question, question
