@@ -5,8 +5,8 @@ Section 4.3; issue 17, item 8). The action is a reply, or a call of one tool wit
   the tools go out in the API's own shape (OpenAI's tools API, Anthropic's tool use), the context's tool
   turns as the API's own call and result messages; cache, retries, accounting and the run's budget apply.
   With `tool_mode: prompt` they act as seed 001's prompt-based agent (Section 4.3, A.8) instead: one
-  uniform prompt (evalcore/prompts/act_with_procedure.md) holds the test's procedure, the tools and the
-  conversation as text, no tools go out, and the action is read from the reply's JSON
+  uniform prompt (evalcore/prompts/targets/act_with_procedure.md) holds the test's procedure, the tools
+  and the conversation as text, no tools go out, and the action is read from the reply's JSON
   (`{"reply": ...}` or `{"api": ..., "arguments": {...}}`; a reply that is no such JSON is taken as said).
 - `http` targets get one POST per test. The request is the target's `request_template` filled as for
   chat, where `{{messages}}` now holds every turn, `{"role", "content"}` plus `"tool_name"` and
@@ -149,7 +149,7 @@ class ChatActor(ChatTarget, ActingAdapter):
         return TargetAction(action, (time.perf_counter() - started) * 1000, done.cache_hit, details)
 
 
-PROCEDURE_PROMPT = PromptTemplate.load(PROMPTS_DIR / "act_with_procedure.md")
+PROCEDURE_PROMPT = PromptTemplate.load(PROMPTS_DIR / "targets" / "act_with_procedure.md")
 _SPEAKERS = {TurnRole.user: "Customer", TurnRole.assistant: "Agent"}
 
 
