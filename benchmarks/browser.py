@@ -253,8 +253,10 @@ def _row(name: str, first: Visit, again: Visit, back: Visit, base: tuple | None)
     ratios, mark = "", ""
     if base:
         est = estimated(first, base[0]), estimated(again, base[1])
+        # The empty app's warm visit can take under 5 ms (printed 0.00); a floor of the browser clock's
+        # 1 ms keeps the ratio finite.
         ratios = (
-            f" {first.wall / base[0].wall:>5.1f}x {again.wall / base[1].wall:>5.1f}x"
+            f" {first.wall / max(base[0].wall, 1e-3):>5.1f}x {again.wall / max(base[1].wall, 1e-3):>5.1f}x"
             f"  {est[0]:>5.2f} {est[1]:>5.2f}"
         )
         walls = (("cold", first.wall, GOAL_COLD), ("warm", again.wall, GOAL_WARM))

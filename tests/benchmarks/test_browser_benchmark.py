@@ -33,7 +33,9 @@ def test_the_browser_benchmark_times_pages_cold_and_warm_at_a_tiny_scale(tmp_pat
     rows = {m.group(1): m.groups()[1:] for m in ROW.finditer(done.stdout)}
     assert set(rows) == {"baseline (empty app)", "Home", "Diversity and coverage", "Conversations"}, out
     for page, (cold, server, _, warm, *_) in rows.items():
-        assert 0 < float(cold) < 180 and 0 < float(warm) < 180, (page, out)
+        # The empty app's warm visit can finish within 5 ms, printed 0.00 (seen in CI); a page's cannot.
+        fastest = 0 if page == "baseline (empty app)" else 0.01
+        assert 0 < float(cold) < 180 and fastest <= float(warm) < 180, (page, out)
         assert float(server) > 0, f"{page}: the server's CPU was not read"
     assert int(rows["Diversity and coverage"][6]) >= 3, out  # the map, the coverage and the gap chart
     assert int(rows["Conversations"][6]) >= 4, out  # three bar charts and the table
