@@ -1,7 +1,8 @@
 """Page test (AppTest): Scenarios lists the project's scenarios, validates an edit live with every problem's
 line and field, refuses an invalid save (nothing changes) and saves a valid one as a new revision; with a
 run, shows the pass share per scenario, accuracy per assertion kind, and a failing repetition's checks,
-events and transcript, all as text."""
+events and transcript, all as text; repetitions whose simulated user was at fault are named with the pass
+count over all repetitions and without them (issue 31, item 1: the lead sees which failures to discount)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from evalcore.generators.scenario import import_scenarios, list_scenarios
 from evalcore.generators.scenario.run import RUN_KIND
 from evalcore.inputs import import_project
 from evalcore.jobs.queue import open_queue
+from evalcore.models import Conversation, Turn
 from evalcore.models.wording import words
 from evalcore.store import DATABASE_URL_ENV, Store
 from pages._common import md
@@ -196,3 +198,32 @@ def test_scenarios_written_offline_are_marked(store, tmp_path):
     at = open_page()
     assert frame(at, "assertions")["written by"].tolist() == ["offline (no model)"]
     assert any("Offline output: scenarios written by offline \\(no model\\)" in str(i.value) for i in at.info)
+
+
+def test_without_a_fault_every_verdict_counts(store):
+    store_run(store, "demo")
+    at = open_page()
+    said = " ".join(str(c.value) for c in at.caption)
+    assert "No simulated user was at fault in the 4 repetition(s) played" in said
+    assert not at.warning
+
+
+def test_a_repetition_whose_user_broke_character_is_named_with_the_pass_count_without_it(store):
+    store_run(store, "demo")
+    body = Conversation.model_validate(store.current("conv-d1").body)
+    turns = [
+        Turn(index=0, role="user", content="As an AI language model, I cannot have an order."),
+        *body.turns[1:],
+    ]
+    edited = body.model_copy(update={"turns": turns}).model_dump(mode="json")
+    store.save_revision("conv-d1", edited, "test", store.current("conv-d1").version)
+    at = open_page()
+    warned = " ".join(str(w.value) for w in at.warning).replace("\\", "")
+    assert (
+        "1 of 4 repetition(s) had a simulated user at fault: 2 of 4 passed over all, 1 of 3 without them"
+        in warned
+    )
+    faults = next(d.value for d in at.dataframe if "reason" in d.value.columns)
+    assert faults[["repetition", "turn", "kind"]].values.tolist() == [
+        [f"{DELAY} · repetition 1 · passed", 1, "Broke character"]
+    ]
