@@ -122,6 +122,7 @@ class LLMServer:
         self.calls: list[Call] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.held = 0  # requests the gate holds now (in flight but never to be answered)
         self.responder = self.default_reply
         self._replies: deque[str | ToolCallReply] = deque()
         self._faults: deque[_Fault] = deque()
@@ -167,7 +168,7 @@ class LLMServer:
             self._replies.clear()
             self._faults.clear()
             self.calls.clear()
-            self.max_in_flight = self.in_flight = self._served = self._cut = 0
+            self.max_in_flight = self.in_flight = self.held = self._served = self._cut = 0
             self.latency, self.hold_after, self.responder = 0.0, None, self.default_reply
             self._release.clear()
 
@@ -241,7 +242,10 @@ class LLMServer:
             if self.hold_after is None or self._served < self.hold_after:
                 self._served += 1
                 return False
+            self.held += 1
         self._release.wait()
+        with self._lock:
+            self.held -= 1
         return True
 
 

@@ -84,7 +84,7 @@ def test_a_killed_batch_resumes_without_repeating_completed_calls(tmp_path, llm_
     proc, lines = start_job(tmp_path, url, llm_server)
     out = read_until(lines, lambda seen: sum(s.startswith("done") for s in seen) == HOLD_AFTER)
     deadline = time.monotonic() + 10
-    while llm_server.in_flight < 3 and time.monotonic() < deadline:  # the workers wait on held requests
+    while llm_server.held < 3 and time.monotonic() < deadline:  # every worker waits on a held request
         time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
