@@ -244,7 +244,7 @@ listed = _summaries(runs, (store.url, project_id, tuple(sorted(stamps.items())))
 labels_stamp = annotation_stamp(store, project_id)  # human labels change without the run changing
 qualities = {s.run_id: _quality(s.run_id, (store.url, stamps[s.run_id], labels_stamp))[0] for s in listed}
 st.subheader("Runs")
-run_names = told_apart({s.run_id: f"{s.target} · {s.started}" for s in listed})
+run_names = told_apart({s.run_id: s.name for s in listed})
 st.caption(
     "One row per run. Its last columns: the breakdown detector's accuracy, precision, recall and F1 "
     "(breakdown as the positive class) against the annotators' breakdown labels, given on the Annotate "

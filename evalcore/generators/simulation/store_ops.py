@@ -112,6 +112,8 @@ def _import_run(store: Store, folder: Path, project_id: str | None) -> ImportedR
     if create:
         store.create_project(pid, source.chatbot_id or pid, str(folder))
     params = {
+        # ChatChecker's own run id tells two imports of one chatbot apart (their start times may not).
+        "name": f"ChatChecker {source.run_id}",
         "source": "chatchecker",
         "path": str(folder),
         "chatchecker_run_id": source.run_id,

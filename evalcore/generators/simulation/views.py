@@ -29,6 +29,7 @@ class RunSummary:
     """One simulation run as the page lists it."""
 
     run_id: str
+    name: str  # the run's name, else its target and start
     source: str  # evalcore (simulated here) or chatchecker (imported)
     target: str
     status: str
@@ -49,15 +50,18 @@ def summaries(store: Store, project_id: str, runs: list[Run]) -> list[RunSummary
     out = []
     for run in runs:
         sim = load_simulation_run(store, run.id)
+        target = run.target or str(run.params.get("chatbot_id") or "-")
+        started = run.started_at.strftime("%Y-%m-%d %H:%M") if run.started_at else "-"
         out.append(
             RunSummary(
                 run_id=run.id,
+                name=str(run.params.get("name") or f"{target} · {started}"),
                 source=str(run.params.get("source") or "evalcore"),
-                target=run.target or str(run.params.get("chatbot_id") or "-"),
+                target=target,
                 status=run.status.value,
                 dialogues=len(sim.dialogues),
                 offline=is_offline(sim),
-                started=run.started_at.strftime("%Y-%m-%d %H:%M") if run.started_at else "-",
+                started=started,
             )
         )
     return out

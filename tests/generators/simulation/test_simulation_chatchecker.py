@@ -24,6 +24,7 @@ from evalcore.generators.simulation import (
     simulation_statistics,
 )
 from evalcore.generators.simulation.personas import list_personas, persona_name
+from evalcore.generators.simulation.views import summaries
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Run, RunStatus
 from evalcore.store import Store
@@ -156,6 +157,18 @@ def test_another_run_of_the_same_personas_adds_no_persona_twice(sqlite_store, ru
     run = load_simulation_run(sqlite_store, second.run_id)
     assert {d.persona_item for d in run.dialogues} <= set(personas)
     assert len(export_chatchecker_run(sqlite_store, second.run_id, tmp_path / "out")) == 23
+
+
+def test_two_runs_of_one_chatbot_are_named_by_their_chatchecker_run_ids(sqlite_store, run_copy):
+    first = import_chatchecker_run(sqlite_store, reference_run())
+    info = run_copy / "simulation_run_info.yaml"
+    info.write_text(info.read_text(encoding="utf-8").replace("seed_1", "seed_2"), encoding="utf-8")
+    second = import_chatchecker_run(sqlite_store, run_copy, first.project_id)
+    runs = [sqlite_store.run(r) for r in (first.run_id, second.run_id)]
+    assert [s.name for s in summaries(sqlite_store, first.project_id, runs)] == [
+        "ChatChecker paper_standard_2025-05-19_11-01-55_seed_1",
+        "ChatChecker paper_standard_2025-05-19_11-01-55_seed_2",
+    ]
 
 
 def test_export_writes_the_published_folder_back(sqlite_store, tmp_path):
