@@ -68,9 +68,9 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     imported = import_chatchecker_run(store, REFERENCE_RUN, pid).run_id
     at = open_page()
     listed = frame(at, "source")
-    name = box(at, "Run").format_func  # a run by its target and start: no id on the page
+    name = box(at, "Run").format_func  # a run by its target and start, an import by ChatChecker's run id
     sim_name, imp_name = name(simulated), name(imported)
-    assert sim_name.startswith("demo · ") and imp_name.startswith("study_goal_assistant · ")
+    assert sim_name.startswith("demo · ") and imp_name == f"ChatChecker {REFERENCE_RUN.name}"
     assert set(listed["run"]) == {sim_name, imp_name}
     made_by = dict(zip(listed["run"], listed["made by"], strict=True))
     assert made_by == {sim_name: "offline (no model)", imp_name: "models"}
