@@ -133,8 +133,7 @@ def sentence_question(sentence: str, rng: random.Random) -> str | None:
     if split is None or split[1] in ("do", "does"):  # "Weather delays do not entitle ...": no question
         return None
     subject, verb, rest = split
-    subject = re.sub(r"^(A|An|The) ", lambda m: m.group(1).lower() + " ", subject)
-    subject = customer_side(subject)
+    subject = customer_side(inside_question(subject))
     if re.match(r"[A-Z]-[a-z]", subject):  # "E-bike claims" inside a question: "e-bike claims"
         subject = subject[0].lower() + subject[1:]
     if not a_thing(subject) or re.search(r"\d", subject):
@@ -177,6 +176,30 @@ def sentence_question(sentence: str, rng: random.Random) -> str | None:
     return rng.choice((f"What {do} {subject} {base}?", f"What exactly {do} {subject} {base}?"))
 
 
+_INDEFINITE = {"anyone", "anybody", "everyone", "everybody", "someone", "somebody", "nobody"}
+
+
+def inside_question(phrase: str) -> str:
+    """A phrase that opened a sentence as it reads inside a question: its first word lower-cased when it
+    is an article, a determiner or an indefinite pronoun ("The Metro E8" -> "the Metro E8", "Anyone
+    ordering" -> "anyone ordering"); a name keeps its capital."""
+    first, _, rest = phrase.partition(" ")
+    if first[:1].isupper() and first[1:].islower() and first.lower() in DETERMINERS | _INDEFINITE:
+        return f"{first.lower()} {rest}" if rest else first.lower()
+    return phrase
+
+
+def without_article(phrase: str) -> str:
+    """`phrase` without a leading article ("the Metro E8" -> "Metro E8"), to tell whether a text names it."""
+    return re.sub(r"^(?:the|a|an)\s+", "", phrase, flags=re.IGNORECASE)
+
+
+def _is_are(what: str) -> str:
+    """The verb a plural measure takes ("exclusions" are, "price" is)."""
+    last = what.split()[-1].lower() if what.split() else ""
+    return "are" if last.endswith("s") and not last.endswith(("ss", "us", "is")) else "is"
+
+
 def a_thing(subject: str) -> bool:
     """Whether a sentence's subject names a thing (not a clause: "tyres that", "report a parcel if it";
     not a preposition's object: "After a tooth" of "After a tooth is taken out, ...")."""
@@ -188,8 +211,7 @@ def a_thing(subject: str) -> bool:
 def topic_question(topic: str, rng: random.Random, sentence: str = "") -> str:
     """A general question about a topic (a sentence that gives no subject and verb to ask about); where
     the sentence is an address or a phone number, the question asks for that."""
-    # "The Concession card" opens a sentence; inside a question it is "the Concession card"
-    topic = re.sub(r"^(The|A|An) (?=[A-Za-z0-9])", lambda m: m.group(1).lower() + " ", customer_side(topic))
+    topic = inside_question(customer_side(topic))
     if ADDRESS.search(sentence):
         return rng.choice((f"Where is {topic}?", f"What's the address of {topic}?"))
     if _PHONE.search(sentence):
@@ -251,8 +273,10 @@ def cells_question(thing: str, place: str | None, column: str, value: str, rng: 
                           if what == "price" else (f"How much is the {what} for {who}?",))  # fmt: skip
     if any(w in lowered for w in _TIME_COLUMNS) and re.search(r"\d", value):
         return f"How long does {who} take?" if what == "duration" else f"What is the {what} for {who}?"
+    if what.split()[-1].lower() in CLOSED:  # a column "available at": "What is X available at?"
+        return f"What is {who} {what}?"
     return rng.choice((
-        f"What is the {what} of {who}?",
+        f"What {_is_are(what)} the {what} of {who}?",
         f"Can you tell me the {what} for {who}?",
         f"What {what} does {who} have?",
     ))  # fmt: skip

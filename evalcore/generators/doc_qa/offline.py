@@ -47,12 +47,14 @@ from evalcore.documents.wording import (
     cells_answer,
     cells_question,
     customer_side,
+    inside_question,
     key_noun,
     measure,
     place_columns,
     quantity_question,
     sentence_question,
     topic_question,
+    without_article,
 )
 from evalcore.generators.doc_qa.schema import (
     CANNOTANSWER,
@@ -645,7 +647,7 @@ class _Writer:
         if ADDRESS.search(fact.text):
             return "the address"
         subject = sentence_subject(fact.text) or ""
-        return customer_side(subject) if a_thing(subject) else ""
+        return customer_side(inside_question(subject)) if a_thing(subject) else ""
 
     def focus(self) -> str | None:
         """The one entity the SYNTHESIS is about: the bridge of the first switch, else (one document)
@@ -732,7 +734,7 @@ class _Writer:
         options: list[tuple[str, str]] = []
         for fact in self.last_facts:
             aspect = self.aspect(fact)
-            if aspect and self.clean(aspect) and not mentions(question, aspect):
+            if aspect and self.clean(aspect) and not mentions(question, without_article(aspect)):
                 options.append((f"{question}, especially {aspect}?", f"{resolved}, especially {aspect}?"))
         for fact in self.last_facts:
             asked = self.ask(fact)

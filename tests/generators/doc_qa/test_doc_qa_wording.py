@@ -177,6 +177,10 @@ def test_a_table_cell_is_answered_by_what_its_column_means():
         # preposition's object ("When is after a tooth taken?")
         ("My tubeless tyre will not seal.", {None}),
         ("After a tooth is taken out, do not rinse your mouth for 24 hours.", {None}),
+        # an indefinite pronoun opening the sentence is no name: lower-case inside the question
+        ("Anyone ordering a custom build gets a free fitting.",
+         {"What does anyone ordering a custom build get?",
+          "What exactly does anyone ordering a custom build get?"}),
     ],
 )  # fmt: skip
 def test_a_sentence_is_asked_by_its_subject_and_verb(sentence, expected):
@@ -199,6 +203,16 @@ def test_a_table_cell_is_asked_by_what_its_column_means():
     assert cells_question("the Metro E8", "the Alder Creek store", "deposit_usd", "300", rng) == (
         "How much is the deposit for the Metro E8 at the Alder Creek store?"
     )
+    # a column that ends in a preposition is asked with it last, not as a noun ("What available at ...")
+    assert cells_question("the bike assembly", None, "available_at", "Alder Creek", rng) == (
+        "What is the bike assembly available at?"
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_plural_measure_takes_a_plural_verb(seed):
+    question = cells_question("helmets", None, "exclusions", "crash damage", random.Random(seed))
+    assert not question.startswith("What is the exclusions"), question
 
 
 def test_sample_questions_are_distinct_and_name_no_title_or_hidden_code(sample):
