@@ -56,7 +56,8 @@ def failure_rate_chart(table: pd.DataFrame, key: str, title: str, within: str | 
     }  # fmt: skip
     return {
         "title": title,
-        "height": 260,
+        "height": 200,  # the bars' own: labels, legend and title come on top
+        "autosize": {"type": "fit-x", "contains": "padding"},
         "data": {"values": data},
         "encoding": {"x": x, **offset},
         "layer": [
@@ -92,7 +93,8 @@ def count_chart(data: pd.DataFrame, x: str, y: str, title: str) -> dict:
     frame = pd.DataFrame({"value": data[x].map(str), "count": data[y]})
     return {
         "title": title,
-        "height": 200,
+        "height": 150,  # the bars' own: the labels and title come on top
+        "autosize": {"type": "fit-x", "contains": "padding"},
         "data": {"values": frame},
         "mark": "bar",
         "encoding": {
@@ -122,6 +124,7 @@ def count_heatmap(matrix: pd.DataFrame, columns: Sequence[str], titles: tuple[st
         ]
     )
     rows = [str(r) for r in matrix.index]
+    dark = float(cells["count"].max()) / 2 if len(cells) else 0.0
     place = {
         "x": {"field": "column", "type": "nominal", "title": column_title, "sort": list(columns),
               "axis": {"labelAngle": -35, "labelLimit": 260}},
@@ -154,9 +157,10 @@ def count_heatmap(matrix: pd.DataFrame, columns: Sequence[str], titles: tuple[st
                 "mark": {"type": "text"},
                 "encoding": {
                     "text": {"field": "count", "type": "quantitative"},
+                    # White on the darker half of the scale, dark on the lighter half.
                     "color": {
-                        "condition": {"test": "datum.count > 0", "value": "#111827"},
-                        "value": "#9ca3af",
+                        "condition": {"test": f"datum.count > {dark:g}", "value": "#ffffff"},
+                        "value": "#111827",
                     },
                 },
             },
@@ -222,4 +226,5 @@ def calibration_chart(points: Sequence[CurvePoint], target: float, threshold: fl
         ]
     for layer in layers[1:]:
         layer["data"] = {"values": [{}]}  # one line, one label: not one per point of the curve
-    return {"height": 320, "datasets": {"curve": curve}, "layer": layers}
+    fit = {"type": "fit-x", "contains": "padding"}  # the height is the plot's: the legend comes on top
+    return {"height": 260, "autosize": fit, "datasets": {"curve": curve}, "layer": layers}
