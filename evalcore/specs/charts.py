@@ -88,7 +88,13 @@ def map_chart(frame: pd.DataFrame, colour: str) -> dict:
         "type": "nominal",
         "title": title,
         "scale": {"domain": groups, "range": [PALETTE[i % len(PALETTE)] for i in range(len(groups))]},
-        "legend": {"orient": "bottom", "columns": 4, "labelLimit": 260, "symbolType": "circle"},
+        "legend": {
+            "orient": "bottom",
+            "columns": 4,
+            "labelLimit": 260,
+            "symbolType": "circle",
+            "symbolLimit": len(groups),  # every group named (Vega shows 30 by default)
+        },
     }
     place = {
         "x": {"field": "x", "type": "quantitative", "axis": None, "scale": {"zero": False}},

@@ -97,7 +97,7 @@ def test_the_plots_are_labelled_and_their_colours_distinct(store):
     colours = dict(zip(hue["scale"]["domain"], hue["scale"]["range"], strict=True))
     assert len(set(colours.values())) == len(colours) == 3 and len(set(PALETTE)) == len(PALETTE) >= 40
     assert set(colours) == set(frame["category"]) and hue["title"] == "Category"
-    assert hue["legend"]["orient"] == "bottom"  # under the plot
+    assert hue["legend"]["orient"] == "bottom" and hue["legend"]["symbolLimit"] >= 3  # under the plot, all
     stars, points = scatter.table("selected"), scatter.table("points")
     assert len(stars) == len(selected) > 0 and len(points) == len(frame) - len(selected)
     assert scatter.spec["layer"][1]["mark"]["shape"] == STAR, "the selected specs drawn as stars, on top"
