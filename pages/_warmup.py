@@ -1,7 +1,8 @@
 """What the dashboard's server does once when it starts, before anyone visits (issue 28): import every page's
-libraries and make the first, slow use of the chart and table serializers, so the first visitor after a
-start does not wait for them (about 1.3 s of imports on an idle machine, several seconds under load); then
-freeze what is loaded out of the garbage collector's reach (Streamlit collects after every run).
+libraries and make the first, slow use of the table serializer (charts send their data as tables too), so
+the first visitor after a start does not wait for them (about 1.3 s of imports on an idle machine, several
+seconds under load); then freeze what is loaded out of the garbage collector's reach (Streamlit collects
+after every run).
 
 `dashboard.py` (what `evalcore serve` and the tests start) calls `warm_up` before the server listens."""
 
@@ -30,24 +31,12 @@ def page_imports(root: Path = ROOT) -> list[str]:
 
 
 def _first_uses() -> None:
-    """Build, validate and serialize a small figure of each trace type the pages draw, and a small table
-    to Arrow, as st.plotly_chart and st.dataframe do: the first of each loads validators and encoders."""
+    """Serialize a small table to Arrow, as st.dataframe and st.vega_lite_chart do with their data: the
+    first conversion loads pyarrow's pandas bridge."""
     import pandas as pd
-    import plotly.express as px
-    import plotly.graph_objects as go
-    import plotly.io as pio
     from streamlit import dataframe_util, env_util
 
-    figure = go.Figure()
-    figure.add_scatter(x=[0, 1], y=[1, 0], mode="lines+markers", line={"color": "red"})
-    figure.add_scattergl(x=[0, 1], y=[1, 0], mode="markers", marker={"line": {"width": 1}})
-    figure.add_bar(x=["a", "b"], y=[1, 2], error_y={"type": "data", "array": [0.1, 0.2]})
-    figure.add_heatmap(z=[[0, 1], [1, 0]], colorbar={"title": {"text": "n"}})
-    figure.add_hline(y=0, annotation_text="zero")
-    figure.update_layout(legend={"title": {"text": "legend"}})
     frame = pd.DataFrame({"x": ["a", "b"], "y": [1, 2]})
-    for drawn in (figure, px.bar(frame, x="x", y="y")):
-        pio.to_json(go.Figure(drawn.to_dict()), validate=False)
     dataframe_util.convert_pandas_df_to_arrow_bytes(frame)
     # Streamlit's first element of the process asks inspect.stack() whether it runs in a REPL; inspect
     # then indexes the file of every loaded module (0.7 s of CPU with the pages' libraries loaded, on the

@@ -157,7 +157,8 @@ def _calibration_section() -> None:
             )
         else:
             d.metric(f"Threshold for precision ≥ {target:.2f}", "none reaches it")
-        st.plotly_chart(calibration_chart(cal.points, target, cal.choice.threshold if cal.choice else None))
+        chosen_threshold = cal.choice.threshold if cal.choice else None
+        st.vega_lite_chart(calibration_chart(cal.points, target, chosen_threshold), width="stretch")
         st.caption(
             "Accepted by the judge (silver) = conversations nobody decided that the judge passes: the "
             "judge's verdict, not a person's. With a threshold set, the judge passes a conversation whose "

@@ -1,7 +1,5 @@
 """Conversations: generate document-grounded conversations from specs, browse them, open their passages."""
 
-import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
@@ -25,6 +23,7 @@ from evalcore.jobs.queue import enqueue
 from evalcore.models.common import content_hash
 from evalcore.models.wording import TIER_HELP, passage_words, term_help, without_ids, words
 from evalcore.models.wording import tier as tier_word
+from evalcore.reports.charts import count_chart
 from evalcore.specs.store_ops import get_spec
 from pages._common import (
     LIVE,
@@ -64,15 +63,6 @@ def _table(project: str, stamp: tuple):
     table = conversation_table(store, project, previous=last.get((project, stamp[1])))
     last[(project, stamp[1])] = table
     return table
-
-
-@st.cache_data(show_spinner=False, max_entries=24)
-def _bar(data: pd.DataFrame, x: str, y: str, title: str):
-    # Keyed on the distribution's rows: drawn again only when the conversations or the filters change it.
-    fig = px.bar(data, x=x, y=y, title=title, height=260)
-    fig.update_layout(margin={"l": 10, "r": 10, "t": 40, "b": 10})
-    fig.update_xaxes(type="category")
-    return fig
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -227,9 +217,7 @@ for column, (key, x, y, title) in zip(
      ("documents", "documents cited", "conversations", "Documents the answers cite")),
     strict=True,
 ):  # fmt: skip
-    column.plotly_chart(
-        _bar(dist[key], x, y, title), width="stretch", key=f"chart_{key}", config={"displayModeBar": False}
-    )
+    column.vega_lite_chart(count_chart(dist[key], x, y, title), width="stretch", key=f"chart_{key}")
 
 st.caption(
     "Charts and table show the conversations the filters keep. An answer to a filler question cites a "

@@ -41,7 +41,7 @@ def _map(run_id: str):
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _map_view(run_id: str, selected: frozenset[str], titles: tuple[tuple[str, str], ...], colour: str):
-    # The figure of 5,000 points takes a while to build: built once per map, selection, titles and colour.
+    # The chart's tables of 5,000 points: built once per map, selection, titles and colour.
     frame = map_frame(_map(run_id), set(selected), dict(titles))
     return map_chart(frame, colour), len(frame), int(frame["selected"].sum())
 
@@ -118,11 +118,11 @@ if buttons.button("Refit the map", disabled=job is not None, help=refit_help):
     st.rerun()
 colour = st.radio("Colour by", ["category", "document"], horizontal=True)
 figure, candidates, stars = _map_view(map_run, frozenset(selected), titles, colour)
-# No toolbar over the points: a drag zooms in, a double click zooms back out.
-st.plotly_chart(figure, width="stretch", config={"displayModeBar": False})
+st.vega_lite_chart(figure, width="stretch")
 st.caption(
     f"{candidates:,} candidates (rejected specs excluded), {stars} selected (stars). "
-    f"Nearby points are specs with similar wording. {fitted}."
+    f"Nearby points are specs with similar wording. Drag to move, shift + scroll to zoom, double click to "
+    f"reset. {fitted}."
 )
 
 st.subheader("Which documents the selected specs cover")
@@ -135,7 +135,7 @@ if chosen:
         st.caption(
             f"The first {COVERAGE_COLUMNS} of {len(chosen)} selected specs; the count below is of all."
         )
-    st.plotly_chart(coverage_chart(drawn, ordered), width="stretch", config={"displayModeBar": False})
+    st.vega_lite_chart(coverage_chart(drawn, ordered), width="stretch")
     cited = {d for _, _, docs in chosen for d in docs}
     uncovered = [title for doc_id, title in ordered if doc_id not in cited]
     st.caption(
@@ -145,7 +145,7 @@ if chosen:
 
 st.subheader("What Greedy and Max-Min gain over Random, against k")
 if spec_map.curves:
-    st.plotly_chart(gap_chart(spec_map.curves), width="stretch", config={"displayModeBar": False})
+    st.vega_lite_chart(gap_chart(spec_map.curves), width="content")  # three panels of a set width
     note = (
         "Each point is the method's selection of k specs minus Random's (mean of 10 seeds) at the same k: "
         "above the dotted zero line the method beats picking at random. Greedy is the method (log-det "

@@ -172,7 +172,7 @@ else:
         )
         with flow_tab:
             if chosen.flowgraph.nodes:
-                st.plotly_chart(
+                st.vega_lite_chart(
                     graph_figure(chosen.flowgraph, generated=made_up), width="stretch", key="flowgraph"
                 )
             else:
@@ -195,7 +195,7 @@ else:
                 st.caption(
                     "Noise nodes are red crosses; edges on the highlighted path(s) are thick and pink."
                 )
-                st.plotly_chart(
+                st.vega_lite_chart(
                     graph_figure(noisy, paths, generated=made_up), width="stretch", key="conversation_graph"
                 )
         with paths_tab:

@@ -168,11 +168,7 @@ else:
     }
 for column, (key, (table, split)) in zip(st.columns(2), charts.items(), strict=True):
     title = "Failure rate by number of documents" if key == "n_documents" else "Failure rate by query type"
-    column.plotly_chart(
-        cached_figure(failure_rate_chart, table, key, title, split),
-        width="stretch",
-        config={"displayModeBar": False},
-    )
+    column.vega_lite_chart(cached_figure(failure_rate_chart, table, key, title, split), width="stretch")
 
 # ------------------------------------------------------------------------------------------ tables
 PERCENT = {"failure_rate", "share", "diff"}

@@ -3,7 +3,6 @@ workers, progress read from the store, stop and retry), runs and their statistic
 detector's quality against human breakdown labels, breakdown types per persona, and each dialogue with
 its per-turn breakdown verdicts (the detector's and the annotators') and ratings."""
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
@@ -35,8 +34,8 @@ from evalcore.generators.simulation.views import (
 from evalcore.jobs import failed_units, progress, request_stop
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus, TurnRole
-from evalcore.models.common import chart_label
 from evalcore.models.wording import told_apart, words
+from evalcore.reports.charts import count_heatmap
 from evalcore.reports.status import run_state
 from evalcore.review.detector_quality import (
     human_badge,
@@ -597,20 +596,9 @@ st.markdown("**Breakdown types per persona** (target turns with a breakdown of t
 if matrix.empty:
     st.caption("No breakdown in this run.")
 else:
-    heat = go.Figure(
-        go.Heatmap(
-            z=matrix.to_numpy(),
-            x=[chart_label(user_label(sim, c)) for c in matrix.columns],
-            y=[chart_label(i) for i in matrix.index],
-            colorscale="Reds",
-            text=matrix.to_numpy(),
-            texttemplate="%{text}",
-            hovertemplate="%{y} / %{x}: %{z}<extra></extra>",
-        )
-    )
-    heat.update_layout(height=max(320, 36 * len(matrix.index) + 140), margin={"t": 10, "b": 10})
-    heat.update_xaxes(tickangle=-35, automargin=True)  # persona names can be long: keep them whole
-    st.plotly_chart(heat, width="stretch")
+    users = [user_label(sim, c) for c in matrix.columns]  # long names stay whole
+    heat = count_heatmap(matrix, users, ("breakdown type", "simulated user", "target turns"))
+    st.vega_lite_chart(heat, width="stretch")
 
 st.markdown("**Dialogues**")
 if not sim.dialogues:

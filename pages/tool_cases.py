@@ -275,7 +275,8 @@ def _gold_silver_section() -> None:
             f"{c.precision:.2f}, recall {c.recall:.2f}, on {found.n} decided conversations). Silver "
             f"threshold now: **{now}**."
         )
-    st.plotly_chart(calibration_chart(found.points, target, found.choice.threshold if found.choice else None))
+    chosen_threshold = found.choice.threshold if found.choice else None
+    st.vega_lite_chart(calibration_chart(found.points, target, chosen_threshold), width="stretch")
     user = current_user()
     if found.choice and st.button(
         f"Use {found.choice.threshold:.3f} for silver", disabled=not user, help=None if user else NEEDS_NAME

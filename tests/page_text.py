@@ -4,8 +4,9 @@ meet there (issue 28): bare ids, enum names, a literal None, the papers' terms o
 `visible_texts(at)` walks every element and block of a run AppTest and returns (where, text) pairs for the
 text a user reads without hovering: headings, markdown, captions, alerts, metric labels and values, button
 and link labels, widget labels and options, tab and expander labels, table column names and cell values,
-chart titles, axis titles and category labels, trace names. Tooltips (`help=`) are left out on purpose;
-so are code blocks and JSON viewers (a file's own format, shown as the file has it) and typed-in values.
+charts' titles (chart, axes, legends, panels), category labels and legend entries (tests/vega.py reads
+them). Tooltips (`help=`, a chart's hover text) are left out on purpose; so are code blocks and JSON viewers
+(a file's own format, shown as the file has it) and typed-in values.
 `offences(text, allowed)` names what in one text breaks the rules.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pandas as pd
+import vega
 from streamlit.testing.v1 import AppTest
 
 from evalcore.errors import EvalcoreError
@@ -51,8 +53,8 @@ def visible_texts(
         if kind == "dataframe":
             tables += 1
             found += [(f"table {tables}", t) for t in _table_texts(node.value, proto)]
-        elif kind == "plotly_chart":
-            found += [("chart", t) for t in _chart_texts(proto.spec)]
+        elif kind == vega.KIND:
+            found += [("chart", t) for t in sorted(vega.texts(vega.from_proto(proto)))]
         else:
             found += [(kind, t) for t in _proto_texts(_inner(proto))]
     return [(where, text) for where, text in found if text.strip()]
@@ -103,37 +105,6 @@ def _table_texts(frame: pd.DataFrame, proto: Any) -> Iterator[str]:
                 yield cell
             elif cell is None:
                 yield "None"  # a cell left None shows 'None' in Streamlit's grid
-
-
-def _chart_texts(spec: str) -> Iterator[str]:
-    """A Plotly figure's visible words: titles (figure, axes, legend, colour bars), annotations, trace
-    names, category labels on the axes and tick texts."""
-    figure = json.loads(spec)
-    layout = figure.get("layout", {})
-    yield from _titles(layout)
-    for note in layout.get("annotations", []) or []:
-        yield str(note.get("text", ""))
-    for trace in figure.get("data", []):
-        if trace.get("name") and trace.get("showlegend", True) is not False:
-            yield str(trace["name"])
-        for axis in ("x", "y"):
-            values = trace.get(axis)
-            if isinstance(values, list):
-                yield from {str(v) for v in values if isinstance(v, str)}
-        yield from _titles(trace)
-
-
-def _titles(part: dict) -> Iterator[str]:
-    """Every `title` (a string or {'text': ...}) and `ticktext` found anywhere under a layout or trace."""
-    for key, value in part.items():
-        if key == "title":
-            text = value.get("text") if isinstance(value, dict) else value
-            if isinstance(text, str):
-                yield text
-        elif key == "ticktext" and isinstance(value, list):
-            yield from (str(v) for v in value)
-        elif isinstance(value, dict):
-            yield from _titles(value)
 
 
 # What a newcomer should not meet outside a tooltip: the papers' words (the method's own terms belong in

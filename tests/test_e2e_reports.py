@@ -41,7 +41,7 @@ def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, mo
             browser.save_screenshot(str(tmp_path / "failed.png"))
             raise
         charts = wait.until(
-            ec.presence_of_all_elements_located((By.CSS_SELECTOR, "[data-testid='stPlotlyChart']"))
+            ec.presence_of_all_elements_located((By.CSS_SELECTOR, "[data-testid='stVegaLiteChart']"))
         )
         assert len(charts) == 2
 

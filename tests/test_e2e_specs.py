@@ -34,6 +34,7 @@ def test_generate_select_and_see_the_plots(tmp_path, browser):
 
         browser.get(base + "/diversity")
         wait.until(ec.text_to_be_present_in_element(body, "Candidates on a 2D map"))
-        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, ".js-plotly-plot")) >= 3)
+        drawn = "[data-testid='stVegaLiteChart'] .marks"  # Vega's canvas or svg, once the chart is drawn
+        wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, drawn)) >= 3)
         assert "documents covered" in browser.find_element(*body).text
         browser.save_screenshot(str(tmp_path / "diversity.png"))

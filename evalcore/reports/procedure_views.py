@@ -3,13 +3,12 @@ procedure's graphs drawn (a layered networkx layout, nodes coloured by type, noi
 sampled paths highlighted), the summary per procedure (broken rules, noise, paths, edge coverage,
 conversations, tests), how much each path adds to the edge coverage, and the tests of a conversation.
 
-Ids, types and descriptions come from procedures or a model: in a figure they are HTML-escaped (plotly
-renders a few tags in its texts), in tables they are plain cells.
+Ids, types and descriptions come from procedures or a model: a figure is a Vega-Lite spec, which draws them
+as text, and in tables they are plain cells.
 """
 
 from __future__ import annotations
 
-import html
 import textwrap
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +16,6 @@ from itertools import pairwise
 
 import networkx as nx
 import pandas as pd
-import plotly.graph_objects as go
 
 from evalcore.generators.procedure.graphs import Graph
 from evalcore.generators.procedure.intents import GENERATED_PREFIX
@@ -112,7 +110,7 @@ def _generated_api(node: DrawnNode, generated: Collection[str]) -> bool:
 
 
 def _symbol(node: DrawnNode, generated: Collection[str]) -> str:
-    return "x" if node.noise else ("diamond" if _generated_api(node, generated) else "circle")
+    return "cross" if node.noise else ("diamond" if _generated_api(node, generated) else "circle")
 
 
 def _note(node: DrawnNode, generated: Collection[str]) -> str:
@@ -122,7 +120,7 @@ def _note(node: DrawnNode, generated: Collection[str]) -> str:
 def _label(node: DrawnNode) -> str:
     """A node's id and the start of its text beside its marker: a graph read without hovering."""
     short = textwrap.shorten(node.description, 30, placeholder="…")
-    return html.escape(node.node_id) + (f" {html.escape(short)}" if short else "")
+    return node.node_id + (f" {short}" if short else "")
 
 
 def _x_range(nodes: Sequence[DrawnNode]) -> list[float]:
@@ -132,86 +130,125 @@ def _x_range(nodes: Sequence[DrawnNode]) -> list[float]:
     return [min(xs) - 0.05 * span, max(xs) + 0.35 * span]
 
 
-def _hover(title: str, text: str) -> str:
-    wrapped = "<br>".join(html.escape(line) for line in textwrap.wrap(text, 70)[:6])
-    return f"<b>{html.escape(title)}</b><br>{wrapped}"
+def _text(text: str) -> str:
+    """A description as a tooltip shows it: some six lines of it at most."""
+    return textwrap.shorten(text, 420, placeholder="…")
+
+
+def _edge_rows(edges: Sequence[DrawnEdge]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "x": e.points[0], "y": e.points[1], "x2": e.points[2], "y2": e.points[3],
+                "edge": f"on {e.paths} path(s)" if e.paths else "not on a path", "width": 1 + 2 * e.paths,
+            }
+            for e in sorted(edges, key=lambda e: e.paths)  # the highlighted ones drawn last, on top
+        ],
+        columns=["x", "y", "x2", "y2", "edge", "width"],
+    )  # fmt: skip
+
+
+def _middle_rows(edges: Sequence[DrawnEdge]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "x": (e.points[0] + e.points[2]) / 2, "y": (e.points[1] + e.points[3]) / 2,
+                "edge": f"{e.source} -> {e.target} ({e.paths} path(s))", "text": _text(e.description),
+            }
+            for e in edges
+            if e.description
+        ],
+        columns=["x", "y", "edge", "text"],
+    )  # fmt: skip
+
+
+def _node_rows(nodes: Sequence[DrawnNode], generated: Collection[str]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "x": n.x, "y": n.y, "type": words(n.kind), "label": _label(n),
+                "node": f"{n.node_id} {n.kind}{_note(n, generated)}, {n.paths} path(s)",
+                "text": _text(n.description), "shape": _symbol(n, generated), "size": 260 if n.paths else 150,
+                "noise": n.noise,
+            }
+            for n in nodes
+        ],
+        columns=["x", "y", "type", "label", "node", "text", "shape", "size", "noise"],
+    )  # fmt: skip
 
 
 def graph_figure(
     graph: Graph, paths: Sequence[Sequence[str]] = (), title: str = "", generated: Collection[str] = ()
-) -> go.Figure:
-    """The graph drawn: nodes coloured by type (noise nodes ringed red, a cross; api nodes calling a
-    `generated` API a diamond, "generated API" on hover), edges on the sampled `paths` thick and coloured
-    (wider for more paths), the others thin and grey; hover shows the text."""
+) -> dict:
+    """The graph drawn, as a Vega-Lite spec: nodes coloured by type (noise nodes a cross ringed red; api
+    nodes calling a `generated` API a diamond, "generated API" on hover), edges on the sampled `paths`
+    thick and coloured (wider for more paths), the others thin and grey; hover shows the text."""
     nodes, edges = drawing(graph, paths)
-    figure = go.Figure()
-    for on_path in (False, True):
-        chosen = [e for e in edges if (e.paths > 0) == on_path]
-        for width in sorted({e.paths for e in chosen}):
-            xs: list[float | None] = []
-            ys: list[float | None] = []
-            for e in (e for e in chosen if e.paths == width):
-                xs += [e.points[0], e.points[2], None]
-                ys += [e.points[1], e.points[3], None]
-            figure.add_trace(
-                go.Scatter(
-                    x=xs,
-                    y=ys,
-                    mode="lines",
-                    line={"color": PATH_COLOUR if on_path else "#cfd8dc", "width": 1 + 2 * width},
-                    hoverinfo="skip",
-                    name=f"on {width} path(s)" if on_path else "not on a path",
-                    showlegend=True,
-                )
-            )
-    mids = [e for e in edges if e.description]
-    figure.add_trace(
-        go.Scatter(
-            x=[(e.points[0] + e.points[2]) / 2 for e in mids],
-            y=[(e.points[1] + e.points[3]) / 2 for e in mids],
-            mode="markers",
-            marker={"size": 6, "color": "#90a4ae", "symbol": "square"},
-            hovertext=[_hover(f"{e.source} -> {e.target} ({e.paths} path(s))", e.description) for e in mids],
-            hoverinfo="text",
-            name="edge text (hover)",
-        )
-    )
-    for kind in dict.fromkeys(n.kind for n in nodes):
-        group = [n for n in nodes if n.kind == kind]
-        figure.add_trace(
-            go.Scatter(
-                x=[n.x for n in group],
-                y=[n.y for n in group],
-                mode="markers+text",
-                text=[_label(n) for n in group],
-                textposition="middle right",
-                textfont={"size": 11},
-                marker={
-                    "size": [18 if n.paths else 13 for n in group],
-                    "color": COLOURS.get(kind, UNKNOWN_COLOUR),
-                    "symbol": [_symbol(n, generated) for n in group],
-                    "line": {
-                        "width": [3 if n.noise else 1 for n in group],
-                        "color": [NOISE_COLOUR if n.noise else "#ffffff" for n in group],
+    kinds = list(dict.fromkeys(n.kind for n in nodes))
+    on_paths = sorted({e.paths for e in edges if e.paths})
+    edge_names = ["not on a path", *(f"on {k} path(s)" for k in on_paths)]
+    place = {
+        "x": {"field": "x", "type": "quantitative", "axis": None, "scale": {"domain": _x_range(nodes)}},
+        "y": {"field": "y", "type": "quantitative", "axis": None, "scale": {"zero": False, "nice": False}},
+    }
+    bottom = {"orient": "bottom", "direction": "horizontal"}
+    noisy = {"test": "datum.noise"}
+    return {
+        **({"title": title} if title else {}),
+        "height": max(420, 70 * (1 + int(-min((n.y for n in nodes), default=0)))),
+        "datasets": {
+            "edges": _edge_rows(edges),
+            "middles": _middle_rows(edges),
+            "nodes": _node_rows(nodes, generated),
+        },
+        "layer": [
+            {
+                "data": {"name": "edges"},
+                "mark": {"type": "rule"},
+                "encoding": {
+                    **place, "x2": {"field": "x2"}, "y2": {"field": "y2"},
+                    "strokeWidth": {"field": "width", "type": "quantitative", "scale": None, "legend": None},
+                    "color": {
+                        "field": "edge", "type": "nominal", "title": "Edges",
+                        "scale": {"domain": edge_names, "range": ["#cfd8dc", *[PATH_COLOUR] * len(on_paths)]},
+                        "legend": bottom,
                     },
                 },
-                hovertext=[
-                    _hover(f"{n.node_id} {kind}{_note(n, generated)}, {n.paths} path(s)", n.description)
-                    for n in group
-                ],
-                hoverinfo="text",
-                name=html.escape(words(kind)),  # 'start_message' -> 'Start message'; colours key on kind
-            )
-        )
-    figure.update_layout(
-        title=title,
-        height=max(420, 70 * (1 + int(-min((n.y for n in nodes), default=0)))),
-        xaxis={"visible": False, "range": _x_range(nodes)},
-        yaxis={"visible": False},
-        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
-        legend={"orientation": "h"},
-    )
-    return figure
+            },
+            {
+                "data": {"name": "middles"},
+                "mark": {"type": "square", "size": 36, "color": "#90a4ae"},
+                "encoding": {
+                    **place,
+                    "tooltip": [{"field": "edge", "title": "edge"}, {"field": "text", "title": "says"}],
+                },
+            },
+            {
+                "data": {"name": "nodes"},
+                "mark": {"type": "point", "filled": True, "opacity": 1},
+                "encoding": {
+                    **place,
+                    "fill": {
+                        "field": "type", "type": "nominal", "title": "Node type",
+                        "scale": {"domain": [words(k) for k in kinds],
+                                  "range": [COLOURS.get(k, UNKNOWN_COLOUR) for k in kinds]},
+                        "legend": bottom,
+                    },
+                    "shape": {"field": "shape", "type": "nominal", "scale": None},
+                    "size": {"field": "size", "type": "quantitative", "scale": None},
+                    "stroke": {"condition": {**noisy, "value": NOISE_COLOUR}, "value": "#ffffff"},
+                    "strokeWidth": {"condition": {**noisy, "value": 3}, "value": 1},
+                    "tooltip": [{"field": "node", "title": "node"}, {"field": "text", "title": "says"}],
+                },
+            },
+            {
+                "data": {"name": "nodes"},
+                "mark": {"type": "text", "align": "left", "dx": 12, "fontSize": 11},
+                "encoding": {**place, "text": {"field": "label"}},
+            },
+        ],
+        "config": {"view": {"stroke": None}},
+    }  # fmt: skip
 
 
 def graphs_summary(

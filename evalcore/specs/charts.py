@@ -1,5 +1,9 @@
 """Plots of the Diversity and coverage page, from a stored `SpecMap`: the candidates on the map, the
-documents the selected specs cite, and what Greedy and Max-Min gain over Random at each k."""
+documents the selected specs cite, and what Greedy and Max-Min gain over Random at each k.
+
+Each plot is a Vega-Lite spec (a dict, drawn by `st.vega_lite_chart`) whose data are pandas tables: Streamlit
+sends them as Arrow. Vega-Lite draws every text (labels, titles, tooltips) as text, so scenarios, categories
+and titles go in as they are."""
 
 from __future__ import annotations
 
@@ -7,21 +11,28 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.colors import qualitative
-from plotly.subplots import make_subplots
 
-from evalcore.models.common import chart_label
 from evalcore.specs.spec_map import Curve, SpecMap, curve_gaps
 
 # Qualitative palettes, most distinct first: D3's ten (blue, orange, green, red, purple, brown, pink, grey,
-# olive, cyan), then 24 dark and 24 light colours, before any colour repeats.
-PALETTE = list(dict.fromkeys([*qualitative.D3, *qualitative.Dark24, *qualitative.Light24]))
+# olive, cyan), then Plotly's 24 dark and 24 light colours, before any colour repeats.
+PALETTE = [
+    "#1F77B4", "#FF7F0E", "#2CA02C", "#D62728", "#9467BD", "#8C564B", "#E377C2", "#7F7F7F", "#BCBD22",
+    "#17BECF", "#2E91E5", "#E15F99", "#1CA71C", "#FB0D0D", "#DA16FF", "#222A2A", "#B68100", "#750D86",
+    "#EB663B", "#511CFB", "#00A08B", "#FB00D1", "#FC0080", "#B2828D", "#6C7C32", "#778AAE", "#862A16",
+    "#A777F1", "#620042", "#1616A7", "#DA60CA", "#6C4516", "#0D2A63", "#AF0038", "#FD3216", "#00FE35",
+    "#6A76FC", "#FED4C4", "#FE00CE", "#0DF9FF", "#F6F926", "#FF9616", "#479B55", "#EEA6FB", "#DC587D",
+    "#D626FF", "#6E899C", "#00B5F7", "#B68E00", "#C9FBE5", "#FF0092", "#22FFA7", "#E3EE9E", "#86CE00",
+    "#BC7196", "#7E7DCD", "#FC6955", "#E48F72",
+]  # fmt: skip
 METHOD_COLOURS = {"greedy": "#2563eb", "maxmin": "#f59e0b"}
 METHOD_NAMES = {"greedy": "Greedy", "maxmin": "Max-Min", "random": "Random"}
 METRICS = (("spwd", "SPWD"), ("var_div", "Var Div"), ("coverage", "Coverage (documents)"))
 LABEL_CHARS = 40
-HOVER_CHARS = 90  # a scenario's first line or so: the hover box stays narrow, the page light
+HOVER_CHARS = 90  # a scenario's first line or so: the tooltip stays narrow, the page light
+# A five-pointed star in Vega's unit square (-1..1): the selected specs' marker.
+STAR = "M0,-1L0.225,-0.309L0.951,-0.309L0.363,0.118L0.588,0.809L0,0.382L-0.588,0.809L-0.363,0.118L-0.951,-0.309L-0.225,-0.309Z"  # noqa: E501
+COLOUR_TITLES = {"category": "Category", "document": "Document"}
 
 
 def short(text: str, limit: int = LABEL_CHARS) -> str:
@@ -54,87 +65,188 @@ def map_frame(spec_map: SpecMap, selected: set[str], titles: dict[str, str] | No
     )
 
 
-def map_chart(frame: pd.DataFrame, colour: str) -> go.Figure:
-    """The candidates as points coloured by `colour` (a column), selected ones as larger stars; the
-    legend under the plot, where no toolbar covers it.
+def map_chart(frame: pd.DataFrame, colour: str) -> dict:
+    """The candidates as points coloured by `colour` (a column), selected ones as larger outlined stars
+    drawn over the others; the legend under the plot. Drag pans, shift + wheel zooms, a double click
+    resets.
 
-    Quick at a team's scale (5,000 specs): WebGL traces (one canvas, not an SVG element per point),
-    positions as float32 arrays (plotly sends them as binary, not as decimal text), and each point's
-    hover label its scenario cut to HOVER_CHARS."""
-    figure = go.Figure()
-    groups = sorted(frame[colour].unique(), key=str)
-    for i, value in enumerate(groups):
-        part, label = frame[frame[colour] == value], chart_label(value)
-        for chosen in (False, True):
-            rows = part[part["selected"] == chosen]
-            if rows.empty:
-                continue
-            figure.add_scattergl(
-                x=rows["x"].to_numpy(np.float32), y=rows["y"].to_numpy(np.float32), mode="markers",
-                name=label, legendgroup=label, showlegend=bool(not chosen or part["selected"].all()),
-                marker={"color": PALETTE[i % len(PALETTE)], "size": 14 if chosen else 7,
-                        "symbol": "star" if chosen else "circle",
-                        "line": {"width": 1, "color": "#111827"} if chosen else {"width": 0}},
-                text=[chart_label(short(text, HOVER_CHARS)) for text in rows["scenario"]],
-                hovertemplate="%{text}" + ("<br>selected" if chosen else "") + "<extra></extra>",
-            )  # fmt: skip
-    figure.update_layout(
-        height=560,
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
-        xaxis={"showticklabels": False, "title": None},
-        yaxis={"showticklabels": False, "title": None},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.02, "xanchor": "left", "x": 0, "title": None},
+    Light at a team's scale (5,000 specs): only what is drawn or read travels (positions as float32, the
+    colour's value, each scenario cut to HOVER_CHARS), drawn on one canvas, not an SVG element per point."""
+    groups = sorted(frame[colour].astype(str).unique())
+    points = pd.DataFrame(
+        {
+            "x": frame["x"].to_numpy(np.float32),
+            "y": frame["y"].to_numpy(np.float32),
+            "scenario": [short(text, HOVER_CHARS) for text in frame["scenario"]],
+            "group": frame[colour].astype(str),
+        }
     )
-    return figure
+    chosen = frame["selected"].to_numpy(bool)
+    title = COLOUR_TITLES.get(colour, colour)
+    hue = {
+        "field": "group",
+        "type": "nominal",
+        "title": title,
+        "scale": {"domain": groups, "range": [PALETTE[i % len(PALETTE)] for i in range(len(groups))]},
+        "legend": {
+            "orient": "bottom",
+            "columns": 4,
+            "labelLimit": 260,
+            "symbolType": "circle",
+            "symbolLimit": len(groups),  # every group named (Vega shows 30 by default)
+        },
+    }
+    place = {
+        "x": {"field": "x", "type": "quantitative", "axis": None, "scale": {"zero": False}},
+        "y": {"field": "y", "type": "quantitative", "axis": None, "scale": {"zero": False}},
+    }
+    tooltip = [{"field": "scenario", "title": "Scenario"}, {"field": "group", "title": title}]
+    return {
+        "height": 560,
+        "datasets": {"points": points[~chosen], "selected": points[chosen]},
+        "usermeta": {"embedOptions": {"renderer": "canvas"}},
+        "layer": [
+            {
+                "data": {"name": "points"},
+                "params": [
+                    {
+                        "name": "view",
+                        "select": {"type": "interval", "zoom": "wheel![event.shiftKey]"},
+                        "bind": "scales",
+                    }
+                ],
+                "mark": {"type": "circle", "size": 50, "opacity": 0.85},
+                "encoding": {**place, "color": hue, "tooltip": tooltip},
+            },
+            {
+                "data": {"name": "selected"},
+                "mark": {
+                    "type": "point",
+                    "shape": STAR,
+                    "size": 260,
+                    "filled": True,
+                    "opacity": 1,
+                    "stroke": "#111827",
+                    "strokeWidth": 1,
+                },
+                "encoding": {
+                    **place,
+                    "color": hue,
+                    "tooltip": [*tooltip, {"datum": "selected", "title": "Selection"}],
+                },
+            },
+        ],
+        "config": {"view": {"stroke": None}},
+    }
 
 
 def coverage_chart(
     specs: Sequence[tuple[str, str, Sequence[str]]], documents: Sequence[tuple[str, str]]
-) -> go.Figure:
+) -> dict:
     """Which documents (rows, by title) each selected spec cites (columns, by scenario): `specs` are
-    (id, scenario, document ids), `documents` (id, title)."""
-    z = [[1 if doc_id in cited else 0 for _, _, cited in specs] for doc_id, _ in documents]
-    labels = [chart_label(f"{short(scenario)} ({spec_id[-6:]})") for spec_id, scenario, _ in specs]
-    titles = [chart_label(title) for _, title in documents]
-    figure = go.Figure(
-        go.Heatmap(
-            z=z, x=labels, y=titles, colorscale=[[0, "#f3f4f6"], [1, "#2563eb"]], showscale=False, xgap=1,
-            ygap=1, customdata=[[chart_label(scenario) for _, scenario, _ in specs]] * len(documents),
-            hovertemplate="%{y}<br>%{customdata}<extra></extra>",
-        )
-    )  # fmt: skip
-    figure.update_layout(
-        height=max(360, 24 * len(documents) + 260),
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
-        xaxis={"title": "Selected spec", "tickangle": -45, "automargin": True, "type": "category"},
-        yaxis={"title": "Document", "automargin": True, "type": "category", "autorange": "reversed"},
+    (id, scenario, document ids), `documents` (id, title). Only the cited cells travel as data; the
+    axes list every spec and document, so an uncited cell is the grey background."""
+    labels = [f"{short(scenario)} ({spec_id[-6:]})" for spec_id, scenario, _ in specs]
+    titles = list(dict.fromkeys(title for _, title in documents))
+    title_of = dict(documents)
+    cells = pd.DataFrame(
+        [
+            {"spec": label, "document": title_of[doc_id], "scenario": scenario}
+            for label, (_, scenario, cited) in zip(labels, specs, strict=True)
+            for doc_id in dict.fromkeys(cited)
+            if doc_id in title_of
+        ],
+        columns=["spec", "document", "scenario"],
     )
-    return figure
+    # White grid lines between the cells; every spec and document named, however many.
+    grid = {"grid": True, "gridColor": "#ffffff", "gridWidth": 2, "bandPosition": 0, "ticks": False,
+            "domain": False, "labelOverlap": False}  # fmt: skip
+    return {
+        "height": max(120, 24 * len(titles)),  # the cells' height: the spec labels below come on top
+        "autosize": {"type": "fit-x", "contains": "padding"},
+        "data": {"values": cells},
+        "mark": {"type": "rect", "color": "#2563eb"},
+        "encoding": {
+            "x": {
+                "field": "spec",
+                "type": "nominal",
+                "title": "Selected spec",
+                "scale": {"domain": labels},
+                "axis": {**grid, "labelAngle": -45, "labelLimit": 260},
+            },
+            "y": {
+                "field": "document",
+                "type": "nominal",
+                "title": "Document",
+                "scale": {"domain": titles},
+                "axis": {**grid, "labelLimit": 320},
+            },
+            "tooltip": [
+                {"field": "document", "title": "Document"},
+                {"field": "scenario", "title": "Cited by"},
+            ],
+        },
+        "config": {"view": {"fill": "#f3f4f6", "stroke": None}},
+    }
 
 
-def gap_chart(curves: Sequence[Curve]) -> go.Figure:
-    """Greedy's and Max-Min's SPWD, Var Div and Coverage minus Random's (mean of its seeds) against k: the
-    zero line is Random, a point above it is what the method gains over picking at random."""
-    gaps = curve_gaps(curves)
-    figure = make_subplots(rows=1, cols=3, subplot_titles=[title for _, title in METRICS])
-    for col, (metric, _) in enumerate(METRICS, start=1):
-        for method in ("greedy", "maxmin"):
-            points = sorted((c for c in gaps if c.method == method), key=lambda c: c.k)
-            figure.add_scatter(
-                x=[c.k for c in points], y=[getattr(c, metric) for c in points], name=METHOD_NAMES[method],
-                mode="lines+markers", line={"color": METHOD_COLOURS[method]}, legendgroup=method,
-                showlegend=col == 1, row=1, col=col,
-                hovertemplate=f"k = %{{x}}<br>{METHOD_NAMES[method]} - Random: %{{y:.3g}}<extra></extra>",
-            )  # fmt: skip
-        figure.add_hline(y=0, line={"color": "#9ca3af", "dash": "dot"}, row=1, col=col)
-        figure.update_xaxes(title_text="k (specs selected)", row=1, col=col)
-        figure.update_yaxes(title_text="minus Random", row=1, col=col)
-    figure.update_layout(
-        height=360,
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
-    )
-    return figure
+def gap_chart(curves: Sequence[Curve]) -> dict:
+    """Greedy's and Max-Min's SPWD, Var Div and Coverage minus Random's (mean of its seeds) against k, a
+    panel per metric: the dotted zero line is Random, a point above it is what the method gains over
+    picking at random."""
+    rows = [
+        {"metric": title, "method": METHOD_NAMES[c.method], "k": c.k, "gap": getattr(c, metric)}
+        for c in sorted(curve_gaps(curves), key=lambda c: (c.method, c.k))
+        if c.method in ("greedy", "maxmin")
+        for metric, title in METRICS
+    ]
+    order = [title for _, title in METRICS]
+    methods = ["greedy", "maxmin"]
+    return {
+        "data": {"values": pd.DataFrame(rows, columns=["metric", "method", "k", "gap"])},
+        "facet": {
+            "column": {
+                "field": "metric",
+                "type": "nominal",
+                "sort": order,
+                "title": None,
+                "header": {"labelFontSize": 13},
+            }
+        },
+        "spec": {
+            "width": 210,
+            "height": 240,
+            "layer": [
+                {
+                    "mark": {"type": "line", "point": True},
+                    "encoding": {
+                        "x": {"field": "k", "type": "quantitative", "title": "k (specs selected)"},
+                        "y": {"field": "gap", "type": "quantitative", "title": "minus Random"},
+                        "color": {
+                            "field": "method",
+                            "type": "nominal",
+                            "title": "Method",
+                            "scale": {
+                                "domain": [METHOD_NAMES[m] for m in methods],
+                                "range": [METHOD_COLOURS[m] for m in methods],
+                            },
+                            "legend": {"orient": "bottom"},
+                        },
+                        "tooltip": [
+                            {"field": "method", "title": "Method"},
+                            {"field": "k", "title": "k"},
+                            {"field": "gap", "title": "minus Random", "format": ".3g"},
+                        ],
+                    },
+                },
+                {
+                    "mark": {"type": "rule", "color": "#9ca3af", "strokeDash": [2, 3]},
+                    "encoding": {"y": {"datum": 0}},
+                },
+            ],
+        },
+        "resolve": {"scale": {"y": "independent"}},
+    }
 
 
 def curve_table(curves: Sequence[Curve]) -> pd.DataFrame:

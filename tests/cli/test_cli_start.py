@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HEAVY = ("pandas", "numpy", "networkx", "alembic", "umap", "bm25s", "rich", "plotly")
+HEAVY = ("pandas", "numpy", "networkx", "alembic", "umap", "bm25s", "rich")
 PROBE = """
 import json, sys
 from evalcore.cli.main import app

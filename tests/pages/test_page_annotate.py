@@ -206,7 +206,7 @@ def test_agreement_page_tabs_render(seeded):
     assert pairs["shared"].tolist() == [6] and metrics["Cohen's kappa"] != "n/a", "6 shared items reach 5"
     for tab, check in [
         ("Adjudication", lambda: list(at.dataframe[0].value["conversation"]) == [ids[0]]),
-        ("Silver calibration", lambda: len(at.get("plotly_chart")) == 1),
+        ("Silver calibration", lambda: len(at.get("vega_lite_chart")) == 1),
         ("Assignments", lambda: set(at.dataframe[0].value["annotator"]) == {"ann", "bea"}),
         ("Export", lambda: len(at.get("download_button")) == 3),  # gold, silver, another tool's format
     ]:

@@ -70,7 +70,7 @@ def test_generate_from_the_page_then_browse(store):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Conversations"] == "4" and metrics["Question/answer pairs"] == "20"
     assert metrics["Produced offline"] == "4"
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("vega_lite_chart")) == 3
     text = _text(at)
     assert "Produced offline, without a model" in text
     assert ":violet-badge[SYNTHESIS]" in text and ":violet-badge[CANNOTANSWER]" in text

@@ -1,15 +1,12 @@
 """The Conversations page's views (issue 15, items 4 and 11): the charts count the filtered conversations
 under the filters' own words, and the cached table follows every change made elsewhere."""
 
-import base64
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
-import plotly.io as pio
 import pytest
 from streamlit.testing.v1 import AppTest
+from vega import Chart, charts
 
 from evalcore.generators.doc_qa.browse import conversation_table, display_table
 from evalcore.generators.doc_qa.job import generate_conversations
@@ -51,16 +48,8 @@ def _open() -> AppTest:
     return at
 
 
-def _values(array) -> list:
-    """A figure's array as Streamlit sends it: plotly's typed-array form ({dtype, bdata}) decoded."""
-    if isinstance(array, dict) and "bdata" in array:
-        return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"]).tolist()
-    return list(array)
-
-
-def _charts(at: AppTest) -> dict[str, go.Figure]:
-    figures = [pio.from_json(chart.proto.spec) for chart in at.get("plotly_chart")]
-    return {f.layout.title.text: f for f in figures}
+def _charts(at: AppTest) -> dict[str, Chart]:
+    return {chart.spec["title"]: chart for chart in charts(at)}
 
 
 def test_the_charts_count_what_the_chain_length_filter_keeps(store):
@@ -68,12 +57,13 @@ def test_the_charts_count_what_the_chain_length_filter_keeps(store):
     next(m for m in at.multiselect if m.label == "Documents in chain").set_value([2]).run()
     assert not at.exception, at.exception
     shown = int({m.label: m.value for m in at.metric}["Conversations"])
-    charts = _charts(at)
-    assert set(charts) == {"Query types of the pairs", "Documents in chain", "Documents the answers cite"}
-    [bars] = charts["Documents in chain"].data
-    assert _values(bars.x) == [2] and sum(_values(bars.y)) == shown == 1
-    assert sum(_values(charts["Documents the answers cite"].data[0].y)) == shown
-    assert charts["Documents in chain"].layout.xaxis.title.text == "documents in chain"
+    drawn = _charts(at)
+    assert set(drawn) == {"Query types of the pairs", "Documents in chain", "Documents the answers cite"}
+    bars = drawn["Documents in chain"]
+    assert list(bars.table()["value"]) == ["2"] and bars.table()["count"].sum() == shown == 1
+    assert drawn["Documents the answers cite"].table()["count"].sum() == shown
+    assert bars.spec["encoding"]["x"]["title"] == "documents in chain"
+    assert bars.spec["encoding"]["y"]["title"] == "conversations"
     table = at.dataframe[-1].value
     assert {"documents in chain", "documents cited", "judge score"} <= set(table.columns)
     assert not table.isna().any().any() and "None" not in set(table.astype(str).to_numpy().ravel())

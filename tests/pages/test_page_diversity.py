@@ -6,10 +6,11 @@ from pathlib import Path
 import pytest
 from queue_support import work_the_queue
 from streamlit.testing.v1 import AppTest
+from vega import from_spec
 
 from evalcore.inputs import import_project
 from evalcore.models import RunStatus
-from evalcore.specs.charts import PALETTE, coverage_chart, gap_chart, map_chart, map_frame
+from evalcore.specs.charts import PALETTE, STAR, coverage_chart, gap_chart, map_chart, map_frame
 from evalcore.specs.drafts import SpecDraft
 from evalcore.specs.selecting import select_specs
 from evalcore.specs.spec_map import MAP_KIND, map_status, read_map
@@ -60,12 +61,12 @@ def test_the_first_visit_queues_the_map_and_the_page_shows_it_once_a_worker_is_d
     assert job is not None and job.kind == MAP_KIND and job.status == RunStatus.pending
     assert "waiting for a worker" in _text(at)
     assert "Waiting for a worker: `evalcore serve` runs one" in _text(at), "who holds it: nobody yet"
-    assert not at.get("plotly_chart")  # the page fits nothing itself
+    assert not at.get("vega_lite_chart")  # the page fits nothing itself
 
     work_the_queue(store.url)
     at.run()
     assert not at.exception, at.exception
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("vega_lite_chart")) == 3
     assert "10 candidates" in _text(at) and "stale" not in _text(at)
     assert len(store.runs(PROJECT, kind=MAP_KIND)) == 1  # a second view queues nothing
 
@@ -91,19 +92,34 @@ def test_the_plots_are_labelled_and_their_colours_distinct(store):
     spec_map = read_map(store, map_status(store, PROJECT).latest)
     selected = {v.spec.id for v in list_specs(store, PROJECT) if v.spec.selected}
     frame = map_frame(spec_map, selected)
-    scatter = map_chart(frame, "category")
-    colours = {trace.name: trace.marker.color for trace in scatter.data}
+    scatter = from_spec(map_chart(frame, "category"))
+    hue = scatter.spec["layer"][0]["encoding"]["color"]
+    colours = dict(zip(hue["scale"]["domain"], hue["scale"]["range"], strict=True))
     assert len(set(colours.values())) == len(colours) == 3 and len(set(PALETTE)) == len(PALETTE) >= 40
-    assert scatter.layout.legend.orientation == "h" and scatter.layout.legend.y < 0  # under the plot
+    assert set(colours) == set(frame["category"]) and hue["title"] == "Category"
+    assert hue["legend"]["orient"] == "bottom" and hue["legend"]["symbolLimit"] >= 3  # under the plot, all
+    stars, points = scatter.table("selected"), scatter.table("points")
+    assert len(stars) == len(selected) > 0 and len(points) == len(frame) - len(selected)
+    assert scatter.spec["layer"][1]["mark"]["shape"] == STAR, "the selected specs drawn as stars, on top"
+    assert scatter.spec["layer"][1]["encoding"]["color"] == hue, "in their group's colour"
+    tips = [t["field"] for t in scatter.spec["layer"][0]["encoding"]["tooltip"]]
+    assert tips == ["scenario", "group"] and set(points["scenario"]) <= set(frame["scenario"])
 
     chosen = [(p.id, p.scenario, p.documents) for p in spec_map.points if p.id in selected]
     documents = [(d.id, d.title) for d in store.documents(PROJECT)]
-    heat = coverage_chart(chosen, documents)
-    assert heat.layout.xaxis.title.text == "Selected spec" and heat.layout.yaxis.title.text == "Document"
-    assert all(label.startswith("A customer asks about") for label in heat.data[0].x)
-    assert list(heat.data[0].y) == [title for _, title in documents]
+    heat = from_spec(coverage_chart(chosen, documents))
+    x, y = heat.spec["encoding"]["x"], heat.spec["encoding"]["y"]
+    assert x["title"] == "Selected spec" and y["title"] == "Document"
+    assert len(x["scale"]["domain"]) == len(chosen)
+    assert all(label.startswith("A customer asks about") for label in x["scale"]["domain"])
+    assert y["scale"]["domain"] == [title for _, title in documents]
+    titles = dict(documents)
+    cited = {(s, titles[d]) for _, s, docs in chosen for d in docs}
+    assert set(zip(heat.table()["scenario"], heat.table()["document"], strict=True)) == cited
 
-    gaps = gap_chart(spec_map.curves)
-    assert {trace.name for trace in gaps.data} == {"Greedy", "Max-Min"}  # Random is the zero line
-    assert [a.text for a in gaps.layout.annotations] == ["SPWD", "Var Div", "Coverage (documents)"]
-    assert all(axis.title.text == "minus Random" for axis in (gaps.layout.yaxis, gaps.layout.yaxis2))
+    gaps = from_spec(gap_chart(spec_map.curves))
+    assert set(gaps.table()["method"]) == {"Greedy", "Max-Min"}  # Random is the zero line
+    assert gaps.spec["facet"]["column"]["sort"] == ["SPWD", "Var Div", "Coverage (documents)"]
+    assert set(gaps.table()["metric"]) == set(gaps.spec["facet"]["column"]["sort"])
+    line, zero = gaps.spec["spec"]["layer"]
+    assert line["encoding"]["y"]["title"] == "minus Random" and zero["encoding"]["y"] == {"datum": 0}

@@ -4,12 +4,12 @@ runs against targets side by side with the drill-down to failing tests, marked o
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from queue_support import work_the_queue
 from streamlit.testing.v1 import AppTest
+from vega import charts, from_spec
 
 from evalcore.generators.procedure.graphs import Edge, GraphBody, Node, checked
 from evalcore.generators.procedure.job import GRAPHS_KIND, RUN_KIND, ProcedureGraphs, generate
@@ -109,12 +109,16 @@ def test_graphs_paths_tests_and_table2_with_failing_tests(db_url):
     rows = summary.set_index("procedure")
     assert rows.loc["track_order", "flowgraph"] == "valid" and rows.loc["track_order", "paths"] == 3
     assert rows.loc["gift_wrap", "flowgraph"].endswith("not used")
-    charts = at.get("plotly_chart")
-    assert len(charts) == 2  # the flowgraph and the conversation graph of the first procedure
-    drawn = json.loads(charts[1].proto.spec)
-    names = [trace.get("name", "") for trace in drawn["data"]]
-    assert {"agent", "customer", "api"} <= set(names) and any(n.startswith("on ") for n in names)
-    assert PATH_COLOUR in charts[1].proto.spec  # the sampled paths highlighted
+    drawn = charts(at)
+    assert len(drawn) == 2  # the flowgraph and the conversation graph of the first procedure
+    layers = {layer["data"]["name"]: layer["encoding"] for layer in drawn[1].spec["layer"]
+              if layer["mark"]["type"] != "text"}  # fmt: skip
+    kinds, edges = layers["nodes"]["fill"]["scale"]["domain"], layers["edges"]["color"]["scale"]
+    assert {"agent", "customer", "api"} <= set(kinds) and any(n.startswith("on ") for n in edges["domain"])
+    assert set(drawn[1].table("nodes")["type"]) == set(kinds)
+    on_paths = drawn[1].table("edges").query("edge != 'not on a path'")
+    assert len(on_paths) and (on_paths["width"] > 1).all(), "the sampled paths drawn thick"
+    assert edges["range"][edges["domain"].index(on_paths["edge"].iloc[0])] == PATH_COLOUR  # and highlighted
 
     procedure = next(b for b in at.selectbox if b.label == "Procedure")
     procedure.select("gift_wrap").run()
@@ -153,11 +157,11 @@ def test_generated_apis_are_marked_in_the_drawing_and_the_tests() -> None:
                Edge(edge_id="E2", edge=("N2", "N3"), edge_description="wrapped")],
     )  # fmt: skip
     flow = checked("flowgraph", "gift_wrap", body, ["wrap_gift"])
-    drawn = graph_figure(flow, [["N1", "N2", "N3"]], generated={"wrap_gift"})
-    api = next(trace for trace in drawn.data if trace.name == "api")
-    assert list(api.marker.symbol) == ["diamond"] and "(generated API)" in api.hovertext[0]
-    plain = next(trace for trace in graph_figure(flow).data if trace.name == "api")
-    assert list(plain.marker.symbol) == ["circle"]
+    nodes = from_spec(graph_figure(flow, [["N1", "N2", "N3"]], generated={"wrap_gift"})).table("nodes")
+    api = nodes[nodes["type"] == "api"]
+    assert list(api["shape"]) == ["diamond"] and "(generated API)" in api["node"].iloc[0]
+    plain = from_spec(graph_figure(flow)).table("nodes")
+    assert list(plain[plain["type"] == "api"]["shape"]) == ["circle"]
     test = Test(
         id="t1",
         context=[Turn(index=0, role="user", content="Wrap it please")],
@@ -188,7 +192,7 @@ def test_tests_are_played_from_the_page_through_the_queue(db_url):
     assert any("tests · queued" in str(p.proto.text) for p in at.get("progress"))
 
 
-def test_a_drawn_node_shows_its_id_and_the_start_of_its_text_escaped():
+def test_a_drawn_node_shows_its_id_and_the_start_of_its_text():
     from evalcore.reports.procedure_views import graph_figure
 
     body = GraphBody(
@@ -197,7 +201,9 @@ def test_a_drawn_node_shows_its_id_and_the_start_of_its_text_escaped():
                     node_description="Thank the customer and say the parcel leaves tomorrow morning.")],
         edges=[Edge(edge_id="E1", edge=("N1", "N2"), edge_description="Customer says")],
     )  # fmt: skip
-    figure = graph_figure(checked("flowgraph", "gift_wrap", body, []))
-    labels = [label for trace in figure.data if trace.mode == "markers+text" for label in trace.text]
-    assert "N1 Ask &lt;b&gt;what&lt;/b&gt; to wrap." in labels, labels
+    figure = from_spec(graph_figure(checked("flowgraph", "gift_wrap", body, [])))
+    [text] = [layer for layer in figure.spec["layer"] if layer["mark"]["type"] == "text"]
+    labels = list(figure.table(text["data"]["name"])[text["encoding"]["text"]["field"]])
+    # As written: Vega-Lite draws it as text (tests/test_e2e_chart_text.py shows markup stays text).
+    assert "N1 Ask <b>what</b> to wrap." in labels, labels
     assert "N2 Thank the customer and say…" in labels, "long texts are cut, whole words"

@@ -9,6 +9,7 @@ import pytest
 from runs_support import sample_project
 from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
+from vega import charts
 
 from evalcore.jobs.queue import open_queue
 from evalcore.models import Target
@@ -95,7 +96,7 @@ def test_report_tables_charts_exports_and_a_drill_down(db_url):
     metrics = {m.label: m.value for m in at.metric}
     overall = outcome.done
     assert metrics["Failed / scored turns"].endswith(f"/ {overall:,}") and metrics["Crashes"] == "0"
-    assert len(at.tabs) == 7 and len(at.get("plotly_chart")) == 2  # Table 10 by error class too
+    assert len(at.tabs) == 7 and len(at.get("vega_lite_chart")) == 2  # Table 10 by error class too
     downloads = at.get("download_button")
     assert len(downloads) == 7 * 4, "every table in CSV, JSONL, Markdown and LaTeX"
     by_spec = at.dataframe[0].value
@@ -150,7 +151,7 @@ def test_two_runs_side_by_side_with_a_drill_down_per_side(db_url):
     assert labels["diff"] == "diff pp" and labels["ci_overlap"] == "CIs overlap"
     order = list(at.dataframe[0].proto.column_order)
     assert order.index("diff") < order.index("n_a"), "the difference is on screen before the two sides"
-    assert len(at.get("plotly_chart")) == 2
+    assert len(at.get("vega_lite_chart")) == 2
     at.selectbox(key="drill:by_spec").select_index(1).run()
     at.radio(key="side:by_spec").set_value("b").run()
     assert not at.exception, at.exception
@@ -165,8 +166,9 @@ def test_two_runs_of_one_target_have_distinct_legend_names(db_url):
     at = open_page("pages/reports.py")
     at.selectbox(key="report_vs").set_value(first.id).run()
     assert not at.exception, at.exception
-    figure = json.loads(at.get("plotly_chart")[0].proto.spec)
-    names = {trace.get("name") for trace in figure["data"]}
+    chart = charts(at)[0]
+    names = chart.spec["layer"][0]["encoding"]["color"]["scale"]["domain"]
+    assert set(chart.table()["series"]) == set(names), "every series in the legend"
     assert len({n.split(": ", 1)[1] for n in names}) == 2, names
     # The same target twice fails alike: no change is grey and has no arrow (not a red "up").
     change = next(m for m in at.metric if m.label == "Failure rate (b)")

@@ -96,7 +96,7 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     assert any("Offline output" in str(i.value) for i in at.info)
     box(at, "Run").select(imported).run()
     assert not any("Offline output" in str(i.value) for i in at.info)
-    assert len(at.get("plotly_chart")) == 1, "the breakdown type x persona heatmap"
+    assert len(at.get("vega_lite_chart")) == 1, "the breakdown type x persona heatmap"
     box(at, "Dialogue").select("generated_standard_persona_02_dialogue_1").run()
     assert not at.exception, at.exception
     shown = [str(m.value) for m in at.markdown]

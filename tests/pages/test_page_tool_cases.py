@@ -157,7 +157,7 @@ def test_gold_and_silver_show_the_precision_on_gold_beside_each_silver_set(proje
     assert silver.iloc[0]["precision on gold"] == f"{12 / 13:.2f}"
     passed = sum(c.metadata["judge_passed"] for c in conversations)
     assert silver.iloc[0]["accepted by the judge"] == passed - 13
-    assert len(at.get("plotly_chart")) == 1, "the calibration curve"
+    assert len(at.get("vega_lite_chart")) == 1, "the calibration curve"
     next(b for b in at.button if b.label.startswith("Use 1.000")).click().run()
     assert project_policy(store, pid).judge_threshold == 1.0
     next(b for b in at.button if b.label == "Review tool cases in Annotate").click().run()

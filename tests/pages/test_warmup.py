@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_pages_imports_are_read_from_their_source():
     names = page_imports()
     assert len(names) == len(set(names))
-    for module in ("pages._common", "pages._auth", "evalcore.specs.charts", "plotly.express", "pandas"):
+    for module in ("pages._common", "pages._auth", "evalcore.specs.charts", "streamlit", "pandas"):
         assert module in names
 
 
@@ -33,7 +33,7 @@ def test_warm_up_imports_every_page_library_in_a_fresh_process():
     assert done.returncode == 0, done.stderr[-3000:]
     missing, imported, same, frozen, tracked, collect = json.loads(done.stdout.strip().splitlines()[-1])
     assert missing == [] and same
-    assert imported > 500  # streamlit, pandas, plotly and the library: not a no-op
+    assert imported > 500  # streamlit, pandas, pyarrow and the library: not a no-op
     # What was loaded is frozen: a full collection no longer walks it (0.1 s and more before, per rerun).
     assert frozen > 100_000 and tracked < frozen / 10, (frozen, tracked)
     assert collect < 0.05, collect
