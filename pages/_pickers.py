@@ -10,11 +10,10 @@ LISTED = 300  # options a picker lists at most
 
 
 def first_listed(options: Iterable, chosen: object = None) -> list:
-    """The first `LISTED` of `options`, with `chosen` after them when it is one of the rest (a picker must
+    """The first `LISTED` of `options`, with `chosen` after them when it is not among them (a picker must
     list its own value, or Streamlit resets it)."""
-    options = list(options)
-    listed = options[:LISTED]
-    if chosen is not None and chosen not in listed and chosen in options:
+    listed = list(options)[:LISTED]
+    if chosen is not None and chosen not in listed:
         listed.append(chosen)
     return listed
 

@@ -10,7 +10,7 @@ def test_a_long_list_is_cut_to_its_first_options_with_the_chosen_one_after_them(
     assert first_listed(options) == ["s0", "s1", "s2"]
     assert first_listed(options, "s7") == ["s0", "s1", "s2", "s7"]
     assert first_listed(options, "s1") == ["s0", "s1", "s2"], "listed already: not twice"
-    assert first_listed(options, "gone") == ["s0", "s1", "s2"], "a value not in the list is not offered"
+    assert first_listed(options[4:], "s1") == ["s4", "s5", "s6", "s1"], "a search that leaves it out keeps it"
     assert first_listed(options[:2], "s1") == ["s0", "s1"]
 
 
