@@ -154,9 +154,14 @@ def _replied() -> None:
 # ------------------------------------------------------------------ sidebar: queue filters, progress
 rules = guidelines(store, project_id)
 if rules is not None:
-    with st.sidebar.expander("Annotation guidelines", expanded=bool(st.query_params.get(ITEM))):
+    # Open beside a conversation, closed over the queue (each remembers its own state): the Markdown is
+    # drawn only while open, a closed expander's costs the browser its drawing all the same.
+    beside = bool(st.query_params.get(ITEM))
+    with st.sidebar:
+        rules_box = lazy_expander("Annotation guidelines", f"annotate_rules:{beside}", expanded=beside)
+    if rules_box.open:
         # The project's Markdown: headings, lists and emphasis stay; nothing in it is live (no HTML).
-        st.markdown(md_block(rules.text))
+        rules_box.markdown(md_block(rules.text))
 options = filter_options(store, project_id)
 team = progress(store, project_id)
 mine = next((p for p in team if p.annotator == user), None)

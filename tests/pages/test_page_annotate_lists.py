@@ -1,5 +1,6 @@
 """Annotate's queue at a team's scale (issue 28): a project of many specs gets a search above the Spec
-filter, which lists the first matches only; the team's progress is drawn once its section is opened."""
+filter, which lists the first matches only; the team's progress and the guidelines (over the queue) are
+drawn once their section is opened."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ def test_many_specs_get_a_search_above_the_filter_and_the_filter_keeps_its_spec(
     store.close()
 
 
-def test_the_team_progress_table_is_drawn_once_its_section_is_opened(tmp_path, monkeypatch):
+def test_the_team_progress_and_the_guidelines_are_drawn_once_their_section_is_opened(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'team.db'}"
     monkeypatch.setenv(DATABASE_URL_ENV, url)
     store = Store(url)
@@ -60,8 +61,12 @@ def test_the_team_progress_table_is_drawn_once_its_section_is_opened(tmp_path, m
     assign_items(store, pid, ["ann", "bea"], 2, "lee")
     at = _queue(url)
     assert len(at.dataframe) == 1, "the queue only"
+    assert not at.sidebar.markdown, "the guidelines are closed over the queue: not drawn"
     at.session_state["annotate_team"] = True
     at.run()
     team = at.dataframe[1].value
     assert set(team["annotator"]) == {"ann", "bea"}
+    at.session_state["annotate_rules:False"] = True
+    at.run()
+    assert any(m.value.startswith("#") for m in at.sidebar.markdown), "the project's guidelines.md"
     store.close()
