@@ -40,6 +40,7 @@ from pages._common import (
     current_project,
     current_user,
     flash,
+    lazy_expander,
     md,
     md_block,
     quoted,
@@ -49,6 +50,7 @@ from pages._common import (
     store_or_stop,
 )
 from pages._keys import review_keys, with_key
+from pages._pickers import first_listed, matching
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -152,9 +154,14 @@ def _replied() -> None:
 # ------------------------------------------------------------------ sidebar: queue filters, progress
 rules = guidelines(store, project_id)
 if rules is not None:
-    with st.sidebar.expander("Annotation guidelines", expanded=bool(st.query_params.get(ITEM))):
+    # Open beside a conversation, closed over the queue (each remembers its own state): the Markdown is
+    # drawn only while open, a closed expander's costs the browser its drawing all the same.
+    beside = bool(st.query_params.get(ITEM))
+    with st.sidebar:
+        rules_box = lazy_expander("Annotation guidelines", f"annotate_rules:{beside}", expanded=beside)
+    if rules_box.open:
         # The project's Markdown: headings, lists and emphasis stay; nothing in it is live (no HTML).
-        st.markdown(md_block(rules.text))
+        rules_box.markdown(md_block(rules.text))
 options = filter_options(store, project_id)
 team = progress(store, project_id)
 mine = next((p for p in team if p.annotator == user), None)
@@ -171,9 +178,17 @@ with st.sidebar:
     generator = st.selectbox(
         "Generator", [None, *options.generators], key="q_gen", format_func=lambda x: words(x) if x else "any"
     )
+    # A project of thousands of specs gets a search above the picker, which lists the first matches (a
+    # picker of 2,000 costs every visit ~0.25 s of browser CPU).
+    found = options.specs
+    if len(options.specs) > len(first_listed(options.specs)):
+        looked_for = st.text_input("Find a spec", key="q_spec_find", placeholder="words of its scenario")
+        found = matching(options.specs, looked_for)
+    if st.session_state.get("q_spec") not in (None, *options.specs):
+        del st.session_state["q_spec"]  # a spec no longer in the project: the filter is off
     spec = st.selectbox(
         "Spec",
-        [None, *options.specs],
+        [None, *first_listed(found, st.session_state.get("q_spec"))],
         key="q_spec",
         format_func=lambda x: "any" if x is None else options.specs[x],
     )
@@ -208,7 +223,12 @@ def _progress() -> None:
 
 def _guidelines_editor() -> None:
     """A lead writes or edits the project's annotation guidelines (Markdown; saved as a new version)."""
-    with st.expander("Edit the annotation guidelines", icon=":material/edit_note:"):
+    editing = lazy_expander(
+        "Edit the annotation guidelines", "annotate_guidelines", icon=":material/edit_note:"
+    )
+    if not editing.open:
+        return  # the form is drawn only while open
+    with editing:
         st.caption(
             "Markdown: headings, lists, **bold**. Annotators see them beside every conversation. Each save "
             "is a new version, with your name; importing the project's guidelines.md again adds its text "
@@ -318,8 +338,9 @@ def queue_view() -> None:
             st.rerun()
     if current_actor().may(Permission.manage_review):
         _guidelines_editor()
-    if team:
-        with st.expander("Team progress"):
+    team_box = lazy_expander("Team progress", "annotate_team") if team else None
+    if team_box is not None and team_box.open:  # its table drawn only while open
+        with team_box:
             st.dataframe(
                 pd.DataFrame([vars(p) for p in team]).rename(columns={"reviewed": "reviewed in all"}),
                 hide_index=True,

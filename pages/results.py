@@ -74,9 +74,20 @@ if not run_ids:
 stamp = report_stamp(store, tuple(run_ids))
 
 
+# Every cache below is keyed on `stamp` (hashed: a growing run, a verdict or a renamed spec reads afresh).
+@st.cache_data(show_spinner=False, max_entries=8)
+def _spec_titles(url: str, pid: str, stamp: tuple) -> dict[str, str]:
+    # Read once per stamp and handed to every read below: each read them again (a scan of every spec,
+    # three per first visit at 5,000 specs).
+    return spec_titles(store, pid)
+
+
+titles_of_specs = _spec_titles(store.url, project_id, stamp)
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
-def _choices(url: str, pid: str, ids: tuple[str, ...], _stamp: tuple) -> tuple[list[str], dict[str, str]]:
-    return filter_choices(store, pid, ids)
+def _choices(url: str, pid: str, ids: tuple[str, ...], stamp: tuple) -> tuple[list[str], dict[str, str]]:
+    return filter_choices(store, pid, ids, titles_of_specs)
 
 
 generators, specs = _choices(store.url, project_id, tuple(run_ids), stamp)
@@ -103,8 +114,9 @@ filters = ResultFilters(
 
 
 @st.cache_data(show_spinner="Reading results...", max_entries=64)
-def _page(url: str, pid: str, wanted: str, offset: int, limit: int, _stamp: tuple):
-    return results_page(store, pid, ResultFilters.model_validate_json(wanted), offset=offset, limit=limit)
+def _page(url: str, pid: str, wanted: str, offset: int, limit: int, stamp: tuple):
+    filters = ResultFilters.model_validate_json(wanted)
+    return results_page(store, pid, filters, offset=offset, limit=limit, titles=titles_of_specs)
 
 
 # The page size picker is drawn below the table: its default set here, or the first run would read 50
@@ -128,7 +140,7 @@ st.caption(
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _pass_k(url: str, run_id: str, rejected: bool, _stamp: tuple) -> dict:
+def _pass_k(url: str, run_id: str, rejected: bool, stamp: tuple) -> dict:
     return run_pass_k(store, store.run(run_id), include_rejected=rejected)
 
 
@@ -141,8 +153,8 @@ for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND and len(repetitions_
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _titles(url: str, pid: str, ids: tuple[str, ...], _stamp: tuple) -> dict[str, str]:
-    return item_titles(store, ids, spec_titles(store, pid))
+def _titles(url: str, pid: str, ids: tuple[str, ...], stamp: tuple) -> dict[str, str]:
+    return item_titles(store, ids, titles_of_specs)
 
 
 frame = pd.DataFrame([r.model_dump() for r in page.rows], columns=[*COLUMNS, "ref"])
@@ -250,7 +262,7 @@ if not baseline:
 
 
 @st.cache_data(show_spinner="Comparing...", max_entries=16)
-def _compare(url: str, now: str, base: str, rejected: bool, _stamp: tuple):
+def _compare(url: str, now: str, base: str, rejected: bool, stamp: tuple):
     return compare_to_baseline(store, now, base, include_rejected=rejected)
 
 

@@ -29,6 +29,7 @@ from pages._common import (
     current_user,
     flash,
     job_panel,
+    lazy_expander,
     may_start,
     md,
     next_step,
@@ -38,6 +39,7 @@ from pages._common import (
     store_or_stop,
 )
 from pages._interop import export_picker
+from pages._pickers import first_listed
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -106,107 +108,118 @@ table = _table(project_id, spec_stamp(store, project_id))
 show_flash()
 
 # ------------------------------------------------------------------ generate and select
-with st.expander("Generate and select", expanded=not table["selected"].any()):
-    gen, sel = st.columns(2)
-    with gen, st.form("generate", enter_to_submit=False):
-        st.markdown("**Generate candidates**")
-        m = st.number_input("How many candidates (m)", 5, 2000, DEFAULT_CANDIDATES, step=5)
-        seed = st.number_input("Seed", 0, 10_000, 0)
-        batch = st.number_input(
-            "Specs per model call", 1, 20, DEFAULT_BATCH,
-            help="1 asks with seed 000's own prompt, one spec per call (its criteria: names, places and "
-            "numbers as placeholders). More asks for that many per call with our prompt: fewer calls, and "
-            "the business's own facts (prices, codes, periods) kept exact.",
-        )  # fmt: skip
-        semantic = st.checkbox(
-            "Embeddings find documents for specs citing none",
-            help="Beside BM25's word match. Off by default: it gave fewer distinct questions on every corpus "
-            "we measured.",
-        )
-        last = latest_generation(store, project_id)
-        live = last is not None and last.status in LIVE
-        resume = last is not None and not live and last.status.value != "finished"
-        label = "Resume the stopped generation" if resume else "Generate"
-        if st.form_submit_button(label, type="primary", disabled=live):
-            try:
-                run_id = (
-                    last.id
-                    if resume
-                    else create_generation(
-                        store,
-                        project_id,
-                        int(m),
-                        batch=int(batch),
-                        seed=int(seed),
-                        semantic_fallback=semantic,
-                    ).id
-                )
-                enqueue(
-                    store, run_id, actor=current_actor()
-                )  # a worker generates; the progress below is read from the store
-                st.rerun()
-            except EvalcoreError as exc:
-                show_error(exc)
-    if last is not None:
-        with gen:
-            job_panel(
-                store, last.id, "model calls", stop_help="Specs already generated are kept; Resume goes on."
+last = latest_generation(store, project_id)
+live = last is not None and last.status in LIVE
+# Its forms are drawn only while it is open: closed (once some specs are selected), a visit costs nothing
+# of them. A generation under way opens it, to show its progress.
+generating = lazy_expander(
+    "Generate and select", "specs_generate", expanded=not table["selected"].any() or live
+)
+if generating.open:
+    with generating:
+        gen, sel = st.columns(2)
+        with gen, st.form("generate", enter_to_submit=False):
+            st.markdown("**Generate candidates**")
+            m = st.number_input("How many candidates (m)", 5, 2000, DEFAULT_CANDIDATES, step=5)
+            seed = st.number_input("Seed", 0, 10_000, 0)
+            batch = st.number_input(
+                "Specs per model call", 1, 20, DEFAULT_BATCH,
+                help="1 asks with seed 000's own prompt, one spec per call (its criteria: names, places "
+                "and numbers as placeholders). More asks for that many per call with our prompt: fewer "
+                "calls, and the business's own facts (prices, codes, periods) kept exact.",
+            )  # fmt: skip
+            semantic = st.checkbox(
+                "Embeddings find documents for specs citing none",
+                help="Beside BM25's word match. Off by default: it gave fewer distinct questions on every "
+                "corpus we measured.",
             )
-    if last is not None and not live:  # e.g. "55 of 60 requested specs generated: ..." and why
-        for note in last.warnings:
-            gen.caption(note)
-    failed = failed_units(store, last.id) if last is not None and not live else {}
-    if failed:  # kept with their reasons until retried
-        gen.warning(
-            f"{len(failed)} model call(s) of the latest generation failed: {', '.join(sorted(failed))}"
-        )
-        if gen.button(
-            "Retry failed units", help="Generate them again; replies that could not be used are not reused."
-        ):
-            try:
-                may_start(store, last.kind)
-                retry_failed(store, last.id)
-                enqueue(store, last.id, actor=current_actor())
-                st.rerun()
-            except EvalcoreError as exc:
-                show_error(exc)
-    with sel, st.form("select", enter_to_submit=False):
-        st.markdown("**Select for diversity and coverage**")
-        k = st.slider("How many to select (k)", 1, max(2, len(table)), min(DEFAULT_K, max(1, len(table))))
-        alpha = st.slider(
-            "Coverage weight (alpha)",
-            0.0,
-            2.0,
-            float(round(DEFAULT_ALPHA, 3)),
-            0.01,
-            help="0 = diversity only; higher favours specs that cover documents no selected spec covers yet.",
-        )
-        gamma = st.number_input(
-            "Kernel width (gamma)",
-            min_value=0.0,
-            value=0.0,
-            format="%.4f",
-            help="How far apart two specs must be to count as different (seed 000's RBF kernel). 0 = "
-            "automatic: 1 / the median squared distance between the candidates.",
-        )
-        method = st.selectbox(
-            "Method", METHODS, help="greedy is the method; random and maxmin are baselines."
-        )
-        if st.form_submit_button("Re-select", type="primary", disabled=table.empty):
-            try:
-                with st.spinner("Embedding and selecting..."):
-                    outcome = select_specs(
-                        store, project_id, k, alpha=alpha, gamma=gamma or None, method=method,
-                        author=current_user() or "evalcore",
-                    )  # fmt: skip
-                metrics = outcome.metrics
-                flash(
-                    "success",
-                    f"Selected {len(outcome.selected)}: SPWD {metrics.spwd:.1f}, "
-                    f"Var Div {metrics.var_div:.3f}, Coverage {metrics.coverage} document(s).",
+            resume = last is not None and not live and last.status.value != "finished"
+            label = "Resume the stopped generation" if resume else "Generate"
+            if st.form_submit_button(label, type="primary", disabled=live):
+                try:
+                    run_id = (
+                        last.id
+                        if resume
+                        else create_generation(
+                            store,
+                            project_id,
+                            int(m),
+                            batch=int(batch),
+                            seed=int(seed),
+                            semantic_fallback=semantic,
+                        ).id
+                    )
+                    enqueue(
+                        store, run_id, actor=current_actor()
+                    )  # a worker generates; the progress below is read from the store
+                    st.rerun()
+                except EvalcoreError as exc:
+                    show_error(exc)
+        if last is not None:
+            with gen:
+                job_panel(
+                    store,
+                    last.id,
+                    "model calls",
+                    stop_help="Specs already generated are kept; Resume goes on.",
                 )
-            except EvalcoreError as exc:
-                show_error(exc)
+        if last is not None and not live:  # e.g. "55 of 60 requested specs generated: ..." and why
+            for note in last.warnings:
+                gen.caption(note)
+        failed = failed_units(store, last.id) if last is not None and not live else {}
+        if failed:  # kept with their reasons until retried
+            gen.warning(
+                f"{len(failed)} model call(s) of the latest generation failed: {', '.join(sorted(failed))}"
+            )
+            if gen.button(
+                "Retry failed units",
+                help="Generate them again; replies that could not be used are not reused.",
+            ):
+                try:
+                    may_start(store, last.kind)
+                    retry_failed(store, last.id)
+                    enqueue(store, last.id, actor=current_actor())
+                    st.rerun()
+                except EvalcoreError as exc:
+                    show_error(exc)
+        with sel, st.form("select", enter_to_submit=False):
+            st.markdown("**Select for diversity and coverage**")
+            k = st.slider("How many to select (k)", 1, max(2, len(table)), min(DEFAULT_K, max(1, len(table))))
+            alpha = st.slider(
+                "Coverage weight (alpha)",
+                0.0,
+                2.0,
+                float(round(DEFAULT_ALPHA, 3)),
+                0.01,
+                help="0 = diversity only; higher favours specs that cover documents no selected spec covers "
+                "yet.",
+            )
+            gamma = st.number_input(
+                "Kernel width (gamma)",
+                min_value=0.0,
+                value=0.0,
+                format="%.4f",
+                help="How far apart two specs must be to count as different (seed 000's RBF kernel). 0 = "
+                "automatic: 1 / the median squared distance between the candidates.",
+            )
+            method = st.selectbox(
+                "Method", METHODS, help="greedy is the method; random and maxmin are baselines."
+            )
+            if st.form_submit_button("Re-select", type="primary", disabled=table.empty):
+                try:
+                    with st.spinner("Embedding and selecting..."):
+                        outcome = select_specs(
+                            store, project_id, k, alpha=alpha, gamma=gamma or None, method=method,
+                            author=current_user() or "evalcore",
+                        )  # fmt: skip
+                    metrics = outcome.metrics
+                    flash(
+                        "success",
+                        f"Selected {len(outcome.selected)}: SPWD {metrics.spwd:.1f}, "
+                        f"Var Div {metrics.var_div:.3f}, Coverage {metrics.coverage} document(s).",
+                    )
+                except EvalcoreError as exc:
+                    show_error(exc)
 
 if table.empty:
     st.info("No specs yet: generate candidates above, or add one by hand below.")
@@ -258,15 +271,22 @@ if not table.empty:
     elif "spec" in st.query_params and "open_spec" not in st.session_state:
         st.session_state["open_spec"] = st.query_params["spec"]  # a shared link to one spec
     st.session_state["spec_table_picked"] = picked
+    if "spec_added" in st.session_state:  # a spec just added by hand below
+        st.session_state["open_spec"] = st.session_state.pop("spec_added")
     scenarios = dict(zip(shown["id"], shown["scenario"], strict=True))
     if st.session_state.get("open_spec") not in scenarios:
         st.session_state["open_spec"] = None
+    # A long table's picker lists its first specs only (a picker of thousands costs every visit); Search
+    # above narrows the table and the picker to any spec.
+    listed = first_listed(scenarios, st.session_state["open_spec"])
     st.selectbox(
         "Open a spec",
-        list(scenarios),
+        listed,
         key="open_spec",
         format_func=lambda sid: scenarios[sid],
-        placeholder="Type to search, or click a row above",
+        placeholder="Type to search, or click a row above"
+        if len(listed) >= len(scenarios)
+        else f"Type to search the first {len(listed):,} of {len(scenarios):,}, or narrow them with Search",
     )
 
 # ------------------------------------------------------------------ the open spec
@@ -370,76 +390,82 @@ if spec_id and spec_id in set(table["id"]):
         st.caption(f"Reason: {md(spec.reason)}")
     _show_refusal(spec_id)
 
-    with st.expander(f"Version history ({view.version} version(s))"):
-        for rev, diff in reversed(version_diffs(store, spec_id)):
-            st.markdown(
-                f"**v{rev.version}** · "
-                + md(f"{rev.note} by {rev.author} at {rev.created_at:%Y-%m-%d %H:%M:%S}")
-            )
-            if diff:
-                st.code(diff, language="diff")
+    history = lazy_expander(f"Version history ({view.version} version(s))", "specs_history")
+    if history.open:
+        with history:
+            for rev, diff in reversed(version_diffs(store, spec_id)):
+                st.markdown(
+                    f"**v{rev.version}** · "
+                    + md(f"{rev.note} by {rev.author} at {rev.created_at:%Y-%m-%d %H:%M:%S}")
+                )
+                if diff:
+                    st.code(diff, language="diff")
 
 # ------------------------------------------------------------------ add, import, export
 st.divider()
 add_col, io_col = st.columns(2)
-with (
-    add_col,
-    st.expander("Add a spec by hand"),
-    st.form("add_spec", clear_on_submit=True, enter_to_submit=False),
-):
-    scenario = st.text_input("Scenario")
-    given = st.text_input("Given")
-    when = st.text_input("When")
-    then = st.text_input("Then")
-    category = st.selectbox("Category", CATEGORIES)
-    if st.form_submit_button("Add spec"):
-        author = require_user()
-        if not all(x.strip() for x in (scenario, given, when, then)):
-            st.warning("Fill in Scenario, Given, When and Then.")
-        else:
+# The two expanders draw their forms, uploader and downloads only while open.
+with add_col:
+    adding = lazy_expander("Add a spec by hand", "specs_add")
+if adding.open:
+    with adding, st.form("add_spec", clear_on_submit=True, enter_to_submit=False):
+        scenario = st.text_input("Scenario")
+        given = st.text_input("Given")
+        when = st.text_input("When")
+        then = st.text_input("Then")
+        category = st.selectbox("Category", CATEGORIES)
+        if st.form_submit_button("Add spec"):
+            author = require_user()
+            if not all(x.strip() for x in (scenario, given, when, then)):
+                st.warning("Fill in Scenario, Given, When and Then.")
+            else:
+                try:
+                    new_id = add_human_spec(
+                        store,
+                        project_id,
+                        SpecDraft(scenario=scenario, given=given, when=when, then=then, category=category),
+                        author,
+                        actor=current_actor(),
+                    )
+                except EvalcoreError as exc:
+                    show_error(exc)
+                    st.stop()
+                # The picker above is drawn already: the next run opens it (`spec_added`).
+                st.session_state["spec_added"] = new_id
+                st.toast("Added; human-written specs are always selected.")
+                st.rerun()
+with io_col:
+    transfer = lazy_expander("Import or export specs", "specs_io")
+if transfer.open:
+    with transfer:
+        upload = st.file_uploader("Spec file (.yaml or .feature)", type=["yaml", "yml", "feature"])
+        if upload is not None and st.button("Import file"):
             try:
-                new_id = add_human_spec(
+                result = import_specs(
                     store,
                     project_id,
-                    SpecDraft(scenario=scenario, given=given, when=when, then=then, category=category),
-                    author,
+                    upload.getvalue().decode("utf-8"),
+                    upload.name,
+                    require_user(),
                     actor=current_actor(),
                 )
+                st.success(f"{len(result.added)} added, {len(result.updated)} updated.")
             except EvalcoreError as exc:
                 show_error(exc)
-                st.stop()
-            st.session_state["open_spec"] = new_id
-            st.toast("Added; human-written specs are always selected.")
-            st.rerun()
-with io_col, st.expander("Import or export specs"):
-    upload = st.file_uploader("Spec file (.yaml or .feature)", type=["yaml", "yml", "feature"])
-    if upload is not None and st.button("Import file"):
-        try:
-            result = import_specs(
-                store,
-                project_id,
-                upload.getvalue().decode("utf-8"),
-                upload.name,
-                require_user(),
-                actor=current_actor(),
-            )
-            st.success(f"{len(result.added)} added, {len(result.updated)} updated.")
-        except EvalcoreError as exc:
-            show_error(exc)
-        except UnicodeDecodeError:
-            st.error(f"{md(upload.name)} is not UTF-8 text; nothing was imported.")
-    only = st.toggle("Selected specs only", value=True, key="export_selected")
-    st.download_button(
-        "Download YAML",
-        lambda: export_specs(store, project_id, "yaml", selected_only=only),  # written on click only
-        f"{project_id}-specs.yaml",
-        "application/x-yaml",
-    )
-    st.download_button(
-        "Download Gherkin (.feature)",
-        lambda: export_specs(store, project_id, "gherkin", selected_only=only),
-        f"{project_id}-specs.feature",
-        "text/plain",
-    )
-    export_picker(store, project_id, "spec", "specs_interop")
+            except UnicodeDecodeError:
+                st.error(f"{md(upload.name)} is not UTF-8 text; nothing was imported.")
+        only = st.toggle("Selected specs only", value=True, key="export_selected")
+        st.download_button(
+            "Download YAML",
+            lambda: export_specs(store, project_id, "yaml", selected_only=only),  # written on click only
+            f"{project_id}-specs.yaml",
+            "application/x-yaml",
+        )
+        st.download_button(
+            "Download Gherkin (.feature)",
+            lambda: export_specs(store, project_id, "gherkin", selected_only=only),
+            f"{project_id}-specs.feature",
+            "text/plain",
+        )
+        export_picker(store, project_id, "spec", "specs_interop")
 next_step("pages/diversity.py", "check diversity and coverage")

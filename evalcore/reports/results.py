@@ -21,7 +21,7 @@ unscored, then passes. Rejected items are left out unless asked for, as in every
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import sqlalchemy as sa
@@ -384,9 +384,16 @@ def _python_rows(store: Store, run: Run, filters: ResultFilters, titles: dict[st
 
 
 def results_page(
-    store: Store, project_id: str, filters: ResultFilters, *, offset: int = 0, limit: int = 50
+    store: Store,
+    project_id: str,
+    filters: ResultFilters,
+    *,
+    offset: int = 0,
+    limit: int = 50,
+    titles: Mapping[str, str] | None = None,
 ) -> ResultPage:
-    """One page of the rows the filters keep (see the module docstring), with their total."""
+    """One page of the rows the filters keep (see the module docstring), with their total. `titles` is the
+    project's `spec_titles` when the caller has them (reading them is a scan of every spec)."""
     if limit < 1 or offset < 0:
         raise UsageError(f"a page needs a positive size and offset, got size {limit}, offset {offset}")
     runs = [store.run(r) for r in filters.run_ids]
@@ -394,7 +401,7 @@ def results_page(
         if run.params.get("project_id", project_id) != project_id or run.kind not in RESULT_KINDS:
             raise UsageError(f"run {run.id} is not a run against a target of project {project_id}")
     refresh_states(store, project_id)  # tiers as annotators left them, for the rejected switch
-    titles = spec_titles(store, project_id)
+    titles = spec_titles(store, project_id) if titles is None else titles
     needle = filters.text.strip().casefold()
     matching_specs = [sid for sid, title in titles.items() if needle and needle in title.casefold()]
     rows: list[ResultRow] = []
@@ -420,12 +427,15 @@ def results_page(
     return ResultPage(rows=rows, total=total, verdicts=verdicts, offset=offset, limit=limit)
 
 
-def filter_choices(store: Store, project_id: str, run_ids: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """The generators and specs (id -> title) the runs' items have, for the view's pickers."""
+def filter_choices(
+    store: Store, project_id: str, run_ids: Sequence[str], titles: Mapping[str, str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The generators and specs (id -> title) the runs' items have, for the view's pickers; `titles` as
+    for `results_page`."""
     i = t.items
     generators: set[str] = set()
     spec_ids: set[str] = set()
-    titles = spec_titles(store, project_id)
+    titles = spec_titles(store, project_id) if titles is None else titles
     with store.read() as conn:
         for run_id in run_ids:
             run = store.run(run_id)

@@ -315,6 +315,9 @@ def test_the_guidelines_are_beside_the_task_with_nothing_live_and_a_lead_edits_t
     assert "\\<img" in shown and "<img" not in shown.replace("\\<img", ""), "HTML in the file is text"
 
     at = page("lee")  # the local user holds every role: a lead may edit
+    assert not at.text_area, "the editor is drawn only once its section is opened"
+    at.session_state["annotate_guidelines"] = True
+    at.run()
     at.text_area(key="guidelines_text").input("## Rules v3\n\nReject anything not in a document.")
     button(at, "Save guidelines").click().run()
     assert not at.exception

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore.reports.item_titles import item_titles
 from evalcore.reports.results import spec_titles
+from evalcore.review import ItemVerdict, open_item, save_review
 from evalcore.store import DATABASE_URL_ENV, Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,3 +108,21 @@ def test_pass_k_of_a_repeated_run_is_shown_beside_the_failure_rate(tmp_path, mon
     words = "\n".join(str(c.value) for c in at.caption)
     assert "failure rate" in words
     assert "over 2 repetitions" in words and pass_k_line(run_pass_k(store, runs[0])) in words
+
+
+def test_a_verdict_given_after_the_page_was_opened_shows_on_its_next_run(seeded):
+    _, _, now, broken, _ = seeded
+    at = open_results()
+    at.multiselect(key="results_runs").set_value([now]).run()
+    total = next(c.value for c in at.caption if " rows · failure rate" in c.value)
+    item = sorted(broken)[0][0]
+    store = Store()
+    try:  # an annotator rejects the item: the view leaves it out unless rejected items are included
+        rejected = ItemVerdict(label="reject", reason="unsafe")
+        save_review(store, item, "ann", open_item(store, item).version, [], rejected)
+    finally:
+        store.close()
+    at.run()
+    after = next(c.value for c in at.caption if " rows · failure rate" in c.value)
+    assert after != total, "the cached page was read again: the stamp names the new annotation"
+    assert int(after.split()[0].replace(",", "")) < int(total.split()[0].replace(",", ""))

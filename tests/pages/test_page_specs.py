@@ -10,10 +10,12 @@ from streamlit.testing.v1 import AppTest
 from evalcore.inputs import import_project
 from evalcore.jobs import claims, failed_units
 from evalcore.specs.generation import generate_specs, latest_generation
+from evalcore.specs.selecting import select_specs
 from evalcore.specs.store_ops import current_selection, edit_spec, get_spec, list_specs
 from evalcore.store import DATABASE_URL_ENV, Store
 from evalcore.store import schema as t
 from evalcore.store.workers import worker_id
+from pages import _pickers as pickers
 from pages._common import md
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -180,3 +182,41 @@ def test_previous_and_next_go_through_the_listed_specs_one_by_one(store):
     assert any(c.value == f"3 of {len(order)} in the list" for c in at.caption)
     _button(at, "Previous").click().run()
     assert at.session_state["open_spec"] == order[1] and not at.exception
+
+
+def test_a_long_list_s_picker_lists_its_first_specs_and_the_open_one_and_search_reaches_the_rest(
+    store, monkeypatch
+):
+    monkeypatch.setattr(pickers, "LISTED", 5)
+    at = _open()
+    order = list(at.dataframe[0].value["id"])
+    picker = at.selectbox(key="open_spec")
+    assert len(picker.options) == 5 and "first 5 of 20" in picker.placeholder
+    at.session_state["open_spec"] = order[4]
+    at.run()
+    _button(at, "Next").click().run()
+    assert at.session_state["open_spec"] == order[5] and not at.exception, "Next goes past the listed"
+    assert len(at.selectbox(key="open_spec").options) == 6, "the open spec is listed after the first five"
+    far = get_spec(store, PROJECT, order[12]).spec.scenario
+    at.text_input[0].input(far).run()
+    assert order[12] in list(at.dataframe[0].value["id"])
+    assert at.selectbox(key="open_spec").options[:1] == [far], "Search narrows the picker to any spec"
+
+
+def test_closed_sections_draw_nothing_until_opened(store):
+    select_specs(store, PROJECT, 5)
+    at = _open()
+    labels = [b.label for b in at.button]
+    assert "Re-select" not in labels and "Add spec" not in labels, "closed: their forms are not drawn"
+    assert not any(d.label == "Download YAML" for d in at.get("download_button"))
+    at.session_state["specs_generate"] = at.session_state["specs_add"] = True  # both opened
+    at.run()
+    assert {"Re-select", "Generate", "Add spec"} <= {b.label for b in at.button}
+    hand_made = ("A hand-made one", "a customer", "they ask", "we answer")
+    for field, value in zip(at.text_input[-4:], hand_made, strict=True):
+        field.input(value)
+    _button(at, "Add spec").click().run()
+    assert not at.exception, at.exception
+    [added] = [v.spec for v in list_specs(store, PROJECT) if v.spec.scenario == "A hand-made one"]
+    assert at.session_state["open_spec"] == added.id, "the spec added is opened"
+    assert any(s.value == md("A hand-made one") for s in at.subheader)
