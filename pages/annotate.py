@@ -2,6 +2,8 @@
 grounding documents beside each answer; on a simulated dialogue, breakdown labels per target turn), saved
 in one go by the Save button only (never by Enter in a field); the next conversation opens after a save."""
 
+import threading
+
 import pandas as pd
 import streamlit as st
 
@@ -546,6 +548,18 @@ def _save(view, opened: int) -> None:
     save = save_log.new_save()
     save_log.record(save, "arrive", item=item_id, author=user, version=opened)
     outbox["replies"].append(save)
+    # Streamlit's fast reruns run a second press's callback on a new thread while the first's may still
+    # be saving (seen under load: the second was refused as stale instead of answered as the first's
+    # duplicate): one save at a time per session, so the second sees what the first saved.
+    with outbox.setdefault("lock", threading.Lock()):
+        _save_once(view, opened, save, (form, actor), (outbox, record))
+
+
+def _save_once(view, opened: int, save: str, read: tuple, session: tuple[dict, dict]) -> None:
+    """`_save` under the session's save lock: the duplicate check, the save and what it leaves in the
+    outbox; `read` is the form and the actor, `session` the outbox and the item's record, all read
+    from the session before (nothing here touches Streamlit)."""
+    item_id, (form, actor), (outbox, record) = view.conversation.id, read, session
     if outbox["saved"].get(item_id) == opened:
         save_log.record(save, "duplicate", item=item_id)
         return
