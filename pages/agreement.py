@@ -54,8 +54,9 @@ def _fmt(value: float) -> str:
 
 
 @st.cache_data(show_spinner="Computing agreement…", max_entries=8)
-def _agreement(_store_url: str, project: str, stamp: tuple[int, int]) -> dict:
-    # `stamp` changes with every new annotation, so a cached report is never stale.
+def _agreement(store_url: str, project: str, stamp: tuple[int, int]) -> dict:
+    # `stamp` changes with every new annotation, so a cached report is never stale; `store_url` keys the
+    # cache too (a leading underscore would leave it out), so one server on two stores never mixes them.
     return agreement_report(store, project)
 
 
