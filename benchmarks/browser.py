@@ -12,7 +12,7 @@ Run: .venv/bin/python benchmarks/browser.py [--store DIR] [PROJECT]   (~5 min, ~
    - cold: the page's URL opened in the browser, the first request the server gets;
    - warm: the page opened from Home with the sidebar's link, `--warm` times (median printed).
    A visit ends when Streamlit is idle (script not running, connected, nothing stale, a title shown, no
-   skeleton) and every visible plot (plotly, vega) and table has drawn, and this has held for 0.5 s; the
+   skeleton) and every visible chart (Vega-Lite) and table has drawn, and this has held for 0.5 s; the
    time printed is from the navigation's start (cold) or the click (warm) to the start of that quiet
    spell, measured inside the browser (`performance.now()`), so the polling adds nothing. Beside each wall
    time: the CPU seconds the Streamlit server spent (psutil on its pid) and those of the browser's
@@ -61,9 +61,9 @@ VISIT_LIMIT_S = 180.0
 PROBE = textwrap.dedent("""
     (() => {
       const bench = window.__bench = {runs: 0, since: null, charts: 0, errors: 0};
-      const PLOTS = "[data-testid='stPlotlyChart'], [data-testid='stVegaLiteChart'], "
+      const PLOTS = "[data-testid='stVegaLiteChart'], "
         + "[data-testid='stArrowVegaLiteChart'], [data-testid='stDataFrame']";
-      const drawn = (el) => el.querySelector(".main-svg, canvas, svg") !== null;
+      const drawn = (el) => el.querySelector("canvas, svg") !== null;
       const ready = () => {
         const app = document.querySelector("[data-testid='stApp']");
         if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
