@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
+from page_app import open_page
 
 from evalcore.inputs import import_project
 from evalcore.review import assign_items
@@ -19,15 +19,6 @@ from tests.annotation_data import add_conversations
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _queue(url: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["user_name"] = "ann"
-    at.run()
-    at.switch_page("pages/annotate.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_many_specs_get_a_search_above_the_filter_and_the_filter_keeps_its_spec(tmp_path, monkeypatch):
     url = f"sqlite:///{tmp_path / 'lists.db'}"
     monkeypatch.setenv(DATABASE_URL_ENV, url)
@@ -38,7 +29,7 @@ def test_many_specs_get_a_search_above_the_filter_and_the_filter_keeps_its_spec(
     specs = {v.spec.id: v.spec.scenario for v in list_specs(store, pid)}
     ids = list(specs)
     add_conversations(store, pid, len(ids), spec_ids=ids)
-    at = _queue(url)
+    at = open_page("pages/annotate.py", "ann")
     spec_filter = at.selectbox(key="q_spec")
     assert len(spec_filter.options) == 3, "any, and the first two specs"
     last = ids[-1]
@@ -59,7 +50,7 @@ def test_the_team_progress_and_the_guidelines_are_drawn_once_their_section_is_op
     pid = import_project(store, ROOT / "data" / "sample").project_id
     add_conversations(store, pid, 4)
     assign_items(store, pid, ["ann", "bea"], 2, "lee")
-    at = _queue(url)
+    at = open_page("pages/annotate.py", "ann")
     assert len(at.dataframe) == 1, "the queue only"
     assert not at.sidebar.markdown, "the guidelines are closed over the queue: not drawn"
     at.session_state["annotate_team"] = True

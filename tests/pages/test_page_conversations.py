@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from page_app import open_page
 from queue_support import work_the_queue
 from streamlit.testing.v1 import AppTest
 
@@ -37,22 +38,13 @@ def store(tmp_path, monkeypatch) -> Store:
     return store
 
 
-def _open() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state["user_name"] = "ana"
-    at.run()
-    at.switch_page("pages/conversations.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _text(at: AppTest) -> str:
     parts = [*at.markdown, *at.caption, *at.info, *at.warning, *at.success]
     return "\n".join(str(p.value) for p in parts)
 
 
 def test_generate_from_the_page_then_browse(store):
-    at = _open()
+    at = open_page("pages/conversations.py", "ana", timeout=120)
     assert any("No document-grounded conversation yet" in str(i.value) for i in at.info)
     inputs = {n.label: n for n in at.number_input}
     inputs["Conversations per spec (n)"].set_value(2)
@@ -84,7 +76,7 @@ def test_generate_from_the_page_then_browse(store):
 def test_filters_narrow_the_table(store):
     generate_conversations(store, PROJECT, specs="all", per_spec=2, d=1, turns=4, dense=False)
     generate_conversations(store, PROJECT, specs="all", per_spec=1, d=2, turns=4, dense=False)
-    at = _open()
+    at = open_page("pages/conversations.py", "ana", timeout=120)
     assert {m.label: m.value for m in at.metric}["Conversations"] == "6"
     length = next(m for m in at.multiselect if m.label == "Documents in chain")
     length.set_value([2]).run()
@@ -106,7 +98,7 @@ def test_an_unfinished_run_can_be_stopped_and_resumed_from_the_page(store, monke
     )
     run = store.runs(PROJECT, kind=RUN_KIND)[0]
     assert run.status.value == "stopped" and progress(store, run) == (1, 4)
-    at = _open()
+    at = open_page("pages/conversations.py", "ana", timeout=120)
     assert not any(b.label.startswith("Stop") for b in at.button), "a stopped run has nothing to stop"
     next(b for b in at.button if b.label.startswith("Resume")).click().run()
     assert not at.exception, at.exception
@@ -128,7 +120,7 @@ def test_failed_conversations_are_listed_with_their_reason(store):
     outcome = generate_conversations(store, PROJECT, specs="all", per_spec=1, turns=3, dense=False)
     with store.unit(outcome.run.id, "spec-gone/000") as unit:
         unit.fail("no valid output after 3 attempt(s): turns: field required")
-    at = _open()
+    at = open_page("pages/conversations.py", "ana", timeout=120)
     assert any(
         "1 conversation(s) of the latest run could not be generated" in str(w.value) for w in at.warning
     )

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from page_app import open_page
 from streamlit.testing.v1 import AppTest
 from vega import Chart, charts
 
@@ -39,21 +40,12 @@ def store(tmp_path, monkeypatch) -> Store:
     return store
 
 
-def _open() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["user_name"] = "ana"
-    at.run()
-    at.switch_page("pages/conversations.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _charts(at: AppTest) -> dict[str, Chart]:
     return {chart.spec["title"]: chart for chart in charts(at)}
 
 
 def test_the_charts_count_what_the_chain_length_filter_keeps(store):
-    at = _open()
+    at = open_page("pages/conversations.py", "ana")
     next(m for m in at.multiselect if m.label == "Documents in chain").set_value([2]).run()
     assert not at.exception, at.exception
     shown = int({m.label: m.value for m in at.metric}["Conversations"])
@@ -70,7 +62,7 @@ def test_the_charts_count_what_the_chain_length_filter_keeps(store):
 
 
 def test_the_cached_table_follows_annotations_and_renames_made_elsewhere(store):
-    at = _open()
+    at = open_page("pages/conversations.py", "ana")
     assert {m.label: m.value for m in at.metric}["Silver or gold"] == "3"  # the offline judge passed them
     view = list_conversations(store, PROJECT)[0]
     verdict = Annotation(item_kind="conversation", item_id=view.conversation.id, label="reject", author="ben")

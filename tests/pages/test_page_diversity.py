@@ -4,6 +4,7 @@ computed, never fits one itself, says when the map is stale, and labels its plot
 from pathlib import Path
 
 import pytest
+from page_app import open_page
 from queue_support import work_the_queue
 from streamlit.testing.v1 import AppTest
 from vega import from_spec
@@ -42,21 +43,12 @@ def store(tmp_path, monkeypatch) -> Store:
     return store
 
 
-def _open() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["user_name"] = "ana"
-    at.run()
-    at.switch_page("pages/diversity.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _text(at: AppTest) -> str:
     return "\n".join(str(e.value) for e in [*at.info, *at.warning, *at.caption, *at.error])
 
 
 def test_the_first_visit_queues_the_map_and_the_page_shows_it_once_a_worker_is_done(store):
-    at = _open()
+    at = open_page("pages/diversity.py", "ana")
     job = map_status(store, PROJECT).job
     assert job is not None and job.kind == MAP_KIND and job.status == RunStatus.pending
     assert "waiting for a worker" in _text(at)
@@ -72,11 +64,11 @@ def test_the_first_visit_queues_the_map_and_the_page_shows_it_once_a_worker_is_d
 
 
 def test_a_new_spec_makes_the_map_stale_and_update_places_it(store):
-    _open()
+    open_page("pages/diversity.py", "ana")
     work_the_queue(store.url)
     add_human_spec(store, PROJECT, SpecDraft(scenario="A customer asks about bike lights", given="g",
                                              when="w", then="t", category="policy"), "ana")  # fmt: skip
-    at = _open()
+    at = open_page("pages/diversity.py", "ana")
     assert "The map is stale: since it was drawn, 1 spec(s) were added" in _text(at)
     next(b for b in at.button if b.label == "Update the map").click().run()
     work_the_queue(store.url)
@@ -87,7 +79,7 @@ def test_a_new_spec_makes_the_map_stale_and_update_places_it(store):
 
 
 def test_the_plots_are_labelled_and_their_colours_distinct(store):
-    _open()
+    open_page("pages/diversity.py", "ana")
     work_the_queue(store.url)
     spec_map = read_map(store, map_status(store, PROJECT).latest)
     selected = {v.spec.id for v in list_specs(store, PROJECT) if v.spec.selected}

@@ -8,8 +8,8 @@ import logging
 from pathlib import Path
 
 import pytest
+from page_app import open_page
 from runs_support import sample_project
-from streamlit.testing.v1 import AppTest
 
 from evalcore.llm import status
 from evalcore.runs import run_target
@@ -29,14 +29,6 @@ def ran(tmp_path, monkeypatch) -> tuple[Store, str]:
     pid, _ = sample_project(store)
     run_target(store, pid, "demo", judge="offline")
     return store, pid
-
-
-def open_page(page: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
 
 
 class Records(logging.Handler):

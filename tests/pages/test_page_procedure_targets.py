@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
+from page_app import open_page
 
 from evalcore.generators.procedure.job import generate
 from evalcore.inputs import import_project
@@ -24,18 +24,10 @@ def db_url(tmp_path, monkeypatch) -> str:
     return url
 
 
-def open_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.run()
-    at.switch_page("pages/procedures.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_a_built_in_agent_and_a_tool_calling_model_are_added_on_the_page(db_url):
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
-    at = open_page()
+    at = open_page("pages/procedures.py", timeout=90)
     next(r for r in at.radio if r.label == "Agent").set_value("oracle").run()
     assert next(t for t in at.text_input if t.label == "Name").value == "oracle-agent"
     next(b for b in at.button if b.label == "Save target").click().run()
@@ -59,7 +51,7 @@ def test_a_built_in_agent_and_a_tool_calling_model_are_added_on_the_page(db_url)
 def test_an_empty_name_is_refused_on_the_page_and_nothing_is_saved(db_url):
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
-    at = open_page()
+    at = open_page("pages/procedures.py", timeout=90)
     next(t for t in at.text_input if t.label == "Name").set_value("  ")
     next(b for b in at.button if b.label == "Save target").click().run()
     assert not at.exception, at.exception
@@ -71,7 +63,7 @@ def test_policy_procedures_show_the_policy_as_their_source(db_url):
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "retail").project_id
     generate(store, pid, paths=1, seed=0)
-    at = open_page()
+    at = open_page("pages/procedures.py", timeout=90)
     summary = next(d.value for d in at.dataframe if "edge coverage" in d.value.columns)
     assert set(summary["source"]) == {"policy"}
     funnel = next(c.value for c in at.caption if "kept at each stage" in c.value)  # seed 001's Table 1
@@ -82,7 +74,7 @@ def test_a_prompt_based_model_target_is_added_on_the_page(db_url):
     """Seed 001's A.8 mode from the form: the tools and the procedure in the prompt, said in the list."""
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
-    at = open_page()
+    at = open_page("pages/procedures.py", timeout=90)
     next(s for s in at.selectbox if s.label == "Kind").set_value("openai").run()
     next(t for t in at.text_input if t.label == "Name").set_value("prompted-agent")
     next(t for t in at.text_input if t.label == "Model").set_value("gpt-4o-mini")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from page_app import open_page
 from queue_support import work_the_queue
 from streamlit.testing.v1 import AppTest
 from vega import charts, from_spec
@@ -32,21 +33,13 @@ def db_url(tmp_path, monkeypatch) -> str:
     return url
 
 
-def open_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.run()
-    at.switch_page("pages/procedures.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def frame(at: AppTest, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def test_without_runs_the_page_says_how_to_start(db_url):
     import_project(Store(db_url), ROOT / "data" / "sample")
-    at = open_page()
+    at = open_page("pages/procedures.py", timeout=90)
     assert any("No procedure generation run" in str(i.value) for i in at.info)
     assert any("No procedure test run" in str(i.value) for i in at.info)
 
@@ -54,7 +47,7 @@ def test_without_runs_the_page_says_how_to_start(db_url):
 def test_the_form_queues_a_generation_with_the_chosen_walk_and_a_worker_makes_it(db_url):
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
-    at = open_page()
+    at = open_page("pages/procedures.py", timeout=90)
     next(m for m in at.multiselect if m.label == "Procedures").set_value(["track_order"])
     next(n for n in at.number_input if n.label.startswith("Paths per graph")).set_value(4)
     next(s for s in at.selectbox if s.label == "Path sampling").set_value("coverage")
@@ -65,12 +58,14 @@ def test_the_form_queues_a_generation_with_the_chosen_walk_and_a_worker_makes_it
     assert run.params["walk"] == "coverage" and run.params["paths"] == 4
     next(b for b in at.button if b.label == "Stop").click().run()
     assert store.run(run.id).status == RunStatus.stopped
-    at = open_page()  # a new session finds the stopped generation and offers to resume it
+    at = open_page(
+        "pages/procedures.py", timeout=90
+    )  # a new session finds the stopped generation and offers to resume it
     next(b for b in at.button if b.label == "Resume").click().run()
     assert store.run(run.id).status == RunStatus.pending and not store.stop_requested(run.id)
     assert run.id in open_queue(db_url).pending_runs(), "handed to the workers again"
     work_the_queue(db_url)
-    at = open_page()
+    at = open_page("pages/procedures.py", timeout=90)
     assert not [b for b in at.button if b.label == "Resume"], "nothing to resume once it finished"
     assert any("Coverage-directed walk" in str(c.value) for c in at.caption)
     assert frame(at, "edge coverage").set_index("procedure").loc["track_order", "paths"] == 4
@@ -104,7 +99,7 @@ def test_graphs_paths_tests_and_table2_with_failing_tests(db_url):
         played[name] = create_procedure_run(store, pid, name, generation=generation).id
         execute_procedure_run(store, played[name])
 
-    at = open_page()
+    at = open_page("pages/procedures.py", timeout=90)
     summary = frame(at, "edge coverage")
     rows = summary.set_index("procedure")
     assert rows.loc["track_order", "flowgraph"] == "valid" and rows.loc["track_order", "paths"] == 3
@@ -179,7 +174,7 @@ def test_tests_are_played_from_the_page_through_the_queue(db_url):
     pid = import_project(store, ROOT / "data" / "sample").project_id
     generate(store, pid, procedures=["track_order"], paths=2, seed=0)
     save_target(store, pid, Target(name="agent-demo", kind="agent", config={"agent": "demo"}))
-    at = open_page()
+    at = open_page("pages/procedures.py", timeout=90)
     targets = next(b for b in at.selectbox if b.label == "Target")
     assert targets.options == ["agent-demo"]  # only targets that call tools (not the retrieval demo)
     next(b for b in at.button if b.label == "Play the tests").click().run()  # no target chosen: refused

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from page_app import open_page
 from runs_support import sample_project
 from streamlit.proto.Metric_pb2 import Metric
 from streamlit.testing.v1 import AppTest
@@ -26,14 +27,6 @@ def db_url(tmp_path, monkeypatch) -> str:
     monkeypatch.setenv(DATABASE_URL_ENV, url)
     monkeypatch.delenv("EVALCORE_OFFLINE", raising=False)
     return url
-
-
-def open_page(page: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
 
 
 def texts(at: AppTest) -> str:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from page_app import open_page
 from runs_support import sample_project
-from streamlit.testing.v1 import AppTest
 
 from evalcore.jobs.control import committed_counts, committed_records
 from evalcore.models.wording import without_ids
@@ -29,14 +29,6 @@ def store(tmp_path, monkeypatch) -> Store:
     return Store(url)
 
 
-def _open(page: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    at.switch_page(page).run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_a_run_is_named_by_its_judge_and_status_as_they_are_now(store):
     pid, _ = sample_project(store)
     run = create_run(store, pid, "demo")  # no judge asked for: the judge role decides when it plays
@@ -46,9 +38,9 @@ def test_a_run_is_named_by_its_judge_and_status_as_they_are_now(store):
     done = run_label(store.run(run.id))
     assert f"demo · judged by {store.run(run.id).judge} · " in done and "· finished (" in done
     assert "None" not in done
-    at = _open("pages/runs.py")
+    at = open_page("pages/runs.py")
     assert at.selectbox(key="watch_run").format_func(run.id) == without_ids(done), "named, no id"
-    at = _open("pages/reports.py")
+    at = open_page("pages/reports.py")
     assert at.selectbox(key="report_run").format_func(run.id) == without_ids(done)
 
 
@@ -63,7 +55,7 @@ def test_runs_are_counted_in_one_query_as_progress_counts_them(store):
 def test_report_tables_show_no_raw_none(store):
     pid, _ = sample_project(store)
     run_target(store, pid, "demo", judge="offline")
-    at = _open("pages/reports.py")
+    at = open_page("pages/reports.py")
     for frame in (d.value for d in at.dataframe):
         cells = frame.astype(object)
         assert not cells.map(lambda v: v is None or (not isinstance(v, str) and pd.isna(v))).any().any()
@@ -73,7 +65,7 @@ def test_report_tables_show_no_raw_none(store):
 def test_a_renamed_spec_shows_its_current_name_in_the_drill_down(store):
     pid, _ = sample_project(store)
     run_target(store, pid, "demo", judge="offline")
-    at = _open("pages/reports.py")
+    at = open_page("pages/reports.py")
     at.selectbox(key="drill:by_spec").select_index(1).run()
     shown = next(c.value for c in at.caption if c.value.startswith("Spec: ")).removeprefix("Spec: ")
     spec = next(v for v in list_specs(store, pid) if md(v.spec.scenario) == shown)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from page_app import open_page
 from scenario_examples import SEED_EXAMPLE
 from scenario_results import DELAY, TRANSFER, store_run
 from streamlit.testing.v1 import AppTest
@@ -35,16 +36,6 @@ def store(tmp_path, monkeypatch) -> Store:
     return store
 
 
-def open_page(user: str | None = "ann") -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    if user:
-        at.session_state["user_name"] = user
-    at.run()
-    at.switch_page("pages/scenarios.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def frame(at: AppTest, column: str):
     """The first table of the page with this column."""
     return next(d.value for d in at.dataframe if column in d.value.columns)
@@ -55,7 +46,7 @@ def save_button(at):
 
 
 def test_without_scenarios_or_runs_the_page_says_how_to_get_them(store):
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ann")
     infos = [str(i.value) for i in at.info]
     assert any("No scenario in this project yet" in i for i in infos)
     assert any("No scenario run in this project yet" in i for i in infos)
@@ -64,7 +55,7 @@ def test_without_scenarios_or_runs_the_page_says_how_to_get_them(store):
 def test_the_editor_validates_live_refuses_an_invalid_save_and_saves_a_valid_edit(store, tmp_path):
     (tmp_path / "order_delay.yml").write_text(SEED_EXAMPLE)
     import_scenarios(store, "demo", [tmp_path / "order_delay.yml"], "ann")
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ann")
     listed = frame(at, "assertions")
     assert listed["scenario"].tolist() == ["Agent handles delayed order gracefully"]
     assert listed["file"].tolist() == ["order_delay.yml"] and listed["criteria"].tolist() == [2]
@@ -100,7 +91,7 @@ def test_the_editor_validates_live_refuses_an_invalid_save_and_saves_a_valid_edi
 
 def test_results_per_scenario_and_kind_and_a_failing_repetition_as_text(store):
     store_run(store, "demo")
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ann")
     rates = frame(at, "share_passed")
     assert rates["scenario"].tolist() == [DELAY, TRANSFER, "All"]
     assert rates["share_passed"].tolist() == pytest.approx([1 / 3, 1.0, 0.5])
@@ -149,7 +140,7 @@ def test_validate_against_a_target_domain_and_start_a_run_through_the_queue(stor
     (tmp_path / "return.yml").write_text(RETURN)
     (tmp_path / "order_delay.yml").write_text(SEED_EXAMPLE)
     import_scenarios(store, "demo", [tmp_path], "ann")
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ann")
     assert any("Valid" in str(s.value) for s in at.success), "the format alone"
     next(b for b in at.selectbox if b.label.startswith("Check slots and flows")).select("demo-flows").run()
     problems = frame(at, "problem")
@@ -174,7 +165,7 @@ def test_validate_against_a_target_domain_and_start_a_run_through_the_queue(stor
 
 
 def test_write_a_new_scenario_validated_live(store):
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ann")
     area = next(a for a in at.text_area if a.label == "New scenario YAML")
     assert any("Valid" in str(s.value) for s in at.success), "the starting example is valid"
     area.input(RETURN.replace("flow_started: return_item", "flow_startd: return_item")).run()
@@ -195,14 +186,14 @@ def test_scenarios_written_offline_are_marked(store, tmp_path):
     path = tmp_path / "return.yml"
     path.write_text(RETURN)
     import_scenarios(store, "demo", [path], "ann", written_by={str(path): "offline (no model)"})
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ann")
     assert frame(at, "assertions")["written by"].tolist() == ["offline (no model)"]
     assert any("Offline output: scenarios written by offline \\(no model\\)" in str(i.value) for i in at.info)
 
 
 def test_without_a_fault_every_verdict_counts(store):
     store_run(store, "demo")
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ann")
     said = " ".join(str(c.value) for c in at.caption)
     assert "No simulated user was at fault in the 4 repetition(s) played" in said
     assert not at.warning
@@ -217,7 +208,7 @@ def test_a_repetition_whose_user_broke_character_is_named_with_the_pass_count_wi
     ]
     edited = body.model_copy(update={"turns": turns}).model_dump(mode="json")
     store.save_revision("conv-d1", edited, "test", store.current("conv-d1").version)
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ann")
     warned = " ".join(str(w.value) for w in at.warning).replace("\\", "")
     assert (
         "1 of 4 repetition(s) had a simulated user at fault: 2 of 4 passed over all, 1 of 3 without them"

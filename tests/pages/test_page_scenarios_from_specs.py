@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
+from page_app import open_page
 
 from evalcore.auth.roles import Actor, PermissionDenied, Role
 from evalcore.generators.scenario import list_scenarios
@@ -29,19 +29,10 @@ def project(tmp_path, monkeypatch) -> tuple[Store, str]:
     return store, import_project(store, ROOT / "data" / "sample").project_id
 
 
-def open_page() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["user_name"] = "ana"
-    at.run()
-    at.switch_page("pages/scenarios.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_scenarios_are_written_from_the_specs_and_stored(project):
     store, pid = project
     generate_specs(store, pid, m=4, from_card=False)
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ana")
     next(n for n in at.number_input if n.label.startswith("At most this many specs")).set_value(3)
     next(b for b in at.button if b.label == "Write scenarios").click().run()
     assert not at.exception, at.exception
@@ -50,7 +41,7 @@ def test_scenarios_are_written_from_the_specs_and_stored(project):
     assert any("Wrote 3 scenario" in str(s.value) for s in at.success), [s.value for s in at.success]
     assert all(s.scenario.assertions == [] for s in stored)  # no target chosen: no domain to check against
 
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ana")
     next(s for s in at.selectbox if s.label.startswith("Check slots and flows")).set_value("demo-flows").run()
     next(b for b in at.button if b.label == "Write scenarios").click().run()
     assert not at.exception, at.exception
@@ -60,7 +51,7 @@ def test_scenarios_are_written_from_the_specs_and_stored(project):
 
 def test_no_spec_or_an_annotator_is_refused_and_nothing_is_stored(project):
     store, pid = project
-    at = open_page()
+    at = open_page("pages/scenarios.py", "ana")
     next(b for b in at.button if b.label == "Write scenarios").click().run()
     assert not at.exception and any("no spec to write from" in str(e.value) for e in at.error)
     generate_specs(store, pid, m=2, from_card=False)

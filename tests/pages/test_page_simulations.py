@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from page_app import open_page
 from streamlit.testing.v1 import AppTest
 
 from evalcore.generators.simulation import import_chatchecker_run, load_simulation_run
@@ -30,16 +31,6 @@ def db_url(tmp_path, monkeypatch) -> str:
     return url
 
 
-def open_page(user: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    if user:
-        at.session_state["user_name"] = user
-    at.run()
-    at.switch_page("pages/simulations.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def frame(at: AppTest, column: str):
     """The first table of the page with this column."""
     return next(d.value for d in at.dataframe if column in d.value.columns)
@@ -57,7 +48,7 @@ def box(at: AppTest, label: str):
 
 def test_without_a_run_the_page_says_how_to_start_one(db_url):
     import_project(Store(db_url), ROOT / "data" / "sample")
-    at = open_page()
+    at = open_page("pages/simulations.py")
     assert any("No simulation run" in str(i.value) for i in at.info)
 
 
@@ -66,7 +57,7 @@ def test_runs_side_by_side_a_heatmap_and_a_dialogue_with_badges_and_ratings(db_u
     pid = import_project(store, ROOT / "data" / "sample").project_id
     simulated = simulate(store, pid, "demo", standard=2, challenging=2).run.id
     imported = import_chatchecker_run(store, REFERENCE_RUN, pid).run_id
-    at = open_page()
+    at = open_page("pages/simulations.py")
     listed = frame(at, "source")
     name = box(at, "Run").format_func  # a run by its target and start, an import by ChatChecker's run id
     sim_name, imp_name = name(simulated), name(imported)
@@ -113,7 +104,7 @@ def test_a_persona_is_edited_on_the_page_as_a_new_version_with_its_author(db_url
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
     simulate(store, pid, "demo", standard=1)
-    at = open_page("Rosa")
+    at = open_page("pages/simulations.py", "Rosa")
     [task] = [t for t in at.text_input if t.label == "Task"]
     task.input("Ask about **returns** <b>now</b>")
     [save] = [b for b in at.button if b.label == "Save persona"]
@@ -133,7 +124,7 @@ def test_a_simulation_started_on_the_page_is_queued_shows_its_progress_stops_and
 
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
-    at = open_page("Rosa")
+    at = open_page("pages/simulations.py", "Rosa")
     assert next(n for n in at.number_input if n.label.startswith("Max user turns")).value == 12, "the card's"
     next(n for n in at.number_input if n.label == "Standard personas").set_value(2)
     next(n for n in at.number_input if n.label == "Challenging personas").set_value(1)
@@ -152,7 +143,7 @@ def test_a_simulation_started_on_the_page_is_queued_shows_its_progress_stops_and
     assert store.run(run.id).status == RunStatus.pending and not store.stop_requested(run.id)
     assert run.id in open_queue(store.url).pending_runs(), "handed to the workers again"
     execute_simulation(store, run.id)  # what the worker taking the task does
-    at = open_page("Rosa")
+    at = open_page("pages/simulations.py", "Rosa")
     assert any("3 / 3 dialogues · finished" in str(p.proto.text) for p in at.get("progress"))
     dialogues = load_simulation_run(store, run.id).dialogues
     assert len(dialogues) == 3 and max(sum(t.role == "user" for t in d.turns) for d in dialogues) <= 4
@@ -166,7 +157,7 @@ def test_the_detectors_quality_against_human_labels_beside_each_run_and_on_the_t
 
     store = Store(db_url)
     imported = import_chatchecker_run(store, REFERENCE_RUN).run_id
-    at = open_page()
+    at = open_page("pages/simulations.py")
     assert frame(at, "source")["human-labelled turns"].tolist() == [0]
     assert any("No target turn of this run has a human breakdown label" in str(c.value) for c in at.caption)
     _, pairs = run_dialogues(store, imported)
@@ -176,7 +167,7 @@ def test_the_detectors_quality_against_human_labels_beside_each_run_and_on_the_t
         BreakdownLabel(turn_index=10, breakdown=True, types=["Repetition"]),
     ]
     save_review(store, item, "ann", head_version(store, item)[0], breakdowns=labels)
-    at = open_page()
+    at = open_page("pages/simulations.py")
     row = frame(at, "source").iloc[0]
     assert row["human-labelled turns"] == 2 and row["precision"] == "1.00" and row["recall"] == "0.50"
     metrics = {m.label: m.value for m in at.metric if m.label in ("accuracy", "precision", "recall", "F1")}
@@ -201,7 +192,7 @@ def test_a_persona_edit_with_an_empty_name_is_refused_naming_the_field_and_saves
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
     simulate(store, pid, "demo", standard=1)
-    at = open_page("Rosa")
+    at = open_page("pages/simulations.py", "Rosa")
     next(t for t in at.text_input if t.label == "Name").input(" ")
     next(n for n in at.number_input if n.label == "Age").set_value(44)
     next(b for b in at.button if b.label == "Save persona").click().run()
@@ -227,7 +218,7 @@ def test_failed_dialogues_are_retried_from_the_page_through_the_queue(db_url):
         writer.fail("user simulator: no output")
     execute_simulation(store, run.id)
     assert set(failed_units(store, run.id)) == {first}
-    at = open_page("Rosa")
+    at = open_page("pages/simulations.py", "Rosa")
     assert any("1 dialogue(s) failed" in str(w.value) for w in at.warning)
     next(b for b in at.button if b.label == "Retry failed dialogues").click().run()
     assert run.id in open_queue(store.url).pending_runs(), "handed to the workers"
@@ -242,7 +233,7 @@ def test_a_persona_with_a_text_profile_is_listed_by_its_id_and_edited_as_text(db
     pid = import_project(store, ROOT / "data" / "sample").project_id
     (tmp_path / "p.yaml").write_text("persona_id: p_text\ntype: standard\nprofile: A night nurse.\ntask: t\n")
     [item_id] = import_personas(store, pid, tmp_path / "p.yaml")
-    at = open_page("Rosa")
+    at = open_page("pages/simulations.py", "Rosa")
     assert frame(at, "task")["name"].tolist() == ["p_text"]
     assert not [t for t in at.text_input if t.label == "Name"], "no profile fields to a text profile"
     next(t for t in at.text_area if t.label == "Profile (free text)").input("A day nurse.")
@@ -269,7 +260,7 @@ def test_dialogues_whose_simulated_user_is_at_fault_are_listed_and_the_figures_s
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
     run_id = import_chatchecker_run(store, folder, pid).run_id
-    at = open_page()
+    at = open_page("pages/simulations.py")
     box(at, "Run").select(run_id).run()
     spoilt = "without the dialogues the simulated user spoilt"
     figures = frame(at, spoilt).set_index("figure")
@@ -296,7 +287,7 @@ def test_a_fault_check_is_started_from_the_page_and_its_stored_findings_are_read
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
     run_id = import_chatchecker_run(store, REFERENCE_RUN, pid).run_id
-    at = open_page("Rosa")
+    at = open_page("pages/simulations.py", "Rosa")
     box(at, "Run").select(run_id).run()
     assert "Found by: offline rules (no model), computed now." in captions(at)
     next(b for b in at.button if b.label.startswith("Check the simulated users")).click().run()
@@ -304,7 +295,7 @@ def test_a_fault_check_is_started_from_the_page_and_its_stored_findings_are_read
     [check] = fault_checks(store, run_id)
     assert check.id in open_queue(store.url).pending_runs(), "handed to the workers"
     execute_fault_check(store, check.id)  # what the worker taking the task does
-    at = open_page("Rosa")
+    at = open_page("pages/simulations.py", "Rosa")
     box(at, "Run").select(run_id).run()
     found = f"Found by: stored: offline rules (no model), check {check.id}."
     assert found in captions(at)
@@ -314,7 +305,7 @@ def test_each_persona_by_name_with_how_closely_it_was_played_and_users_side_by_s
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
     run_id = import_chatchecker_run(store, REFERENCE_RUN, pid).run_id
-    at = open_page()
+    at = open_page("pages/simulations.py")
     box(at, "Run").select(run_id).run()
     played = frame(at, "off from the persona").set_index("persona")
     assert len(played) == 10 and "Emma Thompson" in played.index
@@ -330,7 +321,7 @@ def test_adversarial_personas_are_started_from_the_form_and_shown_with_their_pro
 
     store = Store(db_url)
     pid = import_project(store, ROOT / "data" / "sample").project_id
-    at = open_page("Rosa")
+    at = open_page("pages/simulations.py", "Rosa")
     assert next(n for n in at.number_input if n.label == "Adversarial personas").value == 0, "none unasked"
     next(n for n in at.number_input if n.label == "Standard personas").set_value(0)
     next(n for n in at.number_input if n.label == "Challenging personas").set_value(0)
@@ -344,7 +335,7 @@ def test_adversarial_personas_are_started_from_the_form_and_shown_with_their_pro
         "generated_adversarial_persona_02",
     ]
     execute_simulation(store, run.id)  # what the worker taking the task does
-    at = open_page("Rosa")
+    at = open_page("pages/simulations.py", "Rosa")
     box(at, "Run").select(run.id).run()
     played = frame(at, "probing turns")
     assert set(played["kind"]) == {"adversarial"} and len(played) == 2

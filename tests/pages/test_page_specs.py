@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from page_app import open_page
 from queue_support import work_the_queue
 from streamlit.testing.v1 import AppTest
 
@@ -32,23 +33,12 @@ def store(tmp_path, monkeypatch) -> Store:
     return store
 
 
-def _open(spec_id: str | None = None, user: str = "ana") -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.session_state["user_name"] = user
-    if spec_id:
-        at.session_state["open_spec"] = spec_id
-    at.run()
-    at.switch_page("pages/specs.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def _button(at: AppTest, label: str):
     return next(b for b in at.button if b.label == label)
 
 
 def test_the_page_lists_every_candidate_and_marks_offline_ones(store):
-    at = _open()
+    at = open_page("pages/specs.py", "ana")
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Candidates"] == str(len(list_specs(store, PROJECT)))
     assert any("offline provider" in c.value for c in at.caption)
@@ -56,7 +46,7 @@ def test_the_page_lists_every_candidate_and_marks_offline_ones(store):
 
 def test_edit_saves_a_new_version_with_who(store):
     spec_id = list_specs(store, PROJECT)[0].spec.id
-    at = _open(spec_id)
+    at = open_page("pages/specs.py", "ana", state={"open_spec": spec_id})
     then = next(t for t in at.text_area if t.label == "Then")
     then.input("the assistant should quote the 14-day window for e-bikes")
     _button(at, "Save edit").click().run()
@@ -68,7 +58,7 @@ def test_edit_saves_a_new_version_with_who(store):
 
 def test_a_stale_save_is_refused_naming_who_saved_in_between(store):
     spec_id = list_specs(store, PROJECT)[0].spec.id
-    at = _open(spec_id)
+    at = open_page("pages/specs.py", "ana", state={"open_spec": spec_id})
     edit_spec(store, spec_id, "ben", 1, scenario="Ben's version")
     next(t for t in at.text_area if t.label == "Then").input("ana's change")
     _button(at, "Save edit").click().run()
@@ -81,13 +71,13 @@ def test_a_stale_save_is_refused_naming_who_saved_in_between(store):
 
 def test_lock_from_the_page(store):
     spec_id = list_specs(store, PROJECT)[3].spec.id
-    at = _open(spec_id)
+    at = open_page("pages/specs.py", "ana", state={"open_spec": spec_id})
     _button(at, "Lock (always selected)").click().run()
     assert get_spec(store, PROJECT, spec_id).spec.locked
 
 
 def test_reselect_with_k_and_alpha(store):
-    at = _open()
+    at = open_page("pages/specs.py", "ana")
     k_slider = next(s for s in at.slider if s.label == "How many to select (k)")
     k_slider.set_value(7)
     next(s for s in at.slider if s.label.startswith("Coverage weight")).set_value(1.0)
@@ -99,7 +89,7 @@ def test_reselect_with_k_and_alpha(store):
 
 def test_nobody_can_edit_without_a_name(store):
     spec_id = list_specs(store, PROJECT)[0].spec.id
-    at = _open(spec_id, user="")
+    at = open_page("pages/specs.py", state={"open_spec": spec_id})
     _button(at, "Save edit").click().run()
     assert any("Type your name" in w.value for w in at.warning)
     assert get_spec(store, PROJECT, spec_id).version == 1
@@ -114,7 +104,7 @@ def test_a_failed_batch_is_listed_and_generated_again_with_the_retry_button(stor
                 .where(table.c.run_id == run.id, table.c.unit_key == "batch-0000")
                 .values(status="failed")
             )
-    at = _open()
+    at = open_page("pages/specs.py", "ana")
     assert any("1 model call(s) of the latest generation failed: batch-0000" in w.value for w in at.warning)
     _button(at, "Retry failed units").click().run()
     assert not at.exception, at.exception
@@ -128,7 +118,7 @@ def test_a_failed_batch_is_listed_and_generated_again_with_the_retry_button(stor
 
 def test_generate_queues_a_run_a_worker_makes_and_the_page_shows_who_holds_it(store):
     before = len(list_specs(store, PROJECT))
-    at = _open()
+    at = open_page("pages/specs.py", "ana")
     next(n for n in at.number_input if n.label == "How many candidates (m)").set_value(40)
     next(n for n in at.number_input if n.label == "Seed").set_value(7)  # past the fixture's 20: new specs
     _button(at, "Generate").click().run()
@@ -153,7 +143,7 @@ def test_generate_queues_a_run_a_worker_makes_and_the_page_shows_who_holds_it(st
 
 
 def test_stop_a_queued_generation_then_resume_it(store):
-    at = _open()
+    at = open_page("pages/specs.py", "ana")
     _button(at, "Generate").click().run()
     run = latest_generation(store, PROJECT)
     _button(at, "Stop").click().run()
@@ -170,7 +160,7 @@ def test_stop_a_queued_generation_then_resume_it(store):
 
 
 def test_previous_and_next_go_through_the_listed_specs_one_by_one(store):
-    at = _open()
+    at = open_page("pages/specs.py", "ana")
     order = list(at.dataframe[0].value["id"])
     at.selectbox(key="open_spec").set_value(order[0]).run()
     assert any(c.value == f"1 of {len(order)} in the list" for c in at.caption)
@@ -188,7 +178,7 @@ def test_a_long_list_s_picker_lists_its_first_specs_and_the_open_one_and_search_
     store, monkeypatch
 ):
     monkeypatch.setattr(pickers, "LISTED", 5)
-    at = _open()
+    at = open_page("pages/specs.py", "ana")
     order = list(at.dataframe[0].value["id"])
     picker = at.selectbox(key="open_spec")
     assert len(picker.options) == 5 and "first 5 of 20" in picker.placeholder
@@ -205,7 +195,7 @@ def test_a_long_list_s_picker_lists_its_first_specs_and_the_open_one_and_search_
 
 def test_closed_sections_draw_nothing_until_opened(store):
     select_specs(store, PROJECT, 5)
-    at = _open()
+    at = open_page("pages/specs.py", "ana")
     labels = [b.label for b in at.button]
     assert "Re-select" not in labels and "Add spec" not in labels, "closed: their forms are not drawn"
     assert not any(d.label == "Download YAML" for d in at.get("download_button"))
