@@ -16,12 +16,14 @@ from evalcore.items.store_ops import list_tests
 from evalcore.jobs.control import committed_counts
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus
-from evalcore.models.wording import split_citation, term, term_help, told_apart, without_ids, words
+from evalcore.models.wording import split_citation, term, term_help, told_apart, words
 from evalcore.reports.procedure_failure import procedure_sources
 from evalcore.reports.procedure_tables import (
+    by_metric,
     counts_frame,
     export_procedure_tables,
     failing_frame,
+    offline_runs,
     report_about,
     score_run,
     table2_display,
@@ -293,13 +295,17 @@ except EvalcoreError as e:
     show_error(e)
     st.stop()
 about = report_about(scored)
-if about["offline"].startswith("yes"):
-    st.caption(f"Offline: {md(without_ids(about['offline'].removeprefix('yes '), bare='this run'))}")
+if offline := offline_runs([s.run for s in scored]):
+    st.caption(
+        "Offline: a built-in target (an agent or the demo) played the tests, or the replies were compared "
+        f"on the offline embedding ({md(', '.join(labels[r] for r in offline))})."
+    )
 if "reply threshold" in about:
     st.caption(f"Correct reply: similarity >= {md(about['reply threshold'])}")
-st.dataframe(table2_display(scored), hide_index=True, width="stretch", column_config={"run": None})
+# A figure per row and a run per column: seven metrics with intervals fit the page beside a few runs.
+st.dataframe(by_metric(table2_display(scored), labels), hide_index=True, width="stretch")
 with st.expander("Counts"):
-    st.dataframe(counts_frame(scored), hide_index=True, width="stretch", column_config={"run": None})
+    st.dataframe(by_metric(counts_frame(scored), labels), hide_index=True, width="stretch")
 drill = st.selectbox("Failing tests of", picked, format_func=labels.get)
 failing = failing_frame(
     next(s for s in scored if s.run.id == drill), generated=generated_names(store, project_id)

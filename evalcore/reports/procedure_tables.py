@@ -12,7 +12,7 @@ header says so), or at the threshold given.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -155,6 +155,17 @@ def counts_frame(scored: Sequence[RunScores]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def by_metric(table: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
+    """A table of one row per run (`table2_display`, `counts_frame`) turned for a page: one row per figure,
+    one column per run headed by its name in `names` (run id -> name), so seven metrics and their
+    intervals fit the page's width beside a few runs instead of scrolling sideways."""
+    figures = [c for c in table.columns if c not in ("target", "run")]
+    turned = {"figure": figures}
+    for _, row in table.iterrows():
+        turned[names.get(row["run"], row["run"])] = [str(row[c]) for c in figures]
+    return pd.DataFrame(turned)
+
+
 @dataclass(frozen=True)
 class AgentScores:
     """Tests played by the built-in offline agents and scored: Table 2 per agent, before any target."""
@@ -256,6 +267,17 @@ def failing_frame(s: RunScores, generated: Collection[str] = ()) -> pd.DataFrame
     return pd.DataFrame(rows, columns=columns)
 
 
+def offline_runs(runs: Sequence[Run]) -> list[str]:
+    """The ids of the runs whose figures are offline: a built-in offline target played the tests, or the
+    replies were compared on the offline embedding."""
+    return [
+        r.id
+        for r in runs
+        if (r.params.get("target") or {}).get("kind") in (TargetKind.agent.value, TargetKind.demo.value)
+        or str(r.params.get("embedding") or "").startswith(OFFLINE)
+    ]
+
+
 def report_about(scored: Sequence[RunScores]) -> dict[str, str]:
     """What produced the numbers (`reports.failures.provenance`), the correct-reply threshold each run was
     scored at, and offline when a target is a built-in offline one or replies were compared on the offline
@@ -265,12 +287,7 @@ def report_about(scored: Sequence[RunScores]) -> dict[str, str]:
     notes = dict.fromkeys(s.threshold_note for s in scored if s.threshold_note)
     if notes:
         about["reply threshold"] = "; ".join(notes)
-    offline = [
-        r.id
-        for r in runs
-        if (r.params.get("target") or {}).get("kind") in (TargetKind.agent.value, TargetKind.demo.value)
-        or str(r.params.get("embedding") or "").startswith(OFFLINE)
-    ]
+    offline = offline_runs(runs)
     if offline:
         about["offline"] = "yes (built-in offline target or offline embedding: " + ", ".join(offline) + ")"
     return about
