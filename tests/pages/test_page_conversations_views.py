@@ -5,18 +5,21 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import sqlalchemy as sa
 from streamlit.testing.v1 import AppTest
 from vega import Chart, charts
 
+import evalcore.items.summaries as summaries_module
 from evalcore.generators.doc_qa.browse import conversation_table, display_table
 from evalcore.generators.doc_qa.job import generate_conversations
 from evalcore.inputs import import_project
-from evalcore.items.current import content_field
+from evalcore.items.current import content_field, read_item
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Annotation
 from evalcore.specs.drafts import SpecDraft
 from evalcore.specs.store_ops import add_human_spec, edit_spec, list_specs, review_spec
 from evalcore.store import DATABASE_URL_ENV, Store
+from evalcore.store.schema import item_summaries
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "ridgeline_support"
@@ -83,22 +86,56 @@ def test_the_cached_table_follows_annotations_and_renames_made_elsewhere(store):
     assert set(at.dataframe[-1].value["spec"]) == {"Stock at Westbrook Station, renamed"}
 
 
-def test_a_table_passed_on_is_brought_up_to_date_by_reading_only_what_changed(store, monkeypatch):
-    import evalcore.generators.doc_qa.browse as browse
+def _reads(monkeypatch) -> list[str]:
+    """The ids of the conversations read whole from now on (to summarize them)."""
+    read: list[str] = []
+    real = summaries_module.read_items
+    monkeypatch.setattr(summaries_module, "read_items", lambda s, ids: read.extend(ids) or real(s, ids))
+    return read
 
+
+def test_a_table_passed_on_is_brought_up_to_date_by_reading_only_what_changed(store, monkeypatch):
     before = conversation_table(store, PROJECT)
     view = list_conversations(store, PROJECT)[1]
     verdict = Annotation(item_kind="conversation", item_id=view.conversation.id, label="reject", author="ben")
     store.annotate(view.conversation.id, [verdict], "ben", view.version)
     edit_spec(store, view.conversation.spec_id, "ben", 1, scenario="Renamed since")
-    read: list[str] = []
-    real = browse.read_items
-    monkeypatch.setattr(browse, "read_items", lambda s, ids: read.extend(ids) or real(s, ids))
+    read = _reads(monkeypatch)
     after = conversation_table(store, PROJECT, previous=before)
     assert read == [view.conversation.id], "only the annotated conversation is read again"
     pd.testing.assert_frame_equal(after, conversation_table(store, PROJECT))
     assert after.set_index("id").loc[view.conversation.id, "tier"] == "rejected"
     assert "Renamed since" in set(after["spec"]), "spec names are current on rows not read again"
+
+
+def test_a_restarted_server_reads_the_kept_summaries_and_follows_what_changed_since(store, monkeypatch):
+    before = conversation_table(store, PROJECT)  # another server (or this one before a restart) read them
+    read = _reads(monkeypatch)
+    pd.testing.assert_frame_equal(conversation_table(store, PROJECT), before)
+    assert read == [], "no conversation is read whole again"
+    rejected, corrected = (v.conversation.id for v in list_conversations(store, PROJECT)[:2])
+    verdict = Annotation(item_kind="conversation", item_id=rejected, label="reject", author="ben")
+    store.annotate(rejected, [verdict], "ben", read_item(store, rejected).version)
+    edit = Annotation(
+        item_kind="conversation",
+        item_id=corrected,
+        turn_index=1,
+        label="reject",
+        reason="the documents do not say",
+        edited_content="CANNOTANSWER",
+        author="ben",
+    )
+    store.annotate(corrected, [edit], "ben", read_item(store, corrected).version)
+    read.clear()
+    after = conversation_table(store, PROJECT)
+    assert sorted(read) == sorted([rejected, corrected]), "only the two saved since are read again"
+    rows = after.set_index("id")
+    assert rows.loc[rejected, "tier"] == "rejected"
+    assert rows.loc[corrected, "pair_types"][0] == "CANNOTANSWER"
+    assert rows.loc[corrected, "version"] == read_item(store, corrected).version
+    with store.write() as conn:
+        conn.execute(sa.delete(item_summaries))
+    pd.testing.assert_frame_equal(after, conversation_table(store, PROJECT))
 
 
 def test_an_unjudged_conversation_reads_not_judged(store):
