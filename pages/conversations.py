@@ -30,6 +30,7 @@ from pages._common import (
     current_actor,
     current_project,
     job_panel,
+    lazy_expander,
     may_start,
     md,
     md_block,
@@ -47,6 +48,7 @@ if project_id is None:
     st.stop()
 
 TIER_BADGE = {"unreviewed": "gray", "silver": "blue", "gold": "orange", "rejected": "red"}
+GENERATE = "conversations_generate"  # the Generate expander's key: open or closed
 PAGE_ROWS = 100  # conversations in the table at once: a screenful or three, light to send
 
 
@@ -96,7 +98,10 @@ if unfinished is not None:
     done, total = progress(store, unfinished)
     doing = "queued or running" if unfinished.status in LIVE else "unfinished"
     st.info(f"A generation is {doing} ({done}/{total} conversations): its progress is under Generate.")
-with st.expander("Generate", expanded=table.empty or unfinished is not None):
+
+
+def _generate() -> None:
+    """The Generate panel: the form, the latest runs, a run's notes and progress, Resume and Retry."""
     if not has_specs:
         st.info("This project has no specs yet: generate them on the Spec review page first.")
     with st.form("doc_qa_generate", enter_to_submit=False):
@@ -144,13 +149,10 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
                 }
             )
         st.dataframe(rows, hide_index=True, width="stretch")
-        failed = [
-            {"unit (spec/conversation)": key, "error": error}
-            for key, error in failed_units(store, runs[0].id).items()
-        ]
-        if failed and runs[0].status not in LIVE:  # kept with their reasons, never dropped silently
+        if failed:  # kept with their reasons, never dropped silently
             st.warning(f"{len(failed)} conversation(s) of the latest run could not be generated:")
-            st.dataframe(failed, hide_index=True, width="stretch")
+            reasons = [{"unit (spec/conversation)": key, "error": error} for key, error in failed.items()]
+            st.dataframe(reasons, hide_index=True, width="stretch")
             retry_help = "Generate them again; replies that could not be used are not reused."
             if st.button("Retry failed units", help=retry_help):
                 _queue(runs[0].id, retry=True)
@@ -178,6 +180,17 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
             show_error(exc)
         else:
             _queue(run_id)
+
+
+failed = failed_units(store, runs[0].id) if runs and runs[0].status not in LIVE else {}
+if GENERATE not in st.session_state or (unfinished is not None and unfinished.status in LIVE):
+    # Open on a first visit with nothing to browse, a generation to resume or failures to see, and while
+    # one runs (its panel redraws in here and reruns the page when it ends); else as the user left it.
+    st.session_state[GENERATE] = table.empty or unfinished is not None or bool(failed)
+generating = lazy_expander("Generate", GENERATE)
+if generating.open:  # drawn only while open: a finished run's notes alone can be a hundred lines
+    with generating:
+        _generate()
 
 if table.empty:
     st.info("No document-grounded conversation yet: generate some above.")

@@ -134,3 +134,16 @@ def test_failed_conversations_are_listed_with_their_reason(store):
     )
     errors = at.dataframe[1].value
     assert list(errors["error"]) == ["no valid output after 3 attempt(s): turns: field required"]
+
+
+def test_the_generate_panel_is_drawn_only_while_open(store):
+    """Issue 28: closed, the panel's form, runs and notes cost the browser nothing; opened, all are there."""
+    generate_conversations(store, PROJECT, specs="all", per_spec=1, turns=3, dense=False)
+    at = _open()
+    assert [e.label for e in at.expander][0] == "Generate"
+    assert not any(b.label == "Generate" for b in at.button), "a finished run leaves the panel closed"
+    at.session_state["conversations_generate"] = True  # the user opens it
+    at.run()
+    assert not at.exception, at.exception
+    assert any(b.label == "Generate" for b in at.button)
+    assert [list(d.value.columns)[0] for d in at.dataframe][0] == "started", "the latest runs are listed"
