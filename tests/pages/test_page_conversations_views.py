@@ -151,3 +151,32 @@ def test_spec_scenarios_cut_from_sql_match_the_listing_after_edits(store):
     scenarios = content_field(store, PROJECT, "spec", "scenario")
     assert scenarios == {v.spec.id: v.spec.scenario for v in list_specs(store, PROJECT)}
     assert scenarios[spec_id] == "Renamed"
+
+
+def test_a_long_spec_list_is_searched_and_a_chosen_spec_stays_chosen(store, monkeypatch):
+    """Issue 28: a picker of thousands of specs costs every visit; past `LISTED` it lists the first that
+    match a search, and those chosen."""
+    monkeypatch.setattr("pages._pickers.LISTED", 1)
+    draft = SpecDraft(scenario="Caring for an e-bike battery", given="a customer", when="the customer asks",
+                      then="the assistant answers from the documents", category="product information",
+                      documents=["ebike-battery-care-guide"])  # fmt: skip
+    add_human_spec(store, PROJECT, draft, "ana")
+    generate_conversations(store, PROJECT, specs="all", per_spec=1, d=1, turns=4, dense=False)
+    table = conversation_table(store, PROJECT)
+    scenarios = dict(zip(table["spec_id"], table["spec"], strict=True))
+    assert len(scenarios) == 2
+    last = max(scenarios, key=scenarios.get)  # not among the first listed
+    at = _open()
+    spec = next(m for m in at.multiselect if m.label == "Spec")
+    assert spec.options == [min(scenarios.values())]
+    next(t for t in at.text_input if t.label == "Find a spec").set_value(scenarios[last].upper()).run()
+    spec = next(m for m in at.multiselect if m.label == "Spec")
+    assert spec.options == [scenarios[last]]
+    spec.set_value([last]).run()
+    shown = int((table["spec_id"] == last).sum())
+    assert {m.label: m.value for m in at.metric}["Conversations"] == str(shown)
+    next(t for t in at.text_input if t.label == "Find a spec").set_value("").run()
+    assert not at.exception, at.exception
+    spec = next(m for m in at.multiselect if m.label == "Spec")
+    assert spec.value == [last] and spec.options == [min(scenarios.values()), scenarios[last]]
+    assert {m.label: m.value for m in at.metric}["Conversations"] == str(shown)
