@@ -311,14 +311,20 @@ def _passage(text: str, source: dict | None = None) -> str:
     return "".join(f"**{md(span)}**" if cited else md(span) for span, cited in cited_spans(text, source))
 
 
-def _open_sources(answer) -> None:
-    """Each grounding document as an expander showing the passage the answer comes from."""
+def _open_sources(answer, pair: int) -> None:
+    """Each grounding document as an expander showing the passage the answer comes from, drawn only once
+    opened (a conversation's passages are pages of text the browser would otherwise lay out hidden)."""
     sources = answer.metadata.get("sources") or []
     for doc_id in answer.grounding:
         doc = documents.get(doc_id)
         title = doc.title if doc else doc_id
         mine = [s for s in sources if s.get("document_id") == doc_id]
-        with st.expander(f":material/description: {md(title)}"):
+        box = lazy_expander(
+            f":material/description: {md(title)}", f"conversations_source:{conversation.id}:{pair}:{doc_id}"
+        )
+        if not box.open:
+            continue
+        with box:
             if not mine:
                 st.markdown(_passage(doc.text) if doc else "(document not in the project)")
             for source in mine:
@@ -343,5 +349,5 @@ for k, (question, answer) in enumerate(qa_pairs(conversation), start=1):
         )
         if answer.metadata.get("original_answer"):
             st.caption(f"before correction: {md(answer.metadata['original_answer'])}")
-        _open_sources(answer)
+        _open_sources(answer, k)
 next_step("pages/annotate.py", "review the conversations in Annotate")
