@@ -30,6 +30,7 @@ from pages._common import (
     current_actor,
     current_project,
     job_panel,
+    lazy_expander,
     may_start,
     md,
     md_block,
@@ -38,6 +39,7 @@ from pages._common import (
     show_flash,
     store_or_stop,
 )
+from pages._pickers import first_listed, matching
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -47,6 +49,8 @@ if project_id is None:
     st.stop()
 
 TIER_BADGE = {"unreviewed": "gray", "silver": "blue", "gold": "orange", "rejected": "red"}
+GENERATE = "conversations_generate"  # the Generate expander's key: open or closed
+SPECS = "conversations_specs"  # the Spec filter's key: the chosen spec ids
 PAGE_ROWS = 100  # conversations in the table at once: a screenful or three, light to send
 
 
@@ -96,7 +100,10 @@ if unfinished is not None:
     done, total = progress(store, unfinished)
     doing = "queued or running" if unfinished.status in LIVE else "unfinished"
     st.info(f"A generation is {doing} ({done}/{total} conversations): its progress is under Generate.")
-with st.expander("Generate", expanded=table.empty or unfinished is not None):
+
+
+def _generate() -> None:
+    """The Generate panel: the form, the latest runs, a run's notes and progress, Resume and Retry."""
     if not has_specs:
         st.info("This project has no specs yet: generate them on the Spec review page first.")
     with st.form("doc_qa_generate", enter_to_submit=False):
@@ -144,13 +151,10 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
                 }
             )
         st.dataframe(rows, hide_index=True, width="stretch")
-        failed = [
-            {"unit (spec/conversation)": key, "error": error}
-            for key, error in failed_units(store, runs[0].id).items()
-        ]
-        if failed and runs[0].status not in LIVE:  # kept with their reasons, never dropped silently
+        if failed:  # kept with their reasons, never dropped silently
             st.warning(f"{len(failed)} conversation(s) of the latest run could not be generated:")
-            st.dataframe(failed, hide_index=True, width="stretch")
+            reasons = [{"unit (spec/conversation)": key, "error": error} for key, error in failed.items()]
+            st.dataframe(reasons, hide_index=True, width="stretch")
             retry_help = "Generate them again; replies that could not be used are not reused."
             if st.button("Retry failed units", help=retry_help):
                 _queue(runs[0].id, retry=True)
@@ -179,14 +183,34 @@ with st.expander("Generate", expanded=table.empty or unfinished is not None):
         else:
             _queue(run_id)
 
+
+failed = failed_units(store, runs[0].id) if runs and runs[0].status not in LIVE else {}
+if GENERATE not in st.session_state or (unfinished is not None and unfinished.status in LIVE):
+    # Open on a first visit with nothing to browse, a generation to resume or failures to see, and while
+    # one runs (its panel redraws in here and reruns the page when it ends); else as the user left it.
+    st.session_state[GENERATE] = table.empty or unfinished is not None or bool(failed)
+generating = lazy_expander("Generate", GENERATE)
+if generating.open:  # drawn only while open: a finished run's notes alone can be a hundred lines
+    with generating:
+        _generate()
+
 if table.empty:
     st.info("No document-grounded conversation yet: generate some above.")
     st.stop()
 
 # ------------------------------------------------------------------------------------------ filters
 f1, f2, f3, f4, f5 = st.columns(5)
-scenarios = dict(zip(table["spec_id"], table["spec"], strict=True))
-spec_pick = f1.multiselect("Spec", sorted(scenarios), format_func=scenarios.get)
+scenarios = dict(sorted(zip(table["spec_id"], table["spec"], strict=True), key=lambda pair: pair[1]))
+chosen = [s for s in st.session_state.get(SPECS, []) if s in scenarios]
+listed = list(scenarios)
+if len(listed) > len(first_listed(listed)):
+    # A picker of 2,000 specs costs every visit ~0.2 s of browser CPU: it lists the first that match a
+    # search, and those chosen.
+    looked_for = f1.text_input("Find a spec", placeholder="words of its scenario", key="conversations_find")
+    listed = first_listed(matching(scenarios, looked_for))
+    listed += [s for s in chosen if s not in listed]
+st.session_state[SPECS] = chosen  # a spec gone from the table is no longer a filter
+spec_pick = f1.multiselect("Spec", listed, format_func=scenarios.get, key=SPECS)
 type_pick = f2.multiselect("Query type", list(QUERY_TYPES))
 length_pick = f3.multiselect("Documents in chain", sorted(set(table["chain_length"])))
 tier_pick = f4.multiselect(
@@ -287,14 +311,20 @@ def _passage(text: str, source: dict | None = None) -> str:
     return "".join(f"**{md(span)}**" if cited else md(span) for span, cited in cited_spans(text, source))
 
 
-def _open_sources(answer) -> None:
-    """Each grounding document as an expander showing the passage the answer comes from."""
+def _open_sources(answer, pair: int) -> None:
+    """Each grounding document as an expander showing the passage the answer comes from, drawn only once
+    opened (a conversation's passages are pages of text the browser would otherwise lay out hidden)."""
     sources = answer.metadata.get("sources") or []
     for doc_id in answer.grounding:
         doc = documents.get(doc_id)
         title = doc.title if doc else doc_id
         mine = [s for s in sources if s.get("document_id") == doc_id]
-        with st.expander(f":material/description: {md(title)}"):
+        box = lazy_expander(
+            f":material/description: {md(title)}", f"conversations_source:{conversation.id}:{pair}:{doc_id}"
+        )
+        if not box.open:
+            continue
+        with box:
             if not mine:
                 st.markdown(_passage(doc.text) if doc else "(document not in the project)")
             for source in mine:
@@ -319,5 +349,5 @@ for k, (question, answer) in enumerate(qa_pairs(conversation), start=1):
         )
         if answer.metadata.get("original_answer"):
             st.caption(f"before correction: {md(answer.metadata['original_answer'])}")
-        _open_sources(answer)
+        _open_sources(answer, k)
 next_step("pages/annotate.py", "review the conversations in Annotate")

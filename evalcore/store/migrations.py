@@ -415,6 +415,17 @@ def m008_accounts(op: Operations) -> None:
     op.create_index("ix_audit_log_at", "audit_log", ["at"])
 
 
+def m009_item_summaries(op: Operations) -> None:
+    """Summaries of items kept under their head version, for readers of thousands (see the schema)."""
+    op.create_table(
+        "item_summaries",
+        sa.Column("item_id", sa.String(64), sa.ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("name", sa.String(64), primary_key=True),
+        sa.Column("version", sa.Integer, nullable=False),
+        sa.Column("body", JSON, nullable=False),
+    )
+
+
 # Key of the PostgreSQL advisory lock held while migrating ("evalcore" read as a number, trimmed to 63 bits).
 MIGRATION_LOCK_KEY = int.from_bytes(b"evalcore", "big") & (2**63 - 1)
 
@@ -427,6 +438,7 @@ MIGRATIONS: list[Migration] = [
     Migration("006_call_repairs", m006_call_repairs),
     Migration("007_claimed_at", m007_claimed_at),
     Migration("008_accounts", m008_accounts),
+    Migration("009_item_summaries", m009_item_summaries),
 ]
 
 

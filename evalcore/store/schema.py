@@ -328,6 +328,18 @@ annotation_verdicts = sa.Table(
 # The queue pages a project's items oldest first: this index serves its ORDER BY ... LIMIT.
 sa.Index("ix_items_queue", items.c.project_id, items.c.kind, items.c.created_at, items.c.id)
 
+# Derived, read-through (009_item_summaries): what a reader computes from an item's current state, kept
+# under the item's head version, so a reader of thousands reads these small rows instead of every item
+# (evalcore.items.summaries). A row of an older version is never used: it is computed again and replaced.
+item_summaries = sa.Table(
+    "item_summaries",
+    metadata,
+    sa.Column("item_id", sa.String(64), sa.ForeignKey("items.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("name", sa.String(64), primary_key=True),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("body", JSON, nullable=False),
+)
+
 # ------------------------------------------------------------------------------- jobs (005_jobs)
 
 # A run's warnings, appended (never rewritten); `digest` (hash of the message) keeps each one once.

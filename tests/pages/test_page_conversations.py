@@ -7,8 +7,11 @@ from page_app import open_page
 from queue_support import work_the_queue
 from streamlit.testing.v1 import AppTest
 
+from evalcore.generators.doc_qa.browse import conversation_table
+from evalcore.generators.doc_qa.generate import qa_pairs
 from evalcore.generators.doc_qa.job import RUN_KIND, generate_conversations
 from evalcore.inputs import import_project
+from evalcore.items.current import read_item
 from evalcore.items.store_ops import list_conversations
 from evalcore.jobs import progress, request_stop
 from evalcore.specs.drafts import SpecDraft
@@ -67,10 +70,19 @@ def test_generate_from_the_page_then_browse(store):
     assert "Produced offline, without a model" in text
     assert ":violet-badge[SYNTHESIS]" in text and ":violet-badge[CANNOTANSWER]" in text
     assert "bridging entity" in text
-    # Each grounding document opens in place, with the answer's sentence in bold inside its passage.
+    # Each grounding document opens in place, with the answer's sentence in bold inside its passage; its
+    # passage is drawn only once it is opened (issue 28).
     labels = [e.label for e in at.expander]
     assert any(":material/description:" in label for label in labels)
-    assert any("**" in str(m.value) for m in at.markdown)
+    shown = conversation_table(store, PROJECT)["id"].iloc[0]  # the conversation the page opens first
+    k, answer = next((k, a) for k, (_, a) in enumerate(qa_pairs(read_item(store, shown).conversation()), 1)
+                     if a.grounding and a.metadata.get("sources"))  # fmt: skip
+    closed = {str(m.value) for m in at.markdown}
+    at.session_state[f"conversations_source:{shown}:{k}:{answer.grounding[0]}"] = True  # the user opens it
+    at.run()
+    assert not at.exception, at.exception
+    passage = [str(m.value) for m in at.markdown if str(m.value) not in closed]
+    assert len(passage) == 1 and "**" in passage[0]
 
 
 def test_filters_narrow_the_table(store):
@@ -126,3 +138,16 @@ def test_failed_conversations_are_listed_with_their_reason(store):
     )
     errors = at.dataframe[1].value
     assert list(errors["error"]) == ["no valid output after 3 attempt(s): turns: field required"]
+
+
+def test_the_generate_panel_is_drawn_only_while_open(store):
+    """Issue 28: closed, the panel's form, runs and notes cost the browser nothing; opened, all are there."""
+    generate_conversations(store, PROJECT, specs="all", per_spec=1, turns=3, dense=False)
+    at = _open()
+    assert next(e.label for e in at.expander) == "Generate"
+    assert not any(b.label == "Generate" for b in at.button), "a finished run leaves the panel closed"
+    at.session_state["conversations_generate"] = True  # the user opens it
+    at.run()
+    assert not at.exception, at.exception
+    assert any(b.label == "Generate" for b in at.button)
+    assert "started" in at.dataframe[0].value.columns, "the latest runs are listed"

@@ -5,19 +5,22 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import sqlalchemy as sa
 from page_app import open_page
 from streamlit.testing.v1 import AppTest
 from vega import Chart, charts
 
+import evalcore.items.summaries as summaries_module
 from evalcore.generators.doc_qa.browse import conversation_table, display_table
 from evalcore.generators.doc_qa.job import generate_conversations
 from evalcore.inputs import import_project
-from evalcore.items.current import content_field
+from evalcore.items.current import content_field, read_item
 from evalcore.items.store_ops import list_conversations
 from evalcore.models import Annotation
 from evalcore.specs.drafts import SpecDraft
 from evalcore.specs.store_ops import add_human_spec, edit_spec, list_specs, review_spec
 from evalcore.store import DATABASE_URL_ENV, Store
+from evalcore.store.schema import item_summaries
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "ridgeline_support"
@@ -75,22 +78,56 @@ def test_the_cached_table_follows_annotations_and_renames_made_elsewhere(store):
     assert set(at.dataframe[-1].value["spec"]) == {"Stock at Westbrook Station, renamed"}
 
 
-def test_a_table_passed_on_is_brought_up_to_date_by_reading_only_what_changed(store, monkeypatch):
-    import evalcore.generators.doc_qa.browse as browse
+def _reads(monkeypatch) -> list[str]:
+    """The ids of the conversations read whole from now on (to summarize them)."""
+    read: list[str] = []
+    real = summaries_module.read_items
+    monkeypatch.setattr(summaries_module, "read_items", lambda s, ids: read.extend(ids) or real(s, ids))
+    return read
 
+
+def test_a_table_passed_on_is_brought_up_to_date_by_reading_only_what_changed(store, monkeypatch):
     before = conversation_table(store, PROJECT)
     view = list_conversations(store, PROJECT)[1]
     verdict = Annotation(item_kind="conversation", item_id=view.conversation.id, label="reject", author="ben")
     store.annotate(view.conversation.id, [verdict], "ben", view.version)
     edit_spec(store, view.conversation.spec_id, "ben", 1, scenario="Renamed since")
-    read: list[str] = []
-    real = browse.read_items
-    monkeypatch.setattr(browse, "read_items", lambda s, ids: read.extend(ids) or real(s, ids))
+    read = _reads(monkeypatch)
     after = conversation_table(store, PROJECT, previous=before)
     assert read == [view.conversation.id], "only the annotated conversation is read again"
     pd.testing.assert_frame_equal(after, conversation_table(store, PROJECT))
     assert after.set_index("id").loc[view.conversation.id, "tier"] == "rejected"
     assert "Renamed since" in set(after["spec"]), "spec names are current on rows not read again"
+
+
+def test_a_restarted_server_reads_the_kept_summaries_and_follows_what_changed_since(store, monkeypatch):
+    before = conversation_table(store, PROJECT)  # another server (or this one before a restart) read them
+    read = _reads(monkeypatch)
+    pd.testing.assert_frame_equal(conversation_table(store, PROJECT), before)
+    assert read == [], "no conversation is read whole again"
+    rejected, corrected = (v.conversation.id for v in list_conversations(store, PROJECT)[:2])
+    verdict = Annotation(item_kind="conversation", item_id=rejected, label="reject", author="ben")
+    store.annotate(rejected, [verdict], "ben", read_item(store, rejected).version)
+    edit = Annotation(
+        item_kind="conversation",
+        item_id=corrected,
+        turn_index=1,
+        label="reject",
+        reason="the documents do not say",
+        edited_content="CANNOTANSWER",
+        author="ben",
+    )
+    store.annotate(corrected, [edit], "ben", read_item(store, corrected).version)
+    read.clear()
+    after = conversation_table(store, PROJECT)
+    assert sorted(read) == sorted([rejected, corrected]), "only the two saved since are read again"
+    rows = after.set_index("id")
+    assert rows.loc[rejected, "tier"] == "rejected"
+    assert rows.loc[corrected, "pair_types"][0] == "CANNOTANSWER"
+    assert rows.loc[corrected, "version"] == read_item(store, corrected).version
+    with store.write() as conn:
+        conn.execute(sa.delete(item_summaries))
+    pd.testing.assert_frame_equal(after, conversation_table(store, PROJECT))
 
 
 def test_an_unjudged_conversation_reads_not_judged(store):
@@ -106,3 +143,32 @@ def test_spec_scenarios_cut_from_sql_match_the_listing_after_edits(store):
     scenarios = content_field(store, PROJECT, "spec", "scenario")
     assert scenarios == {v.spec.id: v.spec.scenario for v in list_specs(store, PROJECT)}
     assert scenarios[spec_id] == "Renamed"
+
+
+def test_a_long_spec_list_is_searched_and_a_chosen_spec_stays_chosen(store, monkeypatch):
+    """Issue 28: a picker of thousands of specs costs every visit; past `LISTED` it lists the first that
+    match a search, and those chosen."""
+    monkeypatch.setattr("pages._pickers.LISTED", 1)
+    draft = SpecDraft(scenario="Caring for an e-bike battery", given="a customer", when="the customer asks",
+                      then="the assistant answers from the documents", category="product information",
+                      documents=["ebike-battery-care-guide"])  # fmt: skip
+    add_human_spec(store, PROJECT, draft, "ana")
+    generate_conversations(store, PROJECT, specs="all", per_spec=1, d=1, turns=4, dense=False)
+    table = conversation_table(store, PROJECT)
+    scenarios = dict(zip(table["spec_id"], table["spec"], strict=True))
+    assert len(scenarios) == 2
+    last = max(scenarios, key=scenarios.get)  # not among the first listed
+    at = open_page("pages/conversations.py", "ana")
+    spec = next(m for m in at.multiselect if m.label == "Spec")
+    assert spec.options == [min(scenarios.values())]
+    next(t for t in at.text_input if t.label == "Find a spec").set_value(scenarios[last].upper()).run()
+    spec = next(m for m in at.multiselect if m.label == "Spec")
+    assert spec.options == [scenarios[last]]
+    spec.set_value([last]).run()
+    shown = int((table["spec_id"] == last).sum())
+    assert {m.label: m.value for m in at.metric}["Conversations"] == str(shown)
+    next(t for t in at.text_input if t.label == "Find a spec").set_value("").run()
+    assert not at.exception, at.exception
+    spec = next(m for m in at.multiselect if m.label == "Spec")
+    assert spec.value == [last] and spec.options == [min(scenarios.values()), scenarios[last]]
+    assert {m.label: m.value for m in at.metric}["Conversations"] == str(shown)

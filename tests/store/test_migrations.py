@@ -147,6 +147,8 @@ EXPECTED_SCHEMA: dict[str, list[str]] = {
     "users": ["name", "role", "password_hash", "disabled", "created_by", "created_at", "updated_at"],
     "user_sessions": ["token_hash", "user_name", "created_at", "expires_at", "ended_at"],
     "audit_log": ["id", "at", "actor", "role", "action", "outcome", "project_id", "target", "detail"],
+    # 009_item_summaries
+    "item_summaries": ["item_id", "name", "version", "body"],
 }
 
 EXPECTED_PRIMARY_KEYS: dict[str, list[str]] = {
@@ -176,6 +178,7 @@ EXPECTED_PRIMARY_KEYS: dict[str, list[str]] = {
     "users": ["name"],
     "user_sessions": ["token_hash"],
     "audit_log": ["id"],
+    "item_summaries": ["item_id", "name"],
 }
 
 EXPECTED_INDEXES = {

@@ -12,9 +12,10 @@ from evalcore.documents.facts import plain
 from evalcore.documents.retrieval import split_passages
 from evalcore.generators.doc_qa.generate import GENERATOR, qa_pairs
 from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
-from evalcore.items.current import CurrentItem, content_field, head_versions, read_items
+from evalcore.items.current import CurrentItem, content_field, head_versions, read_tiers
 from evalcore.items.state import project_policy
 from evalcore.items.store_ops import KIND
+from evalcore.items.summaries import summaries
 from evalcore.models import Conversation, Document, Tier
 from evalcore.models.common import chart_label
 from evalcore.specs.store_ops import KIND as SPEC_KIND
@@ -32,31 +33,33 @@ def documents_used(conversation: Conversation) -> list[str]:
     return list(dict.fromkeys(d for _, a in qa_pairs(conversation) for d in a.grounding))
 
 
-def _row(item: CurrentItem, scenarios: dict[str, str]) -> dict[str, Any]:
+# The content-derived columns of a row, kept per conversation version in the store; a new format of
+# them is a new name, so rows of the old one are never read.
+SUMMARY = f"{GENERATOR}.table.1"
+
+
+def _summary(item: CurrentItem) -> dict[str, Any]:
+    """The columns of a conversation's row that its current content decides (all but spec name and tier)."""
     c = item.conversation()
     meta = c.metadata
     correction = (meta.get("verification") or {}).get("correction") or {}
     chain = meta.get("chain") or {}
+    pairs = qa_pairs(c)
     return {
-        "id": c.id,
         "spec_id": c.spec_id or "",
-        "spec": scenarios.get(c.spec_id or "", c.spec_id or ""),
-        "pairs": len(qa_pairs(c)),
-        "query_types": sorted({q.query_type for q, _ in qa_pairs(c) if q.query_type}),
+        "pairs": len(pairs),
+        "query_types": sorted({q.query_type for q, _ in pairs if q.query_type}),
         "pair_types": [
-            "CANNOTANSWER" if is_cannot_answer(a.content) else (q.query_type or "untyped")
-            for q, a in qa_pairs(c)
+            "CANNOTANSWER" if is_cannot_answer(a.content) else (q.query_type or "untyped") for q, a in pairs
         ],
         "chain_length": int(chain.get("length") or meta.get("n_documents") or 0),
         "documents": len(documents_used(c)),
-        "tier": (item.tier or Tier.unreviewed).value,
         "model": c.provenance.producer,
         "offline": c.provenance.is_offline,
         "judge_score": item.judge.score,
         "corrected": int(correction.get("fired") or 0),
         "flagged": int(correction.get("flagged") or 0),
         "problems": len((meta.get("verification") or {}).get("reasons") or []),
-        "version": item.version,
     }
 
 
@@ -65,7 +68,9 @@ def conversation_table(store: Store, project_id: str, previous: pd.DataFrame | N
     it (annotators' corrections applied, tier under the project's policy). A page caches it on
     `table_stamp`. Given `previous`, a table of the same project under the same tier policy, only the
     conversations saved since (new, edited or annotated: their version moved) are read again, so one
-    annotation costs one conversation's read, not the project's."""
+    annotation costs one conversation's read, not the project's. Without it, each conversation's columns
+    come from its summary kept in the store (`evalcore.items.summaries`): only conversations saved since
+    any server last summarized them are read whole."""
     scenarios = {i: str(v) for i, v in content_field(store, project_id, SPEC_KIND, "scenario").items()}
     versions = head_versions(store, project_id, KIND, generator=GENERATOR)
     kept: dict[str, dict[str, Any]] = {}
@@ -73,9 +78,17 @@ def conversation_table(store: Store, project_id: str, previous: pd.DataFrame | N
         for row in previous.to_dict("records"):
             if versions.get(row["id"]) == row["version"]:
                 kept[row["id"]] = {**row, "spec": scenarios.get(row["spec_id"], row["spec_id"])}
-    fresh = read_items(store, [i for i in versions if i not in kept])
-    rows = [kept.get(i) or _row(fresh[i], scenarios) for i in versions if i in kept or i in fresh]
-    return pd.DataFrame(rows, columns=COLUMNS)
+    fresh = summaries(store, {i: v for i, v in versions.items() if i not in kept}, SUMMARY, _summary)
+    tiers = read_tiers(store, project_id, list(fresh)) if fresh else {}
+    for item_id, (version, summary) in fresh.items():
+        kept[item_id] = {
+            "id": item_id,
+            **summary,
+            "spec": scenarios.get(summary["spec_id"], summary["spec_id"]),
+            "tier": tiers.get(item_id, Tier.unreviewed).value,
+            "version": version,
+        }
+    return pd.DataFrame([kept[i] for i in versions if i in kept], columns=COLUMNS)
 
 
 def table_stamp(store: Store, project_id: str) -> tuple[object, ...]:
