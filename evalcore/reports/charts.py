@@ -15,9 +15,6 @@ from evalcore.stats.calibration import CurvePoint
 
 RED = "#c0392b"
 BLUE = "#2e6da4"
-# Drawn on one canvas, not as an SVG element per bar, label and tick: the browser lays out and styles none
-# of them (issue 28). Streamlit picks canvas by itself only past 2,000 data points.
-CANVAS = {"embedOptions": {"renderer": "canvas"}}
 
 
 def _label(value: object) -> str:
@@ -59,7 +56,6 @@ def failure_rate_chart(table: pd.DataFrame, key: str, title: str, within: str | 
     }  # fmt: skip
     return {
         "title": title,
-        "usermeta": CANVAS,
         "height": 200,  # the bars' own: labels, legend and title come on top
         "autosize": {"type": "fit-x", "contains": "padding"},
         "data": {"values": data},
