@@ -335,8 +335,12 @@ TAB_LABELS = {
     "by_pair": "Same question alone vs in context",
     "by_tier": "By tier",
 }
-tabs = st.tabs([TAB_LABELS[name] for name in tables])
+# Only the open tab is drawn (a switch reruns the page): eight tables with their downloads and drill-downs
+# cost the browser more than the rest of the page together (issue 28).
+tabs = st.tabs([TAB_LABELS[name] for name in tables], key="report_tab", on_change="rerun")
 for tab, (name, df) in zip(tabs, tables.items(), strict=True):
+    if not tab.open:
+        continue
     with tab:
         title, source = split_citation(TABLE_TITLES[name])
         st.caption(

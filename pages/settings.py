@@ -12,6 +12,7 @@ from evalcore.models.wording import words
 from pages._common import (
     current_actor,
     current_project,
+    lazy_expander,
     md,
     next_step,
     require_user,
@@ -65,19 +66,22 @@ st.dataframe(
     hide_index=True,
     width="stretch",
 )
-with st.form("role_model", enter_to_submit=False):
-    c1, c2 = st.columns([1, 2])
-    role = c1.selectbox("Role", [*ROLES, "embedding"])
-    model = c2.text_input(
-        "Model (provider/model; empty = back to the default)", placeholder="openai/gpt-4o-mini"
-    )
-    if st.form_submit_button("Set model"):
-        require_user()
-        try:
-            status.set_role_model(store, project_id, role, model.strip() or None, actor=current_actor())
-            st.rerun()
-        except EvalcoreError as exc:
-            show_error(exc)
+# The forms are drawn only once opened, like the audit trail: most visits read, few change (issue 28).
+choosing = lazy_expander("Change a role's model", "settings_role_model")
+if choosing.open:
+    with choosing, st.form("role_model", enter_to_submit=False):
+        c1, c2 = st.columns([1, 2])
+        role = c1.selectbox("Role", [*ROLES, "embedding"])
+        model = c2.text_input(
+            "Model (provider/model; empty = back to the default)", placeholder="openai/gpt-4o-mini"
+        )
+        if st.form_submit_button("Set model"):
+            require_user()
+            try:
+                status.set_role_model(store, project_id, role, model.strip() or None, actor=current_actor())
+                st.rerun()
+            except EvalcoreError as exc:
+                show_error(exc)
 
 st.subheader("Spend")
 summary = status.spend(store, project_id)
@@ -169,26 +173,27 @@ if profiles:
         hide_index=True,
         width="stretch",
     )
-with st.form("model_profile", enter_to_submit=False):
-    c1, c2 = st.columns([3, 1])
-    profile_model = c1.text_input("Model (provider/model)", placeholder="compat/qwen2.5-0.5b-instruct")
-    limit = c2.number_input("Max tokens (0 = no limit)", min_value=0, step=256)
-    probe_clicked = c1.form_submit_button("Probe (one call)")
-    save_clicked = c2.form_submit_button("Save max tokens")
-    if (probe_clicked or save_clicked) and profile_model.strip():
-        require_user()
-        name = profile_model.strip()
-        try:
-            if probe_clicked:
-                status.probe_model(store, project_id, name, actor=current_actor())
-            else:
-                kept = profiles.get(name) or status.ModelProfile()
-                status.set_model_profile(
-                    store, project_id, name, kept.with_max_tokens(int(limit) or None), actor=current_actor()
-                )
-            st.rerun()
-        except EvalcoreError as exc:
-            show_error(exc)
+profiling = lazy_expander("Probe a model or set its token limit", "settings_model_profile")
+if profiling.open:
+    with profiling, st.form("model_profile", enter_to_submit=False):
+        c1, c2 = st.columns([3, 1])
+        profile_model = c1.text_input("Model (provider/model)", placeholder="compat/qwen2.5-0.5b-instruct")
+        limit = c2.number_input("Max tokens (0 = no limit)", min_value=0, step=256)
+        probe_clicked = c1.form_submit_button("Probe (one call)")
+        save_clicked = c2.form_submit_button("Save max tokens")
+        if (probe_clicked or save_clicked) and profile_model.strip():
+            require_user()
+            name = profile_model.strip()
+            try:
+                if probe_clicked:
+                    status.probe_model(store, project_id, name, actor=current_actor())
+                else:
+                    kept = profiles.get(name) or status.ModelProfile()
+                    limited = kept.with_max_tokens(int(limit) or None)
+                    status.set_model_profile(store, project_id, name, limited, actor=current_actor())
+                st.rerun()
+            except EvalcoreError as exc:
+                show_error(exc)
 
 st.subheader("Budget")
 current = status.budget(store, project_id)
@@ -224,13 +229,18 @@ st.caption(
     "accounts, sign-ins, refused attempts, saved versions and verdicts, each by the id of what it acted "
     "on (the command line's evalcore audit prints it all)."
 )
-entries = audit.trail(store, actor=reader, limit=500)
-st.dataframe(
-    pd.DataFrame([e.model_dump() for e in entries], columns=list(audit.AuditEntry.model_fields)),
-    hide_index=True,
-    width="stretch",
-)
-st.download_button(
-    "Download the trail (CSV)", audit.trail_csv(entries), file_name="evalcore-audit.csv", mime="text/csv"
-)
+# 500 rows read, drawn and made a CSV on every visit cost more than the rest of the page: drawn when opened.
+trail = lazy_expander("The latest 500 actions", "settings_audit")
+if trail.open:
+    entries = audit.trail(store, actor=reader, limit=500)
+    trail.dataframe(
+        pd.DataFrame([e.model_dump() for e in entries], columns=list(audit.AuditEntry.model_fields)),
+        hide_index=True,
+        width="stretch",
+    )
+    trail.download_button(
+        # The file is made when clicked, not on every rerun.
+        "Download the trail (CSV)", lambda: audit.trail_csv(entries), file_name="evalcore-audit.csv",
+        mime="text/csv",
+    )  # fmt: skip
 next_step("pages/home.py", "back to the checklist on Home")

@@ -54,6 +54,15 @@ def sign_in(driver, base: str, name: str, password: str = PASSWORD) -> None:
     wait_idle(driver)
 
 
+def open_section(driver, title: str) -> None:
+    """Open the expander titled `title`, once the app is idle."""
+    from selenium.webdriver.common.by import By
+
+    wait_idle(driver)
+    summary = wait(driver, lambda d: d.find_element(By.XPATH, f"//details[.//p[text()='{title}']]/summary"))
+    summary.click()
+
+
 def signed_in_as(driver, name: str, role: str) -> None:
     """Wait until the page is drawn for the signed-in person (and the sign-in form is gone)."""
     wait(driver, lambda d: f"Signed in as {name} ({role})" in body_text(d))
@@ -155,6 +164,7 @@ def test_a_lead_sees_the_audit_trail_on_settings(team_store, browser, tmp_path):
         signed_in(browser, base, "dana", "admin")
         browser.get(f"{base}/settings")
         signed_in_as(browser, "dana", "admin")
+        open_section(browser, "The latest 500 actions")  # the trail is drawn only once opened
         wait(browser, lambda d: "Download the trail (CSV)" in body_text(d))
         # The table is drawn on a canvas: its rows are the library's, tested in test_auth_roles.
         assert "Audit trail" in body_text(browser)
