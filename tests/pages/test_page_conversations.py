@@ -143,7 +143,7 @@ def test_failed_conversations_are_listed_with_their_reason(store):
 def test_the_generate_panel_is_drawn_only_while_open(store):
     """Issue 28: closed, the panel's form, runs and notes cost the browser nothing; opened, all are there."""
     generate_conversations(store, PROJECT, specs="all", per_spec=1, turns=3, dense=False)
-    at = _open()
+    at = open_page("pages/conversations.py", "ana", timeout=120)
     assert next(e.label for e in at.expander) == "Generate"
     assert not any(b.label == "Generate" for b in at.button), "a finished run leaves the panel closed"
     at.session_state["conversations_generate"] = True  # the user opens it
