@@ -51,6 +51,7 @@ if project_id is None:
 TIER_BADGE = {"unreviewed": "gray", "silver": "blue", "gold": "orange", "rejected": "red"}
 GENERATE = "conversations_generate"  # the Generate expander's key: open or closed
 SPECS = "conversations_specs"  # the Spec filter's key: the chosen spec ids
+FIND = "conversations_find"  # the key of the search beside it (a project of many specs)
 PAGE_ROWS = 100  # conversations in the table at once: a screenful or three, light to send
 
 
@@ -199,14 +200,15 @@ if table.empty:
     st.stop()
 
 # ------------------------------------------------------------------------------------------ filters
-f1, f2, f3, f4, f5 = st.columns(5)
 scenarios = dict(sorted(zip(table["spec_id"], table["spec"], strict=True), key=lambda pair: pair[1]))
 chosen = [s for s in st.session_state.get(SPECS, []) if s in scenarios]
 listed = list(scenarios)
-if len(listed) > len(first_listed(listed)):
+searched = len(listed) > len(first_listed(listed))
+*find, f1, f2, f3, f4, f5 = st.columns(6 if searched else 5)
+if searched:
     # A picker of 2,000 specs costs every visit ~0.2 s of browser CPU: it lists the first that match a
-    # search, and those chosen.
-    looked_for = f1.text_input("Find a spec", placeholder="words of its scenario", key="conversations_find")
+    # search beside it, and those chosen.
+    looked_for = find[0].text_input("Find a spec", placeholder="words of its scenario", key=FIND)
     listed = first_listed(matching(scenarios, looked_for))
     listed += [s for s in chosen if s not in listed]
 st.session_state[SPECS] = chosen  # a spec gone from the table is no longer a filter
