@@ -1,8 +1,8 @@
 """What the dashboard's server does once when it starts, before anyone visits (issue 28): import every page's
-libraries and make the first, slow use of the table serializer (charts send their data as tables too), so
-the first visitor after a start does not wait for them (about 1.3 s of imports on an idle machine, several
-seconds under load); then freeze what is loaded out of the garbage collector's reach (Streamlit collects
-after every run).
+libraries and make the first, slow uses (the table serializer: charts send their data as tables too; the
+local embedding model), so the first visitor after a start does not wait for them (about 1.3 s of imports
+and 0.8 s of model on an idle machine, several seconds under load); then freeze what is loaded out of the
+garbage collector's reach (Streamlit collects after every run).
 
 `dashboard.py` (what `evalcore serve` and the tests start) calls `warm_up` before the server listens."""
 
@@ -42,6 +42,11 @@ def _first_uses() -> None:
     # then indexes the file of every loaded module (0.7 s of CPU with the pages' libraries loaded, on the
     # first visitor's request). The index is kept: build it now.
     env_util.is_repl()
+    # Settings names the embedding model, and whether the local one loads is known only by loading it
+    # (0.7-0.9 s of CPU, once per process): loaded now, and kept for every page that embeds.
+    from evalcore.llm.registry import default_embedding
+
+    default_embedding()
 
 
 def warm_up(root: Path = ROOT) -> list[str]:

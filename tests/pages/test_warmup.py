@@ -26,13 +26,17 @@ def test_warm_up_imports_every_page_library_in_a_fresh_process():
         "import gc, json, sys, time; from pages._warmup import page_imports, warm_up; "
         "before = set(sys.modules); warmed = warm_up(); "
         "start = time.process_time(); gc.collect(); collect = time.process_time() - start; "
+        "from evalcore.llm.local import WordLlamaProvider; "
         "print(json.dumps([sorted(set(page_imports()) - set(sys.modules)), len(set(sys.modules) - before), "
-        "warmed == page_imports(), gc.get_freeze_count(), len(gc.get_objects()), collect]))"
+        "warmed == page_imports(), gc.get_freeze_count(), len(gc.get_objects()), collect, "
+        "sorted(WordLlamaProvider._models)]))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    missing, imported, same, frozen, tracked, collect = json.loads(done.stdout.strip().splitlines()[-1])
+    printed = json.loads(done.stdout.strip().splitlines()[-1])
+    missing, imported, same, frozen, tracked, collect, models = printed
     assert missing == [] and same
+    assert models == ["l2_supercat_256"]  # the local embedding model Settings names, loaded before a visit
     assert imported > 500  # streamlit, pandas, pyarrow and the library: not a no-op
     # What was loaded is frozen: a full collection no longer walks it (0.1 s and more before, per rerun).
     assert frozen > 100_000 and tracked < frozen / 10, (frozen, tracked)
