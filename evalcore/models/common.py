@@ -19,14 +19,6 @@ def now_utc() -> datetime:
     return datetime.now(UTC)
 
 
-def chart_label(text: object) -> str:
-    """`text` from a file or a model as plain chart text. Plotly's chart text renders a few HTML tags
-    (<b>, <br>, <span style>, <a href>), so angle brackets and ampersands become look-alikes that are only
-    text (an entity such as &lt; would still be parsed). Every chart built from data passes its labels
-    through here."""
-    return str(text).replace("&", "＆").replace("<", "‹").replace(">", "›")
-
-
 # Long enough for any id a person types or a generator makes, short enough that a file name stays under
 # the 255-byte limit of common filesystems once a suffix and a `_<tag>` are added.
 MAX_FILE_NAME = 200

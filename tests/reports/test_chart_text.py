@@ -12,8 +12,7 @@ import pandas as pd
 from vega import from_spec
 
 from evalcore.generators.doc_qa.browse import summary
-from evalcore.models.common import chart_label
-from evalcore.reports.charts import count_heatmap, failure_rate_chart
+from evalcore.reports.charts import count_chart, count_heatmap, failure_rate_chart
 from evalcore.specs.charts import coverage_chart, map_chart, map_frame
 from evalcore.specs.spec_map import MapPoint, SpecMap
 
@@ -40,10 +39,6 @@ def _in_code(part: object) -> list[str]:
 
 def _values(chart) -> set[str]:
     return {str(v) for frame in chart.data.values() for column in frame for v in frame[column]}
-
-
-def test_chart_label_leaves_only_text():
-    assert chart_label(BOLD) == "‹b›loud‹/b›" and chart_label("R&D") == "R＆D" and chart_label(3) == "3"
 
 
 def test_the_diversity_charts_keep_scenarios_categories_and_titles_as_written_data():
@@ -73,4 +68,5 @@ def test_report_and_simulation_charts_keep_group_names_as_written_data():
     heat = count_heatmap(pd.DataFrame({"u1": [2]}, index=[BOLD]), [STYLED], ("type", "user", "turns"))
     assert _in_code(heat) == [] and {BOLD, STYLED} <= _values(from_spec(heat))
     rows = pd.DataFrame([{"pair_types": [BOLD], "chain_length": 1, "documents": 1}])
-    assert all("<" not in str(v) for v in summary(rows)["query_types"]["query type"])
+    types = count_chart(summary(rows)["query_types"], "query type", "pairs", "Query types of the pairs")
+    assert _in_code(types) == [] and BOLD in _values(from_spec(types))

@@ -17,7 +17,6 @@ from evalcore.items.state import project_policy
 from evalcore.items.store_ops import KIND
 from evalcore.items.summaries import summaries
 from evalcore.models import Conversation, Document, Tier
-from evalcore.models.common import chart_label
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.specs.store_ops import spec_stamp
 from evalcore.store import Store
@@ -153,10 +152,7 @@ def summary(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
     order = [*QUERY_TYPES, "CANNOTANSWER"]
     return {
         "query_types": pd.DataFrame(
-            [
-                {"query type": chart_label(t), "pairs": types[t]}
-                for t in order + sorted(set(types) - set(order))
-            ]
+            [{"query type": t, "pairs": types[t]} for t in order + sorted(set(types) - set(order))]
         ),
         "chain_lengths": pd.DataFrame(
             [{"documents in chain": k, "conversations": n} for k, n in sorted(lengths.items())]
