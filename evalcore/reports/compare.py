@@ -213,11 +213,6 @@ def compare_to_baseline(
     rejected = frozenset() if include_rejected else _rejected(store, project_id)
     now = _scored(store, run, rejected)
     base = _scored(store, baseline, rejected)
-    labels = (
-        {i: str(v) for i, v in content_field(store, project_id, SPEC_KIND, "scenario").items()}
-        if project_id
-        else {}
-    )
     paired = now.merge(base[[*KEY, "failed", "error"]], on=KEY, suffixes=("", "_base"))
     if paired.empty:
         raise UsageError(f"baseline {baseline_id} and run {run_id} have no scored item in common")
@@ -229,6 +224,10 @@ def compare_to_baseline(
         np.where(base_failed, RANK[FIXED], RANK[STILL_PASSING]),
     )
     spec_ids = paired["spec_id"]
+    # The labels of the specs paired only (tens of a project's thousands).
+    named = spec_ids.dropna().unique().tolist()
+    found = content_field(store, project_id, SPEC_KIND, "scenario", named) if project_id else {}
+    labels = {i: str(v) for i, v in found.items()}
     turns = paired["turn"].to_numpy(dtype=np.int64)
     ordered = pd.DataFrame(
         {

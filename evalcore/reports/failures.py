@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalcore.items.current import correction_versions
-from evalcore.items.sql import body_field, heads
+from evalcore.items.current import content_field, correction_versions
 from evalcore.items.state import project_policy
 from evalcore.jobs.control import committed_counts
 from evalcore.models import Run, TargetKind
@@ -48,6 +47,7 @@ from evalcore.reports.tables import (
 from evalcore.review.reports import annotation_stamp
 from evalcore.runs.records import ERROR_CLASSES, LEGACY_ERROR_TYPES, RUN_KIND, JudgedTurn, error_class
 from evalcore.runs.store_ops import ROW_COLUMNS, item_tiers, judgment_bodies, judgment_rows, played_versions
+from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.specs.store_ops import spec_stamp
 from evalcore.store import Store
 
@@ -108,8 +108,14 @@ def judged_turns(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     frame["item_id"] = frame["conversation_id"].where(frame["conversation_id"].notna(), frame["test_id"])
     frame["target"] = frame["run_id"].map({rid: run.target for rid, run in runs.items()})
+    # Labels of the specs the turns name only: a run plays tens of a project's thousands of specs, and
+    # reading every scenario cost a report a third of its time (issue 28).
+    spec_ids = frame["spec_id"].dropna().unique().tolist()
     projects = sorted({run.params.get("project_id") for run in runs.values()} - {None})
-    labels = _spec_labels(store, frame["spec_id"].dropna().unique().tolist()) if projects else {}
+    labels: dict[str, str] = {}
+    for project_id in projects:
+        found = content_field(store, project_id, SPEC_KIND, "scenario", spec_ids)
+        labels.update({i: str(v) for i, v in found.items()})
     frame["spec_label"] = (
         frame["spec_id"].map(labels).where(frame["spec_id"].map(labels).notna(), frame["spec_id"])
     )
@@ -124,14 +130,6 @@ def judged_turns(store: Store, run_ids: Sequence[str]) -> pd.DataFrame:
     frame["multi_turn"] = frame["multi_turn"].astype("boolean")
     frame["outdated"] = _outdated(store, frame)
     return frame[[*COLUMNS, *EXTRA_COLUMNS]]
-
-
-def _spec_labels(store: Store, spec_ids: Sequence[str]) -> dict[str, str]:
-    """Each spec's scenario (its label), read for the specs the turns name only: a run plays tens of a
-    project's thousands of specs, and reading every scenario cost a report a third of its time (issue 28)."""
-    with store.read() as conn:
-        versions = {i: content for i, (_, content) in heads(conn, spec_ids).items() if content is not None}
-        return {i: str(v) for i, v in body_field(conn, versions, "scenario").items()}
 
 
 def _outdated(store: Store, frame: pd.DataFrame) -> pd.Series:

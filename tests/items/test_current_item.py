@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from evalcore.cli.main import app
 from evalcore.errors import EvalcoreError, NotFoundError
-from evalcore.items.current import iter_items, read_item, read_items, read_tiers
+from evalcore.items.current import content_field, iter_items, read_item, read_items, read_tiers
 from evalcore.items.exports import export_lines
 from evalcore.items.jsonl import export_jsonl
 from evalcore.items.store_ops import add_conversation, add_test
@@ -36,6 +36,8 @@ from evalcore.review import (
 from evalcore.runs import run_target
 from evalcore.runs.items import load_item, select_keys
 from evalcore.runs.store_ops import judgment_bodies, judgment_rows
+from evalcore.specs.drafts import SpecDraft
+from evalcore.specs.store_ops import add_specs, edit_spec
 from evalcore.store import DATABASE_URL_ENV, Store
 from tests.annotation_data import add_conversations
 
@@ -286,3 +288,18 @@ def test_the_reports_page_rereads_a_report_after_a_verdict_or_a_correction(tmp_p
     at.run()
     assert not at.exception, at.exception
     assert not at.warning and any("1 turn(s) left out" in str(c.value) for c in at.caption)
+
+
+def test_a_field_of_the_latest_content_is_read_for_every_item_or_for_those_asked(store):
+    store.create_project("p", "P")
+    drafts = [SpecDraft(scenario=f"Spec {n}", given="g", when="w", then="t", category="c") for n in range(3)]
+    ids = add_specs(store, "p", drafts, Provenance(producer="offline"))
+    edit_spec(store, ids[1], "ana", 1, scenario="Spec 1, renamed")
+    assert content_field(store, "p", "spec", "scenario") == {
+        ids[0]: "Spec 0",
+        ids[1]: "Spec 1, renamed",
+        ids[2]: "Spec 2",
+    }
+    asked = content_field(store, "p", "spec", "scenario", [ids[1], "no-such-spec"])
+    assert asked == {ids[1]: "Spec 1, renamed"}
+    assert content_field(store, "p", "spec", "scenario", []) == {}
