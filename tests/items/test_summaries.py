@@ -5,8 +5,8 @@ annotation) makes the item's summary anew."""
 from __future__ import annotations
 
 from runs_support import sample_project
+from summary_support import reads_whole
 
-import evalcore.items.summaries as summaries_module
 from evalcore.items.current import CurrentItem, head_versions
 from evalcore.items.summaries import summaries
 from evalcore.review import ItemVerdict, TurnVerdict, open_item, save_review
@@ -18,16 +18,9 @@ def first_answer(item: CurrentItem) -> dict:
     return {"answer": item.conversation().turns[1].content, "tier": item.content.get("tier")}
 
 
-def _reads(monkeypatch) -> list[str]:
-    read: list[str] = []
-    real = summaries_module.read_items
-    monkeypatch.setattr(summaries_module, "read_items", lambda s, ids: read.extend(ids) or real(s, ids))
-    return read
-
-
 def test_a_summary_is_made_once_per_version_and_follows_a_correction(store, monkeypatch):
     project_id, ids = sample_project(store)
-    read = _reads(monkeypatch)
+    read = reads_whole(monkeypatch)
     versions = head_versions(store, project_id, "conversation")
     made = summaries(store, versions, NAME, first_answer)
     assert list(made) == list(versions) == read
@@ -52,7 +45,7 @@ def test_another_name_is_another_summary_and_unknown_items_are_left_out(store, m
     project_id, _ = sample_project(store)
     versions = head_versions(store, project_id, "conversation")
     summaries(store, versions, NAME, first_answer)
-    read = _reads(monkeypatch)
+    read = reads_whole(monkeypatch)
     other = summaries(
         store, {**versions, "no-such-item": 1}, "test.turns", lambda i: {"n": len(i.content["turns"])}
     )

@@ -8,9 +8,9 @@ import pytest
 import sqlalchemy as sa
 from page_app import open_page
 from streamlit.testing.v1 import AppTest
+from summary_support import reads_whole
 from vega import Chart, charts
 
-import evalcore.items.summaries as summaries_module
 from evalcore.generators.doc_qa.browse import conversation_table, display_table
 from evalcore.generators.doc_qa.job import generate_conversations
 from evalcore.inputs import import_project
@@ -78,21 +78,13 @@ def test_the_cached_table_follows_annotations_and_renames_made_elsewhere(store):
     assert set(at.dataframe[-1].value["spec"]) == {"Stock at Westbrook Station, renamed"}
 
 
-def _reads(monkeypatch) -> list[str]:
-    """The ids of the conversations read whole from now on (to summarize them)."""
-    read: list[str] = []
-    real = summaries_module.read_items
-    monkeypatch.setattr(summaries_module, "read_items", lambda s, ids: read.extend(ids) or real(s, ids))
-    return read
-
-
 def test_a_table_passed_on_is_brought_up_to_date_by_reading_only_what_changed(store, monkeypatch):
     before = conversation_table(store, PROJECT)
     view = list_conversations(store, PROJECT)[1]
     verdict = Annotation(item_kind="conversation", item_id=view.conversation.id, label="reject", author="ben")
     store.annotate(view.conversation.id, [verdict], "ben", view.version)
     edit_spec(store, view.conversation.spec_id, "ben", 1, scenario="Renamed since")
-    read = _reads(monkeypatch)
+    read = reads_whole(monkeypatch)
     after = conversation_table(store, PROJECT, previous=before)
     assert read == [view.conversation.id], "only the annotated conversation is read again"
     pd.testing.assert_frame_equal(after, conversation_table(store, PROJECT))
@@ -102,7 +94,7 @@ def test_a_table_passed_on_is_brought_up_to_date_by_reading_only_what_changed(st
 
 def test_a_restarted_server_reads_the_kept_summaries_and_follows_what_changed_since(store, monkeypatch):
     before = conversation_table(store, PROJECT)  # another server (or this one before a restart) read them
-    read = _reads(monkeypatch)
+    read = reads_whole(monkeypatch)
     pd.testing.assert_frame_equal(conversation_table(store, PROJECT), before)
     assert read == [], "no conversation is read whole again"
     rejected, corrected = (v.conversation.id for v in list_conversations(store, PROJECT)[:2])
