@@ -103,6 +103,12 @@ if unfinished is not None:
     st.info(f"A generation is {doing} ({done}/{total} conversations): its progress is under Generate.")
 
 
+def _failed() -> dict[str, str]:
+    """The latest finished run's units that could not be generated, with why (read only when the panel
+    is drawn or decides whether to open)."""
+    return failed_units(store, runs[0].id) if runs and runs[0].status not in LIVE else {}
+
+
 def _generate() -> None:
     """The Generate panel: the form, the latest runs, a run's notes and progress, Resume and Retry."""
     if not has_specs:
@@ -152,7 +158,7 @@ def _generate() -> None:
                 }
             )
         st.dataframe(rows, hide_index=True, width="stretch")
-        if failed:  # kept with their reasons, never dropped silently
+        if failed := _failed():  # kept with their reasons, never dropped silently
             st.warning(f"{len(failed)} conversation(s) of the latest run could not be generated:")
             reasons = [{"unit (spec/conversation)": key, "error": error} for key, error in failed.items()]
             st.dataframe(reasons, hide_index=True, width="stretch")
@@ -185,11 +191,10 @@ def _generate() -> None:
             _queue(run_id)
 
 
-failed = failed_units(store, runs[0].id) if runs and runs[0].status not in LIVE else {}
 if GENERATE not in st.session_state or (unfinished is not None and unfinished.status in LIVE):
     # Open on a first visit with nothing to browse, a generation to resume or failures to see, and while
     # one runs (its panel redraws in here and reruns the page when it ends); else as the user left it.
-    st.session_state[GENERATE] = table.empty or unfinished is not None or bool(failed)
+    st.session_state[GENERATE] = table.empty or unfinished is not None or bool(_failed())
 generating = lazy_expander("Generate", GENERATE)
 if generating.open:  # drawn only while open: a finished run's notes alone can be a hundred lines
     with generating:
