@@ -179,7 +179,8 @@ def _shown(df: pd.DataFrame) -> pd.DataFrame:
     keys of mixed type as text. Headers stay code names: `_config` labels them."""
     out = df.copy()
     if "spec_label" in out:  # the label says it; the id stays in the exports
-        out["spec_label"] = out["spec_label"].fillna("")
+        total = out["spec_id"] == TOTAL_LABEL  # the total row has an id 'All' and no label: say 'All'
+        out["spec_label"] = out["spec_label"].where(~total, TOTAL_LABEL).fillna("")
         out = out.drop(columns=["spec_id"])
     for suffix in ("", "_a", "_b"):
         low, high = f"ci_low{suffix}", f"ci_high{suffix}"

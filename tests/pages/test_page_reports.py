@@ -91,7 +91,7 @@ def test_report_tables_charts_exports_and_a_drill_down(db_url):
     assert metrics["Failed / scored turns"].endswith(f"/ {overall:,}") and metrics["Crashes"] == "0"
     assert len(at.tabs) == 7 and len(at.get("vega_lite_chart")) == 2  # Table 10 by error class too
     by_spec = at.dataframe[0].value
-    assert "spec_label" in by_spec and by_spec["spec_label"].iloc[-1] == ""
+    assert "spec_label" in by_spec and by_spec["spec_label"].iloc[-1] == "All"  # the total row, named
     # Only the open tab is drawn; each, once chosen, shows its table with plain headers and counts with
     # separators (not the code names: n_documents, failure_rate %), in CSV, JSONL, Markdown and LaTeX.
     for tab in [t.label for t in at.tabs]:

@@ -62,6 +62,8 @@ def test_report_tables_show_no_raw_none(store):
         at.run()
         frames += [d.value for d in at.dataframe]
     assert len(frames) == len(at.tabs)
+    by_spec = frames[0]  # the first tab: its total row is named, not a blank spec
+    assert by_spec["spec_label"].iloc[-1] == "All" and (by_spec["spec_label"] != "").all(), by_spec
     for frame in frames:
         cells = frame.astype(object)
         assert not cells.map(lambda v: v is None or (not isinstance(v, str) and pd.isna(v))).any().any()
