@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -56,18 +57,23 @@ def server_process(
         "--server.address", "127.0.0.1", "--server.port", str(port), "--server.headless", "true",
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # Output goes to files, never to a pipe nobody reads while the server runs: a full pipe (64 KiB of
+    # warnings over a long walk) blocks the server's next write, and the click it was handling with it.
+    logs = Path(tempfile.mkdtemp(prefix="evalcore-server-"))
+    server_log = (logs / "server.log").open("wb")
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=server_log, stderr=subprocess.STDOUT)
     children = [proc]
     if worker:
-        children.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "evalcore", "worker", "--workers", "1"],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+        with (logs / "worker.log").open("wb") as worker_log:
+            children.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "evalcore", "worker", "--workers", "1"],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=worker_log,
+                    stderr=subprocess.STDOUT,
+                )
             )
-        )
     url = f"http://127.0.0.1:{port}"
     try:
         # The dashboard imports every page's libraries before it listens (pages/_warmup.py): seconds of
@@ -81,7 +87,7 @@ def server_process(
             except OSError:
                 time.sleep(0.3)
         else:
-            raise RuntimeError("streamlit did not start: " + proc.stdout.read1().decode(errors="replace"))
+            raise RuntimeError(f"streamlit did not start: {tail(logs / 'server.log')}")
         yield url, proc
     finally:
         for child in children:
@@ -91,6 +97,13 @@ def server_process(
                 child.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 child.kill()
+        server_log.close()
+        shutil.rmtree(logs, ignore_errors=True)
+
+
+def tail(path: Path, size: int = 4000) -> str:
+    """The last `size` characters of a log file (what a server printed before it failed)."""
+    return path.read_bytes()[-size:].decode(errors="replace")
 
 
 def chromium_path() -> str | None:

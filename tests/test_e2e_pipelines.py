@@ -48,7 +48,16 @@ def step(name: str, driver, shots: Path) -> Iterator[None]:
     except Exception as exc:
         shot = shots / f"{name.replace(' ', '_').replace(':', '')}.png"
         driver.save_screenshot(str(shot))
-        raise AssertionError(f"step '{name}' failed (screenshot {shot}): {exc}") from exc
+        # What the page said (an error, a refusal) is in the message: CI keeps no screenshot.
+        said = " | ".join(
+            e.text.replace("\n", " ")[:300]
+            for e in driver.find_elements(
+                _by().CSS_SELECTOR, "[data-testid='stAlert'], [data-testid='stException']"
+            )
+        )
+        raise AssertionError(
+            f"step '{name}' failed (screenshot {shot}): {exc}; the page says: {said or 'nothing'}"
+        ) from exc
 
 
 def _by():
@@ -83,7 +92,35 @@ def jobs_finished(store: Store, project_id: str, kind: str, count: int) -> None:
         assert not ended, f"{kind} job {ended[0].id} {ended[0].status.value}: {ended[0].stopped_reason}"
         return len(runs) >= count and all(r.status == RunStatus.finished for r in runs)
 
-    until(done, f"{count} finished {kind} job(s)")
+    try:
+        until(done, f"{count} finished {kind} job(s)")
+    except AssertionError as exc:
+        runs = store.runs(project_id, kind=kind)
+        held = {r.id: store.stop_requested(r.id) for r in runs}
+        states = ", ".join(f"{r.id} {r.status.value}{' (stop asked)' if held[r.id] else ''}" for r in runs)
+        raise AssertionError(f"{exc} ({len(runs)} recorded: {states or 'none'})") from None
+
+
+def start_job(driver, label: str, store: Store, project_id: str, kind: str, count: int) -> None:
+    """Press `label` to start the `count`-th job of `kind`, and wait until every one has finished. A press
+    that landed while the page was rerunning is lost, as a person's would be: if no new job is recorded
+    within RECORD_SECONDS, it is pressed again once the page is idle (a person presses again too)."""
+
+    def recorded() -> bool:
+        return len(store.runs(project_id, kind=kind)) >= count
+
+    press(driver, label)
+    deadline = time.monotonic() + RECORD_SECONDS
+    while not recorded() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if not recorded():
+        wait_idle(driver)
+        if not recorded():
+            press(driver, label)
+    jobs_finished(store, project_id, kind, count)
+
+
+RECORD_SECONDS = 30  # a press that records nothing within this (the page handles it in a second) was lost
 
 
 FIND_SECONDS = 60  # a control the page does not show within this is missing (a renamed label, say)
@@ -307,8 +344,7 @@ def test_every_generator_from_an_upload_to_two_runs_on_the_pages_only(tmp_path, 
         with step("specs: generate and select on Spec review", browser, tmp_path):
             open_page(browser, base, "specs")
             set_field(browser, "How many candidates (m)", 5)
-            press(browser, "Generate")
-            jobs_finished(store, pid, SPECS_KIND, 1)
+            start_job(browser, "Generate", store, pid, SPECS_KIND, 1)
             open_page(browser, base, "specs")
             open_expander(browser, "Generate and select")
             press(browser, "Re-select")
@@ -333,16 +369,14 @@ def _doc_qa(driver, base, store, pid, shots) -> None:
         open_expander(driver, "Generate")
         set_field(driver, "Turns (L)", 2)
         set_field(driver, "Conversations per spec (n)", 1)
-        press(driver, "Generate")
-        jobs_finished(store, pid, DOC_QA_KIND, 1)
+        start_job(driver, "Generate", store, pid, DOC_QA_KIND, 1)
     with step("doc-QA: assign annotators and find the gold download", driver, shots):
         assign_annotators(driver, base, store, pid)
     for n in (1, 2):
         with step(f"doc-QA: run {n} against the demo target on Runs", driver, shots):
             open_page(driver, base, "runs")
             set_field(driver, "At most this many items (0 = all)", 2)
-            press(driver, "Start run")
-            jobs_finished(store, pid, RUN_KIND, n)
+            start_job(driver, "Start run", store, pid, RUN_KIND, n)
     with step("doc-QA: compare the two runs on Results", driver, shots):
         compare_two_runs(driver, base, store, "doc-QA", two_runs(store, pid, RUN_KIND))
 
@@ -352,8 +386,7 @@ def _procedures(driver, base, store, pid, shots) -> None:
         open_page(driver, base, "procedures")
         open_expander(driver, "Generate tests from the procedures")
         set_field(driver, "Paths per graph (conversations)", 1)
-        press(driver, "Generate")
-        jobs_finished(store, pid, PROCEDURES_KIND, 1)
+        start_job(driver, "Generate", store, pid, PROCEDURES_KIND, 1)
     with step("procedures: add the built-in demo agent", driver, shots):
         open_page(driver, base, "procedures")
         open_expander(driver, "Add a target that calls tools")
@@ -368,8 +401,7 @@ def _procedures(driver, base, store, pid, shots) -> None:
         with step(f"procedures: play the tests, run {n}", driver, shots):
             open_page(driver, base, "procedures")
             choose(driver, "Target", "demo-agent")
-            press(driver, "Play the tests")
-            jobs_finished(store, pid, TESTS_RUN_KIND, n)
+            start_job(driver, "Play the tests", store, pid, TESTS_RUN_KIND, n)
     with step("procedures: compare the two runs on Results", driver, shots):
         compare_two_runs(driver, base, store, "procedures", two_runs(store, pid, TESTS_RUN_KIND))
 
@@ -382,8 +414,7 @@ def _simulations(driver, base, store, pid, shots) -> None:
             set_field(driver, "Standard personas", 1)
             set_field(driver, "Challenging personas", 0)
             set_field(driver, "Max user turns (the card's by default)", 2)
-            press(driver, "Start simulation")
-            jobs_finished(store, pid, SIMULATION_KIND, n)
+            start_job(driver, "Start simulation", store, pid, SIMULATION_KIND, n)
     with step("simulations: compare the two runs on Results", driver, shots):
         compare_two_runs(driver, base, store, "simulations", two_runs(store, pid, SIMULATION_KIND))
 
@@ -402,8 +433,7 @@ def _scenarios(driver, base, store, pid, shots) -> None:
         with step(f"scenarios: run {n} against demo-flows", driver, shots):
             open_page(driver, base, "scenarios")
             open_expander(driver, "Start a run")
-            press(driver, "Start run")
-            jobs_finished(store, pid, SCENARIO_RUN_KIND, n)
+            start_job(driver, "Start run", store, pid, SCENARIO_RUN_KIND, n)
     with step("scenarios: compare the two runs on Results", driver, shots):
         compare_two_runs(driver, base, store, "scenarios", two_runs(store, pid, SCENARIO_RUN_KIND))
 
@@ -412,18 +442,15 @@ def _tool_cases(driver, base, store, pid, shots) -> None:
     with step("tool cases: generate", driver, shots):
         open_page(driver, base, "tool_cases")
         open_tab(driver, "Conversations")
-        press(driver, "Generate for every situation")
-        jobs_finished(store, pid, TOOL_CASES_KIND, 1)
+        start_job(driver, "Generate for every situation", store, pid, TOOL_CASES_KIND, 1)
     with step("tool cases: find rubrics with the page's defaults", driver, shots):
         open_page(driver, base, "tool_cases")
         open_tab(driver, "Rubrics")
-        press(driver, "Find rubrics")
-        jobs_finished(store, pid, DISCOVERY_KIND, 1)
+        start_job(driver, "Find rubrics", store, pid, DISCOVERY_KIND, 1)
     for n in (1, 2):
         with step(f"tool cases: score conversations with the rubrics, run {n}", driver, shots):
             open_page(driver, base, "tool_cases")
             open_tab(driver, "Rubric scores")
-            press(driver, "Score them")
-            jobs_finished(store, pid, SCORING_KIND, n)
+            start_job(driver, "Score them", store, pid, SCORING_KIND, n)
     with step("tool cases: compare the two runs on Results", driver, shots):
         compare_two_runs(driver, base, store, "tool cases", two_runs(store, pid, SCORING_KIND))

@@ -232,7 +232,7 @@ def compare_to_baseline(
     ordered = pd.DataFrame(
         {
             "rank": rank,
-            "spec": spec_ids.map(labels).fillna(spec_ids).fillna("(no spec)").astype(object),
+            "spec": spec_ids.map(labels).astype(object).fillna(spec_ids).fillna("(no spec)"),
             "item": paired["item"],
             "alone": turns < 0,  # the turn played alone (no index, -1) after the others
             "turn": turns,
