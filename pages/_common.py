@@ -12,10 +12,12 @@ import streamlit as st
 from evalcore.auth.audit import authorize
 from evalcore.auth.roles import LOCAL, Actor, job_permission
 from evalcore.errors import EvalcoreError
+from evalcore.generators.doc_qa.schema import CANNOTANSWER, is_cannot_answer
 from evalcore.jobs import failed_units, request_stop, retry_failed
 from evalcore.jobs.control import held_by
 from evalcore.jobs.queue import enqueue
 from evalcore.models import Run, RunStatus
+from evalcore.models.wording import words
 from evalcore.reports.status import run_state
 from evalcore.store import Store, database_url
 from evalcore.store.secrets import redact
@@ -61,6 +63,14 @@ def md_block(value: object) -> str:
     ids, names and short fields inside a sentence of ours, use `md`."""
     text = _AUTOLINK.sub(lambda m: m.group(0) + WORD_JOINER, redact(str(value)).replace("\r\n", "\n"))
     return _LIVE_MARKDOWN.sub(r"\\\1", text)
+
+
+def answer_block(content: str) -> str:
+    """An expected answer as Markdown: seed 000's marker of an unanswerable question (CANNOTANSWER) in
+    words, any other answer as its text."""
+    if is_cannot_answer(content):
+        return f"_{words(CANNOTANSWER)}: the documents do not answer this, and the assistant should say so._"
+    return md_block(content)
 
 
 def quoted(value: object) -> str:

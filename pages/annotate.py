@@ -10,7 +10,7 @@ import streamlit as st
 from evalcore.auth.roles import Permission
 from evalcore.errors import EvalcoreError, NotFoundError, StaleVersionError
 from evalcore.generators.tool_case.overview import situation_info
-from evalcore.models.wording import TIER_HELP, words
+from evalcore.models.wording import QUERY_TYPE_HELP, TIER_HELP, words
 from evalcore.models.wording import tier as tier_word
 from evalcore.review import (
     TIER_FILTERS,
@@ -38,6 +38,7 @@ from evalcore.review.verdicts import (
 )
 from evalcore.review.workitem import trail, turn_groups
 from pages._common import (
+    answer_block,
     current_actor,
     current_project,
     current_user,
@@ -390,12 +391,12 @@ def _chat(turn, content: str, query_label: str | None) -> None:
     with st.chat_message(role, avatar=":material/build:" if role.startswith("tool") else None):
         # A tool turn as the Tool cases page words it: the project's tool by its name, the role in words.
         said = {"tool_call": f"calls {turn.tool_name}", "tool_result": f"{turn.tool_name} answers"}
-        label = " · ".join(x for x in (said.get(role, role), query_label) if x)
-        st.caption(f"Turn {turn.index} · {md(label)}")
+        label = " · ".join(x for x in (said.get(role, role), query_label and words(query_label)) if x)
+        st.caption(f"Turn {turn.index} · {md(label)}", help=QUERY_TYPE_HELP if query_label else None)
         if turn.role.value == "tool_call" and not content:
             st.markdown(f"Calls {md(turn.tool_name)}")
         else:
-            st.markdown(md_block(content) if content else "_(empty)_")
+            st.markdown(answer_block(content) if content else "_(empty)_")
         if turn.arguments:
             st.json(turn.arguments, expanded=True)
 

@@ -21,12 +21,13 @@ from evalcore.items.current import read_item
 from evalcore.jobs import failed_units, progress, retry_failed
 from evalcore.jobs.queue import enqueue
 from evalcore.models.common import content_hash
-from evalcore.models.wording import TIER_HELP, passage_words, term_help, without_ids, words
+from evalcore.models.wording import QUERY_TYPE_HELP, TIER_HELP, passage_words, term_help, without_ids, words
 from evalcore.models.wording import tier as tier_word
 from evalcore.reports.charts import count_chart
 from evalcore.specs.store_ops import get_spec
 from pages._common import (
     LIVE,
+    answer_block,
     current_actor,
     current_project,
     job_panel,
@@ -218,7 +219,7 @@ if searched:
     listed += [s for s in chosen if s not in listed]
 st.session_state[SPECS] = chosen  # a spec gone from the table is no longer a filter
 spec_pick = f1.multiselect("Spec", listed, format_func=scenarios.get, key=SPECS)
-type_pick = f2.multiselect("Query type", list(QUERY_TYPES))
+type_pick = f2.multiselect("Query type", list(QUERY_TYPES), format_func=words, help=QUERY_TYPE_HELP)
 length_pick = f3.multiselect("Documents in chain", sorted(set(table["chain_length"])))
 tier_pick = f4.multiselect(
     "Reviewed", ["unreviewed", "silver", "gold", "rejected"], format_func=tier_word, help=TIER_HELP
@@ -267,7 +268,7 @@ st.dataframe(
     width="stretch",
     column_config={
         "id": None,  # the conversation's id: the spec and the row say which one it is
-        "query_types": st.column_config.TextColumn("query types"),
+        "query_types": st.column_config.TextColumn("query types", help=QUERY_TYPE_HELP),
         "tier": st.column_config.TextColumn("reviewed", help=TIER_HELP),
     },
 )
@@ -345,9 +346,9 @@ for k, (question, answer) in enumerate(qa_pairs(conversation), start=1):
         st.markdown(md_block(question.content))
         bridge = f" · bridging entity **{md(question.bridging_entity)}**" if question.bridging_entity else ""
         kind = "CANNOTANSWER" if is_cannot_answer(answer.content) else question.query_type
-        st.caption(f"pair {k} · :violet-badge[{md(kind)}]{bridge}")
+        st.caption(f"pair {k} · :violet-badge[{md(words(kind))}]{bridge}", help=QUERY_TYPE_HELP)
     with st.chat_message("assistant"):
-        st.markdown(md_block(answer.content))
+        st.markdown(answer_block(answer.content))
         verdict = answer.metadata.get("correction")
         grounded = ", ".join(documents[d].title if d in documents else d for d in answer.grounding)
         grounded = grounded or "none (the documents do not answer it)"

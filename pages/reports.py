@@ -22,7 +22,7 @@ from evalcore.runs import RUN_KIND
 from evalcore.runs.control import run_label
 from evalcore.runs.records import ERROR_TYPES
 from pages._cache import cached_figure
-from pages._common import current_project, md, md_block, next_step, quoted, store_or_stop
+from pages._common import answer_block, current_project, md, md_block, next_step, quoted, store_or_stop
 
 store = store_or_stop()
 project_id = current_project(store)
@@ -168,6 +168,8 @@ else:
     }
 for column, (key, (table, split)) in zip(st.columns(2), charts.items(), strict=True):
     title = "Failure rate by number of documents" if key == "n_documents" else "Failure rate by query type"
+    if key == "query_type":  # the seed's query types in words, as the tables show them
+        table = table.assign(query_type=[v if pd.isna(v) else words(v) for v in table["query_type"]])
     column.vega_lite_chart(cached_figure(failure_rate_chart, table, key, title, split), width="stretch")
 
 # ------------------------------------------------------------------------------------------ tables
@@ -193,7 +195,7 @@ def _shown(df: pd.DataFrame) -> pd.DataFrame:
             out = out.drop(columns=[low, high])
         if f"unscored{suffix}" in out and not out[f"unscored{suffix}"].any():
             out = out.drop(columns=[f"unscored{suffix}"])
-    for column in ("error_type", "error_class", "tier"):  # stored names, shown as words
+    for column in ("error_type", "error_class", "tier", "query_type"):  # stored names, shown as words
         if column in out:
             out[column] = [v if pd.isna(v) else words(v) for v in out[column]]
     for column in list(out.columns):
@@ -230,7 +232,7 @@ def _config(df: pd.DataFrame) -> dict:
 
 def _row_label(table: str, row: pd.Series, key: str) -> str:
     name = row.get("spec_label") if table == "by_spec" and row.get(key) != TOTAL_LABEL else row.get(key)
-    name = words(name) if key in ("error_type", "error_class", "tier") else name
+    name = words(name) if key in ("error_type", "error_class", "tier", "query_type") else name
     prefix = f"{row[within]} · " if within and within in row else ""
     if versus:
         return f"{prefix}{name}: {int(row['failures_a'])} vs {int(row['failures_b'])} failing"
@@ -281,7 +283,7 @@ def _turn(detail) -> None:
     item = turn.conversation_id or turn.test_id
     with st.container(border=True):
         st.markdown(
-            f"**{md(item)} · turn {turn.turn_index}** · {md(turn.query_type or 'no query type')} · "
+            f"**{md(item)} · turn {turn.turn_index}** · {md(words(turn.query_type or 'untyped'))} · "
             f"error **{md(turn.error_type or 'unspecified')}** · tier **{md(detail.tier)}** · "
             f"target {md(detail.target)}"
         )
@@ -294,7 +296,7 @@ def _turn(detail) -> None:
         st.markdown(f"**Question:** {md_block(turn.question)}")
         expected, got = st.columns(2)
         expected.markdown("**Expected**")
-        expected.info(md_block(turn.expected or "(none)"))
+        expected.info(answer_block(turn.expected or "(none)"))
         got.markdown("**Got**")
         got.error(md_block(turn.reply or f"(no reply: {turn.crash})"))
         if turn.target_details and turn.target_details.get("passage"):

@@ -23,7 +23,7 @@ from evalcore.reports.results import (
 )
 from evalcore.runs import RUN_KIND
 from evalcore.runs.repetitions import repetitions_of
-from pages._common import current_project, md, md_block, show_error, store_or_stop
+from pages._common import answer_block, current_project, md, md_block, show_error, store_or_stop
 
 PAGE_SIZES = (25, 50, 100)
 COMPARE_ROWS = 200  # rows of the compare's table per page
@@ -195,7 +195,7 @@ def _show_detail(row) -> None:
         st.markdown(md_block(detail.question))
     left, right = st.columns(2)
     left.markdown("**Expected**")
-    left.markdown(md_block(detail.expected or "-"))
+    left.markdown(answer_block(detail.expected or "-"))
     right.markdown("**Actual**")
     right.markdown(md_block(detail.actual or "-"))
     st.markdown("**Reason**")

@@ -123,6 +123,13 @@ RESEARCH_TERMS = (
     r"MTLD",
     r"POS",
     r"NEG",
+    # seed 000's query types and its unanswerable marker: shown as words, the term in the tooltip
+    r"SINGLE-DOC",
+    r"MULTI-DOC",
+    r"PRE-FILLER",
+    r"FILLER",
+    r"SYNTHESIS",
+    r"CANNOTANSWER",
 )
 # A term followed by '-' is data (a receipt number 'POS-114210'), not the term.
 _RESEARCH = re.compile(r"\b(?:" + "|".join(RESEARCH_TERMS) + r")\b(?!-)")

@@ -8,9 +8,29 @@ from __future__ import annotations
 
 import re
 
+# Seed 000's query types (its Algorithm 2 prompt names them) and its marker of an unanswerable question, in
+# words; the pages give the seed's own term in a tooltip (QUERY_TYPE_HELP). Files and exports keep the terms.
+QUERY_TYPE_WORDS: dict[str, str] = {
+    "SINGLE-DOC": "From one document",
+    "MULTI-DOC": "Across documents",
+    "PRE-FILLER": "Sets up a switch",
+    "FILLER": "Switches document",
+    "SYNTHESIS": "Sums up",
+    "CANNOTANSWER": "Not in the documents",
+    "untyped": "No type",
+}
+QUERY_TYPE_HELP = (
+    "Kinds of question, as seed 000 names them: from one document (SINGLE-DOC, a direct lookup); across "
+    "documents (MULTI-DOC, an inference over several); sets up a switch (PRE-FILLER, its answer names the "
+    "entity that bridges to the next document); switches document (FILLER, refers to that entity to move "
+    "on); sums up (SYNTHESIS, the last question, needing every document); not in the documents "
+    "(CANNOTANSWER, the documents do not answer it and the assistant should say so)."
+)
+
 # Enum values and stored keys as a sentence fragment. Where a value is missing here, `words` still reads
 # it as words (underscores as spaces, first letter capitalised), so a new value never shows as snake_case.
 WORDS: dict[str, str] = {
+    **QUERY_TYPE_WORDS,
     # why a simulated dialogue ended
     "max_turns_reached": "It reached the most turns allowed",
     "user_ended_chat": "The user ended the chat",

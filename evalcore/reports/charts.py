@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evalcore.reports.tables import TOTAL_LABEL
+from evalcore.reports.tables import TOTAL_LABEL, column_label
 from evalcore.stats.calibration import CurvePoint
 
 RED = "#c0392b"
@@ -45,7 +45,7 @@ def failure_rate_chart(table: pd.DataFrame, key: str, title: str, within: str | 
         }
     )
     names = list(dict.fromkeys(series))
-    axis_title = key.replace("_", " ")
+    axis_title = column_label(key)  # "documents", not "n documents"
     x = {"field": "group", "type": "nominal", "title": axis_title, "sort": list(dict.fromkeys(data["group"])),
          "axis": _category_axis(data["group"], 160)}  # fmt: skip
     offset = {"xOffset": {"field": "series", "type": "nominal", "sort": names}} if within else {}

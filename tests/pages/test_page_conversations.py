@@ -68,7 +68,7 @@ def test_generate_from_the_page_then_browse(store):
     assert len(at.get("vega_lite_chart")) == 3
     text = _text(at)
     assert "Produced offline, without a model" in text
-    assert ":violet-badge[SYNTHESIS]" in text and ":violet-badge[CANNOTANSWER]" in text
+    assert ":violet-badge[Sums up]" in text and ":violet-badge[Not in the documents]" in text
     assert "bridging entity" in text
     # Each grounding document opens in place, with the answer's sentence in bold inside its passage; its
     # passage is drawn only once it is opened (issue 28).

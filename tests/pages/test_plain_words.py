@@ -26,6 +26,8 @@ TABS = {
                                       "Rubric methods compared", "Rubric scores"]),
     "agreement": ("agreement_tab", ["Agreement", "Adjudication", "Silver calibration", "Assignments",
                                     "Export"]),
+    "reports": ("report_tab", ["By spec", "By error type", "By kind of error", "By number of documents",
+                               "By query type", "First vs later turns", "By tier"]),
 }  # fmt: skip
 PAGES = ["home", "settings", "specs", "diversity", "conversations", "annotate", "agreement", "tool_cases",
          "procedures", "runs", "reports", "results", "simulations", "scenarios"]  # fmt: skip

@@ -1,5 +1,6 @@
-"""Annotate names an unanswerable pair CANNOTANSWER, as Conversations and Reports do (issue 15, item 11):
-the offline doc-QA generator puts one such pair in every conversation, its question typed SINGLE-DOC."""
+"""Annotate names an unanswerable pair CANNOTANSWER, as Conversations and Reports do (issue 15, item 11),
+and shows it in words, "Not in the documents" (issue 28): the offline doc-QA generator puts one such pair
+in every conversation, its question typed SINGLE-DOC."""
 
 from __future__ import annotations
 
@@ -43,4 +44,5 @@ def test_an_unanswerable_pair_is_labelled_cannotanswer_on_both_turns(tmp_path, m
     at.query_params["item"] = view.conversation.id
     at.switch_page("pages/annotate.py").run()
     assert not at.exception, at.exception
-    assert any(f"Turn {answer.index} · assistant · CANNOTANSWER" in c.value for c in at.caption)
+    assert any(f"Turn {answer.index} · assistant · Not in the documents" in c.value for c in at.caption)
+    assert not any("CANNOTANSWER" in c.value for c in at.caption), "the seed's term is in the tooltip only"

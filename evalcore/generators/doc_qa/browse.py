@@ -17,6 +17,7 @@ from evalcore.items.state import project_policy
 from evalcore.items.store_ops import KIND
 from evalcore.items.summaries import summaries
 from evalcore.models import Conversation, Document, Tier
+from evalcore.models.wording import words
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.specs.store_ops import spec_stamp
 from evalcore.store import Store
@@ -126,10 +127,10 @@ def filter_table(
 
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
     """Rows of `conversation_table` as the page lists them: named as the filters and charts name them,
-    query types joined, 'offline' spelled out, and no empty cell shown as None (an unjudged
+    query types in words and joined, 'offline' spelled out, and no empty cell shown as None (an unjudged
     conversation's score reads 'not judged')."""
     view = table.assign(
-        query_types=table["query_types"].apply(", ".join),
+        query_types=[", ".join(words(t) for t in types) for types in table["query_types"]],
         offline=table["offline"].map({True: "offline", False: ""}),
         judge_score=["not judged" if pd.isna(s) else f"{s:.2f}" for s in table["judge_score"]],
     )
@@ -144,15 +145,16 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def summary(table: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Distributions for the summary strip, from the rows of `conversation_table` (no store reads), named
-    as the filters and the table name them: query types of pairs, documents in the chain, documents the
-    answers cite (a filler question's answer cites a document outside the chain, so it can be more)."""
+    as the filters and the table name them: query types of pairs (in words), documents in the chain,
+    documents the answers cite (a filler question's answer cites a document outside the chain, so it can
+    be more)."""
     types: Counter[str] = Counter(label for labels in table["pair_types"] for label in labels)
     lengths: Counter[int] = Counter(int(x) for x in table["chain_length"])
     used: Counter[int] = Counter(int(x) for x in table["documents"])
     order = [*QUERY_TYPES, "CANNOTANSWER"]
     return {
         "query_types": pd.DataFrame(
-            [{"query type": t, "pairs": types[t]} for t in order + sorted(set(types) - set(order))]
+            [{"query type": words(t), "pairs": types[t]} for t in order + sorted(set(types) - set(order))]
         ),
         "chain_lengths": pd.DataFrame(
             [{"documents in chain": k, "conversations": n} for k, n in sorted(lengths.items())]
