@@ -79,10 +79,14 @@ versus = right.selectbox(
 versus = None if versus == "-" else versus
 
 
+# The tables a first visit draws: the two charts' and the first tab's; another tab's is made when opened.
+FIRST_TABLES = ("by_n_documents", "by_query_type", "by_spec")
+
+
 @st.cache_data(show_spinner="Loading judged turns...", max_entries=16)
 def _report(url: str, run_ids: tuple[str, ...], scope: str, rejected: bool, stamp: tuple):
     # `stamp` changes as a run progresses and as annotators decide or correct: the report is re-read.
-    return build_report(store, list(run_ids), tiers=scope, include_rejected=rejected)
+    return build_report(store, list(run_ids), tiers=scope, include_rejected=rejected, tables=FIRST_TABLES)
 
 
 run_ids = (run_id, versus) if versus else (run_id,)
@@ -153,7 +157,7 @@ for r in report.runs:
     for warning in r.warnings:
         st.warning(md(f"{r.target}: {warning}"))
 
-tables = compare_runs(report.frame, run_id, versus) if versus else report.tables
+tables = compare_runs(report.frame, run_id, versus) if versus else None
 within = report.within if not versus else None
 
 # ------------------------------------------------------------------------------------------ charts
@@ -163,8 +167,8 @@ if versus:
     charts = {key: (per_run_table(report.frame, key, sides), "run") for key in ("n_documents", "query_type")}
 else:
     charts = {
-        "n_documents": (tables["by_n_documents"], within),
-        "query_type": (tables["by_query_type"], within),
+        "n_documents": (report.table("by_n_documents"), within),
+        "query_type": (report.table("by_query_type"), within),
     }
 for column, (key, (table, split)) in zip(st.columns(2), charts.items(), strict=True):
     title = "Failure rate by number of documents" if key == "n_documents" else "Failure rate by query type"
@@ -340,10 +344,12 @@ TAB_LABELS = {
 }
 # Only the open tab is drawn (a switch reruns the page): eight tables with their downloads and drill-downs
 # cost the browser more than the rest of the page together (issue 28).
-tabs = st.tabs([TAB_LABELS[name] for name in tables], key="report_tab", on_change="rerun")
-for tab, (name, df) in zip(tabs, tables.items(), strict=True):
+names = list(tables) if tables is not None else report.table_names
+tabs = st.tabs([TAB_LABELS[name] for name in names], key="report_tab", on_change="rerun")
+for tab, name in zip(tabs, names, strict=True):
     if not tab.open:
         continue
+    df = tables[name] if tables is not None else report.table(name)
     with tab:
         title, source = split_citation(TABLE_TITLES[name])
         st.caption(

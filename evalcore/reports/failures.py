@@ -18,7 +18,7 @@ alone and in context, the seed's Table 11 comparison.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +35,7 @@ from evalcore.reports.tables import (
     COLUMNS,
     MULTI_TURN,
     SINGLE_TURN,
+    STANDARD_TABLES,
     TOTAL_LABEL,
     UNSPECIFIED_ERROR,
     all_tables,
@@ -179,6 +180,23 @@ class Report:
     crashes: int
     tiers: str
     outdated: int = 0  # turns of the scope's items left out: judged against an answer corrected since
+    # The turns played alone (a multi-turn question asked on its own), which only the pair table reads.
+    alone: pd.DataFrame | None = None
+
+    @property
+    def table_names(self) -> list[str]:
+        """The tables this report has, computed or not: the standard ones, and the pair table when some
+        question was also played alone."""
+        pairs = self.alone is not None and not self.alone.empty
+        return [*STANDARD_TABLES, *(["by_pair"] if pairs else [])]
+
+    def table(self, name: str) -> pd.DataFrame:
+        """One of `table_names`: as computed by `build_report`, else computed now from the frame."""
+        if name in self.tables:
+            return self.tables[name]
+        if name == "by_pair" and self.alone is not None:
+            return pair_table(self.frame, self.alone, within=self.within)
+        return all_tables(self.frame, within=self.within, total=True, only=[name])[name]
 
     @property
     def within(self) -> str | None:
@@ -187,11 +205,17 @@ class Report:
 
 
 def build_report(
-    store: Store, run_ids: Sequence[str], *, tiers: str = "all", include_rejected: bool = True
+    store: Store,
+    run_ids: Sequence[str],
+    *,
+    tiers: str = "all",
+    include_rejected: bool = True,
+    tables: Collection[str] | None = None,
 ) -> Report:
     """Tables of the runs, over the turns whose item is in the tier scope ('all', 'gold', 'silver+gold');
     with `include_rejected` False the 'all' scope leaves out items annotators rejected (the CLI and the
-    Reports page do so by default and say so in their headline)."""
+    Reports page do so by default and say so in their headline). `tables` names the tables to compute
+    now (default: every one); `Report.table` computes any other when it is asked for."""
     if tiers not in TIER_SCOPES:
         raise ValueError(f"tiers must be one of {', '.join(TIER_SCOPES)}, not {tiers!r}")
     frame = judged_turns(store, run_ids)
@@ -205,12 +229,12 @@ def build_report(
     alone = frame[frame["multi_turn"].isna()]
     frame = frame[frame["multi_turn"].notna()]
     within = "target" if frame["target"].nunique() > 1 else None
-    tables = all_tables(frame, within=within, total=True)
-    if not alone.empty:
-        tables["by_pair"] = pair_table(frame, alone, within=within)
+    made = all_tables(frame, within=within, total=True, only=tables)
+    if not alone.empty and (tables is None or "by_pair" in tables):
+        made["by_pair"] = pair_table(frame, alone, within=within)
     runs = [store.run(r) for r in run_ids]
     crashes = int((frame["error_type"] == "crash").sum())
-    return Report(runs, frame, tables, overall(frame), crashes, tiers, outdated)
+    return Report(runs, frame, made, overall(frame), crashes, tiers, outdated, alone)
 
 
 def overall(frame: pd.DataFrame) -> dict[str, float]:

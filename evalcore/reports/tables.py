@@ -14,7 +14,7 @@ Rates are fractions in [0, 1]; `evalcore.reports.table_export` renders them as p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -529,6 +529,11 @@ def pair_table(
     return table.merge(only, on=[*inner, "played"], how="left")
 
 
+STANDARD_TABLES = (
+    "by_spec", "by_error_type", "by_error_class", "by_n_documents", "by_query_type", "by_turns", "by_tier",
+)  # fmt: skip
+
+
 def all_tables(
     df: pd.DataFrame,
     *,
@@ -536,8 +541,10 @@ def all_tables(
     tiers: str | Iterable[str] | None = None,
     total: bool = False,
     z: float = Z95,
+    only: Collection[str] | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """Every standard table of a report, by name.
+    """Every standard table of a report (`STANDARD_TABLES`), by name; with `only`, those of them only (a
+    page drawing one tab needs three tables, not seven).
 
     by_spec, by_error_type, by_error_class (the seed's Table 10), by_n_documents, by_query_type, by_turns
     (first turns vs later turns: two populations; `pair_table` is the seed's Table 11 comparison) and
@@ -549,15 +556,18 @@ def all_tables(
     _require(df, [*inner, *COLUMNS])
     if tiers is not None:
         df = tier_filter(df, tiers)
-    turns = df["multi_turn"].astype("object").map({True: MULTI_TURN, False: SINGLE_TURN})
-    df = df.assign(turns=turns)
     common = {"within": inner, "total": total, "z": z}
-    return {
-        "by_spec": failure_table(df, ["spec_id", "spec_label"], **common),
-        "by_error_type": error_type_table(df, **common),
-        "by_error_class": error_class_table(df, **common),
-        "by_n_documents": failure_table(df, "n_documents", **common),
-        "by_query_type": failure_table(df, "query_type", **common),
-        "by_turns": failure_table(df, "turns", **common),
-        "by_tier": failure_table(df, "tier", **common),
+    made = {
+        "by_spec": lambda: failure_table(df, ["spec_id", "spec_label"], **common),
+        "by_error_type": lambda: error_type_table(df, **common),
+        "by_error_class": lambda: error_class_table(df, **common),
+        "by_n_documents": lambda: failure_table(df, "n_documents", **common),
+        "by_query_type": lambda: failure_table(df, "query_type", **common),
+        "by_turns": lambda: failure_table(
+            df.assign(turns=df["multi_turn"].astype("object").map({True: MULTI_TURN, False: SINGLE_TURN})),
+            "turns",
+            **common,
+        ),
+        "by_tier": lambda: failure_table(df, "tier", **common),
     }
+    return {name: make() for name, make in made.items() if only is None or name in only}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import pandas as pd
 import pytest
 from runs_support import conversation, sample_project
 from typer.testing import CliRunner
@@ -147,6 +148,19 @@ def test_tables_match_the_hand_computed_counts_rates_and_wilson_intervals(hand):
     }
     query = {r["query_type"]: (r["n"], r["failures"]) for _, r in report.tables["by_query_type"].iterrows()}
     assert query["SYNTHESIS"] == (1, 1) and query["MULTI-DOC"] == (2, 1) and query["SINGLE-DOC"] == (3, 1)
+
+
+def test_a_report_of_some_tables_makes_the_others_when_asked(hand):
+    """Two runs of two targets (every table split per target): the tables a page asks for first are
+    made, the rest are made when asked and equal the full report's; a run without pairs has none."""
+    store, _ = hand
+    full = build_report(store, ["r1", "r2"])
+    first = build_report(store, ["r1", "r2"], tables=("by_n_documents", "by_query_type"))
+    assert set(first.tables) == {"by_n_documents", "by_query_type"}
+    assert first.table_names == list(full.tables) and "by_pair" not in first.table_names
+    for name in full.tables:
+        pd.testing.assert_frame_equal(first.table(name), full.tables[name])
+    assert "target" in first.table("by_spec")
 
 
 def test_tier_scopes_gold_only_and_silver_too(hand):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 
+import pandas as pd
 import pytest
 from runs_support import sample_project
 from typer.testing import CliRunner
@@ -96,6 +97,11 @@ def test_pairs_ask_later_turns_alone_and_the_report_sets_them_side_by_side(sqlit
     context_of = {(t.conversation_id, t.turn_index): t for t in in_context}
     only = sum(t.score == 0 and context_of[(t.conversation_id, t.turn_index)].score == 1 for t in alone)
     assert pair.loc[ALONE, "fails_only_here"] == only
+    # A page asks for the tables it draws first; any other, the pair table too, is the same when asked.
+    first = build_report(sqlite_store, [outcome.run.id], tables=["by_spec"])
+    assert list(first.tables) == ["by_spec"] and first.table_names == list(report.tables)
+    for name in report.tables:
+        pd.testing.assert_frame_equal(first.table(name), report.tables[name])
 
 
 def test_a_run_without_pairs_has_no_pair_table(sqlite_store):
