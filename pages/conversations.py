@@ -1,5 +1,7 @@
 """Conversations: generate document-grounded conversations from specs, browse them, open their passages."""
 
+import functools
+
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
@@ -16,7 +18,7 @@ from evalcore.generators.doc_qa.chain_lengths import allowed_lengths
 from evalcore.generators.doc_qa.generate import qa_pairs
 from evalcore.generators.doc_qa.job import RUN_KIND, start_run
 from evalcore.generators.doc_qa.job import RUN_KIND as DOC_QA_KIND
-from evalcore.generators.doc_qa.schema import QUERY_TYPES, is_cannot_answer
+from evalcore.generators.doc_qa.schema import CANNOTANSWER, QUERY_TYPES, is_cannot_answer
 from evalcore.items.current import read_item
 from evalcore.jobs import failed_units, progress, retry_failed
 from evalcore.jobs.queue import enqueue
@@ -104,6 +106,7 @@ if unfinished is not None:
     st.info(f"A generation is {doing} ({done}/{total} conversations): its progress is under Generate.")
 
 
+@functools.cache  # this run of the page's: the open decision and the panel read it once between them
 def _failed() -> dict[str, str]:
     """The latest finished run's units that could not be generated, with why (read only when the panel
     is drawn or decides whether to open)."""
@@ -345,7 +348,7 @@ for k, (question, answer) in enumerate(qa_pairs(conversation), start=1):
     with st.chat_message("user"):
         st.markdown(md_block(question.content))
         bridge = f" · bridging entity **{md(question.bridging_entity)}**" if question.bridging_entity else ""
-        kind = "CANNOTANSWER" if is_cannot_answer(answer.content) else question.query_type
+        kind = CANNOTANSWER if is_cannot_answer(answer.content) else question.query_type
         st.caption(f"pair {k} · :violet-badge[{md(words(kind))}]{bridge}", help=QUERY_TYPE_HELP)
     with st.chat_message("assistant"):
         st.markdown(answer_block(answer.content))

@@ -11,7 +11,7 @@ import pytest
 
 from evalcore.generators.doc_qa.browse import cited_spans
 from evalcore.store import secrets
-from pages._common import WORD_JOINER, md, md_block, quoted, run_script
+from pages._common import WORD_JOINER, answer_block, md, md_block, quoted, run_script
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = "![x](http://h/b.png) <img src=x onerror=alert(1)> [a](javascript:x) :red[r] $x$ &lt; `c` ~1~"
@@ -36,6 +36,17 @@ def test_md_block_keeps_formatting_and_neutralises_what_loads_runs_or_links():
     assert not any(live(shown, c) for c in (*CONSTRUCTS, "a@b", "www."))
     assert f"http{WORD_JOINER}\\://h/b.png" in shown, "a bare address is text, not a link"
     assert quoted("one\n- two") == "> one\n> - two"
+
+
+def test_an_expected_answer_says_the_unanswerable_marker_in_words_and_escapes_any_other():
+    """Seed 000's CANNOTANSWER (as the generator and a model write it) reads as words; every other answer
+    is `md_block`'s text, its hostile markup neutralised (Reports' drill-down, Results, Conversations)."""
+    for marker in ("CANNOTANSWER", "CANNOTANSWER.", " cannot answer "):
+        shown = answer_block(marker)
+        assert "Not in the documents" in shown and "CANNOTANSWER" not in shown
+    assert answer_block(HOSTILE) == md_block(HOSTILE)
+    mentioned = "Some say CANNOTANSWER here"  # an answer that mentions the word is an answer
+    assert answer_block(mentioned) == md_block(mentioned)
 
 
 def test_cited_spans_mark_the_sentence_and_cells_an_answer_cites():
