@@ -97,7 +97,6 @@ titles = tuple((d.id, d.title) for d in documents)
 if not selected:
     st.warning("No selection yet: select specs on the Spec review page to see them highlighted.")
 
-st.subheader(f"Candidates on a 2D map ({spec_map.method})")
 fitted = f"{spec_map.method} layout fitted at {spec_map.fitted_at:%Y-%m-%d %H:%M} UTC"
 if spec_map.placed:
     fitted += f"; {spec_map.placed} spec(s) placed since by their nearest neighbours"
@@ -116,18 +115,23 @@ refit_help = "Fit every point again (about a minute at 5,000 specs)."
 if buttons.button("Refit the map", disabled=job is not None, help=refit_help):
     _start(refit=True)
     st.rerun()
-colour = st.radio("Colour by", ["category", "document"], horizontal=True)
-figure, candidates, stars = _map_view(map_run, frozenset(selected), titles, colour)
-st.vega_lite_chart(figure, width="stretch")
-st.caption(
-    f"{candidates:,} candidates (rejected specs excluded), {stars} selected (stars). "
-    f"Nearby points are specs with similar wording. Drag to move, shift + scroll to zoom, double click to "
-    f"reset. {fitted}."
-)
 
-st.subheader("Which documents the selected specs cover")
-chosen = [(p.id, p.scenario, p.documents) for p in spec_map.points if p.id in selected]
-if chosen:
+
+def _map_view_tab() -> None:
+    colour = st.radio("Colour by", ["category", "document"], horizontal=True)
+    figure, candidates, stars = _map_view(map_run, frozenset(selected), titles, colour)
+    st.vega_lite_chart(figure, width="stretch")
+    st.caption(
+        f"{candidates:,} candidates (rejected specs excluded), {stars} selected (stars). Nearby points are "
+        f"specs with similar wording. Drag to move, shift + scroll to zoom, double click to reset. {fitted}."
+    )
+
+
+def _coverage_tab() -> None:
+    chosen = [(p.id, p.scenario, p.documents) for p in spec_map.points if p.id in selected]
+    if not chosen:
+        st.info("No spec is selected yet: select specs on the Spec review page.")
+        return
     ordered = [(d.id, d.title) for d in documents]
     drawn = chosen
     if len(chosen) > COVERAGE_COLUMNS and not st.toggle(f"Show all {len(chosen)} selected specs"):
@@ -143,8 +147,11 @@ if chosen:
         + (f" Not covered: {md(', '.join(uncovered))}." if uncovered else "")
     )
 
-st.subheader("What Greedy and Max-Min gain over Random, against k")
-if spec_map.curves:
+
+def _gains_tab() -> None:
+    if not spec_map.curves:
+        st.info("No curves in this map: refit it to compare the selection methods.")
+        return
     st.vega_lite_chart(gap_chart(spec_map.curves), width="content")  # three panels of a set width
     note = (
         "Each point is the method's selection of k specs minus Random's (mean of 10 seeds) at the same k: "
@@ -159,4 +166,18 @@ if spec_map.curves:
     values = lazy_expander("The values", "diversity_values")  # the table drawn only once opened
     if values.open:
         values.dataframe(curve_table(spec_map.curves), hide_index=True, width="stretch")
+
+
+# One view at a time, another drawn when its tab is opened (a switch reruns the page): at a team's scale
+# each chart costs the browser a quarter to half a second, the map the most (issue 28).
+VIEWS = (
+    ("Candidates on a 2D map", _map_view_tab),
+    ("Which documents the selected specs cover", _coverage_tab),
+    ("What Greedy and Max-Min gain over Random", _gains_tab),
+)
+tabs = st.tabs([label for label, _ in VIEWS], key="diversity_view", on_change="rerun")
+for tab, (_, draw) in zip(tabs, VIEWS, strict=True):
+    if tab.open:
+        with tab:
+            draw()
 next_step("pages/conversations.py", "generate conversations from the chosen specs")

@@ -58,9 +58,19 @@ def test_the_first_visit_queues_the_map_and_the_page_shows_it_once_a_worker_is_d
     work_the_queue(store.url)
     at.run()
     assert not at.exception, at.exception
-    assert len(at.get("vega_lite_chart")) == 3
+    assert len(at.get("vega_lite_chart")) == 1, "the map; the other views are drawn when their tab is opened"
     assert "10 candidates" in _text(at) and "stale" not in _text(at)
+    assert "UMAP layout fitted at" in _text(at) or "PCA layout fitted at" in _text(at)
     assert len(store.runs(PROJECT, kind=MAP_KIND)) == 1  # a second view queues nothing
+
+    at.session_state["diversity_view"] = "Which documents the selected specs cover"
+    at.run()
+    assert len(at.get("vega_lite_chart")) == 1 and "candidates" not in _text(at)
+    assert f"of {len(store.documents(PROJECT))} documents covered" in _text(at)
+    at.session_state["diversity_view"] = "What Greedy and Max-Min gain over Random"
+    at.run()
+    assert len(at.get("vega_lite_chart")) == 1 and "minus Random's (mean of 10 seeds)" in _text(at)
+    assert not at.exception, at.exception
 
 
 def test_a_new_spec_makes_the_map_stale_and_update_places_it(store):

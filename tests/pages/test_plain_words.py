@@ -26,6 +26,8 @@ TABS = {
                                       "Rubric methods compared", "Rubric scores"]),
     "agreement": ("agreement_tab", ["Agreement", "Adjudication", "Silver calibration", "Assignments",
                                     "Export"]),
+    "diversity": ("diversity_view", ["Candidates on a 2D map", "Which documents the selected specs cover",
+                                     "What Greedy and Max-Min gain over Random"]),
     "reports": ("report_tab", ["By spec", "By error type", "By kind of error", "By number of documents",
                                "By query type", "First vs later turns", "By tier"]),
 }  # fmt: skip
