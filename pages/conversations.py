@@ -244,15 +244,17 @@ m2.metric("Question/answer pairs", f"{int(shown['pairs'].sum()):,}")
 m3.metric("Silver or gold", f"{int(shown['tier'].isin(['silver', 'gold']).sum()):,}")
 m4.metric("Produced offline", f"{int(shown['offline'].sum()):,}")
 dist = summary(shown)
-c1, c2, c3 = st.columns(3)
-for column, (key, x, y, title) in zip(
-    (c1, c2, c3),
-    (("query_types", "query type", "pairs", "Query types of the pairs"),
-     ("chain_lengths", "documents in chain", "conversations", "Documents in chain"),
-     ("documents", "documents cited", "conversations", "Documents the answers cite")),
-    strict=True,
-):  # fmt: skip
-    column.vega_lite_chart(count_chart(dist[key], x, y, title), width="stretch", key=f"chart_{key}")
+# One count at a time, another drawn when its tab is opened (a switch reruns the page): at a team's scale
+# each chart costs the browser about a fifth of a second on every visit (issue 28).
+COUNTS = (
+    ("Query types", "query_types", "query type", "pairs", "Query types of the pairs"),
+    ("Documents in chain", "chain_lengths", "documents in chain", "conversations", "Documents in chain"),
+    ("Documents cited", "documents", "documents cited", "conversations", "Documents the answers cite"),
+)
+tabs = st.tabs([label for label, *_ in COUNTS], key="conversation_counts", on_change="rerun")
+for tab, (_, key, x, y, title) in zip(tabs, COUNTS, strict=True):
+    if tab.open:
+        tab.vega_lite_chart(count_chart(dist[key], x, y, title), width="stretch", key=f"chart_{key}")
 
 st.caption(
     "Charts and table show the conversations the filters keep. An answer to a filler question cites a "

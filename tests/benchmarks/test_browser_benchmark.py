@@ -38,6 +38,6 @@ def test_the_browser_benchmark_times_pages_cold_and_warm_at_a_tiny_scale(tmp_pat
         assert 0 < float(cold) < 180 and fastest <= float(warm) < 180, (page, out)
         assert float(server) > 0, f"{page}: the server's CPU was not read"
     assert int(rows["Diversity and coverage"][6]) >= 1, out  # the map (the other two in their tabs)
-    assert int(rows["Conversations"][6]) >= 4, out  # three bar charts and the table
+    assert int(rows["Conversations"][6]) >= 2, out  # a bar chart (the other two in their tabs) and the table
     assert re.match(r"\s+\d+\.\dx\s+\d+\.\dx", rows["Home"][7]), out  # ratios to the baseline
     assert (tmp_path / "dashboard.db").exists()

@@ -53,7 +53,13 @@ def test_the_charts_count_what_the_chain_length_filter_keeps(store):
     assert not at.exception, at.exception
     shown = int({m.label: m.value for m in at.metric}["Conversations"])
     drawn = _charts(at)
+    assert set(drawn) == {"Query types of the pairs"}, "one count at a time, the others in their tabs"
+    for tab in ("Documents in chain", "Documents cited"):
+        at.session_state["conversation_counts"] = tab
+        at.run()
+        drawn |= _charts(at)
     assert set(drawn) == {"Query types of the pairs", "Documents in chain", "Documents the answers cite"}
+    assert not at.exception, at.exception
     bars = drawn["Documents in chain"]
     assert list(bars.table()["value"]) == ["2"] and bars.table()["count"].sum() == shown == 1
     assert drawn["Documents the answers cite"].table()["count"].sum() == shown
