@@ -79,8 +79,8 @@ versus = right.selectbox(
 versus = None if versus == "-" else versus
 
 
-# The tables a first visit draws: the two charts' and the first tab's; another tab's is made when opened.
-FIRST_TABLES = ("by_n_documents", "by_query_type", "by_spec")
+# The table a first visit draws, the first tab's; another tab's is made when opened.
+FIRST_TABLES = ("by_spec",)
 
 
 @st.cache_data(show_spinner="Loading judged turns...", max_entries=16)
@@ -161,20 +161,22 @@ tables = compare_runs(report.frame, run_id, versus) if versus else None
 within = report.within if not versus else None
 
 # ------------------------------------------------------------------------------------------ charts
-if versus:
-    # Two runs of one target are told apart by their ids (as in the run pickers), not only by the target.
-    sides = {rid: f"{side}: {by_id[rid].target} ({rid})" for side, rid in (("a", run_id), ("b", versus))}
-    charts = {key: (per_run_table(report.frame, key, sides), "run") for key in ("n_documents", "query_type")}
-else:
-    charts = {
-        "n_documents": (report.table("by_n_documents"), within),
-        "query_type": (report.table("by_query_type"), within),
-    }
-for column, (key, (table, split)) in zip(st.columns(2), charts.items(), strict=True):
-    title = "Failure rate by number of documents" if key == "n_documents" else "Failure rate by query type"
+# The failure rate by number of documents and by query type, each drawn in its table's tab.
+CHARTS = {"by_n_documents": ("n_documents", "Failure rate by number of documents"),
+          "by_query_type": ("query_type", "Failure rate by query type")}  # fmt: skip
+
+
+def _chart(key: str, title: str) -> None:
+    if versus:
+        # Two runs of one target are told apart by their ids (as in the run pickers), not only by the target.
+        sides = {rid: f"{side}: {by_id[rid].target} ({rid})" for side, rid in (("a", run_id), ("b", versus))}
+        table, split = per_run_table(report.frame, key, sides), "run"
+    else:
+        table, split = report.table(f"by_{key}"), within
     if key == "query_type":  # the seed's query types in words, as the tables show them
         table = table.assign(query_type=[v if pd.isna(v) else words(v) for v in table["query_type"]])
-    column.vega_lite_chart(cached_figure(failure_rate_chart, table, key, title, split), width="stretch")
+    st.vega_lite_chart(cached_figure(failure_rate_chart, table, key, title, split), width="stretch")
+
 
 # ------------------------------------------------------------------------------------------ tables
 PERCENT = {"failure_rate", "share", "diff"}
@@ -342,8 +344,8 @@ TAB_LABELS = {
     "by_pair": "Same question alone vs in context",
     "by_tier": "By tier",
 }
-# Only the open tab is drawn (a switch reruns the page): eight tables with their downloads and drill-downs
-# cost the browser more than the rest of the page together (issue 28).
+# Only the open tab is drawn (a switch reruns the page): eight tables with their downloads and drill-downs,
+# and two charts, cost the browser more than the rest of the page together (issue 28).
 names = list(tables) if tables is not None else report.table_names
 tabs = st.tabs([TAB_LABELS[name] for name in names], key="report_tab", on_change="rerun")
 for tab, name in zip(tabs, names, strict=True):
@@ -351,6 +353,8 @@ for tab, name in zip(tabs, names, strict=True):
         continue
     df = tables[name] if tables is not None else report.table(name)
     with tab:
+        if name in CHARTS:
+            _chart(*CHARTS[name])
         title, source = split_citation(TABLE_TITLES[name])
         st.caption(
             title

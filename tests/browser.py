@@ -204,3 +204,15 @@ def button(label: str, within=None):
         return (within or driver).find_element(By.XPATH, f".//button[.//p[text()='{label}']]")
 
     return find
+
+
+def tab(title: str):
+    """A finder for `click`: the tab (st.tabs) whose text is `title`, None while the page does not show it."""
+    from selenium.webdriver.common.by import By
+
+    def find(driver):
+        return next(
+            (t for t in driver.find_elements(By.CSS_SELECTOR, "[role='tab']") if t.text == title), None
+        )
+
+    return find

@@ -32,7 +32,7 @@ from evalcore.runs.rubric_scoring import RUN_KIND as SCORING_KIND
 from evalcore.specs.generation import RUN_KIND as SPECS_KIND
 from evalcore.store import Store
 from evalcore.targets.config import list_targets
-from tests.browser import button, click, streamlit_server, wait_idle
+from tests.browser import button, click, streamlit_server, tab, wait_idle
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -222,13 +222,7 @@ def open_expander(driver, title: str) -> None:
 
 def open_tab(driver, title: str) -> None:
     with looking_for(f"tab '{title}'"):
-        click(
-            driver,
-            lambda d: next(
-                (t for t in d.find_elements(_by().CSS_SELECTOR, "[role='tab']") if t.text == title), None
-            ),
-            FIND_SECONDS,
-        )
+        click(driver, tab(title), FIND_SECONDS)
 
 
 def upload_project(driver, base: str, store: Store) -> None:

@@ -7,9 +7,10 @@ from runs_support import sample_project
 
 from evalcore.runs import RUN_KIND
 from evalcore.store import Store
-from tests.browser import button, click, streamlit_server
+from tests.browser import button, click, streamlit_server, tab, wait_idle
 
 pytestmark = pytest.mark.e2e
+CHART = "[data-testid='stVegaLiteChart']"
 
 
 def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, monkeypatch):
@@ -40,10 +41,8 @@ def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, mo
         except Exception:
             browser.save_screenshot(str(tmp_path / "failed.png"))
             raise
-        charts = wait.until(
-            ec.presence_of_all_elements_located((By.CSS_SELECTOR, "[data-testid='stVegaLiteChart']"))
-        )
-        assert len(charts) == 2
+        wait_idle(browser)
+        assert not browser.find_elements(By.CSS_SELECTOR, CHART), "the charts are in their tables' tabs"
 
         # The first tab's drill-down (a react-aria combobox): open it and pick the first failing row.
         drill = "[data-testid='stSelectbox']:has(input[aria-label='Show the failing turns of'])"
@@ -62,3 +61,13 @@ def test_run_the_demo_target_then_drill_into_failing_turns(tmp_path, browser, mo
             assert part in text, part
         assert any(cid in text for cid in conversations)
         browser.save_screenshot(str(tmp_path / "drill-down.png"))
+
+        for title in ("By number of documents", "By query type"):
+            click(browser, tab(title))
+            wait.until(
+                lambda d, title=title: (
+                    d.find_element(By.CSS_SELECTOR, "[role='tab'][aria-selected='true']").text == title
+                )
+            )
+            wait_idle(browser)
+            wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f"{CHART} .marks"))  # drawn

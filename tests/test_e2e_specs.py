@@ -6,7 +6,7 @@ from evalcore.cli.main import SAMPLE_PROJECT
 from evalcore.inputs import import_project
 from evalcore.specs.store_ops import current_selection
 from evalcore.store import Store
-from tests.browser import button, click, streamlit_server, wait_idle
+from tests.browser import button, click, streamlit_server, tab, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -39,14 +39,7 @@ def test_generate_select_and_see_the_plots(tmp_path, browser):
         browser.save_screenshot(str(tmp_path / "diversity.png"))
         for title, says in (("Which documents the selected specs cover", "documents covered"),
                             ("What Greedy and Max-Min gain over Random", "minus Random")):  # fmt: skip
-            click(browser, lambda b, title=title: _tab(b, title))
+            click(browser, tab(title))
             wait.until(ec.text_to_be_present_in_element(body, says))
             wait_idle(browser)  # the map's element is gone once the run that opened the tab has ended
             wait.until(lambda b: len(b.find_elements(By.CSS_SELECTOR, drawn)) >= 1)
-
-
-def _tab(browser, title: str):
-    """The tab called `title`, or None while the page does not show it."""
-    from selenium.webdriver.common.by import By
-
-    return next((t for t in browser.find_elements(By.CSS_SELECTOR, "[role='tab']") if t.text == title), None)
