@@ -17,14 +17,21 @@ Run: .venv/bin/python benchmarks/browser.py [--store DIR] [PROJECT]   (~5 min, ~
    spell, measured inside the browser (`performance.now()`), so the polling adds nothing. Beside each wall
    time: the CPU seconds the Streamlit server spent (psutil on its pid) and those of the browser's
    processes. The machine may be shared: load inflates wall time, hardly CPU time.
-   Goal: every page under 1 s warm and under 2 s cold.
-   Then the server is restarted on the same port and the page opened cold again ("back"): the first visit
-   after a server start of a browser that has used the dashboard before, Streamlit's scripts in its
-   cache (a new port is a new origin: the first cold visit loads and compiles every script afresh).
+   Then the page is loaded once more, the server restarted on the same port and the page opened cold
+   again ("back"): the first visit after a server start of a browser that has used the dashboard before,
+   Streamlit's scripts in its cache and compiled (Chromium keeps a script's compiled code from its second
+   load on). The cold visit above is a new browser profile's first ("fresh"): a new port is a new origin,
+   every script loaded and compiled afresh.
+   Goals (issue 28): every page under 1 s warm and under 2 s back; fresh is printed against the same
+   2 s, and against the empty app, which alone takes over half of it. A summary closes the table.
 4. On a shared machine wall time is mostly waiting for a core, so each row also gives the wall time
-   estimated from CPU: the baseline's own wall time plus the CPU seconds (server and browser) the page
-   spent above the baseline's, cold against cold, warm against warm and back against back. With
-   `--cold N` each page (and the baseline) gets N fresh servers and every figure is a median over them.
+   estimated from CPU (`estimated`): the baseline's own wall time plus what the page spent above the
+   baseline on its critical path (the server's CPU, then the renderer's main thread), and never less than
+   all its CPU above the baseline's spread over the cores; cold against cold, warm against warm and back
+   against back. On an idle machine it tracks wall time (within 0.1 s back and warm on the sample's
+   pages); the CPU of every browser process summed, as before, overstated it by 0.5-1 s: the browser
+   compiles, rasterises and composites on other threads beside the main one. With `--cold N` each page
+   (and the baseline) gets N fresh servers and every figure is a median over them.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from pages._common import USER_COOKIE  # noqa: E402
 from tests.browser import chromium, chromium_path, server_process  # noqa: E402
 
 GOAL_WARM, GOAL_COLD = 1.0, 2.0
+CORES = os.cpu_count() or 1
 QUIET_S = 0.5  # the page must stay idle and drawn this long: a rerun a widget asks for starts sooner
 POLL_S = 0.05
 VISIT_LIMIT_S = 180.0
@@ -130,42 +138,50 @@ EMPTY_APP = textwrap.dedent("""
 @dataclass
 class Visit:
     """One page visit: seconds until idle and drawn (wall, in the browser), CPU seconds of the server and
-    of the browser meanwhile, how many plots and tables were drawn and how many errors the page shows."""
+    of the browser meanwhile (every process; and the renderer's main thread alone), how many plots and
+    tables were drawn and how many errors the page shows."""
 
     wall: float
     server_cpu: float
     browser_cpu: float
     plots: int
     errors: int
+    renderer_main: float = 0.0
 
 
 class CpuMeter:
-    """CPU seconds (user + system) of the server process and of every process of the browser."""
+    """CPU seconds (user + system) of the server process, of every process of the browser, and of each
+    renderer's main thread (where Streamlit's scripts run and the page is laid out and painted)."""
 
     def __init__(self, server_pid: int, driver: object) -> None:
         self.server = psutil.Process(server_pid)
         self.driver = psutil.Process(driver.service.process.pid)
 
-    def _browser(self) -> dict[int, float]:
-        times = {}
+    def _browser(self) -> tuple[dict[int, float], dict[int, float]]:
+        times, main = {}, {}
         for process in self.driver.children(recursive=True):
             try:
                 cpu = process.cpu_times()
-            except psutil.Error:
+                if "--type=renderer" in process.cmdline():
+                    thread = next(t for t in process.threads() if t.id == process.pid)
+                    main[process.pid] = thread.user_time + thread.system_time
+            except (psutil.Error, StopIteration):
                 continue  # a renderer that ended between listing and reading
             times[process.pid] = cpu.user + cpu.system
-        return times
+        return times, main
 
-    def read(self) -> tuple[float, dict[int, float]]:
+    def read(self) -> tuple[float, dict[int, float], dict[int, float]]:
         cpu = self.server.cpu_times()
-        return cpu.user + cpu.system, self._browser()
+        return cpu.user + cpu.system, *self._browser()
 
     @staticmethod
-    def spent(before: tuple[float, dict[int, float]], after: tuple[float, dict[int, float]]) -> tuple:
-        """Server and browser CPU seconds between two readings (a browser process born between them
-        counts whole; one that ended is lost, which only makes the browser's figure smaller)."""
+    def spent(before: tuple, after: tuple) -> tuple[float, float, float]:
+        """Server, browser and renderers' main-thread CPU seconds between two readings of `read` (a
+        browser process born between them counts whole; one that ended is lost, which only makes the
+        browser's figures smaller)."""
         browser = sum(cpu - before[1].get(pid, 0.0) for pid, cpu in after[1].items())
-        return after[0] - before[0], browser
+        main = sum(cpu - before[2].get(pid, 0.0) for pid, cpu in after[2].items())
+        return after[0] - before[0], browser, main
 
 
 def _wait(driver: object, done: Callable[[dict], bool]) -> dict:
@@ -189,8 +205,8 @@ def cold(driver: object, meter: CpuMeter, url: str) -> Visit:
     before = meter.read()
     driver.get(url)
     state = _wait(driver, lambda s: True)  # a title shows only once a run has begun
-    server, browser = CpuMeter.spent(before, meter.read())
-    return Visit(state["since"] / 1000, server, browser, state["charts"], state["errors"])
+    server, browser, main = CpuMeter.spent(before, meter.read())
+    return Visit(state["since"] / 1000, server, browser, state["charts"], state["errors"], main)
 
 
 def warm(driver: object, meter: CpuMeter, path: str) -> Visit:
@@ -199,9 +215,9 @@ def warm(driver: object, meter: CpuMeter, path: str) -> Visit:
     if not driver.execute_script(CLICK, path):
         raise RuntimeError(f"no sidebar link to /{path}")
     state = _wait(driver, lambda s: s["path"] == path and s["since"] >= s["clicked"] and _rerun(s))
-    server, browser = CpuMeter.spent(before, meter.read())
+    server, browser, main = CpuMeter.spent(before, meter.read())
     return Visit(
-        (state["since"] - state["clicked"]) / 1000, server, browser, state["charts"], state["errors"]
+        (state["since"] - state["clicked"]) / 1000, server, browser, state["charts"], state["errors"], main
     )
 
 
@@ -215,9 +231,9 @@ def measure(
     driver: object, served: Callable, path: str, home: str, repeat: int, servers: int = 1
 ) -> tuple[Visit, Visit, Visit]:
     """`servers` fresh servers from `served(port)`; on each `path` cold, then `repeat` times from `home` by
-    the sidebar; then the server restarted on the same port and `path` cold again (a browser that has
-    been there before: Streamlit's scripts in its cache). Returns the cold, the warm and the returning
-    browser's cold visit, each the median of every figure."""
+    the sidebar; then `path` loaded once more and the server restarted on the same port and `path` cold
+    again (a browser that has been there before: Streamlit's scripts in its cache, compiled). Returns the
+    cold, the warm and the returning browser's cold visit, each the median of every figure."""
     colds, visits, returns = [], [], []
     for _ in range(servers):
         with served(None) as (base, process):
@@ -226,6 +242,9 @@ def measure(
             for _ in range(repeat):
                 warm(driver, meter, home if home != path else _other(driver, path))
                 visits.append(warm(driver, meter, path))
+            # The page's second load: Chromium compiles its scripts again and only now keeps the compiled
+            # code (V8's code cache, used from the third load on; v8.dev/blog/code-caching-for-devs).
+            cold(driver, meter, f"{base}/{path}")
         with served(int(base.rsplit(":", 1)[1])) as (base, process):
             returns.append(cold(driver, CpuMeter(process.pid, driver), f"{base}/{path}"))
     return median(colds), median(visits), median(returns)
@@ -234,19 +253,56 @@ def measure(
 def median(visits: list[Visit]) -> Visit:
     """Each figure's median over `visits` (errors: the most any visit showed)."""
     return Visit(*(statistics.median(getattr(v, f) for v in visits) for f in ("wall", "server_cpu",
-                 "browser_cpu", "plots")), max(v.errors for v in visits))  # fmt: skip
+                 "browser_cpu", "plots")), max(v.errors for v in visits),
+                 statistics.median(v.renderer_main for v in visits))  # fmt: skip
 
 
 def estimated(visit: Visit, base: Visit) -> float:
     """The wall time `visit` would take on a machine as quiet as the baseline's CPU says: the baseline's
-    wall time plus the CPU seconds of server and browser spent above the baseline's (never below it)."""
-    above = visit.server_cpu + visit.browser_cpu - base.server_cpu - base.browser_cpu
-    return base.wall + max(0.0, above)
+    wall time plus what the page spent above the baseline on its critical path, the server's CPU and the
+    renderer's main thread (they work one after the other: the server runs the page, then the browser
+    draws it), and never less than all the CPU of server and browser above the baseline's spread over the
+    machine's cores (the browser's other threads and processes, compiling scripts, rasterising and
+    compositing, run beside the main thread)."""
+    serial = visit.server_cpu + visit.renderer_main - base.server_cpu - base.renderer_main
+    total = visit.server_cpu + visit.browser_cpu - base.server_cpu - base.browser_cpu
+    return base.wall + max(0.0, serial, total / CORES)
 
 
 def _other(driver: object, path: str) -> str:
     """Another page of the sidebar than `path` (to come back to `path` from)."""
     return next(p for p, _ in driver.execute_script(LINKS) if p != path)
+
+
+def misses(first: Visit, again: Visit, back: Visit, base: tuple) -> tuple[list[str], list[str]]:
+    """Which visits of a page miss their goal, by wall time and by the estimate: 'warm' (the sidebar,
+    1 s), 'back' (the first visit after a server start of a browser that has used the dashboard, 2 s) and
+    'fresh' (the first visit ever of a new browser profile, 2 s; Streamlit's own empty app takes over
+    half of it)."""
+    checks = (("fresh", first, base[0], GOAL_COLD), ("warm", again, base[1], GOAL_WARM),
+              ("back", back, base[2], GOAL_COLD))  # fmt: skip
+    return (
+        [name for name, visit, _, goal in checks if visit.wall >= goal],
+        [name for name, visit, b, goal in checks if estimated(visit, b) >= goal],
+    )
+
+
+def goals(rows: dict[str, tuple[Visit, Visit, Visit]], base: tuple) -> list[str]:
+    """The summary under the table: for each kind of visit, the pages over its goal, by wall time and by
+    the estimate, or that every page is under it."""
+    lines = []
+    for kind, label, goal in (
+        ("warm", "sidebar navigation", GOAL_WARM),
+        ("back", "first visit after a server start, a browser that has used the dashboard", GOAL_COLD),
+        ("fresh", "first visit of a new browser profile", GOAL_COLD),
+    ):
+        walls = [name for name, visits in rows.items() if kind in misses(*visits, base)[0]]
+        ests = [name for name, visits in rows.items() if kind in misses(*visits, base)[1]]
+        verdict = "every page under it" if not walls and not ests else (
+            f"over by wall time: {', '.join(walls) or 'none'}; estimated over: {', '.join(ests) or 'none'}"
+        )  # fmt: skip
+        lines.append(f"   {label} (goal {goal:.0f} s, {len(rows)} pages): {verdict}")
+    return lines
 
 
 def _row(name: str, first: Visit, again: Visit, back: Visit, base: tuple | None) -> str:
@@ -259,16 +315,11 @@ def _row(name: str, first: Visit, again: Visit, back: Visit, base: tuple | None)
             f" {first.wall / max(base[0].wall, 1e-3):>5.1f}x {again.wall / max(base[1].wall, 1e-3):>5.1f}x"
             f"  {est[0]:>5.2f} {est[1]:>5.2f}"
         )
-        walls = (("cold", first.wall, GOAL_COLD), ("warm", again.wall, GOAL_WARM))
-        over = [w for w, wall, goal in walls if wall >= goal]
-        over_est = [w for (w, _, goal), e in zip(walls, est, strict=True) if e >= goal]
+        over, over_est = misses(first, again, back, base)
         mark = f"  over: {', '.join(over)}" if over else ""
         mark += f"  estimated over: {', '.join(over_est)}" if over_est else ""
         back_est = estimated(back, base[2])
-        mark += (
-            f"  | back {back.wall:.2f} {back.server_cpu:.2f} {back.browser_cpu:.2f} est {back_est:.2f}"
-            + (" over" if back_est >= GOAL_COLD else "")
-        )
+        mark += f"  | back {back.wall:.2f} {back.server_cpu:.2f} {back.browser_cpu:.2f} est {back_est:.2f}"
     else:
         mark = f"  | back {back.wall:.2f} {back.server_cpu:.2f} {back.browser_cpu:.2f}"
     if first.errors or again.errors or back.errors:
@@ -328,7 +379,7 @@ def run(
         driver.get(base)
         _wait(driver, lambda s: True)  # a title shows only once a run has begun
         pages = driver.execute_script(LINKS)
-    home, broken = pages[0][0], []
+    home, broken, rows = pages[0][0], [], {}
     for path, title in pages:
         if only is not None and path not in only:
             continue
@@ -336,8 +387,10 @@ def run(
             driver, lambda port: server_process(url, port=port), path, home, repeat, servers
         )
         print(_row(title, first, again, back, baseline) + f"  (load {os.getloadavg()[0]:.1f})", flush=True)
+        rows[title] = first, again, back
         if first.errors or again.errors or back.errors:
             broken.append(title)
+    print("3. goals (issue 28)", *goals(rows, baseline), sep="\n")
     return broken
 
 

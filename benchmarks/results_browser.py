@@ -4,10 +4,10 @@ browser) and CPU meter (the server's and the browser's processes).
 
 The baseline is the empty two-page app, cold (its first visit on a fresh server: what the page's open is
 set against), warm (a visit by the sidebar: what a rerun of an open page, the compare's pick, is set
-against) and back (the server restarted on the same port: a browser that has used it before, Streamlit's
-scripts in its cache; the page opened again so is set against it). Beside each wall time: the wall time
-estimated from CPU, the baseline's own wall time plus the CPU seconds of server and browser spent above
-the baseline's (the machine may be shared: load inflates wall time, hardly CPU time)."""
+against) and back (the page loaded a second time, then the server restarted on the same port: a browser
+that has used it before, Streamlit's scripts in its cache and compiled; the page opened again so is set
+against it). Beside each wall time: the wall time estimated from CPU as `browser.estimated` does (the
+machine may be shared: load inflates wall time, hardly CPU time)."""
 
 from __future__ import annotations
 
@@ -51,9 +51,9 @@ def pick_baseline(driver: object, meter: CpuMeter, baseline: str) -> Visit:
         )
 
     state = _wait(driver, shown)
-    server, browser = CpuMeter.spent(before, meter.read())
+    server, browser, main = CpuMeter.spent(before, meter.read())
     return Visit(
-        (state["since"] - state["clicked"]) / 1000, server, browser, state["charts"], state["errors"]
+        (state["since"] - state["clicked"]) / 1000, server, browser, state["charts"], state["errors"], main
     )
 
 
@@ -75,6 +75,7 @@ def _median(visits: list[Visit]) -> Visit:
         *(statistics.median(getattr(v, f) for v in visits) for f in ("wall", "server_cpu", "browser_cpu")),
         visits[0].plots,
         max(v.errors for v in visits),
+        statistics.median(v.renderer_main for v in visits),
     )
 
 
@@ -112,6 +113,7 @@ def browse(url: str, repeat: int = 2) -> None:
                 pages.append(cold(driver, meter, f"{base}/results"))
                 compares.append(pick_baseline(driver, meter, "(base)"))
                 assert driver.execute_script(STATE)["errors"] == 0, "the Results page shows an error"
+                cold(driver, meter, f"{base}/results")  # the second load: Chromium keeps the compiled scripts
             # The server restarted on the same port: a browser that has used the dashboard before.
             with server_process(url, port=int(base.rsplit(":", 1)[1])) as (base, process):
                 backs.append(cold(driver, CpuMeter(process.pid, driver), f"{base}/results"))

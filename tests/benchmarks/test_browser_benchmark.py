@@ -40,4 +40,11 @@ def test_the_browser_benchmark_times_pages_cold_and_warm_at_a_tiny_scale(tmp_pat
     assert int(rows["Diversity and coverage"][6]) >= 1, out  # the map (the other two in their tabs)
     assert int(rows["Conversations"][6]) >= 2, out  # a bar chart (the other two in their tabs) and the table
     assert re.match(r"\s+\d+\.\dx\s+\d+\.\dx", rows["Home"][7]), out  # ratios to the baseline
+    summary = done.stdout.split("3. goals (issue 28)\n", 1)[1].splitlines()
+    assert [line.split(" (goal")[0].strip() for line in summary] == [
+        "sidebar navigation",
+        "first visit after a server start, a browser that has used the dashboard",
+        "first visit of a new browser profile",
+    ], out
+    assert all("3 pages): " in line for line in summary), out
     assert (tmp_path / "dashboard.db").exists()
