@@ -257,8 +257,8 @@ for tab, (_, key, x, y, title) in zip(tabs, COUNTS, strict=True):
         tab.vega_lite_chart(count_chart(dist[key], x, y, title), width="stretch", key=f"chart_{key}")
 
 st.caption(
-    "Charts and table show the conversations the filters keep. An answer to a filler question cites a "
-    "document outside the chain, so a conversation can cite more documents than its chain holds."
+    "The counts and the table show the conversations the filters keep. An answer to a filler question cites "
+    "a document outside the chain, so a conversation can cite more documents than its chain holds."
 )
 # A page of rows at a time: the browser gets PAGE_ROWS rows per rerun, not every conversation.
 last_page = max(1, -(-len(shown) // PAGE_ROWS))
