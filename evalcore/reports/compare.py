@@ -17,8 +17,10 @@ being played is refused with a one-line `UsageError` that says which.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
@@ -143,7 +145,6 @@ _PAIRING = sa.select(
 
 # A scored turn: its judgment, its key (item, turn or -1, played alone), the verdict, error type and spec.
 SCORED_COLUMNS = ["jid", "item", "turn", "alone", "failed", "error", "spec_id"]
-KEY = ["item", "turn", "alone"]
 
 
 def _fetch_all(conn: sa.Connection, query: sa.Select) -> list[tuple]:
@@ -161,33 +162,104 @@ def _fetch_all(conn: sa.Connection, query: sa.Select) -> list[tuple]:
         cursor.close()
 
 
-def _scored(store: Store, run: Run, rejected: frozenset[str]) -> pd.DataFrame:
-    """The run's scored turns in scope (SCORED_COLUMNS), one per key; a turn judged twice keeps its last
-    judgment."""
+@dataclass(frozen=True)
+class _Side:
+    """One run's scored turns in scope, one per key (item, turn or -1, played alone), as columns: numbers
+    as numpy numbers, text as numpy objects. Pandas would infer string columns from the text and hash and
+    sort them as objects; at 100,000 turns that was most of a compare, so pairing, ordering and counting
+    work on integer codes of the text instead (benchmarks/results.py)."""
+
+    jid: np.ndarray  # int64, -1 where the row has no judgment
+    item: np.ndarray
+    turn: np.ndarray  # int64, -1 for none
+    alone: np.ndarray  # bool
+    failed: np.ndarray  # bool
+    error: np.ndarray
+    spec_id: np.ndarray
+
+    def take(self, at: np.ndarray) -> _Side:
+        """The rows at these positions (an index array or a mask)."""
+        return _Side(*(getattr(self, f.name)[at] for f in fields(self)))
+
+
+def _side(rows: Sequence[tuple]) -> _Side:
+    """A side from rows of SCORED_COLUMNS, keeping a key's last judgment (in judgment order; rows with no
+    judgment in the order given)."""
+    cols = list(zip(*rows, strict=True)) if rows else [()] * len(SCORED_COLUMNS)
+    side = _Side(
+        jid=np.array([-1 if j is None else j for j in cols[0]], dtype=np.int64),
+        item=np.array(cols[1], dtype=object),
+        turn=np.array(cols[2], dtype=np.int64),
+        alone=np.array(cols[3], dtype=bool),
+        failed=np.array(cols[4], dtype=bool),
+        error=np.array(cols[5], dtype=object),
+        spec_id=np.array(cols[6], dtype=object),
+    )
+    order = np.argsort(side.jid, kind="stable")
+    keys = _keys(side, pd.factorize(side.item)[0], _top_turn(side))[order]
+    last = ~pd.Series(keys).duplicated(keep="last").to_numpy()
+    side = side.take(order[last])
+    for f in fields(side):
+        getattr(side, f.name).flags.writeable = False  # kept and shared between compares (_SIDES)
+    return side
+
+
+def _in_scope(side: _Side, rejected: frozenset[str]) -> _Side:
+    """The side without the rejected items."""
+    return side.take(~pd.Series(side.item, dtype=object).isin(rejected).to_numpy()) if rejected else side
+
+
+def _top_turn(*sides: _Side) -> int:
+    return max(int(s.turn.max(initial=0)) for s in sides)
+
+
+def _keys(side: _Side, item_codes: np.ndarray, top_turn: int) -> np.ndarray:
+    """One integer per key (item, turn, played alone), from codes of the items."""
+    return (item_codes.astype(np.int64) * (top_turn + 2) + side.turn + 1) * 2 + side.alone
+
+
+# The scored turns of the runs compared last, by store, run and what the run holds (its judgments' count,
+# last id and summed score: judgments are only ever inserted, so a run that gains one gets a new entry).
+# Reading a run of 100,000 turns out of the store is most of a compare (benchmarks/results.py); a finished
+# run does not change, and a lead compares one run with several baselines in turn, or comes back to one.
+_SIDES: OrderedDict[tuple, _Side] = OrderedDict()
+_SIDES_KEPT = 8
+_SIDES_LOCK = threading.Lock()
+
+
+def _scored(store: Store, run: Run, rejected: frozenset[str]) -> _Side:
+    """The run's scored turns in scope, one per key; a turn judged twice keeps its last judgment."""
     if run.kind != RUN_KIND:
         return _scored_rows(store, run, rejected)
-    query = _PAIRING.where(_J.c.run_id == run.id, _J.c.score.is_not(None))
     with store.read() as conn:
-        rows = _fetch_all(conn, query)
-    # Pairing, ordering and counting run column-wise, and the rows are put in judgment order here rather
-    # than by SQLite: at 100,000 turns a loop over tuples, a sort of them and SQLite's sort of whole rows
-    # cost most of a compare (benchmarks/results.py).
-    frame = pd.DataFrame(np.array(rows, dtype=object).reshape(len(rows), len(SCORED_COLUMNS)))
-    frame.columns = SCORED_COLUMNS
-    frame = frame.sort_values("jid", kind="stable")
-    if rejected:
-        frame = frame[~frame["item"].isin(rejected)]
-    return frame.drop_duplicates(KEY, keep="last")
+        held = conn.execute(
+            sa.select(sa.func.count(), sa.func.max(_J.c.id), sa.func.sum(_J.c.score)).where(
+                _J.c.run_id == run.id
+            )
+        ).one()
+        key = (store.url, run.id, *held)
+        with _SIDES_LOCK:
+            side = _SIDES.get(key)
+            if side is not None:
+                _SIDES.move_to_end(key)
+        if side is None:
+            query = _PAIRING.where(_J.c.run_id == run.id, _J.c.score.is_not(None))
+            side = _side(_fetch_all(conn, query))
+            with _SIDES_LOCK:
+                _SIDES[key] = side
+                while len(_SIDES) > _SIDES_KEPT:
+                    _SIDES.popitem(last=False)
+    return _in_scope(side, rejected)
 
 
-def _scored_rows(store: Store, run: Run, rejected: frozenset[str]) -> pd.DataFrame:
+def _scored_rows(store: Store, run: Run, rejected: frozenset[str]) -> _Side:
     """A run of another kind's scored rows in scope, by the name its kind pairs them on."""
     rows = [
-        (None, r.pair, -1, 0, int(r.verdict == "fail"), r.error_type, r.spec_id)
+        (None, r.pair, -1, False, r.verdict == "fail", r.error_type, r.spec_id)
         for r in item_rows(store, run, {})
-        if r.verdict != "unscored" and r.item_id not in rejected
+        if r.verdict != "unscored"
     ]
-    return pd.DataFrame.from_records(rows, columns=SCORED_COLUMNS).drop_duplicates(KEY, keep="last")
+    return _in_scope(_side(rows), rejected)
 
 
 def _rejected(store: Store, project_id: str | None) -> frozenset[str]:
@@ -203,6 +275,11 @@ def _rejected(store: Store, project_id: str | None) -> frozenset[str]:
         return frozenset(found)
 
 
+def _objects(values: np.ndarray) -> pd.Series:
+    """A column of text kept as Python objects (no string inference)."""
+    return pd.Series(values, dtype=object, copy=False)
+
+
 def compare_to_baseline(
     store: Store, run_id: str, baseline_id: str, *, include_rejected: bool = False
 ) -> RunComparison:
@@ -213,81 +290,70 @@ def compare_to_baseline(
     rejected = frozenset() if include_rejected else _rejected(store, project_id)
     now = _scored(store, run, rejected)
     base = _scored(store, baseline, rejected)
-    paired = now.merge(base[[*KEY, "failed", "error"]], on=KEY, suffixes=("", "_base"))
-    if paired.empty:
+    # Pair on integer keys over codes both sides share.
+    codes = pd.factorize(np.concatenate([now.item, base.item]))[0]
+    top = _top_turn(now, base)
+    at = pd.Index(_keys(base, codes[len(now.item) :], top)).get_indexer(
+        _keys(now, codes[: len(now.item)], top)
+    )
+    if not (at >= 0).any():
         raise UsageError(f"baseline {baseline_id} and run {run_id} have no scored item in common")
-    failed = paired["failed"].to_numpy(dtype=bool)
-    base_failed = paired["failed_base"].to_numpy(dtype=bool)
+    was, now_paired = base.take(at[at >= 0]), now.take(at >= 0)
+    failed, base_failed = now_paired.failed, was.failed
     rank = np.where(
         failed,
         np.where(base_failed, RANK[STILL_FAILING], RANK[BROKEN]),
         np.where(base_failed, RANK[FIXED], RANK[STILL_PASSING]),
     )
-    spec_ids = paired["spec_id"]
-    # The labels of the specs paired only (tens of a project's thousands).
-    named = spec_ids.dropna().unique().tolist()
-    found = content_field(store, project_id, SPEC_KIND, "scenario", named) if project_id else {}
-    labels = {i: str(v) for i, v in found.items()}
-    turns = paired["turn"].to_numpy(dtype=np.int64)
-    ordered = pd.DataFrame(
-        {
-            "rank": rank,
-            "spec": spec_ids.map(labels).astype(object).fillna(spec_ids).fillna("(no spec)"),
-            "item": paired["item"],
-            "alone": turns < 0,  # the turn played alone (no index, -1) after the others
-            "turn": turns,
-            "jid": paired["jid"],
-        }
-    )
-    by = ["rank", "spec", "item", "alone", "turn"] + (["jid"] if run.kind == RUN_KIND else [])
-    order = ordered.sort_values(by, kind="stable").index.to_numpy()
+    spec = _spec_labels(store, project_id, now_paired.spec_id)
+    spec_code, spec_names = pd.factorize(spec, sort=True)
+    item_code = pd.factorize(now_paired.item, sort=True)[0]
+    turns = now_paired.turn
+    # Regressions first, then by spec, item, the turns played in order before the one played alone, and
+    # (for turns judged twice in another kind of order) the judgment; lexsort is stable, primary key last.
+    order = np.lexsort((now_paired.jid, turns, turns < 0, item_code, spec_code, rank))
     turn_index = turns.astype(object)
     turn_index[turns < 0] = None
+    judgment = now_paired.jid.astype(object)
+    judgment[now_paired.jid < 0] = None
     items = pd.DataFrame(
         {
-            "change": np.array(CHANGE_ORDER, dtype=object)[rank[order]],
-            "item_id": paired["item"].to_numpy(dtype=object)[order],
-            "turn_index": pd.Series(turn_index[order], dtype=object),
-            "spec": ordered["spec"].to_numpy(dtype=object)[order],
-            "baseline_error": paired["error_base"].to_numpy(dtype=object)[order],
-            "error_type": paired["error"].to_numpy(dtype=object)[order],
-            "judgment_id": paired["jid"].to_numpy()[order],
+            "change": _objects(np.array(CHANGE_ORDER, dtype=object)[rank[order]]),
+            "item_id": _objects(now_paired.item[order]),
+            "turn_index": _objects(turn_index[order]),
+            "spec": _objects(spec[order]),
+            "baseline_error": _objects(was.error[order]),
+            "error_type": _objects(now_paired.error[order]),
+            "judgment_id": _objects(judgment[order]),
         },
         columns=list(ITEM_COLUMNS),
     )
-    grouped = (
-        pd.DataFrame(
-            {
-                "spec": ordered["spec"],
-                "n": 1,
-                "base": base_failed,
-                "now": failed,
-                "fixed": rank == RANK[FIXED],
-                "broken": rank == RANK[BROKEN],
-            }
-        )
-        .groupby("spec", sort=False)[["n", "base", "now", "fixed", "broken"]]
-        .sum()
-    )
-    counts = {
-        str(spec): [int(x) for x in row] for spec, row in zip(grouped.index, grouped.to_numpy(), strict=True)
-    }
-    by_spec = {spec: _change(*c) for spec, c in counts.items()}
+    counted = (np.ones(len(rank)), base_failed, failed, rank == RANK[FIXED], rank == RANK[BROKEN])
+    sums = [np.bincount(spec_code, weights=c, minlength=len(spec_names)) for c in counted]
+    by_spec = {str(name): _change(*(int(s[i]) for s in sums)) for i, name in enumerate(spec_names)}
     by_spec = dict(
         sorted(by_spec.items(), key=lambda kv: (-(kv[1].broken - kv[1].fixed), kv[1].p_value, kv[0]))
     )
-    total = [sum(c[i] for c in counts.values()) for i in range(5)]
-    common = len(paired)
+    common = len(rank)
     return RunComparison(
         run=run,
         baseline=baseline,
         items=items,
         by_spec=by_spec,
-        overall=_change(*total),
+        overall=_change(*(int(s.sum()) for s in sums)),
         scope=scope_label("all", include_rejected),
-        only_in_run=len(now) - common,
-        only_in_baseline=len(base) - common,
+        only_in_run=len(now.item) - common,
+        only_in_baseline=len(base.item) - common,
     )
+
+
+def _spec_labels(store: Store, project_id: str | None, spec_ids: np.ndarray) -> np.ndarray:
+    """Each turn's spec as its scenario (the id where the spec has none, '(no spec)' for no spec); only the
+    specs paired are looked up (tens of a project's thousands)."""
+    codes, ids = pd.factorize(_objects(spec_ids))
+    found = content_field(store, project_id, SPEC_KIND, "scenario", ids.tolist()) if project_id else {}
+    names = np.array([str(found[i]) if i in found else i for i in ids] + ["(no spec)"], dtype=object)
+    return names[codes]  # a code of -1 (no spec) takes the last name
 
 
 def _pct(x: float) -> str:

@@ -79,6 +79,21 @@ def test_a_run_against_itself_changes_nothing(two_runs):
     assert cmp.flipped().empty and cmp.overall.p_value == 1.0
 
 
+def test_a_compare_sees_what_a_run_holds_now_not_what_it_held_at_the_last_compare(two_runs):
+    store, _, base, now, _, fixed = two_runs
+    assert compare_to_baseline(store, now, base).overall.broken == 3
+    # A turn passing in both judged again, failing: its last judgment is the one compared.
+    j = t.judgments
+    again = next(r for r in _scored(store, now) if r[3] == 1 and (r[1], r[2]) not in fixed)
+    with store.write() as conn:
+        row = conn.execute(sa.select(j).where(j.c.id == again[0])).mappings().one()
+        conn.execute(sa.insert(j).values({**row, "id": None, "score": 0.0, "error_type": "wrong_fact"}))
+    cmp = compare_to_baseline(store, now, base)
+    assert cmp.overall.broken == 4
+    assert (again[1], again[2]) in {(r.item_id, r.turn_index) for r in cmp.flipped().itertuples()}
+    assert compare_to_baseline(store, base, now).overall.fixed == 4  # either way round
+
+
 def test_a_baseline_that_cannot_be_compared_is_refused_saying_why(two_runs):
     store, pid, _, now, _, _ = two_runs
     store.start_run(pid, Run(id="live", kind="run", status=RunStatus.running, params={"project_id": pid}))
