@@ -17,9 +17,11 @@ being played is refused with a one-line `UsageError` that says which.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -227,6 +229,21 @@ _SIDES_KEPT = 8
 _SIDES_LOCK = threading.Lock()
 
 
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a run's rows are made into tuples and columns: every few
+    hundred new tuples it would walk all those made so far, which was half the time of reading a run of
+    100,000 turns (benchmarks/results.py). Nothing made here holds a cycle; reference counting still frees
+    it all, and collection resumes after (if it was on: another thread may have paused it too)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def _scored(store: Store, run: Run, rejected: frozenset[str]) -> _Side:
     """The run's scored turns in scope, one per key; a turn judged twice keeps its last judgment."""
     if run.kind != RUN_KIND:
@@ -244,7 +261,8 @@ def _scored(store: Store, run: Run, rejected: frozenset[str]) -> _Side:
                 _SIDES.move_to_end(key)
         if side is None:
             query = _PAIRING.where(_J.c.run_id == run.id, _J.c.score.is_not(None))
-            side = _side(_fetch_all(conn, query))
+            with _collection_paused():
+                side = _side(_fetch_all(conn, query))
             with _SIDES_LOCK:
                 _SIDES[key] = side
                 while len(_SIDES) > _SIDES_KEPT:
