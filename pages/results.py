@@ -6,7 +6,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.models.wording import told_apart, words
-from evalcore.reports.compare import CHANGE_ORDER, compare_to_baseline, scope_label
+from evalcore.reports.compare import CHANGE_ORDER, compare_to_baseline, read_ahead, scope_label
 from evalcore.reports.failures import report_stamp
 from evalcore.reports.item_titles import item_titles
 from evalcore.reports.pass_k import pass_k_line, run_pass_k
@@ -258,6 +258,7 @@ baseline = right.selectbox(
 if not bases:
     st.caption("No other finished run of this kind to compare with yet.")
 if not baseline:
+    read_ahead(store, run_id)  # while a baseline is picked, so that the compare reads only the baseline
     st.stop()
 
 

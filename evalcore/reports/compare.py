@@ -22,13 +22,14 @@ import gc
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
 import sqlalchemy as sa
 
-from evalcore.errors import UsageError
+from evalcore.errors import EvalcoreError, UsageError
 from evalcore.items.current import content_field
 from evalcore.items.state import refresh_states
 from evalcore.models import Run, RunStatus
@@ -224,7 +225,9 @@ def _keys(side: _Side, item_codes: np.ndarray, top_turn: int) -> np.ndarray:
 # last id and summed score: judgments are only ever inserted, so a run that gains one gets a new entry).
 # Reading a run of 100,000 turns out of the store is most of a compare (benchmarks/results.py); a finished
 # run does not change, and a lead compares one run with several baselines in turn, or comes back to one.
-_SIDES: OrderedDict[tuple, _Side] = OrderedDict()
+# An entry is the reading's future: a second reader of the run (a read ahead, another user's compare)
+# waits for the first rather than reading it again.
+_SIDES: OrderedDict[tuple, Future[_Side]] = OrderedDict()
 _SIDES_KEPT = 8
 _SIDES_LOCK = threading.Lock()
 
@@ -248,26 +251,62 @@ def _scored(store: Store, run: Run, rejected: frozenset[str]) -> _Side:
     """The run's scored turns in scope, one per key; a turn judged twice keeps its last judgment."""
     if run.kind != RUN_KIND:
         return _scored_rows(store, run, rejected)
+    return _in_scope(_kept(store, run.id), rejected)
+
+
+def _kept(store: Store, run_id: str) -> _Side:
+    """A run's scored turns, read once per store and content (`_SIDES`)."""
     with store.read() as conn:
         held = conn.execute(
             sa.select(sa.func.count(), sa.func.max(_J.c.id), sa.func.sum(_J.c.score)).where(
-                _J.c.run_id == run.id
+                _J.c.run_id == run_id
             )
         ).one()
-        key = (store.url, run.id, *held)
-        with _SIDES_LOCK:
-            side = _SIDES.get(key)
-            if side is not None:
-                _SIDES.move_to_end(key)
-        if side is None:
-            query = _PAIRING.where(_J.c.run_id == run.id, _J.c.score.is_not(None))
-            with _collection_paused():
-                side = _side(_fetch_all(conn, query))
+    key = (store.url, run_id, *held)
+    with _SIDES_LOCK:
+        reading = _SIDES.get(key)
+        mine = reading is None
+        if mine:
+            reading = _SIDES[key] = Future()
+            while len(_SIDES) > _SIDES_KEPT:
+                _SIDES.popitem(last=False)
+        else:
+            _SIDES.move_to_end(key)
+    if mine:
+        try:
+            query = _PAIRING.where(_J.c.run_id == run_id, _J.c.score.is_not(None))
+            with store.read() as conn, _collection_paused():
+                reading.set_result(_side(_fetch_all(conn, query)))
+        except BaseException as exc:
             with _SIDES_LOCK:
-                _SIDES[key] = side
-                while len(_SIDES) > _SIDES_KEPT:
-                    _SIDES.popitem(last=False)
-    return _in_scope(side, rejected)
+                if _SIDES.get(key) is reading:
+                    del _SIDES[key]
+            reading.set_exception(exc)
+            raise
+    return reading.result()
+
+
+def read_ahead(store: Store, run_id: str) -> None:
+    """Start reading a run's scored turns in the background (a thread of its own), so that a compare of it
+    picked next reads only the other run. Does nothing for a run already read (its compare checks that
+    what was read is still what the run holds) or not of the kind a compare reads from the store."""
+    with _SIDES_LOCK:
+        if any(k[:2] == (store.url, run_id) for k in _SIDES):
+            return
+    try:
+        run = store.run(run_id)
+    except EvalcoreError:
+        return
+    if run.kind == RUN_KIND and run.status not in LIVE:
+        threading.Thread(
+            target=_read_quietly, args=(store, run_id), name=f"read-ahead {run_id}", daemon=True
+        ).start()
+
+
+def _read_quietly(store: Store, run_id: str) -> None:
+    # A failure to read ahead is met again, and shown, by the compare that needs the run.
+    with contextlib.suppress(Exception):
+        _kept(store, run_id)
 
 
 def _scored_rows(store: Store, run: Run, rejected: frozenset[str]) -> _Side:

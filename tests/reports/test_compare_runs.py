@@ -3,6 +3,8 @@ exactly the turns that flipped, its paired test is McNemar's, and the CI gate ex
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import sqlalchemy as sa
 from runs_support import sample_project
@@ -12,7 +14,9 @@ from typer.testing import CliRunner
 from evalcore.cli.main import app
 from evalcore.errors import UsageError
 from evalcore.models import Run, RunStatus
+from evalcore.reports import compare
 from evalcore.reports.compare import BROKEN, FIXED, compare_to_baseline, summary_markdown
+from evalcore.reports.compare import _fetch_all as fetch_all
 from evalcore.runs import run_target
 from evalcore.store import Store
 from evalcore.store import schema as t
@@ -92,6 +96,28 @@ def test_a_compare_sees_what_a_run_holds_now_not_what_it_held_at_the_last_compar
     assert cmp.overall.broken == 4
     assert (again[1], again[2]) in {(r.item_id, r.turn_index) for r in cmp.flipped().itertuples()}
     assert compare_to_baseline(store, base, now).overall.fixed == 4  # either way round
+
+
+def test_a_run_read_ahead_is_read_once_and_compared_the_same(two_runs, monkeypatch):
+    store, _, base, now, broken, fixed = two_runs
+    reads = []
+
+    def counted(conn, query):
+        reads.append(query)
+        return fetch_all(conn, query)
+
+    monkeypatch.setattr(compare, "_fetch_all", counted)
+    compare._SIDES.clear()
+    compare.read_ahead(store, now)  # as the page does while a baseline is picked
+    cmp = compare_to_baseline(store, now, base)
+    for thread in threading.enumerate():
+        if thread.name.startswith("read-ahead"):
+            thread.join()
+    assert len(reads) == 2  # each run once, whichever of the read ahead and the compare came first
+    assert {(r.item_id, r.turn_index) for r in cmp.flipped().itertuples()} == broken | fixed
+    compare.read_ahead(store, now)  # already read: nothing more
+    compare.read_ahead(store, "no-such-run")
+    assert len(reads) == 2 and not [t for t in threading.enumerate() if t.name.startswith("read-ahead")]
 
 
 def test_a_baseline_that_cannot_be_compared_is_refused_saying_why(two_runs):
