@@ -6,8 +6,10 @@ Run: .venv/bin/python benchmarks/results.py   (--quick: 10,000 judgments per run
 
 A SQLite store with two runs of one target over the same 14,286 conversations of 7 turns (30 specs, 10% of
 the conversations annotated, 30% of those rejected); the second run flips 2% of the first run's verdicts.
-Times `compare_to_baseline` (judged turns of both runs, tiers, pairing, per-spec McNemar) cold (the first
-call in the process: imports done, nothing of the store read yet) and warm (best and median of 5), then the
+Derives the items' tiers first (timed on its own), then times `compare_to_baseline` (judged turns of both
+runs, tiers, pairing, per-spec McNemar) cold (the first call in the process) and warm (best and median of
+5): once with neither run read before (what a compare keeps between calls cleared each time), once with
+both runs kept from an earlier compare, as a server has them, then the
 results view's library query (`reports.results.results_page`) over both runs: the first page of 50 rows,
 and a filtered page (failures of one spec matching a search word, page 3). Goal: under 1 s warm. The
 baseline, timed the same way in the same run: the least any compare must do, the two runs' scored turns
