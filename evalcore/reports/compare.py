@@ -167,8 +167,8 @@ def _fetch_all(conn: sa.Connection, query: sa.Select) -> list[tuple]:
 
 @dataclass(frozen=True)
 class _Side:
-    """One run's scored turns in scope, one per key (item, turn or -1, played alone), as columns: numbers
-    as numpy numbers, text as numpy objects. Pandas would infer string columns from the text and hash and
+    """One run's scored turns, one per key (item, turn or -1, played alone), as columns: numbers as
+    numpy numbers, text as numpy objects. Pandas would infer string columns from the text and hash and
     sort them as objects; at 100,000 turns that was most of a compare, so pairing, ordering and counting
     work on integer codes of the text instead (benchmarks/results.py)."""
 
