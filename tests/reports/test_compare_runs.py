@@ -109,11 +109,12 @@ def test_a_run_read_ahead_is_read_once_and_compared_the_same(two_runs, monkeypat
     monkeypatch.setattr(compare, "_fetch_all", counted)
     compare._SIDES.clear()
     compare.read_ahead(store, now)  # as the page does while a baseline is picked
-    cmp = compare_to_baseline(store, now, base)
     for thread in threading.enumerate():
         if thread.name.startswith("read-ahead"):
             thread.join()
-    assert len(reads) == 2  # each run once, whichever of the read ahead and the compare came first
+    assert len(reads) == 1  # the run, read in the background
+    cmp = compare_to_baseline(store, now, base)
+    assert len(reads) == 2  # the compare read only the baseline
     assert {(r.item_id, r.turn_index) for r in cmp.flipped().itertuples()} == broken | fixed
     compare.read_ahead(store, now)  # already read: nothing more
     compare.read_ahead(store, "no-such-run")
