@@ -119,6 +119,15 @@ def _page(url: str, pid: str, wanted: str, offset: int, limit: int, stamp: tuple
     return results_page(store, pid, filters, offset=offset, limit=limit, titles=titles_of_specs)
 
 
+# The headline above the table, written once the rows are read.
+above = st.container()
+# A session's first run draws the table's empty frame at once: the browser fetches and compiles the
+# table's scripts (1.2 MB, on a browser's first visit) while the rows are read. Later runs draw the table
+# in place (an empty frame there would blank the rows shown until the new ones are read).
+first_run = "results_table" not in st.session_state
+table = st.empty() if first_run else st
+if first_run:
+    table.dataframe(pd.DataFrame(columns=list(COLUMNS.values())), hide_index=True, width="stretch")
 # The page size picker is drawn below the table: its default set here, or the first run would read 50
 # rows and every later rerun 25 (a second read of the store after any click).
 size = st.session_state.setdefault("results_size", PAGE_SIZES[1])
@@ -126,6 +135,8 @@ number = st.session_state.get("results_page_number", 1)
 try:
     page = _page(store.url, project_id, filters.model_dump_json(), (number - 1) * size, size, stamp)
 except EvalcoreError as exc:
+    if first_run:
+        table.empty()  # no frame of a table that will not come
     show_error(exc)
     st.stop()
 pages = max(1, -(-page.total // size))
@@ -133,7 +144,7 @@ if number > pages:  # the filters left fewer pages than the one shown: go back t
     st.session_state["results_page_number"] = number = 1
     page = _page(store.url, project_id, filters.model_dump_json(), 0, size, stamp)
 rate = "-" if page.failure_rate is None else f"{page.failure_rate:.1%}"
-st.caption(
+above.caption(
     f"{page.total:,} rows · failure rate {rate} ({page.verdicts['fail']:,} failed, "
     f"{page.verdicts['unscored']:,} unscored) · counts {md(scope_label('all', with_rejected))}."
 )
@@ -149,7 +160,7 @@ def _pass_k(url: str, run_id: str, rejected: bool, stamp: tuple) -> dict:
 for rid in [r for r in run_ids if by_id[r].kind == RUN_KIND and len(repetitions_of(store, by_id[r])) > 1]:
     repeated = _pass_k(store.url, rid, with_rejected, stamp)
     if len(repeated) > 1:
-        st.caption(md(f"{names[rid]}: over {len(repeated)} repetitions, ") + pass_k_line(repeated))
+        above.caption(md(f"{names[rid]}: over {len(repeated)} repetitions, ") + pass_k_line(repeated))
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -166,7 +177,7 @@ frame["error_type"] = [words(r.error_type, missing="") for r in page.rows]  # 'A
 titles = _titles(store.url, project_id, tuple(sorted({r.item_id for r in page.rows})), stamp)
 frame["item_id"] = [titles[r.item_id] for r in page.rows]
 frame["run_name"] = [names.get(r.run_id, r.run_name) for r in page.rows]
-selected = st.dataframe(
+selected = table.dataframe(
     frame[list(COLUMNS)].rename(columns=COLUMNS),
     hide_index=True,
     width="stretch",

@@ -131,11 +131,11 @@ def spec_titles(store: Store, project_id: str) -> dict[str, str]:
 # ------------------------------------------------------------------ conversation runs, in SQL
 
 _J = t.judgments
-_ITEM = sa.func.coalesce(_J.c.conversation_id, _J.c.test_id)
-_VERDICT_RANK = sa.case((_J.c.score.is_(None), 1), (_J.c.score < 1, 0), else_=2)
+_ITEM = t.JUDGMENT_ITEM
+_VERDICT_RANK = t.VERDICT_RANK  # the order ix_judgments_results keeps
 
 
-def _judgment_query(
+def judgment_query(
     filters: ResultFilters, project_id: str, run_id: str, spec_ids: Sequence[str] | None
 ) -> sa.Select:
     """The judgments of one run the filters keep. The rejected items and the generator's items are each
@@ -178,11 +178,10 @@ def _count_judgments(store: Store, query: sa.Select) -> dict[str, int]:
         return {VERDICTS[rank]: int(n) for rank, n in conn.execute(counted)}
 
 
-def _judgment_rows(
-    store: Store, run: Run, query: sa.Select, offset: int, limit: int, titles: dict[str, str]
-) -> list[ResultRow]:
-    """One page of a conversation run's rows: failures first, then by item and turn."""
-    page = (
+def page_query(query: sa.Select, offset: int, limit: int) -> sa.Select:
+    """The columns of one page of a run's judged turns the query keeps, in the order ix_judgments_results
+    keeps (so a page is read from the index, not sorted out of the whole run)."""
+    return (
         query.with_only_columns(
             _J.c.id,
             _ITEM.label("item_id"),
@@ -197,6 +196,13 @@ def _judgment_rows(
         .offset(offset)
         .limit(limit)
     )
+
+
+def _judgment_rows(
+    store: Store, run: Run, query: sa.Select, offset: int, limit: int, titles: dict[str, str]
+) -> list[ResultRow]:
+    """One page of a conversation run's rows: failures first, then by item and turn."""
+    page = page_query(query, offset, limit)
     i = t.items
     with store.read() as conn:
         found = conn.execute(page).all()
@@ -409,7 +415,7 @@ def results_page(
     verdicts = dict.fromkeys(VERDICTS, 0)
     for run in runs:
         if run.kind == RUN_KIND:
-            query = _judgment_query(filters, project_id, run.id, matching_specs)
+            query = judgment_query(filters, project_id, run.id, matching_specs)
             counts = _count_judgments(store, query)
             count = sum(counts.values())
             start = max(0, offset - total)
@@ -437,17 +443,20 @@ def filter_choices(
     spec_ids: set[str] = set()
     titles = spec_titles(store, project_id) if titles is None else titles
     with store.read() as conn:
+        # A project has a few generators: each is looked for in a run (one index probe when it played any
+        # of its items), not every judged turn joined to its item (a third of a first visit's time).
+        made = sa.select(i.c.generator).where(i.c.project_id == project_id, i.c.generator.is_not(None))
+        known = set(conn.scalars(made.distinct()))
         for run_id in run_ids:
             run = store.run(run_id)
             if run.kind == RUN_KIND:
-                pairs = conn.execute(
-                    sa.select(i.c.generator, _J.c.spec_id)
-                    .select_from(_J.outerjoin(i, i.c.id == _ITEM))
-                    .where(_J.c.run_id == run_id)
-                    .distinct()
-                ).all()
-                generators |= {g for g, _ in pairs if g}
-                spec_ids |= {s for _, s in pairs if s}
+                specs = sa.select(_J.c.spec_id).where(_J.c.run_id == run_id, _J.c.spec_id.is_not(None))
+                spec_ids |= set(conn.scalars(specs.distinct()))  # from ix_judgments_run_spec
+                for generator in sorted(known - generators):
+                    items = sa.select(i.c.id).where(i.c.project_id == project_id, i.c.generator == generator)
+                    played = sa.select(_J.c.id).where(_J.c.run_id == run_id, _ITEM.in_(items)).limit(1)
+                    if conn.execute(played).first():
+                        generators.add(generator)
             elif run.kind == PROCEDURE_KIND:
                 generators.add(PROCEDURE_GENERATOR)
             elif run.kind == SIMULATION_KIND:

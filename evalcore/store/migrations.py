@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
+from sqlalchemy.sql.elements import Grouping
 
 from evalcore.errors import EvalcoreError
 from evalcore.models.common import content_hash, now_utc
@@ -426,6 +427,20 @@ def m009_item_summaries(op: Operations) -> None:
     )
 
 
+def m010_results_indexes(op: Operations) -> None:
+    """The results view's order of a run's judged turns as an index (schema.VERDICT_RANK: failed,
+    unscored, passed, then item and turn), and the specs a run played."""
+    j = sa.table(
+        "judgments",
+        *(sa.column(c) for c in ("id", "run_id", "conversation_id", "test_id", "turn_index", "score")),
+    ).c
+    one, zero, two = (sa.literal_column(n) for n in ("1", "0", "2"))
+    rank = sa.case((j.score.is_(None), one), (j.score < one, zero), else_=two)
+    item = sa.func.coalesce(j.conversation_id, j.test_id)
+    op.create_index("ix_judgments_results", "judgments", [j.run_id, Grouping(rank), item, j.turn_index, j.id])
+    op.create_index("ix_judgments_run_spec", "judgments", ["run_id", "spec_id"])
+
+
 # Key of the PostgreSQL advisory lock held while migrating ("evalcore" read as a number, trimmed to 63 bits).
 MIGRATION_LOCK_KEY = int.from_bytes(b"evalcore", "big") & (2**63 - 1)
 
@@ -439,6 +454,7 @@ MIGRATIONS: list[Migration] = [
     Migration("007_claimed_at", m007_claimed_at),
     Migration("008_accounts", m008_accounts),
     Migration("009_item_summaries", m009_item_summaries),
+    Migration("010_results_indexes", m010_results_indexes),
 ]
 
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.sql.elements import Grouping
 
 metadata = sa.MetaData()
 
@@ -277,6 +278,7 @@ judgments = sa.Table(
     sa.Column("created_at", TS, nullable=False),
     sa.Index("ix_judgments_run_turn", "run_id", "conversation_id", "turn_index"),
     sa.Index("ix_judgments_run_score", "run_id", "score", "error_type"),
+    sa.Index("ix_judgments_run_spec", "run_id", "spec_id"),  # the specs a run played, for a picker
 )
 
 # -------------------------------------------------------- annotation workbench (004_annotation)
@@ -327,6 +329,26 @@ annotation_verdicts = sa.Table(
 
 # The queue pages a project's items oldest first: this index serves its ORDER BY ... LIMIT.
 sa.Index("ix_items_queue", items.c.project_id, items.c.kind, items.c.created_at, items.c.id)
+
+# What the results view orders a run's judged turns by: failed, unscored, passed; then item and turn. The
+# index below serves its ORDER BY ... LIMIT (a page of a run of 100,000 turns was a sort of all of them).
+# Constants are SQL literals, not bound parameters: SQLite and PostgreSQL match a query's expression to an
+# indexed one only when both are written the same, parameters included.
+JUDGMENT_ITEM = sa.func.coalesce(judgments.c.conversation_id, judgments.c.test_id)
+VERDICT_RANK = sa.case(
+    (judgments.c.score.is_(None), sa.literal_column("1")),
+    (judgments.c.score < sa.literal_column("1"), sa.literal_column("0")),
+    else_=sa.literal_column("2"),
+)
+# PostgreSQL wants an indexed CASE in parentheses (and reads both as the same expression).
+sa.Index(
+    "ix_judgments_results",
+    judgments.c.run_id,
+    Grouping(VERDICT_RANK),
+    JUDGMENT_ITEM,
+    judgments.c.turn_index,
+    judgments.c.id,
+)
 
 # Derived, read-through (009_item_summaries): what a reader computes from an item's current state, kept
 # under the item's head version, so a reader of thousands reads these small rows instead of every item

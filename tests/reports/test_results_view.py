@@ -10,7 +10,7 @@ from evalcore.errors import UsageError
 from evalcore.models import Annotation
 from evalcore.reports.compare import BROKEN, FIXED, compare_to_baseline
 from evalcore.reports.result_detail import result_detail
-from evalcore.reports.results import ResultFilters, filter_choices, results_page
+from evalcore.reports.results import ResultFilters, filter_choices, judgment_query, page_query, results_page
 
 
 def _all(store, pid, filters):
@@ -121,3 +121,25 @@ def test_two_simulations_are_compared_dialogue_by_dialogue_of_each_persona(sqlit
     cmp = compare_to_baseline(store, now, base)
     assert dict(zip(cmp.items["item_id"], cmp.items["change"], strict=True)) == expected
     assert cmp.overall.n == len(expected) and cmp.items["judgment_id"].isna().all()
+
+
+def test_a_page_of_a_run_is_read_in_index_order_not_sorted(store):
+    """The first page of a run comes from ix_judgments_results on both backends: the order's expressions
+    are written as the index writes them (a bound parameter in place of a constant would not match, and
+    every page would sort the whole run)."""
+    pid, _, now, _, _ = two_demo_runs(store)
+    query = page_query(judgment_query(ResultFilters(run_ids=[now]), pid, now, []), 0, 50)
+    with store.read() as conn:
+        # Explained with its parameters bound as the view sends them (inlined, a parameter would match).
+        compiled = query.compile(conn)
+        sql = str(compiled)
+        if conn.dialect.name == "postgresql":
+            # A demo run is small enough for a plain sort to be cheapest: ask whether the index can serve it.
+            conn.exec_driver_sql("SET LOCAL enable_sort = off")
+            conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+            plan = "\n".join(conn.exec_driver_sql("EXPLAIN " + sql, compiled.params).scalars())
+            assert "ix_judgments_results" in plan and "Sort" not in plan, plan
+        else:
+            params = tuple(compiled.params[name] for name in compiled.positiontup)
+            plan = "\n".join(row[-1] for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params))
+            assert "ix_judgments_results" in plan and "ORDER BY" not in plan, plan
