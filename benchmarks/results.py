@@ -23,7 +23,8 @@ server and of the browser beside the wall time; the baseline is the empty two-pa
 benchmarks/browser.py served the same way (cold for the open, warm for the pick), and each time is also
 estimated from CPU (the baseline's wall plus the CPU seconds spent above it: load inflates wall time,
 hardly CPU time). Then the server is restarted on the same port and the page opened again: a browser that
-has used the dashboard before. The items' tiers are derived before (timed on their own), as a store in
+has used the dashboard before. A second baseline is the page's first screen with no store behind it (the
+same widgets and a table of 50 rows, benchmarks/results_browser.py): what Streamlit costs for them alone. The items' tiers are derived before (timed on their own), as a store in
 use has them. Goal: usable in under 2 s.
 
 Two shapes, so no figure is tuned to one: by default doc-QA-like conversations (7 judged turns each, 30

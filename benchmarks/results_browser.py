@@ -6,13 +6,17 @@ The baseline is the empty two-page app, cold (its first visit on a fresh server:
 set against), warm (a visit by the sidebar: what a rerun of an open page, the compare's pick, is set
 against) and back (the page loaded a second time, then the server restarted on the same port: a browser
 that has used it before, Streamlit's scripts in its cache and compiled; the page opened again so is set
-against it). Beside each wall time: the wall time estimated from CPU as `browser.estimated` does (the
-machine may be shared: load inflates wall time, hardly CPU time)."""
+against it). A second baseline, cold and back: the Results page's first screen with no store behind it
+(`ELEMENTS_APP`: the same kinds and number of widgets and a table of 50 rows), what Streamlit and
+Chromium cost for those elements alone; the page's open is also given as a ratio to it. Beside each wall
+time: the wall time estimated from CPU as `browser.estimated` does (the machine may be shared: load
+inflates wall time, hardly CPU time)."""
 
 from __future__ import annotations
 
 import os
 import statistics
+import textwrap
 
 from browser import EMPTY_APP, PROBE, STATE, CpuMeter, Visit, _wait, cold, estimated, measure
 
@@ -20,6 +24,42 @@ from pages._common import USER_COOKIE
 from tests.browser import chromium, chromium_path, server_process
 
 GOAL_S = 2.0
+# The second baseline: the Results page's first screen as Streamlit draws it with no store behind it, the
+# same kinds and number of widgets and a table of 50 rows of 9 text columns, made up. What Streamlit and
+# Chromium cost for those elements alone; the page's time above it is what reading the store adds.
+ELEMENTS_APP = textwrap.dedent("""
+    import pandas as pd
+    import streamlit as st
+
+    COLUMNS = ["run", "item", "turn", "generator", "spec", "verdict", "score", "error type", "reason"]
+
+    def results():
+        st.title("Results")
+        st.multiselect("Runs", ["run a", "run b"], default=["run a"])
+        cols = st.columns([1, 1, 2, 2])
+        cols[0].selectbox("Generator", ["every generator", "doc_qa"])
+        cols[1].selectbox("Verdict", ["every verdict", "fail"])
+        cols[2].selectbox("Spec", ["every spec", "spec"])
+        cols[3].text_input("Search")
+        st.checkbox("Include rejected items")
+        st.caption("100,000 rows")
+        rows = pd.DataFrame({c: [f"{c} of row {i}, a few words" for i in range(50)] for c in COLUMNS})
+        st.dataframe(rows, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row")
+        nav = st.columns([1, 1, 4])
+        nav[0].number_input("Page", min_value=1, max_value=2000, step=1)
+        nav[1].selectbox("Rows per page", (25, 50, 100), index=1)
+        nav[2].caption("Page 1 of 2,000")
+        st.caption("Select a row to open the item.")
+        st.header("Compare with a baseline")
+        left, right = st.columns(2)
+        left.selectbox("Run to compare", ["run a"])
+        right.selectbox("Baseline for run a", ["(no baseline)", "run b"])
+
+    def second():
+        st.title("Second")
+
+    st.navigation([st.Page(results, title="Results", default=True), st.Page(second, title="Second")]).run()
+""")
 # Notes the moment of the pick (in the page's clock) and forgets the idle spell before it.
 MARK = """
 const b = window.__bench;
@@ -57,11 +97,13 @@ def pick_baseline(driver: object, meter: CpuMeter, baseline: str) -> Visit:
     )
 
 
-def _line(name: str, v: Visit, base: Visit | None) -> str:
+def _line(name: str, v: Visit, base: Visit | None, elements: Visit | None = None) -> str:
     ratio, over = "", ""
     if base:
         est = estimated(v, base)
         ratio = f"  {v.wall / base.wall:.1f}x the baseline's wall; estimated from CPU {est:5.2f} s"
+        if elements:
+            ratio += f"; {v.wall / elements.wall:.2f}x the same elements' wall"
         over = ("  OVER 2 s" if v.wall >= GOAL_S else "") + ("  ESTIMATED OVER 2 s" if est >= GOAL_S else "")
     return (
         f"   {name:<34} wall {v.wall:5.2f} s  server CPU {v.server_cpu:5.2f} s  browser CPU "
@@ -104,6 +146,14 @@ def browse(url: str, repeat: int = 2) -> None:
         print(_line("baseline (empty app, cold)", base_cold, None))
         print(_line("baseline (empty app, warm)", base_warm, None))
         print(_line("baseline (empty app, back)", base_back, None), flush=True)
+        shown = Path(tmp) / "elements_app.py"
+        shown.write_text(ELEMENTS_APP, encoding="utf-8")
+        app = ("-m", "streamlit", "run", str(shown), "--server.fileWatcherType", "none")
+        same_cold, _, same_back = measure(
+            driver, lambda port: server_process(url, app, worker=False, port=port), "", "second", 1, repeat
+        )
+        print(_line("same elements, no data (cold)", same_cold, None))
+        print(_line("same elements, no data (back)", same_back, None), flush=True)
         pages, compares, backs = [], [], []
         for _ in range(repeat):
             with server_process(url) as (base, process):
@@ -117,7 +167,7 @@ def browse(url: str, repeat: int = 2) -> None:
             # The server restarted on the same port: a browser that has used the dashboard before.
             with server_process(url, port=int(base.rsplit(":", 1)[1])) as (base, process):
                 backs.append(cold(driver, CpuMeter(process.pid, driver), f"{base}/results"))
-        print(_line("Results page (opened, cold)", _median(pages), base_cold))
+        print(_line("Results page (opened, cold)", _median(pages), base_cold, same_cold))
         print(_line("compare with the baseline picked", _median(compares), base_warm))
-        print(_line("Results page (returning browser)", _median(backs), base_back), flush=True)
+        print(_line("Results page (returning browser)", _median(backs), base_back, same_back), flush=True)
         print(f"   load average {os.getloadavg()[0]:.1f} at the end")

@@ -269,7 +269,10 @@ baseline = right.selectbox(
 if not bases:
     st.caption("No other finished run of this kind to compare with yet.")
 if not baseline:
-    read_ahead(store, run_id)  # while a baseline is picked, so that the compare reads only the baseline
+    # While a baseline is picked: the run, then the run of its kind before it (the baseline most picked),
+    # so that the compare reads neither or only the baseline picked.
+    before = [b for b in bases if by_id[b].started_at < by_id[run_id].started_at]
+    read_ahead(store, [run_id, *(before or bases)[:1]])
     st.stop()
 
 

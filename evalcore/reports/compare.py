@@ -286,27 +286,32 @@ def _kept(store: Store, run_id: str) -> _Side:
     return reading.result()
 
 
-def read_ahead(store: Store, run_id: str) -> None:
-    """Start reading a run's scored turns in the background (a thread of its own), so that a compare of it
-    picked next reads only the other run. Does nothing for a run already read (its compare checks that
-    what was read is still what the run holds) or not of the kind a compare reads from the store."""
-    with _SIDES_LOCK:
-        if any(k[:2] == (store.url, run_id) for k in _SIDES):
-            return
-    try:
-        run = store.run(run_id)
-    except EvalcoreError:
-        return
-    if run.kind == RUN_KIND and run.status not in LIVE:
-        threading.Thread(
-            target=_read_quietly, args=(store, run_id), name=f"read-ahead {run_id}", daemon=True
-        ).start()
+def read_ahead(store: Store, run_ids: Sequence[str]) -> None:
+    """Start reading runs' scored turns in the background, in order, in one thread of its own (two at
+    once would only take turns at the interpreter), so that a compare of them picked next reads none or
+    one. Skips a run already read (its compare checks that what was read is still what the run holds) and
+    a run not of the kind a compare reads from the store, or unknown."""
+    wanted = []
+    for run_id in dict.fromkeys(run_ids):
+        with _SIDES_LOCK:
+            if any(k[:2] == (store.url, run_id) for k in _SIDES):
+                continue
+        try:
+            run = store.run(run_id)
+        except EvalcoreError:
+            continue
+        if run.kind == RUN_KIND and run.status not in LIVE:
+            wanted.append(run_id)
+    if wanted:
+        name = f"read-ahead {' '.join(wanted)}"
+        threading.Thread(target=_read_quietly, args=(store, wanted), name=name, daemon=True).start()
 
 
-def _read_quietly(store: Store, run_id: str) -> None:
+def _read_quietly(store: Store, run_ids: list[str]) -> None:
     # A failure to read ahead is met again, and shown, by the compare that needs the run.
-    with contextlib.suppress(Exception):
-        _kept(store, run_id)
+    for run_id in run_ids:
+        with contextlib.suppress(Exception):
+            _kept(store, run_id)
 
 
 def _scored_rows(store: Store, run: Run, rejected: frozenset[str]) -> _Side:

@@ -98,7 +98,7 @@ def test_a_compare_sees_what_a_run_holds_now_not_what_it_held_at_the_last_compar
     assert compare_to_baseline(store, base, now).overall.fixed == 4  # either way round
 
 
-def test_a_run_read_ahead_is_read_once_and_compared_the_same(two_runs, monkeypatch):
+def test_runs_read_ahead_are_read_once_and_compared_the_same(two_runs, monkeypatch):
     store, _, base, now, broken, fixed = two_runs
     reads = []
 
@@ -106,19 +106,29 @@ def test_a_run_read_ahead_is_read_once_and_compared_the_same(two_runs, monkeypat
         reads.append(query)
         return fetch_all(conn, query)
 
+    def finish_reading_ahead():
+        for thread in threading.enumerate():
+            if thread.name.startswith("read-ahead"):
+                thread.join()
+
     monkeypatch.setattr(compare, "_fetch_all", counted)
     compare._SIDES.clear()
-    compare.read_ahead(store, now)  # as the page does while a baseline is picked
-    for thread in threading.enumerate():
-        if thread.name.startswith("read-ahead"):
-            thread.join()
+    compare.read_ahead(store, [now])  # as the page does while a baseline is picked
+    finish_reading_ahead()
     assert len(reads) == 1  # the run, read in the background
     cmp = compare_to_baseline(store, now, base)
     assert len(reads) == 2  # the compare read only the baseline
     assert {(r.item_id, r.turn_index) for r in cmp.flipped().itertuples()} == broken | fixed
-    compare.read_ahead(store, now)  # already read: nothing more
-    compare.read_ahead(store, "no-such-run")
+    compare.read_ahead(store, [now, base])  # both already read: nothing more
+    compare.read_ahead(store, ["no-such-run"])
     assert len(reads) == 2 and not [t for t in threading.enumerate() if t.name.startswith("read-ahead")]
+    # Both runs read ahead (the run and its likely baseline): the compare reads neither.
+    compare._SIDES.clear()
+    compare.read_ahead(store, [now, base, "no-such-run", now])
+    finish_reading_ahead()
+    assert len(reads) == 4
+    assert compare_to_baseline(store, now, base).flipped().equals(cmp.flipped())
+    assert len(reads) == 4
 
 
 def test_a_baseline_that_cannot_be_compared_is_refused_saying_why(two_runs):
