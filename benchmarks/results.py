@@ -17,15 +17,16 @@ read from SQLite (`reports.compare._fetch_all`); every figure is also given as a
 
 With --browser, the Results page in headless Chromium on the same store, served as `evalcore serve` serves
 it (benchmarks/browser.py's probe and CPU meter): a fresh server, the page opened (cold), then the baseline
-picked in "Compare with a baseline" (the first compare this server does: nothing cached), each timed
-from the navigation or the pick until Streamlit is idle and every table drawn, with the CPU seconds of the
-server and of the browser beside the wall time; the baseline is the empty two-page Streamlit app of
-benchmarks/browser.py served the same way (cold for the open, warm for the pick), and each time is also
-estimated from CPU (the baseline's wall plus the CPU seconds spent above it: load inflates wall time,
-hardly CPU time). Then the server is restarted on the same port and the page opened again: a browser that
-has used the dashboard before. A second baseline is the page's first screen with no store behind it (the
-same widgets and a table of 50 rows, benchmarks/results_browser.py): what Streamlit costs for them alone. The items' tiers are derived before (timed on their own), as a store in
-use has them. Goal: usable in under 2 s.
+picked in "Compare with a baseline" (the first compare this server does; the open page has read ahead the
+run and the one before it, the baseline picked, as it does for any run), each timed from the navigation
+or the pick until Streamlit is idle and every table drawn, with the CPU seconds of the server and of the
+browser beside the wall time; the baseline is the empty two-page Streamlit app of benchmarks/browser.py
+served the same way (cold for the open, warm for the pick), and each time is also estimated from CPU (the
+baseline's wall plus the CPU seconds spent above it: load inflates wall time, hardly CPU time). Then the
+server is restarted on the same port and the page opened again: a browser that has used the dashboard
+before. A second baseline is the page's first screen with no store behind it (the same widgets and a
+table of 50 rows, benchmarks/results_browser.py): what Streamlit costs for them alone. The items' tiers
+are derived before (timed on their own), as a store in use has them. Goal: usable in under 2 s.
 
 Two shapes, so no figure is tuned to one: by default doc-QA-like conversations (7 judged turns each, 30
 specs); with --tests, 100,000 single-turn tests (tool-case-like: one judged expected turn each, no turn

@@ -276,7 +276,9 @@ if not baseline:
     st.stop()
 
 
-@st.cache_data(show_spinner="Comparing...", max_entries=16)
+# Kept as the object, not pickled: pickling a compare of 100,000 turns in and out of the cache cost more
+# than pairing them. Nothing below changes it.
+@st.cache_resource(show_spinner="Comparing...", max_entries=16)
 def _compare(url: str, now: str, base: str, rejected: bool, stamp: tuple):
     return compare_to_baseline(store, now, base, include_rejected=rejected)
 

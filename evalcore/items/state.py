@@ -203,13 +203,26 @@ def _repolicy_unannotated(conn: sa.Connection, project_id: str, policy: Policy) 
     )
 
 
+# Per store, project and kind: the policy and the store's revisions (Store.revisions_stamp) when
+# refresh_states last found every derived row up to date. What a derived row follows changes only with a
+# revision (an item added, edited or annotated) or the policy, so a call that finds the same has nothing
+# to do, and skips looking through every item of the project (156 ms at 100,000 items, on each page read).
+_UP_TO_DATE: dict[tuple[str, str, str | None], tuple] = {}
+
+
 def refresh_states(store: Store, project_id: str, kind: str | None = None) -> int:
     """Bring the project's derived rows up to date (items of `kind`, else of every REVIEWED_KINDS);
     return how many items were re-derived.
 
-    Cheap when nothing changed (two indexed queries), so pages call it before each queue read.
+    Cheap when nothing changed (two indexed queries, none when no revision was made since the last call
+    found everything up to date), so pages call it before each queue read.
     """
     policy = project_policy(store, project_id)
+    # Read before looking: a revision made while this call works is seen by the next.
+    stamp = (policy.key, store.revisions_stamp())
+    key = (store.url, project_id, kind)
+    if _UP_TO_DATE.get(key) == stamp:
+        return 0
     with store.read() as conn:
         todo = _out_of_date(conn, project_id, kind, policy)
         repolicy = conn.scalar(
@@ -223,6 +236,7 @@ def refresh_states(store: Store, project_id: str, kind: str | None = None) -> in
     for batch in chunks(todo, BATCH * 4):
         with store.write() as conn:
             update_states(conn, batch)
+    _UP_TO_DATE[key] = stamp
     return len(todo)
 
 

@@ -429,7 +429,7 @@ def m009_item_summaries(op: Operations) -> None:
 
 def m010_results_indexes(op: Operations) -> None:
     """The results view's order of a run's judged turns as an index (schema.VERDICT_RANK: failed,
-    unscored, passed, then item and turn), and the specs a run played."""
+    unscored, passed, then item and turn), the specs a run played, and the store's latest revision."""
     j = sa.table(
         "judgments",
         *(sa.column(c) for c in ("id", "run_id", "conversation_id", "test_id", "turn_index", "score")),
@@ -439,6 +439,7 @@ def m010_results_indexes(op: Operations) -> None:
     item = sa.func.coalesce(j.conversation_id, j.test_id)
     op.create_index("ix_judgments_results", "judgments", [j.run_id, Grouping(rank), item, j.turn_index, j.id])
     op.create_index("ix_judgments_run_spec", "judgments", ["run_id", "spec_id"])
+    op.create_index("ix_revisions_created", "revisions", ["created_at"])
 
 
 # Key of the PostgreSQL advisory lock held while migrating ("evalcore" read as a number, trimmed to 63 bits).

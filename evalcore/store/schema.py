@@ -120,6 +120,8 @@ revisions = sa.Table(
     sa.Column("author", sa.String(200), nullable=False),
     sa.Column("note", sa.Text, nullable=False),
     sa.Column("created_at", TS, nullable=False),
+    # The latest revision of the store, read on every page (Store.revisions_stamp).
+    sa.Index("ix_revisions_created", "created_at"),
 )
 
 turns = sa.Table(

@@ -465,6 +465,13 @@ class Store(RunTables):
             ).all()
         return {kind: n for kind, n in rows}
 
+    def revisions_stamp(self) -> tuple[int, str]:
+        """(number of revisions, time of the latest) of the whole store, from indexes: changes with every
+        item added, edited or annotated anywhere, and with every item removed."""
+        with self.read() as c:
+            n, latest = c.execute(sa.select(sa.func.count(), sa.func.max(t.revisions.c.created_at))).one()
+        return int(n), str(latest)
+
     def revision_stamp(self, project_id: str, kind: str) -> tuple[int, str]:
         """(number of revisions, time of the latest) of a project's items of one kind: changes with every
         item added, edited or annotated (each is a revision), so a page caches what it derives on it."""

@@ -193,6 +193,7 @@ EXPECTED_INDEXES = {
     "ix_judgments_run_score",
     "ix_judgments_results",
     "ix_judgments_run_spec",
+    "ix_revisions_created",
     "ix_assignments_project_annotator",
     "ix_annotation_states_queue",
     "ix_annotation_verdicts_author",
