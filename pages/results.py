@@ -6,7 +6,13 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.models.wording import told_apart, words
-from evalcore.reports.compare import CHANGE_ORDER, compare_to_baseline, read_ahead, scope_label
+from evalcore.reports.compare import (
+    CHANGE_ORDER,
+    compare_to_baseline,
+    likely_baseline,
+    read_ahead,
+    scope_label,
+)
 from evalcore.reports.failures import report_stamp
 from evalcore.reports.item_titles import item_titles
 from evalcore.reports.pass_k import pass_k_line, run_pass_k
@@ -269,10 +275,10 @@ baseline = right.selectbox(
 if not bases:
     st.caption("No other finished run of this kind to compare with yet.")
 if not baseline:
-    # While a baseline is picked: the run, then the run of its kind before it (the baseline most picked),
-    # so that the compare reads neither or only the baseline picked.
-    before = [b for b in bases if by_id[b].started_at < by_id[run_id].started_at]
-    read_ahead(store, [run_id, *(before or bases)[:1]])
+    # While a baseline is picked: the run, then the baseline most picked, so that the compare reads
+    # neither or only the baseline picked.
+    likely = likely_baseline(by_id[run_id], [by_id[b] for b in bases])
+    read_ahead(store, [run_id, *([likely] if likely else [])])
     st.stop()
 
 

@@ -309,6 +309,14 @@ def read_ahead(store: Store, run_ids: Sequence[str]) -> None:
         threading.Thread(target=_read_quietly, args=(store, wanted), name=name, daemon=True).start()
 
 
+def likely_baseline(run: Run, candidates: Sequence[Run]) -> str | None:
+    """The baseline a run is most often compared with: the latest candidate started before it, else the
+    latest candidate (None for none)."""
+    before = [c for c in candidates if c.started_at < run.started_at]
+    chosen = max(before or candidates, key=lambda c: c.started_at, default=None)
+    return chosen.id if chosen else None
+
+
 def _read_quietly(store: Store, run_ids: list[str]) -> None:
     # A failure to read ahead is met again, and shown, by the compare that needs the run.
     for run_id in run_ids:

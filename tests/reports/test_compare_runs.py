@@ -4,6 +4,7 @@ exactly the turns that flipped, its paired test is McNemar's, and the CI gate ex
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 
 import pytest
 import sqlalchemy as sa
@@ -129,6 +130,14 @@ def test_runs_read_ahead_are_read_once_and_compared_the_same(two_runs, monkeypat
     assert len(reads) == 4
     assert compare_to_baseline(store, now, base).flipped().equals(cmp.flipped())
     assert len(reads) == 4
+
+
+def test_the_likely_baseline_is_the_latest_run_before_else_the_latest():
+    at = [datetime(2026, 11, day, tzinfo=UTC) for day in (1, 2, 3, 4)]
+    first, second, third, fourth = (Run(id=f"r{i}", kind="run", started_at=a) for i, a in enumerate(at))
+    assert compare.likely_baseline(third, [fourth, first, second]) == second.id
+    assert compare.likely_baseline(first, [third, fourth]) == fourth.id  # none before: the latest
+    assert compare.likely_baseline(first, []) is None
 
 
 def test_a_baseline_that_cannot_be_compared_is_refused_saying_why(two_runs):
