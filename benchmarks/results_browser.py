@@ -53,7 +53,7 @@ ELEMENTS_APP = textwrap.dedent("""
         st.header("Compare with a baseline")
         left, right = st.columns(2)
         left.selectbox("Run to compare", ["run a"])
-        right.selectbox("Baseline for run a", ["(no baseline)", "run b"])
+        right.selectbox("Baseline", ["(no baseline)", "run b"])
 
     def second():
         st.title("Second")
@@ -65,7 +65,7 @@ MARK = """
 const b = window.__bench;
 Object.assign(b, {clicked: performance.now(), runsAtClick: b.runs, since: null});
 """
-BASELINE_BOX = "[data-testid='stSelectbox']:has(input[aria-label^='Baseline for'])"
+BASELINE_BOX = "[data-testid='stSelectbox']:has(input[aria-label='Baseline'])"
 
 
 def pick_baseline(driver: object, meter: CpuMeter, baseline: str) -> Visit:

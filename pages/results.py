@@ -266,11 +266,12 @@ bases = [r.id for r in runs if r.kind == by_id[run_id].kind and r.id != run_id]
 if st.session_state.get("results_baseline") not in ["", *bases]:
     st.session_state["results_baseline"] = ""
 baseline = right.selectbox(
-    f"Baseline for {labels[run_id]}",
+    "Baseline",
     ["", *bases],
     format_func=lambda r: labels[r] if r else "(no baseline)",
     key="results_baseline",
-    help="Runs of the same kind only: items are paired by what every run of the kind calls them.",
+    help="The run to compare is compared with it item by item. Runs of the same kind only: items are "
+    "paired by what every run of the kind calls them.",
 )
 if not bases:
     st.caption("No other finished run of this kind to compare with yet.")

@@ -311,7 +311,7 @@ def compare_two_runs(driver, base: str, store: Store, generator: str, runs: list
     open_page(driver, base, "results")
     if labels[now] not in selected(driver, "Run to compare").splitlines():  # the newest is picked first
         choose(driver, "Run to compare", labels[now])
-    choose(driver, f"Baseline for {labels[now]}", labels[baseline])
+    choose(driver, "Baseline", labels[baseline])
     until(lambda: "McNemar p" in text_of(driver), f"{generator}: the compare's counts", FIND_SECONDS)
     wait_idle(driver)
     expected = compare_to_baseline(store, now, baseline)
