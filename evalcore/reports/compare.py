@@ -140,7 +140,7 @@ _J = t.judgments
 # Only what pairing needs, computed in SQL: (item, turn, played alone) is the key, `failed` the verdict.
 _PAIRING = sa.select(
     _J.c.id,
-    sa.func.coalesce(_J.c.conversation_id, _J.c.test_id),
+    t.JUDGMENT_ITEM,
     sa.func.coalesce(_J.c.turn_index, -1),
     sa.and_(_J.c.multi_turn.is_(None), _J.c.conversation_id.is_not(None)),
     _J.c.score < 1,

@@ -23,7 +23,7 @@ def item_successes(
 ) -> dict[str, tuple[int, int]]:
     """Item -> (repetitions it passed in, repetitions that scored it) over the runs."""
     j, s = t.judgments, t.annotation_states
-    item = sa.func.coalesce(j.c.conversation_id, j.c.test_id)
+    item = t.JUDGMENT_ITEM
     query = (
         sa.select(j.c.run_id, item, sa.func.min(j.c.score))
         .where(j.c.run_id.in_(list(run_ids)), j.c.score.is_not(None))

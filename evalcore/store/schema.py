@@ -336,7 +336,7 @@ sa.Index("ix_items_queue", items.c.project_id, items.c.kind, items.c.created_at,
 # index below serves its ORDER BY ... LIMIT (a page of a run of 100,000 turns was a sort of all of them).
 # Constants are SQL literals, not bound parameters: SQLite and PostgreSQL match a query's expression to an
 # indexed one only when both are written the same, parameters included.
-JUDGMENT_ITEM = sa.func.coalesce(judgments.c.conversation_id, judgments.c.test_id)
+JUDGMENT_ITEM = sa.func.coalesce(judgments.c.conversation_id, judgments.c.test_id)  # a judged turn's item
 VERDICT_RANK = sa.case(
     (judgments.c.score.is_(None), sa.literal_column("1")),
     (judgments.c.score < sa.literal_column("1"), sa.literal_column("0")),
