@@ -20,6 +20,7 @@ which is how a threshold calibrated on gold, seed 004, defines silver; when unse
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -203,11 +204,14 @@ def _repolicy_unannotated(conn: sa.Connection, project_id: str, policy: Policy) 
     )
 
 
-# Per store, project and kind: the policy and the store's revisions (Store.revisions_stamp) when
+# Per open store, then project and kind: the policy and the store's revisions (Store.revisions_stamp) when
 # refresh_states last found every derived row up to date. What a derived row follows changes only with a
 # revision (an item added, edited or annotated) or the policy, so a call that finds the same has nothing
 # to do, and skips looking through every item of the project (156 ms at 100,000 items, on each page read).
-_UP_TO_DATE: dict[tuple[str, str, str | None], tuple] = {}
+# Kept by Store object, not URL: a store opened again (a database restored or replaced) starts afresh.
+_UP_TO_DATE: weakref.WeakKeyDictionary[Store, dict[tuple[str, str | None], tuple]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def refresh_states(store: Store, project_id: str, kind: str | None = None) -> int:
@@ -220,8 +224,8 @@ def refresh_states(store: Store, project_id: str, kind: str | None = None) -> in
     policy = project_policy(store, project_id)
     # Read before looking: a revision made while this call works is seen by the next.
     stamp = (policy.key, store.revisions_stamp())
-    key = (store.url, project_id, kind)
-    if _UP_TO_DATE.get(key) == stamp:
+    key = (project_id, kind)
+    if _UP_TO_DATE.get(store, {}).get(key) == stamp:
         return 0
     with store.read() as conn:
         todo = _out_of_date(conn, project_id, kind, policy)
@@ -236,7 +240,7 @@ def refresh_states(store: Store, project_id: str, kind: str | None = None) -> in
     for batch in chunks(todo, BATCH * 4):
         with store.write() as conn:
             update_states(conn, batch)
-    _UP_TO_DATE[key] = stamp
+    _UP_TO_DATE.setdefault(store, {})[key] = stamp
     return len(todo)
 
 

@@ -269,6 +269,30 @@ def test_writes_made_outside_the_workbench_are_caught_up(store: Store):
     assert refresh_states(store, PID) == 0, "nothing left to do: the check is cheap and idempotent"
 
 
+def test_a_refresh_with_no_revision_since_the_last_looks_through_nothing(store: Store, monkeypatch):
+    ids = project(store)
+    refresh_states(store, PID)
+    looked = []
+    real = state_module._out_of_date
+    monkeypatch.setattr(state_module, "_out_of_date", lambda *a: looked.append(a) or real(*a))
+    assert refresh_states(store, PID) == 0 and not looked  # nothing written since: no look at the items
+    save_review(store, ids[0], "ann", 1, [], ItemVerdict(label="reject", reason="unsafe"))
+    refresh_states(store, PID)
+    assert tier_of(store, ids[0]) == "rejected" and len(looked) == 1  # a revision since: looked again
+    set_policy(store, PID, required_agreement=2)  # a policy: looked again
+    assert len(looked) == 2 and refresh_states(store, PID) == 0 and len(looked) == 2
+    # A derived row lost outside the workbench is re-derived by a store opened again (not by this one,
+    # which saw no revision since).
+    with store.write() as conn:
+        conn.execute(sa.delete(t.annotation_states).where(t.annotation_states.c.item_id == ids[0]))
+    assert refresh_states(store, PID) == 0
+    again = Store(store.url)
+    try:
+        assert refresh_states(again, PID) == 1 and tier_of(again, ids[0]) == "rejected"
+    finally:
+        again.close()
+
+
 def test_deleting_a_project_removes_its_annotation_rows(store: Store):
     from evalcore.review import assign_items
 
