@@ -30,8 +30,6 @@ conversations across specs do not re-ask the same facts.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -381,7 +379,7 @@ def generate_conversations(
         jobs.retry_failed(store, run.id)
     job = _Producer.start(store, project_id, run)
     report = jobs.run_units(
-        store, run.id, list(job.units), job.work, concurrency=job.llm.concurrency, on_progress=on_progress
+        store, run.id, list(job.units), job.work, concurrency=job.concurrency, on_progress=on_progress
     )
     return DocQAOutcome(
         report.run, len(job.added), report.failed, report.skipped, report.total,
@@ -441,7 +439,12 @@ class _Producer:
         self.asked: dict[str, list[str]] = {}
         self.answered: dict[str, list[str]] = {}
         generator = self.llm.registry.choose("generator", self.params["model"]).model
-        self.serial: Any = threading.Lock() if generator == OFFLINE_MODEL else contextlib.nullcontext()
+        # Offline, units are made one at a time in plan order, so each is told every question of the units
+        # before it (the heuristic is CPU-bound: little is lost) and the same project, specs and settings
+        # give the same conversations (threads behind one lock took it in any order: one walk kept 106
+        # conversations, the next 109); a model's calls run side by side, each told the questions of the
+        # units finished when it starts.
+        self.concurrency = 1 if generator == OFFLINE_MODEL else self.llm.concurrency
         for unit in self.store.finished_units(self.run_id).values():
             self._remember((unit or {}).get("result") or {})
 
@@ -536,15 +539,7 @@ class _Producer:
         }
 
     def work(self, claim: jobs.Claim) -> None:
-        """One unit: its conversation committed with the unit's done mark (or the unit failed).
-
-        Offline, units of one process are made one at a time, so each is told every question of the
-        units before it (the heuristic is CPU-bound: little is lost); a model's calls run side by side,
-        each told the questions of the units finished when it starts."""
-        with self.serial:
-            self._work(claim)
-
-    def _work(self, claim: jobs.Claim) -> None:
+        """One unit: its conversation committed with the unit's done mark (or the unit failed)."""
         made = self.produce(self.units[claim.key])
         if "stopped" in made:
             raise jobs.UnitStopped(f"budget: {made['stopped']}")  # not done: a resume does it
