@@ -338,34 +338,45 @@ items = kept.iloc[start : start + COMPARE_ROWS]
 compared = _titles(store.url, project_id, tuple(sorted(set(items["item_id"]))), compare_stamp)
 if unit == "items":  # whole items (tests, scenarios, dialogues) have no turn to show
     items = items.drop(columns=["turn_index"])
-st.dataframe(
-    items.drop(columns=["judgment_id"])
-    .assign(  # an error type is shown only where there is one, in words
-        item_id=lambda f: [compared[i] for i in f["item_id"]],
-        baseline_error=lambda f: [
-            words(e, missing="") if isinstance(e, str) else "" for e in f["baseline_error"]
-        ],
-        error_type=lambda f: [words(e, missing="") if isinstance(e, str) else "" for e in f["error_type"]],
+if items.empty:
+    st.caption(f"No {unit[:-1]} is {' or '.join(shown) or 'chosen'}.")
+else:
+    st.dataframe(
+        items.drop(columns=["judgment_id"])
+        .assign(  # an error type is shown only where there is one, in words
+            item_id=lambda f: [compared[i] for i in f["item_id"]],
+            baseline_error=lambda f: [
+                words(e, missing="") if isinstance(e, str) else "" for e in f["baseline_error"]
+            ],
+            error_type=lambda f: [
+                words(e, missing="") if isinstance(e, str) else "" for e in f["error_type"]
+            ],
+        )
+        .rename(
+            columns={
+                "item_id": "item",
+                "turn_index": "turn",
+                "baseline_error": "error before",
+                "error_type": "error now",
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        key="results_compare_items",
     )
-    .rename(
-        columns={
-            "item_id": "item",
-            "turn_index": "turn",
-            "baseline_error": "error before",
-            "error_type": "error now",
-        }
-    ),
-    hide_index=True,
-    width="stretch",
-    key="results_compare_items",
-)
 if compare_pages > 1:
     below = st.columns([1, 5])
     below[0].number_input("Page", min_value=1, max_value=compare_pages, step=1, key="results_compare_page")
     below[1].caption(f"Rows {start + 1:,}-{start + len(items):,} of {len(kept):,}")
-spec_rows = [
-    {"spec": spec, "baseline": ch.baseline_rate, "now": ch.rate, "fixed": ch.fixed, "broken": ch.broken,
-     "McNemar p": ch.p_value, unit: ch.n}
-    for spec, ch in cmp.by_spec.items()
-]  # fmt: skip
-st.dataframe(pd.DataFrame(spec_rows), hide_index=True, width="stretch", key="results_compare_specs")
+st.subheader("By spec", help="Regressions first: more broken than fixed, then the smallest p.")
+st.dataframe(
+    cmp.spec_table().rename(columns={"paired": unit}),
+    hide_index=True,
+    width="stretch",
+    key="results_compare_specs",
+    column_config={
+        "baseline": st.column_config.NumberColumn("baseline", format="percent", help="Failure rate"),
+        "now": st.column_config.NumberColumn("now", format="percent", help="Failure rate"),
+        "McNemar p": st.column_config.NumberColumn(format="%.3g"),
+    },
+)

@@ -35,7 +35,7 @@ from evalcore.errors import EvalcoreError, UsageError
 from evalcore.items.current import content_field
 from evalcore.items.state import refresh_states
 from evalcore.models import Run, RunStatus
-from evalcore.reports.results import item_rows
+from evalcore.reports.results import item_rows, run_name
 from evalcore.runs.records import RUN_KIND
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.stats.paired import mcnemar_exact, wilson_interval
@@ -47,6 +47,7 @@ FIXED, BROKEN, STILL_FAILING, STILL_PASSING = "fixed", "broken", "still failing"
 CHANGE_ORDER = (BROKEN, FIXED, STILL_FAILING, STILL_PASSING)
 RANK = {c: i for i, c in enumerate(CHANGE_ORDER)}
 ITEM_COLUMNS = ("change", "item_id", "turn_index", "spec", "baseline_error", "error_type", "judgment_id")
+SPEC_COLUMNS = ("spec", "baseline", "now", "95% interval now", "fixed", "broken", "McNemar p", "paired")
 LIVE = (RunStatus.pending, RunStatus.running)
 
 
@@ -103,6 +104,16 @@ class RunComparison:
     def flipped(self) -> pd.DataFrame:
         """The turns whose verdict changed (broken, then fixed)."""
         return self.items[self.items["change"].isin((BROKEN, FIXED))]
+
+    def spec_table(self) -> pd.DataFrame:
+        """One row per spec, regressions first: both failure rates (fractions), the run's 95% interval in
+        words, the fixed and broken counts, McNemar's p and the paired count (SPEC_COLUMNS)."""
+        rows = [
+            (spec, ch.baseline_rate, ch.rate, f"[{_pct(ch.ci[0])}, {_pct(ch.ci[1])}]", ch.fixed, ch.broken,
+             ch.p_value, ch.n)
+            for spec, ch in self.by_spec.items()
+        ]  # fmt: skip
+        return pd.DataFrame(rows, columns=list(SPEC_COLUMNS))
 
 
 def _change(n: int, baseline_failures: int, failures: int, fixed: int, broken: int) -> Change:
@@ -444,7 +455,7 @@ def summary_markdown(cmp: RunComparison, alpha: float, *, limit: int = 50) -> st
     o = cmp.overall
     verdict = "worse" if o.worse(alpha) else "not worse"
     lines = [
-        f"## {cmp.run.id} vs baseline {cmp.baseline.id}: {verdict} (alpha {alpha:g})",
+        f"## {_named(cmp.run)} vs baseline {_named(cmp.baseline)}: {verdict} (alpha {alpha:g})",
         "",
         f"Counts {cmp.scope}; {o.n:,} turns scored in both runs "
         f"({cmp.only_in_run:,} only in the run, {cmp.only_in_baseline:,} only in the baseline).",
@@ -463,6 +474,11 @@ def summary_markdown(cmp: RunComparison, alpha: float, *, limit: int = 50) -> st
     if len(broken) > limit:
         lines.append(f"- ... and {len(broken) - limit:,} more")
     return "\n".join(lines) + "\n"
+
+
+def _named(run: Run) -> str:
+    """A run in a summary's heading: its name, and its id for `evalcore report --run`."""
+    return f"{_cell(run_name(run))} (`{run.id}`)"
 
 
 def _cell(text: str) -> str:

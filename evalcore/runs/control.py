@@ -19,11 +19,21 @@ def run_progress(store: Store, run_id: str) -> tuple[int, int]:
 
 
 def run_label(run: Run) -> str:
-    """A run as a picker names it: target, judge, start, status and id, each as the store has it now (the
-    judge asked for until the run records the one it chose; 'queued' for a run no worker has started)."""
+    """A run as a picker names it: name, target, judge, start, status and id, each as the store has it now
+    (the judge asked for until the run records the one it chose; 'queued' for a run no worker has
+    started). What the name already says is not said twice: a default name ('demo · gpt-4o ·
+    2026-11-28') is followed by the judge, the time of the start and the status only, which keeps the
+    label short enough for a half-width picker."""
     judge = run.judge or run.params.get("judge_requested") or "the judge role"
     status = "queued" if run.status == RunStatus.pending else run.status.value
     name = run.params.get("name")
+    said = set(str(name).split(" · ")) if name else set()
+    day, time = f"{run.started_at:%Y-%m-%d}", f"{run.started_at:%H:%M}"
+    parts = [
+        *([] if (run.target or "-") in said else [run.target or "-"]),
+        f"judged by {judge}",
+        time if day in said else f"{day} {time}",
+        status,
+    ]
     prefix = f"{name}: " if name else ""  # runs recorded before runs had names show as they did
-    started = f"{run.started_at:%Y-%m-%d %H:%M}"
-    return f"{prefix}{run.target or '-'} · judged by {judge} · {started} · {status} ({run.id})"
+    return f"{prefix}{' · '.join(parts)} ({run.id})"

@@ -60,6 +60,14 @@ def test_the_compare_lists_exactly_the_turns_that_flipped(seeded):
     metrics = {m.label: m.value for m in at.metric}
     assert (metrics["Broken"], metrics["Fixed"]) == ("3", "1")
     assert float(metrics["McNemar p"]) == pytest.approx(binomtest(3, 4, 0.5).pvalue, rel=1e-3)
+    specs = at.dataframe[2].value  # the specs, after the flipped turns
+    assert (specs["broken"].sum(), specs["fixed"].sum()) == (3, 1)
+    net = (specs["broken"] - specs["fixed"]).tolist()
+    assert net == sorted(net, reverse=True), "regressions first"
+    assert specs[["baseline", "now"]].stack().between(0, 1).all()
+    # Only what did not move, asked for and nothing: said in words, not an empty table.
+    at.multiselect(key="results_changes").set_value([]).run()
+    assert "No turn is chosen." in [c.value for c in at.caption]
 
 
 def test_filters_pages_and_an_opened_row(seeded):

@@ -36,8 +36,12 @@ def test_a_run_is_named_by_its_judge_and_status_as_they_are_now(store):
     assert "judged by the judge role" in queued and "· queued (" in queued and "None" not in queued
     execute_run(store, run.id)
     done = run_label(store.run(run.id))
-    assert f"demo · judged by {store.run(run.id).judge} · " in done and "· finished (" in done
-    assert "None" not in done
+    played = store.run(run.id)
+    # The default name says target, model and day: the label goes on with what it does not say.
+    assert done == (
+        f"{played.params['name']}: judged by {played.judge} · {played.started_at:%H:%M} · finished ({run.id})"
+    )
+    assert played.params["name"] == f"demo · demo · {played.started_at:%Y-%m-%d}" and "None" not in done
     at = open_page("pages/runs.py")
     assert at.selectbox(key="watch_run").format_func(run.id) == without_ids(done), "named, no id"
     at = open_page("pages/reports.py")

@@ -18,6 +18,7 @@ from evalcore.models import Run, RunStatus
 from evalcore.reports import compare
 from evalcore.reports.compare import BROKEN, FIXED, compare_to_baseline, summary_markdown
 from evalcore.reports.compare import _fetch_all as fetch_all
+from evalcore.reports.results import run_name
 from evalcore.runs import run_target
 from evalcore.store import Store
 from evalcore.store import schema as t
@@ -182,7 +183,9 @@ def test_the_gate_exits_1_on_a_regression_prints_what_broke_and_writes_a_summary
     assert p < 0.05 and result.exit_code == 1, result.output
     assert f"broke: {passing[0][1]} turn {passing[0][2]}" in result.output
     text = summary.read_text()
-    assert text.startswith(f"## {now} vs baseline {base}: worse")
+    named = {r: f"{run_name(store.run(r))} (`{r}`)" for r in (now, base)}
+    assert text.startswith(f"## {named[now]} vs baseline {named[base]}: worse")
+    assert named[now].startswith("demo · demo · "), "the run's name, then its id"
     assert f"### Broken ({len(passing)})" in text
     # At a level the p-value does not reach, the same run passes the gate.
     lenient = _cli(store, "--run", now, "--baseline", base, "--fail-on-regression", "--alpha", f"{p / 2}")
