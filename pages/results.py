@@ -375,8 +375,8 @@ st.dataframe(
     width="stretch",
     key="results_compare_specs",
     column_config={
-        "baseline": st.column_config.NumberColumn("baseline", format="percent", help="Failure rate"),
-        "now": st.column_config.NumberColumn("now", format="percent", help="Failure rate"),
+        "baseline %": st.column_config.NumberColumn(format="%.1f", help="Failure rate in the baseline"),
+        "now %": st.column_config.NumberColumn(format="%.1f", help="Failure rate in the run"),
         "McNemar p": st.column_config.NumberColumn(format="%.3g"),
     },
 )

@@ -47,7 +47,7 @@ FIXED, BROKEN, STILL_FAILING, STILL_PASSING = "fixed", "broken", "still failing"
 CHANGE_ORDER = (BROKEN, FIXED, STILL_FAILING, STILL_PASSING)
 RANK = {c: i for i, c in enumerate(CHANGE_ORDER)}
 ITEM_COLUMNS = ("change", "item_id", "turn_index", "spec", "baseline_error", "error_type", "judgment_id")
-SPEC_COLUMNS = ("spec", "baseline", "now", "95% interval now", "fixed", "broken", "McNemar p", "paired")
+SPEC_COLUMNS = ("spec", "baseline %", "now %", "95% interval now", "fixed", "broken", "McNemar p", "paired")
 LIVE = (RunStatus.pending, RunStatus.running)
 
 
@@ -106,11 +106,11 @@ class RunComparison:
         return self.items[self.items["change"].isin((BROKEN, FIXED))]
 
     def spec_table(self) -> pd.DataFrame:
-        """One row per spec, regressions first: both failure rates (fractions), the run's 95% interval in
+        """One row per spec, regressions first: both failure rates (in percent), the run's 95% interval in
         words, the fixed and broken counts, McNemar's p and the paired count (SPEC_COLUMNS)."""
         rows = [
-            (spec, ch.baseline_rate, ch.rate, f"[{_pct(ch.ci[0])}, {_pct(ch.ci[1])}]", ch.fixed, ch.broken,
-             ch.p_value, ch.n)
+            (spec, 100 * ch.baseline_rate, 100 * ch.rate, f"[{_pct(ch.ci[0])}, {_pct(ch.ci[1])}]", ch.fixed,
+             ch.broken, ch.p_value, ch.n)
             for spec, ch in self.by_spec.items()
         ]  # fmt: skip
         return pd.DataFrame(rows, columns=list(SPEC_COLUMNS))

@@ -123,8 +123,9 @@ def test_the_first_question_is_on_the_subject_when_the_specs_document_comes_late
 
 def test_the_same_project_and_settings_give_the_same_conversations(tmp_path):
     """Offline, units are made one at a time in plan order: two stores of one project generate the same
-    questions at the README's settings, conversation for conversation (threads behind a lock took turns in any order, and each
-    conversation is told what the ones before it asked: one walk kept 106 conversations, the next 109)."""
+    questions at the README's settings, conversation for conversation (threads behind a lock took turns
+    in any order, and each conversation is told what the ones before it asked: one walk kept 106
+    conversations, the next 109)."""
     made = []
     for name in ("first", "second"):
         store = Store(f"sqlite:///{tmp_path / name}.db")
