@@ -309,6 +309,17 @@ def guarded(action: Callable[[], object]) -> bool:
     return True
 
 
+def run_name_inputs() -> tuple[str, str]:
+    """A run's name and notes, as every form that starts a run against a target asks them (a blank name
+    gives the default: target, model and date)."""
+    a, b = st.columns([1, 2])
+    name = a.text_input(
+        "Run name", placeholder="target · model · date", help="How pickers and tables name it."
+    )
+    notes = b.text_input("Notes", placeholder="what changed since the last run, why this one")
+    return name, notes
+
+
 def may_start(store: Store, kind: str) -> None:
     """Refuse (PermissionDenied, kept in the audit log) before a page records a job of `kind` that the
     acting person may not start: `enqueue` checks again, but a refused job would be left recorded."""

@@ -41,6 +41,7 @@ from pages._common import (
     may_start,
     md,
     next_step,
+    run_name_inputs,
     show_error,
     show_flash,
     store_or_stop,
@@ -247,13 +248,16 @@ with st.form("play_tests", enter_to_submit=False):
     )
     target_name = st.selectbox("Target", acting, index=None, placeholder="a target that calls tools")
     only = st.checkbox("Only the tests of the generation run chosen above", value=bool(generations))
+    run_name, notes = run_name_inputs()
     if st.form_submit_button("Play the tests", type="primary", icon=":material/play_arrow:"):
         try:
             if target_name is None:
                 raise EvalcoreError("choose a target that calls tools")
             generation = run_id if only and generations else None
             may_start(store, TESTS_RUN_KIND)  # before a run record is made for nothing
-            started = create_procedure_run(store, project_id, target_name, generation=generation)
+            started = create_procedure_run(
+                store, project_id, target_name, generation=generation, name=run_name, notes=notes
+            )
             enqueue(store, started.id, actor=current_actor())
         except EvalcoreError as exc:
             show_error(exc)

@@ -23,6 +23,7 @@ from pages._common import (
     md,
     next_step,
     retry_and_queue,
+    run_name_inputs,
     show_error,
     show_holders,
     store_or_stop,
@@ -167,6 +168,7 @@ with st.form("start_run", enter_to_submit=False):
         help="Each later turn is played again as its stand-alone question, for the report's "
         "single- vs multi-turn pairs (seed 000).",
     )
+    run_name, notes = run_name_inputs()
     if st.form_submit_button("Start run", type="primary"):
         try:
             # Checked before a run record is made for nothing (enqueue checks again).
@@ -174,8 +176,8 @@ with st.form("start_run", enter_to_submit=False):
             run = create_run(
                 store, project_id, target_name, judge=None if judge == judges[0] else judge,
                 judge_template=template, budget={"usd": budget} if budget else {}, concurrency=concurrency,
-                source=source,
-                limit=int(limit) or None, history=history, single_turn_pairs=pairs,
+                source=source, limit=int(limit) or None, history=history, single_turn_pairs=pairs,
+                name=run_name, notes=notes,
             )  # fmt: skip
             enqueue(store, run.id, actor=current_actor())
             st.session_state["watch_run"] = run.id

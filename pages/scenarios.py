@@ -25,7 +25,8 @@ from evalcore.generators.scenario.wording import assertion_at, event_words
 from evalcore.items.current import read_item
 from evalcore.jobs import progress
 from evalcore.jobs.queue import enqueue
-from evalcore.models.wording import told_apart, without_ids, words
+from evalcore.models.wording import without_ids, words
+from evalcore.reports.results import run_labels
 from evalcore.reports.scenarios import (
     export_scenario_tables,
     outcomes,
@@ -45,6 +46,7 @@ from pages._common import (
     md,
     next_step,
     require_user,
+    run_name_inputs,
     show_error,
     show_flash,
     store_or_stop,
@@ -241,13 +243,15 @@ if scenarios and targets:
         run_count = st.number_input(
             "Repetitions of each", 1, MAX_RUN_COUNT, 1, help="run_count in Rasa's terms."
         )
+        run_name, notes = run_name_inputs()
         if st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:"):
             require_user()
             try:
                 may_start(store, SCENARIO_RUN_KIND)  # before a run record is made for nothing
                 started = create_scenario_run(
-                    store, project_id, target, [by_id[i] for i in chosen], run_count=int(run_count)
-                )
+                    store, project_id, target, [by_id[i] for i in chosen], run_count=int(run_count),
+                    name=run_name, notes=notes,
+                )  # fmt: skip
                 enqueue(store, started.id, actor=current_actor())
             except EvalcoreError as exc:
                 show_error(exc)
@@ -258,9 +262,7 @@ runs = store.runs(project_id, kind=RUN_KIND)
 if not runs:
     st.info("No scenario run in this project yet: start one above.")
     st.stop()
-labels = told_apart(
-    {r.id: f"{r.target} · {r.started_at:%Y-%m-%d %H:%M} · {words(r.status.value).lower()}" for r in runs}
-)
+labels = run_labels(runs)  # name, target, judge, start and status, as Runs and Results name runs
 ids = list(labels)
 watched = st.session_state.get("scenario_run")
 run_id = st.selectbox(

@@ -57,6 +57,7 @@ from pages._common import (
     next_step,
     require_user,
     retry_and_queue,
+    run_name_inputs,
     show_error,
     show_flash,
     show_workers,
@@ -183,14 +184,14 @@ with st.expander("Start a simulation", expanded=not simulation_runs(store, proje
         max_turns = c.number_input("Max user turns (the card's by default)", 1, 100, value=card_turns)
         per_user = d.number_input("Dialogues per persona", min_value=1, max_value=20, value=1)
         seed = e.number_input("Seed", min_value=0, value=0)
+        run_name, notes = run_name_inputs()
         if st.form_submit_button("Start simulation", type="primary", icon=":material/play_arrow:"):
             try:
                 may_start(store, SIMULATION_KIND)  # before a run record is made for nothing
                 run = create_simulation(
                     store, project_id, target_name, personas=chosen or None, standard=int(standard),
                     challenging=int(challenging), adversarial=int(adversarial), runs_per_user=int(per_user),
-                    seed=int(seed),
-                    max_user_turns=int(max_turns),
+                    seed=int(seed), max_user_turns=int(max_turns), name=run_name, notes=notes,
                 )  # fmt: skip
                 enqueue(store, run.id, actor=current_actor())
             except EvalcoreError as exc:

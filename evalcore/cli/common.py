@@ -129,6 +129,14 @@ RetryFailedOption = Annotated[
     bool, typer.Option("--retry-failed", help="With --resume: work the run's failed units again too.")
 ]
 
+# Every run against a target is a named experiment (issue 27): the same two options on each command.
+RunNameOption = Annotated[
+    str | None, typer.Option("--name", help="Name of the run (default: target, model and date).")
+]
+RunNotesOption = Annotated[
+    str, typer.Option("--notes", help="Notes on the run: what changed, why it was run.")
+]
+
 
 def require_resume(retry_failed: bool, resume: str | None) -> None:
     """`--retry-failed` gives back the failed units of a run: refuse it without the run to resume."""

@@ -318,6 +318,8 @@ def play_tests(
     limits: dict[str, float],
     project: str | None,
     db: str | None,
+    name: str | None = None,
+    notes: str = "",
 ) -> None:
     """`evalcore run --tests`: play the procedure tests against an acting target, then print Table 2."""
     from evalcore.reports.procedure_tables import export_procedure_tables, score_run
@@ -339,6 +341,8 @@ def play_tests(
             limit=limit,
             budget=limits,
             concurrency=concurrency or DEFAULT_CONCURRENCY,
+            name=name,
+            notes=notes,
         ).id
         if generation is None:
             typer.echo(f"playing the tests of {_generations_of(store, run_id)}")

@@ -22,6 +22,8 @@ from evalcore.cli.common import (
     ProjectOption,
     QueueOption,
     RetryFailedOption,
+    RunNameOption,
+    RunNotesOption,
     friendly,
     open_store,
     progress_printer,
@@ -87,10 +89,8 @@ def run_(
     include_rejected: Annotated[
         bool, typer.Option(help="Also play the items annotators rejected (left out by default).")
     ] = False,
-    name: Annotated[
-        str | None, typer.Option(help="Name of the run (default: target, model and date).")
-    ] = None,
-    notes: Annotated[str, typer.Option(help="Notes on the run: what changed, why it was run.")] = "",
+    name: RunNameOption = None,
+    notes: RunNotesOption = "",
     repeat: Annotated[
         int,
         typer.Option(
@@ -105,6 +105,21 @@ def run_(
     from evalcore.cli.procedures import is_procedure_run, play_tests
 
     if tests or (resume and is_procedure_run(open_store(db), resume)):
+        # Said, not ignored: what only conversation runs have.
+        unused = [
+            flag
+            for flag, given in (
+                ("--judge", judge is not None), ("--judge-template", judge_template != "ours"),
+                ("--source", source != "conversations"), ("--history", history != "own"), ("--pairs", pairs),
+                ("--include-rejected", include_rejected), ("--repeat", repeat != 1),
+            )
+            if given
+        ]  # fmt: skip
+        if unused:
+            raise UsageError(
+                f"{', '.join(unused)}: not for procedure tests (judged by reply similarity, played once, "
+                "rejected tests left out)"
+            )
         limits = {k: v for k, v in {"usd": budget, "tokens": budget_tokens}.items() if v is not None}
         play_tests(
             target=target,
@@ -118,6 +133,8 @@ def run_(
             limits=limits,
             project=project,
             db=db,
+            name=name,
+            notes=notes,
         )
         return
     from evalcore.reports.pass_k import pass_k_line, run_pass_k

@@ -14,7 +14,14 @@ from typing import Annotated
 
 import typer
 
-from evalcore.cli.common import DbOption, ProjectOption, open_store, project_id_of
+from evalcore.cli.common import (
+    DbOption,
+    ProjectOption,
+    RunNameOption,
+    RunNotesOption,
+    open_store,
+    project_id_of,
+)
 from evalcore.errors import EvalcoreError, ValidationFailed
 
 
@@ -47,6 +54,8 @@ def run(
     queue: Annotated[
         bool, typer.Option(help="Queue the run for the workers instead of playing it here.")
     ] = False,
+    name: RunNameOption = None,
+    notes: RunNotesOption = "",
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -85,6 +94,7 @@ def run(
         run_id = create_scenario_run(
             store, pid, target, scenarios, run_count=run_count, seed=seed, simulator_model=simulator,
             judge_model=judge, max_user_turns=max_user_turns, strict=strict, concurrency=concurrency,
+            name=name, notes=notes,
         ).id  # fmt: skip
     if queue:
         from evalcore.jobs.queue import display_url, enqueue, queue_url_for

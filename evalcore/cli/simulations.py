@@ -27,6 +27,8 @@ from evalcore.cli.common import (
     ProjectOption,
     QueueOption,
     RetryFailedOption,
+    RunNameOption,
+    RunNotesOption,
     friendly,
     open_store,
     progress_printer,
@@ -395,6 +397,8 @@ def run_(
     ] = None,
     retry_failed: RetryFailedOption = False,
     queue: QueueOption = False,
+    name: RunNameOption = None,
+    notes: RunNotesOption = "",
     project: ProjectOption = None,
     db: DbOption = None,
 ) -> None:
@@ -427,6 +431,8 @@ def run_(
             simulator_model=simulator,
             judge_model=judge,
             budget=limits,
+            name=name,
+            notes=notes,
         ).id
     if queue:
         if limits and resume:  # what the foreground resume would have been given

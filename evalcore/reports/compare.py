@@ -35,7 +35,8 @@ from evalcore.errors import EvalcoreError, UsageError
 from evalcore.items.current import content_field
 from evalcore.items.state import refresh_states
 from evalcore.models import Run, RunStatus
-from evalcore.reports.results import item_rows, run_name
+from evalcore.reports.results import item_rows
+from evalcore.runs.control import run_name
 from evalcore.runs.records import RUN_KIND
 from evalcore.specs.store_ops import KIND as SPEC_KIND
 from evalcore.stats.paired import mcnemar_exact, wilson_interval

@@ -40,7 +40,7 @@ from evalcore.models import Run
 from evalcore.models.wording import told_apart, without_ids
 from evalcore.reports.procedure_tables import score_run, why_failed
 from evalcore.reports.rubric_tables import rubric_report
-from evalcore.runs.control import run_label
+from evalcore.runs.control import run_label, run_name
 from evalcore.runs.procedure_tests import RUN_KIND as PROCEDURE_KIND
 from evalcore.runs.records import RUN_KIND
 from evalcore.runs.rubric_scoring import RUN_KIND as RUBRIC_KIND
@@ -106,15 +106,6 @@ class ResultPage(BaseModel):
 def result_runs(store: Store, project_id: str) -> list[Run]:
     """The project's runs whose items the results view lists (runs against a target), newest first."""
     return [r for r in store.runs(project_id) if r.kind in RESULT_KINDS]
-
-
-def run_name(run: Run) -> str:
-    """A run's name; a run recorded before runs had names by its target, start and judge (never its
-    id, which pages do not show)."""
-    if run.params.get("name"):
-        return str(run.params["name"])
-    judge = run.judge or run.params.get("judge_requested") or "the judge role"
-    return f"{run.target or 'no target'} · {run.started_at:%Y-%m-%d %H:%M} · judged by {judge}"
 
 
 def run_labels(runs: Sequence[Run]) -> dict[str, str]:

@@ -14,6 +14,7 @@ from evalcore.items.state import REVIEWED_KINDS, refresh_states
 from evalcore.jobs.control import holders, progress
 from evalcore.models import Run, RunStatus, Tier
 from evalcore.review.queue import CONVERSATION, DISAGREEMENT
+from evalcore.runs.control import run_name
 from evalcore.runs.records import RUN_KIND
 from evalcore.store import Store
 from evalcore.store import schema as t
@@ -169,7 +170,7 @@ def run_list(store: Store, project_id: str, kind: str = RUN_KIND) -> list[RunLis
         rows.append(
             RunListRow(
                 run_id=run.id,
-                name=str(run.params.get("name") or run.id),
+                name=run_name(run),
                 target=run.target or "-",
                 judge=run.judge or str(run.params.get("judge_requested") or "the judge role"),
                 items=_scope(run.params),

@@ -18,6 +18,15 @@ def run_progress(store: Store, run_id: str) -> tuple[int, int]:
     return progress(store, store.run(run_id))
 
 
+def run_name(run: Run) -> str:
+    """A run's name; a run recorded before runs had names by its target, start and judge (never its
+    id, which pages do not show)."""
+    if run.params.get("name"):
+        return str(run.params["name"])
+    judge = run.judge or run.params.get("judge_requested") or "the judge role"
+    return f"{run.target or 'no target'} · {run.started_at:%Y-%m-%d %H:%M} · judged by {judge}"
+
+
 def run_label(run: Run) -> str:
     """A run as a picker names it: name, target, judge, start, status and id, each as the store has it now
     (the judge asked for until the run records the one it chose; 'queued' for a run no worker has

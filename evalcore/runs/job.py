@@ -28,13 +28,12 @@ from evalcore.items.store_ops import KIND
 from evalcore.llm.client import ModelClient
 from evalcore.llm.retry import RetryPolicy
 from evalcore.models import Run, RunStatus, Target
-from evalcore.models.common import now_utc
 from evalcore.runs.items import load_items, select_keys
 from evalcore.runs.judges import judge_task, make_judge
 from evalcore.runs.player import HISTORY_MODES, Player
 from evalcore.runs.records import RUN_KIND
 from evalcore.store import Store
-from evalcore.targets import build_adapter, describe, get_target
+from evalcore.targets import build_adapter, describe, get_target, run_naming
 
 DEFAULT_CONCURRENCY = 4
 
@@ -102,8 +101,7 @@ def create_run(
         )
     params: dict[str, Any] = {
         "project_id": project_id,
-        "name": name or default_run_name(chosen),
-        "notes": notes,
+        **run_naming(chosen, name, notes),
         "target": chosen.model_dump(mode="json"),
         "target_description": describe(chosen),
         "judge_requested": judge,
@@ -125,11 +123,6 @@ def create_run(
         store, project_id, RUN_KIND, params, entry=execute_run, total=total, target=chosen.name, judge=judge,
         budget=budget,
     )  # fmt: skip
-
-
-def default_run_name(target: Target) -> str:
-    """A run's name when none is given: target, model (or kind) and today's date."""
-    return f"{target.name} · {target.model or target.kind.value} · {now_utc():%Y-%m-%d}"
 
 
 def execute_run(

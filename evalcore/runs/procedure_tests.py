@@ -30,7 +30,7 @@ from evalcore.llm.client import ModelClient
 from evalcore.llm.types import BudgetExceeded
 from evalcore.models import Procedure, Run, RunStatus, Target, Test, Tier
 from evalcore.store import Store
-from evalcore.targets import TargetCrash, describe, get_target
+from evalcore.targets import TargetCrash, describe, get_target, run_naming
 from evalcore.targets.acting import ACTING_KINDS, build_acting_adapter
 from evalcore.targets.config import TargetConfigError
 
@@ -87,8 +87,11 @@ def create_procedure_run(
     budget: dict[str, float] | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     embedding: str | None = None,
+    name: str | None = None,
+    notes: str = "",
 ) -> Run:
-    """Record a new run (status pending) of the project's procedure tests against `target`."""
+    """Record a new run (status pending) of the project's procedure tests against `target`, named `name`
+    (default: target, model and date) with `notes`."""
     chosen: Target = get_target(store, project_id, target)
     if chosen.kind not in ACTING_KINDS:
         raise TargetConfigError(
@@ -109,6 +112,7 @@ def create_procedure_run(
     similarity = ModelClient(store, project_id).registry.resolve("embedding", embedding)[2]
     params: dict[str, Any] = {
         "project_id": project_id,
+        **run_naming(chosen, name, notes),
         "target": chosen.model_dump(mode="json"),
         "target_description": describe(chosen),
         "generation": generation,

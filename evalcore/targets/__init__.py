@@ -23,6 +23,7 @@ from evalcore.targets.config import (
     list_targets,
     parse_config,
     remove_target,
+    run_naming,
     save_target,
     validate_target,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "lookup",
     "parse_config",
     "remove_target",
+    "run_naming",
     "save_target",
     "validate_target",
 ]

@@ -31,7 +31,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evalcore.errors import EvalcoreError, NotFoundError
-from evalcore.models import Target, TargetKind
+from evalcore.models import Target, TargetKind, now_utc
 from evalcore.store import Store
 
 SETTING = "targets"
@@ -363,3 +363,15 @@ def describe(target: Target) -> str:
     if target.kind in (TargetKind.openai, TargetKind.anthropic) and config.get("tool_mode") == "prompt":
         where += ", tools and procedure in the prompt (seed 001, A.8)"
     return f"{target.kind.value}: {where}"
+
+
+def default_run_name(target: Target) -> str:
+    """A run's name when none is given: target, model (or kind) and today's date."""
+    return f"{target.name} · {target.model or target.kind.value} · {now_utc():%Y-%m-%d}"
+
+
+def run_naming(target: Target, name: str | None = None, notes: str = "") -> dict[str, str]:
+    """What a run of `target` records of itself as an experiment (issue 27): the name given, else
+    `default_run_name`, and notes (what changed, why it was run). Every kind of run against a target
+    records them, so the Runs and Results pages name every run alike."""
+    return {"name": (name or "").strip() or default_run_name(target), "notes": (notes or "").strip()}

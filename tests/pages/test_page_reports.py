@@ -47,11 +47,14 @@ def test_start_a_demo_run_from_the_runs_page_and_watch_it_finish(db_url):
     assert at.dataframe[0].value["target"].tolist() == ["demo", "demo-flows"]
     assert any("Runs of other kinds are on their own pages" in str(i.value) for i in at.info), "no run yet"
     # The form's defaults: the demo target, the project's judge role (offline here), all conversations.
+    next(t for t in at.text_input if t.label == "Run name").input("baseline prompt")
+    next(t for t in at.text_input if t.label == "Notes").input("before the retrieval change")
     [start] = [b for b in at.button if b.label == "Start run"]
     start.click().run()
     assert not at.exception, at.exception
     [run] = store.runs(pid, kind="run")
     assert store.run(run.id).status.value == "pending", "queued for a worker, not played by the page"
+    assert (run.params["name"], run.params["notes"]) == ("baseline prompt", "before the retrieval change")
     at.run()
     assert any("0 / 14 turns · queued" in str(p.proto.text) for p in at.get("progress"))
     queue = open_queue(db_url)  # a worker's part, in this process: take the task and run it

@@ -41,7 +41,7 @@ from evalcore.models import Conversation, Provenance, Run, RunStatus, Target, Tu
 from evalcore.models.common import Record
 from evalcore.store import Store
 from evalcore.store.store import new_id
-from evalcore.targets import TargetCrash, build_adapter, describe, get_target
+from evalcore.targets import TargetCrash, build_adapter, describe, get_target, run_naming
 from evalcore.targets.domain import Domain
 from evalcore.targets.events import Event, events_from_json, events_to_json, with_events
 from evalcore.targets.sessions import EVENTS_DETAIL, EventSession, EventTarget
@@ -150,8 +150,11 @@ def create_scenario_run(
     strict: bool = False,
     budget: dict[str, float] | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
+    name: str | None = None,
+    notes: str = "",
 ) -> Run:
-    """Record a scenario run (status pending): each scenario `run_count` times against `target`.
+    """Record a scenario run (status pending): each scenario `run_count` times against `target`, named
+    `name` (default: target, model and date) with `notes`.
 
     The target must report events (rasa, http_events, demo_flows). A scenario naming a slot or flow the
     target's domain lacks is a warning on the run, or, with `strict`, refused before anything runs.
@@ -184,6 +187,7 @@ def create_scenario_run(
     ]
     params: dict[str, Any] = {
         "project_id": project_id,
+        **run_naming(chosen, name, notes),
         "target": chosen.model_dump(mode="json"),
         "target_description": describe(chosen),
         "scenarios": entries,

@@ -38,7 +38,7 @@ from evalcore.llm.client import ModelClient
 from evalcore.models import Persona, Provenance, Run, RunStatus, Target
 from evalcore.store import Store
 from evalcore.store.store import new_id
-from evalcore.targets import TargetAdapter, build_adapter, describe, get_target
+from evalcore.targets import TargetAdapter, build_adapter, describe, get_target, run_naming
 
 DEFAULT_CONCURRENCY = 2
 
@@ -120,9 +120,12 @@ def create_simulation(
     budget: dict[str, float] | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
     max_user_turns: int | None = None,
+    name: str | None = None,
+    notes: str = "",
 ) -> Run:
     """Record a new simulation run (status pending) with everything needed to work and resume it, without
-    working it; `max_user_turns` overrides the card's."""
+    working it; `max_user_turns` overrides the card's; named `name` (default: target, model and date)
+    with `notes`."""
     if max_user_turns is not None and max_user_turns < 1:
         raise EvalcoreError(f"max_user_turns must be at least 1 (got {max_user_turns})")
     chosen: Target = get_target(store, project_id, target)
@@ -138,6 +141,7 @@ def create_simulation(
     units = _units(found, max(1, runs_per_user))
     params: dict[str, Any] = {
         "project_id": project_id,
+        **run_naming(chosen, name, notes),
         "source": "evalcore",
         "target": chosen.model_dump(mode="json"),
         "target_description": describe(chosen),
