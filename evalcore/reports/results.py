@@ -267,10 +267,21 @@ def _procedure_rows(store: Store, run: Run, titles: dict[str, str]) -> list[Resu
     return rows
 
 
-def _scenario_rows(store: Store, run: Run) -> list[ResultRow]:
-    """One row per scenario and repetition of a scenario run; the reason is the first check that broke."""
+def _scenario_rows(store: Store, run: Run, titles: dict[str, str]) -> list[ResultRow]:
+    """One row per scenario and repetition of a scenario run; the reason is the first check that broke; the
+    spec a scenario was written from (`scenarios from-specs`) is its spec."""
+    stored = {e["name"]: e.get("item_id") for e in run.params.get("scenarios", [])}
+    with store.read() as conn:
+        specs = dict(
+            conn.execute(
+                sa.select(t.items.c.id, t.items.c.spec_id).where(
+                    t.items.c.id.in_([i for i in stored.values() if i])
+                )
+            ).all()
+        )
     rows = []
     for result in load_scenario_results(store, run.id):
+        spec_id = specs.get(stored.get(result.scenario) or "")
         verdict = result.verdict
         broke = [o.message for o in verdict.assertions if o.passed is False]
         broke += [c.rationale or c.criterion for c in verdict.criteria if c.passed is False]
@@ -283,7 +294,8 @@ def _scenario_rows(store: Store, run: Run) -> list[ResultRow]:
                 item_id=result.scenario,
                 turn_index=None,
                 generator="scenario",
-                spec="",
+                spec_id=spec_id,
+                spec=titles.get(spec_id or "", ""),
                 verdict=kind,
                 score=None if verdict.passed is None else float(verdict.passed),
                 error_type="assertion_failed" if broke else None,
@@ -358,7 +370,7 @@ def item_rows(store: Store, run: Run, titles: dict[str, str]) -> list[ResultRow]
         return _simulation_rows(store, run)
     if run.kind == RUBRIC_KIND:
         return _rubric_rows(store, run)
-    return _scenario_rows(store, run)
+    return _scenario_rows(store, run, titles)
 
 
 def _python_rows(store: Store, run: Run, filters: ResultFilters, titles: dict[str, str]) -> list[ResultRow]:

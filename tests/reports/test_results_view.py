@@ -143,3 +143,33 @@ def test_a_page_of_a_run_is_read_in_index_order_not_sorted(store):
             params = tuple(compiled.params[name] for name in compiled.positiontup)
             plan = "\n".join(row[-1] for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params))
             assert "ix_judgments_results" in plan and "ORDER BY" not in plan, plan
+
+
+def test_scenarios_written_from_specs_list_their_spec(sqlite_store, tmp_path):
+    """A scenario `scenarios from-specs --import` wrote keeps the spec it came from: its rows name it, and
+    the spec filter finds them (they said '(no spec)')."""
+    from runs_support import sample_project
+
+    from evalcore.generators.scenario import list_scenarios
+    from evalcore.generators.scenario.run import run_scenarios
+    from evalcore.generators.scenario.store_ops import write_from_specs
+    from evalcore.generators.scenario.targets import target_domain
+    from evalcore.llm import ModelClient
+    from evalcore.reports.results import spec_titles
+    from evalcore.specs.choice import selected_first
+
+    store = sqlite_store
+    pid, _ = sample_project(store)
+    domain = target_domain(store, pid, "demo-flows")
+    written = write_from_specs(
+        store, pid, tmp_path, ModelClient(store, pid), limit=2, domain=domain, import_as="dana"
+    )
+    assert len(written.files) == 2
+    run = run_scenarios(store, pid, "demo-flows", list_scenarios(store, pid)).run
+    titles = spec_titles(store, pid)
+    wanted = {titles[s.id] for s in selected_first(store, pid, 2)}
+    rows = _all(store, pid, ResultFilters(run_ids=[run.id]))
+    assert {r.spec for r in rows} == wanted and all(r.spec_id for r in rows)
+    one = rows[0].spec_id
+    kept = _all(store, pid, ResultFilters(run_ids=[run.id], spec_id=one))
+    assert kept and {r.spec_id for r in kept} == {one}

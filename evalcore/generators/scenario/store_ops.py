@@ -160,17 +160,26 @@ def scenario_text(stored: StoredScenario) -> str:
 
 
 def _save_all(
-    store: Store, project_id: str, author: str, entries: list[tuple[str, dict, str]], skipped: list[str]
+    store: Store,
+    project_id: str,
+    author: str,
+    entries: list[tuple[str, dict, str]],
+    skipped: list[str],
+    spec_ids: Mapping[str, str] | None = None,
 ) -> ImportedScenarios:
     """Store each (name, body, note) in one transaction, a scenario being known by its name: added when the
-    project has none of that name, unchanged when the stored body is the same, else a new revision."""
+    project has none of that name, unchanged when the stored body is the same, else a new revision. A name
+    in `spec_ids` is added as of that spec (the spec it was written from)."""
     stored = {(r.body or {}).get("name"): r for r in store.list_current(project_id, KIND)}
     result = ImportedScenarios(skipped=skipped)
     with store.write() as conn:
         for name, body, note in entries:
             old = stored.get(name)
             if old is None:
-                store.add_item(project_id, KIND, body, author, item_id=new_id(KIND), note=note, conn=conn)
+                store.add_item(
+                    project_id, KIND, body, author, item_id=new_id(KIND), note=note, conn=conn,
+                    spec_id=(spec_ids or {}).get(name),
+                )  # fmt: skip
                 result.added.append(name)
             elif old.body == body:
                 result.unchanged.append(name)
@@ -206,23 +215,27 @@ def _import_scenarios(
     author: str,
     domain: Domain | None = None,
     written_by: Mapping[str, str] | None = None,
+    from_specs: Mapping[str, str] | None = None,
 ) -> ImportedScenarios:
     """import_scenarios without the permission check: also for the scenarios a generation job just wrote
-    (writing them needs the generation permission, checked where the job starts)."""
+    (writing them needs the generation permission, checked where the job starts), each of the spec
+    `from_specs` names for its path."""
     skipped: list[str] = []
     found, problems = read_scenarios(paths, domain, skipped)
     if problems:
         raise ValidationFailed(problems, "scenario files")
     if not found:
         raise ValidationFailed([Problem("(arguments)", "no scenario file given")], "scenario files")
-    entries = []
+    entries, spec_ids = [], {}
     for item in found:
+        if item.path in (from_specs or {}):
+            spec_ids[item.scenario.name] = from_specs[item.path]
         by = (written_by or {}).get(item.path)
         body = _body(item.scenario, Path(item.path).name, by, item.text)
         entries.append(
             (item.scenario.name, body, f"imported from {item.path}" + (f", written by {by}" if by else ""))
         )
-    return _save_all(store, project_id, author, entries, skipped)
+    return _save_all(store, project_id, author, entries, skipped, spec_ids)
 
 
 def import_e2e(
@@ -364,7 +377,8 @@ def write_from_specs(
     imported = None
     if import_as is not None:
         origins = {str(path): who for path, who in zip(written, by, strict=True)}
-        imported = _import_scenarios(store, project_id, written, import_as, domain, origins)
+        specs = {str(path): g.spec_id for path, g in zip(written, made, strict=True)}
+        imported = _import_scenarios(store, project_id, written, import_as, domain, origins, specs)
     checkable = sum(1 for g in made if g.scenario.assertions)
     return WrittenScenarios(written, by, checkable, imported)
 
