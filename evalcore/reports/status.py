@@ -9,10 +9,12 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from evalcore.generators.procedure.job import RUN_KIND as PROCEDURES_KIND
 from evalcore.generators.simulation.records import RUN_KIND as SIMULATION_KIND
 from evalcore.items.state import REVIEWED_KINDS, refresh_states
 from evalcore.jobs.control import holders, progress
 from evalcore.models import Run, RunStatus, Tier
+from evalcore.reports.procedure_failure import FROM_POLICY, FROM_PROJECT, GENERATED, procedure_sources
 from evalcore.review.queue import CONVERSATION, DISAGREEMENT
 from evalcore.runs.control import run_name
 from evalcore.runs.records import RUN_KIND
@@ -36,6 +38,10 @@ RUN_LABELS = {
 }
 
 
+SOURCE_WORDS = {FROM_PROJECT: "from procedure files", FROM_POLICY: "written from the policy",
+                GENERATED: "generated for new intents"}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class StageCount:
     """One row of the status table."""
@@ -50,11 +56,22 @@ def project_status(store: Store, project_id: str) -> list[StageCount]:
     store.project(project_id)
     documents = store.documents(project_id)
     kinds = Counter(d.kind.value for d in documents)
+    jobs = store.runs(project_id)
+    # Procedures generation wrote (from the policy, from new intents) count too: tests come from them.
+    sources = Counter(
+        procedure_sources(store, project_id, [r.id for r in jobs if r.kind == PROCEDURES_KIND]).values()
+    )
     rows = [
         StageCount("System card", 1 if store.system_card(project_id) else 0, ""),
         StageCount("Documents", len(documents), ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items()))),
         StageCount("Tools", len(store.tools(project_id)), ""),
-        StageCount("Procedures", len(store.procedures(project_id)), ""),
+        StageCount(
+            "Procedures",
+            sum(sources.values()),
+            ", ".join(f"{n:,} {SOURCE_WORDS[s]}" for s, n in sources.items())
+            if set(sources) - {FROM_PROJECT}
+            else "",
+        ),
     ]
     items = store.count_items(project_id)
     for kind, label in STAGES:
@@ -65,7 +82,6 @@ def project_status(store: Store, project_id: str) -> list[StageCount]:
     # Runs against a target (conversations played, procedure tests, simulations, scenarios) are what
     # leads read; generation and selection jobs are counted apart. A ChatChecker import names no target
     # of ours, but it is a simulation of one.
-    jobs = store.runs(project_id)
     played = [r for r in jobs if r.kind == RUN_KIND or r.target or r.kind == SIMULATION_KIND]
     kinds = Counter(r.kind for r in played)
     statuses = Counter(r.status.value for r in played)

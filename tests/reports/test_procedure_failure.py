@@ -12,6 +12,7 @@ from evalcore.inputs import import_project
 from evalcore.models import Target
 from evalcore.reports.procedure_failure import FROM_POLICY, FROM_PROJECT, failed_test, procedure_sources
 from evalcore.reports.procedure_tables import failing_frame, score_run
+from evalcore.reports.status import project_status
 from evalcore.runs.procedure_tests import create_procedure_run, execute_procedure_run
 from evalcore.store import Store
 from evalcore.targets import save_target
@@ -34,6 +35,9 @@ def test_a_policy_test_opens_with_its_context_both_actions_and_the_cited_passage
     store, pid, generation, scored = _played(tmp_path, monkeypatch, "retail")
     sources = procedure_sources(store, pid, [generation])
     assert sources and set(sources.values()) == {FROM_POLICY}
+    # The status counts them (it said "Procedures 0" beside the tests made from them).
+    status = {row.stage: row for row in project_status(store, pid)}["Procedures"]
+    assert (status.count, status.detail) == (len(sources), f"{len(sources)} written from the policy")
     failing = failing_frame(scored)
     opened = [failed_test(store, pid, scored, t) for t in failing["test"]]
     calls = [o for o in opened if o.expected.startswith("call ")]
