@@ -337,9 +337,11 @@ def _read_quietly(store: Store, run_ids: list[str]) -> None:
 
 
 def _scored_rows(store: Store, run: Run, rejected: frozenset[str]) -> _Side:
-    """A run of another kind's scored rows in scope, by the name its kind pairs them on."""
+    """A run of another kind's scored rows in scope, by the name its kind pairs them on; a row of no spec is
+    counted under what its kind names instead (a procedure test under its procedure: `_spec_labels` shows
+    a name that is no spec's id as it is)."""
     rows = [
-        (None, r.pair, -1, False, r.verdict == "fail", r.error_type, r.spec_id)
+        (None, r.pair, -1, False, r.verdict == "fail", r.error_type, r.spec_id or r.spec or None)
         for r in item_rows(store, run, {})
         if r.verdict != "unscored"
     ]

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from evalcore.generators.procedure.intents import GENERATED_PREFIX
 from evalcore.items.current import read_items
-from evalcore.models import Procedure, TurnRole
+from evalcore.models import Procedure, Test, TurnRole
+from evalcore.models.wording import words
 from evalcore.reports.procedure_tables import RunScores, describe_action, why_failed
 from evalcore.store import Store
 
@@ -62,6 +63,25 @@ def procedure_sources(store: Store, project_id: str, run_ids: Collection[str]) -
         for name, p in _generated(store, run_ids).items()
     }
     return found | {p.name: FROM_PROJECT for p in store.procedures(project_id)}
+
+
+def test_intents(store: Store, project_id: str, tests: Mapping[str, Test]) -> dict[str, str]:
+    """Test id -> what its procedure is for, in words (the procedure's intent, else its name): what a
+    procedure test exercises where a doc-QA turn has its spec. Tests whose conversation names no procedure
+    are left out. One read of the tests' conversations."""
+    ids = sorted({t.conversation_id for t in tests.values() if t.conversation_id})
+    conversations = read_items(store, ids)
+    runs = {(c.content.get("provenance") or {}).get("run_id") for c in conversations.values()} - {None}
+    # As `failed_test` finds a procedure: a generation's own first, then the project's files.
+    known = {p.name: p for p in store.procedures(project_id)} | _generated(store, sorted(runs))
+    out = {}
+    for test_id, test in tests.items():
+        conversation = conversations.get(test.conversation_id or "")
+        name = conversation.content.get("metadata", {}).get("procedure") if conversation else None
+        if name:
+            procedure = known.get(name)
+            out[test_id] = (procedure.intent if procedure and procedure.intent else "") or words(name)
+    return out
 
 
 def _said(role: TurnRole, content: str, tool: str | None, arguments: Mapping | None) -> tuple[str, str]:

@@ -38,6 +38,7 @@ from evalcore.items.current import content_field
 from evalcore.items.state import refresh_states
 from evalcore.models import Run
 from evalcore.models.wording import told_apart, without_ids
+from evalcore.reports.procedure_failure import test_intents
 from evalcore.reports.procedure_tables import score_run, why_failed
 from evalcore.reports.rubric_tables import rubric_report
 from evalcore.runs.control import run_label, run_name
@@ -241,21 +242,25 @@ def _short(text: str) -> str:
 
 
 def _procedure_rows(store: Store, run: Run, titles: dict[str, str]) -> list[ResultRow]:
-    """Every played test of a procedure test run, as Table 2 scores it."""
+    """Every played test of a procedure test run, as Table 2 scores it: its turn is the expected one's, and
+    a test of no spec is of its procedure ('procedure: what it is for'), which the compare groups by."""
     scored = score_run(store, run.id)
+    intents = test_intents(store, run.params["project_id"], scored.tests)
     rows = []
     for score in scored.scores:
         test = scored.tests[score.test_id]
         crash = scored.crashes.get(score.test_id)
+        procedure = f"procedure: {intents[score.test_id]}" if score.test_id in intents else ""
         rows.append(
             ResultRow(
                 run_id=run.id,
                 run_name=run_name(run),
                 run_kind=run.kind,
                 item_id=score.test_id,
+                turn_index=len(test.context),
                 generator=PROCEDURE_GENERATOR,
                 spec_id=test.spec_id,
-                spec=titles.get(test.spec_id or "", ""),
+                spec=titles.get(test.spec_id or "", "") or procedure,
                 verdict="pass" if score.correct else "fail",
                 score=1.0 if score.correct else 0.0,
                 error_type=None if score.correct else ("crash" if crash else "wrong_action"),

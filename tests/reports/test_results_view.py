@@ -173,3 +173,38 @@ def test_scenarios_written_from_specs_list_their_spec(sqlite_store, tmp_path):
     one = rows[0].spec_id
     kept = _all(store, pid, ResultFilters(run_ids=[run.id], spec_id=one))
     assert kept and {r.spec_id for r in kept} == {one}
+
+
+def test_procedure_tests_are_listed_at_their_turn_under_their_procedure(sqlite_store, monkeypatch):
+    """A procedure test has no spec: its row names its procedure (what it is for) and the turn it tests,
+    and the compare counts per procedure (it said '(no spec)' for every test, and tests of one
+    conversation read alike)."""
+    from pathlib import Path
+
+    from evalcore.generators.procedure.job import generate
+    from evalcore.inputs import import_project
+    from evalcore.items.current import read_items
+    from evalcore.models import Target
+    from evalcore.runs.procedure_tests import create_procedure_run, execute_procedure_run
+    from evalcore.targets import save_target
+
+    monkeypatch.setenv("EVALCORE_OFFLINE", "1")
+    store = sqlite_store
+    pid = import_project(store, Path(__file__).resolve().parents[2] / "data" / "sample").project_id
+    generation = generate(store, pid, procedures=["track_order", "return_item"], paths=1, seed=0).run.id
+    played = []
+    for agent in ("oracle", "null"):
+        save_target(store, pid, Target(name=agent, kind="agent", config={"agent": agent}))
+        run = create_procedure_run(store, pid, agent, generation=generation)
+        execute_procedure_run(store, run.id)
+        played.append(run.id)
+    rows = _all(store, pid, ResultFilters(run_ids=[played[1]]))
+    tests = read_items(store, [r.item_id for r in rows])
+    assert all(r.turn_index == len(tests[r.item_id].test().context) for r in rows)
+    intents = {p.name: p.intent for p in store.procedures(pid)}
+    assert {r.spec for r in rows} == {
+        f"procedure: {intents['track_order']}",
+        f"procedure: {intents['return_item']}",
+    }
+    cmp = compare_to_baseline(store, played[1], played[0])
+    assert set(cmp.by_spec) == {r.spec for r in rows} and cmp.overall.broken > 0
