@@ -185,25 +185,33 @@ with st.form("start_run", enter_to_submit=False):
             show_error(exc)
 
 # ---------------------------------------------------------------------------------- runs, progress
+# Every run against a target, of every kind, in one list; conversation runs are started and watched here,
+# the others on their own pages (procedure tests on Procedures, simulations, scenario runs).
+listed = run_list(store, project_id)
+RUN_COLUMNS = ["name", "kind", "target", "judge", "items", "code_version", "cost_usd", "status", "progress"]
+if listed:
+    st.subheader("Runs")
+    names = told_apart({r.run_id: r.name for r in listed})  # a name two runs share gets ' #2', as in pickers
+    st.dataframe(
+        [r.__dict__ | {"name": names[r.run_id]} for r in listed],
+        hide_index=True,
+        width="stretch",
+        column_order=RUN_COLUMNS,
+        column_config={
+            "name": st.column_config.TextColumn(width="medium"),
+            "code_version": "code version",
+            "cost_usd": st.column_config.NumberColumn("cost", format="$%.4f"),
+        },
+    )
+    st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
 runs = store.runs(project_id, kind=RUN_KIND)
 if not runs:
     st.info(
-        "No conversation run yet. Runs of other kinds are on their own pages: procedure tests on "
-        "Procedures, persona simulations on Simulations, scenario runs on Scenarios."
+        "No conversation run yet. Runs of other kinds are started and watched on their own pages: "
+        "procedure tests on Procedures, persona simulations on Simulations, scenario runs on Scenarios."
     )
     st.stop()
-st.subheader("Runs")
-st.dataframe(
-    [r.__dict__ for r in run_list(store, project_id)],
-    hide_index=True,
-    width="stretch",
-    column_order=["name", "target", "judge", "items", "code_version", "cost_usd", "status", "progress"],
-    column_config={
-        "code_version": "code version",
-        "cost_usd": st.column_config.NumberColumn("cost", format="$%.4f"),
-    },
-)
-st.page_link("pages/results.py", label="Every item of every run: Results", icon=":material/list_alt:")
+st.subheader("Conversation runs")
 ids = [r.id for r in runs]
 if st.session_state.get("watch_run") not in ids:
     st.session_state["watch_run"] = ids[0]

@@ -5,6 +5,7 @@ of a run or job every page shows (`run_state`), with the run list built on it.""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -36,6 +37,9 @@ RUN_LABELS = {
     "scenario": ("scenario run", "scenario runs"),
     "rubric_scoring": ("rubric scoring", "rubric scorings"),
 }
+# What a run of each kind counts its progress in.
+RUN_UNITS = {RUN_KIND: "turns", "procedure_tests": "tests", SIMULATION_KIND: "dialogues",
+             "scenario": "repetitions", "rubric_scoring": "conversations"}  # fmt: skip
 
 
 SOURCE_WORDS = {FROM_PROJECT: "from procedure files", FROM_POLICY: "written from the policy",
@@ -162,6 +166,7 @@ class RunListRow:
 
     run_id: str
     name: str
+    kind: str  # in words (RUN_LABELS)
     target: str
     judge: str
     items: str  # which items it plays: source, filters and how many
@@ -171,9 +176,9 @@ class RunListRow:
     progress: str  # RunState.text
 
 
-def run_list(store: Store, project_id: str, kind: str = RUN_KIND) -> list[RunListRow]:
-    """The project's runs of a kind, newest first, with target, judge, item scope, code version, cost and
-    status (the status from `run_state`)."""
+def run_list(store: Store, project_id: str, kinds: Sequence[str] = tuple(RUN_LABELS)) -> list[RunListRow]:
+    """The project's runs of these kinds (default: every kind of run against a target), newest first, with
+    kind, target, judge, item scope, code version, cost and status (the status from `run_state`)."""
     with store.read() as conn:
         spent = dict(
             conn.execute(
@@ -181,26 +186,30 @@ def run_list(store: Store, project_id: str, kind: str = RUN_KIND) -> list[RunLis
             ).all()
         )
     rows = []
-    for run in store.runs(project_id, kind=kind):
+    for run in store.runs(project_id):
+        if run.kind not in kinds:
+            continue
         state = run_state(store, run.id)
         rows.append(
             RunListRow(
                 run_id=run.id,
                 name=run_name(run),
+                kind=RUN_LABELS.get(run.kind, (run.kind,))[0],
                 target=run.target or "-",
                 judge=run.judge or str(run.params.get("judge_requested") or "the judge role"),
-                items=_scope(run.params),
+                items=_scope(run) if run.kind == RUN_KIND else _units_scope(run),
                 code_version=run.code_version or "-",
                 cost_usd=float(spent.get(run.id) or 0.0),
                 status=state.word,
-                progress=state.text("turns"),
+                progress=state.text(RUN_UNITS.get(run.kind, "units")),
             )
         )
     return rows
 
 
-def _scope(params: dict) -> str:
+def _scope(run: Run) -> str:
     """'conversations, gold+silver, spec X, first 10 (rejected left out)': what a run plays."""
+    params = run.params
     filters = params.get("filters") or {}
     parts = [str(params.get("source") or "items")]
     if filters.get("generator"):
@@ -212,3 +221,18 @@ def _scope(params: dict) -> str:
     parts.append(f"{len(params.get('items') or []):,} items")
     parts.append("rejected included" if filters.get("include_rejected") else "rejected left out")
     return ", ".join(parts)
+
+
+def _units_scope(run: Run) -> str:
+    """What a run of another kind plays: '71 tests', '4 scenarios x 2', '6 dialogues', '30 conversations'."""
+    params = run.params
+    units = len(params.get("units") or [])
+    if run.kind == "scenario":
+        return f"{_count(len(params.get('scenarios') or []), 'scenarios')} x {params.get('run_count', 1)}"
+    if run.kind == "rubric_scoring":
+        return f"{_count(units, 'conversations')}, rubric set {params.get('rubric_set')}"
+    return _count(units, RUN_UNITS.get(run.kind, "units"))
+
+
+def _count(n: int, plural: str) -> str:
+    return f"{n:,} {plural[:-1] if n == 1 else plural}"

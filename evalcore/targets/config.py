@@ -367,7 +367,8 @@ def describe(target: Target) -> str:
 
 def default_run_name(target: Target) -> str:
     """A run's name when none is given: target, model (or kind) and today's date."""
-    return f"{target.name} · {target.model or target.kind.value} · {now_utc():%Y-%m-%d}"
+    kind = target.kind.value.replace("_", " ")  # a name is read, not typed: 'demo flows'
+    return f"{target.name} · {target.model or kind} · {now_utc():%Y-%m-%d}"
 
 
 def run_naming(target: Target, name: str | None = None, notes: str = "") -> dict[str, str]:

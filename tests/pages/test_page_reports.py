@@ -45,7 +45,9 @@ def test_start_a_demo_run_from_the_runs_page_and_watch_it_finish(db_url):
     pid, _ = sample_project(store)
     at = open_page("pages/runs.py")
     assert at.dataframe[0].value["target"].tolist() == ["demo", "demo-flows"]
-    assert any("Runs of other kinds are on their own pages" in str(i.value) for i in at.info), "no run yet"
+    assert any(
+        "Runs of other kinds are started and watched on their own pages" in str(i.value) for i in at.info
+    )
     # The form's defaults: the demo target, the project's judge role (offline here), all conversations.
     next(t for t in at.text_input if t.label == "Run name").input("baseline prompt")
     next(t for t in at.text_input if t.label == "Notes").input("before the retrieval change")

@@ -57,7 +57,8 @@ def test_every_kind_of_run_records_its_name_and_notes_or_the_default_name(sample
         assert (named.params["name"], named.params["notes"]) == ("new prompt", "shorter answers"), kind
         plain = start()
         target = plain.params["target"]
-        default = f"{target['name']} · {target.get('model') or target['kind']} · {plain.started_at:%Y-%m-%d}"
+        kind = target["kind"].replace("_", " ")
+        default = f"{target['name']} · {target.get('model') or kind} · {plain.started_at:%Y-%m-%d}"
         assert (plain.params["name"], plain.params["notes"]) == (default, ""), kind
         labels = run_labels([store.run(named.id), store.run(plain.id)])
         assert labels[named.id].startswith(f"new prompt: {target['name']} · judged by "), kind
