@@ -11,13 +11,13 @@ from evalcore.generators.procedure.funnel import funnel, funnel_line
 from evalcore.generators.procedure.job import DEFAULT_PATHS, RUN_KIND, create_generation, list_graphs
 from evalcore.generators.procedure.job import RUN_KIND as GENERATION_KIND
 from evalcore.generators.procedure.noise import DEFAULT_P
+from evalcore.generators.procedure.origins import procedure_sources
 from evalcore.generators.procedure.paths import WALK_LABELS
 from evalcore.items.store_ops import list_tests
 from evalcore.jobs.control import committed_counts
 from evalcore.jobs.queue import enqueue
 from evalcore.models import RunStatus
 from evalcore.models.wording import split_citation, term, term_help, told_apart, words
-from evalcore.reports.procedure_failure import procedure_sources
 from evalcore.reports.procedure_tables import (
     by_metric,
     counts_frame,

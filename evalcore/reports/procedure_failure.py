@@ -1,21 +1,18 @@
 """One failing procedure test opened (issue 26, item 5): the conversation up to the test, what was
 expected and what the target did side by side, and the policy passages the procedure's steps cite.
-Also where each procedure comes from (the project's file, the project's policy, or generated)."""
+Where each procedure comes from is `generators.procedure.origins`."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from evalcore.generators.procedure.intents import GENERATED_PREFIX
+from evalcore.generators.procedure.origins import generated_procedures, procedure_sources
 from evalcore.items.current import read_items
-from evalcore.models import Procedure, Test, TurnRole
+from evalcore.models import Test, TurnRole
 from evalcore.models.wording import words
 from evalcore.reports.procedure_tables import RunScores, describe_action, why_failed
 from evalcore.store import Store
-
-# Where a procedure comes from, in a lead's words (the Procedures page's "source" column).
-FROM_PROJECT, FROM_POLICY, GENERATED = "project file", "policy", "generated"
 
 
 @dataclass(frozen=True)
@@ -43,28 +40,6 @@ class FailedTest:
     passages: list[Passage] = field(default_factory=list)
 
 
-def _generated(store: Store, run_ids: Collection[str]) -> dict[str, Procedure]:
-    """The procedures generation runs made themselves (from the policy or from new intents), by name."""
-    made: dict[str, Procedure] = {}
-    for run_id in run_ids:
-        for body in store.run(run_id).params.get("generated_procedures") or []:
-            procedure = Procedure.model_validate(body)
-            made.setdefault(procedure.name, procedure)
-    return made
-
-
-def procedure_sources(store: Store, project_id: str, run_ids: Collection[str]) -> dict[str, str]:
-    """Where each procedure of the generation runs comes from: the project's procedure files, the
-    project's policy (its steps cite passages), or generated from an intent."""
-    found = {
-        name: FROM_POLICY
-        if any(step.sources for step in p.steps)
-        else (GENERATED if name.startswith(GENERATED_PREFIX) else FROM_PROJECT)
-        for name, p in _generated(store, run_ids).items()
-    }
-    return found | {p.name: FROM_PROJECT for p in store.procedures(project_id)}
-
-
 def test_intents(store: Store, project_id: str, tests: Mapping[str, Test]) -> dict[str, str]:
     """Test id -> what its procedure is for, in words (the procedure's intent, else its name): what a
     procedure test exercises where a doc-QA turn has its spec. Tests whose conversation names no procedure
@@ -73,7 +48,7 @@ def test_intents(store: Store, project_id: str, tests: Mapping[str, Test]) -> di
     conversations = read_items(store, ids)
     runs = {(c.content.get("provenance") or {}).get("run_id") for c in conversations.values()} - {None}
     # As `failed_test` finds a procedure: a generation's own first, then the project's files.
-    known = {p.name: p for p in store.procedures(project_id)} | _generated(store, sorted(runs))
+    known = {p.name: p for p in store.procedures(project_id)} | generated_procedures(store, sorted(runs))
     out = {}
     for test_id, test in tests.items():
         conversation = conversations.get(test.conversation_id or "")
@@ -113,7 +88,7 @@ def failed_test(
         generation = (conversation.content.get("provenance") or {}).get("run_id")
         runs = [generation] if generation else []
         source = procedure_sources(store, project_id, runs).get(procedure or "")
-        steps = _generated(store, runs).get(procedure or "")
+        steps = generated_procedures(store, runs).get(procedure or "")
         known = steps or next((p for p in store.procedures(project_id) if p.name == procedure), None)
         intent = known.intent if known else None
         wanted = score.expected.tool_name if score.expected.kind == "api" else None

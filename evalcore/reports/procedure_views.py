@@ -18,8 +18,8 @@ import networkx as nx
 import pandas as pd
 
 from evalcore.generators.procedure.graphs import Graph
-from evalcore.generators.procedure.intents import GENERATED_PREFIX
 from evalcore.generators.procedure.job import ProcedureGraphs
+from evalcore.generators.procedure.origins import GENERATED_PREFIX
 from evalcore.models import Test, TurnRole
 from evalcore.models.items import expected_action
 from evalcore.models.wording import words

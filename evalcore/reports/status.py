@@ -10,12 +10,17 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-from evalcore.generators.procedure.job import RUN_KIND as PROCEDURES_KIND
+from evalcore.generators.procedure.origins import (
+    FROM_POLICY,
+    FROM_PROJECT,
+    GENERATED,
+    procedure_sources,
+)
+from evalcore.generators.procedure.origins import RUN_KIND as PROCEDURES_KIND
 from evalcore.generators.simulation.records import RUN_KIND as SIMULATION_KIND
 from evalcore.items.state import REVIEWED_KINDS, refresh_states
 from evalcore.jobs.control import holders, progress
 from evalcore.models import Run, RunStatus, Tier
-from evalcore.reports.procedure_failure import FROM_POLICY, FROM_PROJECT, GENERATED, procedure_sources
 from evalcore.review.queue import CONVERSATION, DISAGREEMENT
 from evalcore.runs.control import run_name
 from evalcore.runs.records import RUN_KIND

@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalcore.generators.procedure.job import generate
+from evalcore.generators.procedure.origins import FROM_POLICY, FROM_PROJECT, procedure_sources
 from evalcore.inputs import import_project
 from evalcore.models import Target
-from evalcore.reports.procedure_failure import FROM_POLICY, FROM_PROJECT, failed_test, procedure_sources
+from evalcore.reports.procedure_failure import failed_test
 from evalcore.reports.procedure_tables import failing_frame, score_run
 from evalcore.reports.status import project_status
 from evalcore.runs.procedure_tests import create_procedure_run, execute_procedure_run

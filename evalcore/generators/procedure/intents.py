@@ -17,11 +17,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from evalcore.generators.procedure.origins import GENERATED_PREFIX
 from evalcore.llm.tasks import Task
 from evalcore.models import Procedure, ProcedureStep, SystemCard, Tool
 from evalcore.models.common import Record
 
-GENERATED_PREFIX = "generated_"
 _WORD = re.compile(r"[a-z]+")
 _STOP = {"a", "an", "the", "of", "to", "and", "or", "for", "in", "on", "by", "is", "it", "its", "with", "at"}
 

@@ -48,6 +48,7 @@ from evalcore.generators.procedure.flowgraph import GENERATE_FLOWGRAPH, build_fl
 from evalcore.generators.procedure.graphs import Graph, GraphBody, Kind
 from evalcore.generators.procedure.intents import GENERATE_INTENTS, GENERATE_PROCEDURE, as_procedure
 from evalcore.generators.procedure.noise import DEFAULT_P, GENERATE_NOISE, NOISE_MESSAGES, add_noise
+from evalcore.generators.procedure.origins import RUN_KIND
 from evalcore.generators.procedure.path_check import path_problems
 from evalcore.generators.procedure.paths import WALKS, edge_coverage
 from evalcore.generators.procedure.policy import read_policies
@@ -61,7 +62,6 @@ from evalcore.models.common import Record
 from evalcore.store import Store
 from evalcore.store.store import new_id
 
-RUN_KIND = "procedures.generate"
 GRAPHS_KIND = "procedure_graphs"
 DEFAULT_PATHS = 5  # conversations per graph: enough to cover most branches of the sample's procedures
 
