@@ -68,7 +68,7 @@ def project_status(store: Store, project_id: str) -> list[StageCount]:
     jobs = store.runs(project_id)
     # Procedures generation wrote (from the policy, from new intents) count too: tests come from them.
     sources = Counter(
-        procedure_sources(store, project_id, [r.id for r in jobs if r.kind == PROCEDURES_KIND]).values()
+        procedure_sources(store, project_id, [r for r in jobs if r.kind == PROCEDURES_KIND]).values()
     )
     rows = [
         StageCount("System card", 1 if store.system_card(project_id) else 0, ""),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from evalcore.models import Procedure
+from evalcore.models import Procedure, Run
 from evalcore.store import Store
 
 RUN_KIND = "procedures.generate"  # the procedure generation job
@@ -15,17 +15,19 @@ GENERATED_PREFIX = "generated_"  # the name of a procedure made up for a new int
 FROM_PROJECT, FROM_POLICY, GENERATED = "project file", "policy", "generated"
 
 
-def generated_procedures(store: Store, run_ids: Collection[str]) -> dict[str, Procedure]:
-    """The procedures generation runs made themselves (from the policy or from new intents), by name."""
+def generated_procedures(store: Store, runs: Collection[str | Run]) -> dict[str, Procedure]:
+    """The procedures generation runs made themselves (from the policy or from new intents), by name; a
+    run given as read is not read again."""
     made: dict[str, Procedure] = {}
-    for run_id in run_ids:
-        for body in store.run(run_id).params.get("generated_procedures") or []:
+    for run in runs:
+        params = (run if isinstance(run, Run) else store.run(run)).params
+        for body in params.get("generated_procedures") or []:
             procedure = Procedure.model_validate(body)
             made.setdefault(procedure.name, procedure)
     return made
 
 
-def procedure_sources(store: Store, project_id: str, run_ids: Collection[str]) -> dict[str, str]:
+def procedure_sources(store: Store, project_id: str, run_ids: Collection[str | Run]) -> dict[str, str]:
     """Where each procedure of the generation runs comes from: the project's procedure files, the
     project's policy (its steps cite passages), or generated from an intent."""
     found = {
